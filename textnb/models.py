@@ -221,12 +221,11 @@ class _DiscreteNB(BaseNB):
         self._update()
         return self
 
-    def add_terms(self, n_new: int) -> None:
-        """Append ``n_new`` unseen terms (zero counts) at the end, for a growing vocabulary."""
+    def insert_terms(self, positions: np.ndarray) -> None:
+        """Insert zero-count terms before the given columns (``numpy.insert`` semantics)."""
         self._check_fitted()
-        if n_new:
-            zeros = np.zeros((len(self.classes_), n_new))
-            self.feature_count_ = np.hstack([self.feature_count_, zeros])
+        if len(positions):
+            self.feature_count_ = np.insert(self.feature_count_, positions, 0.0, axis=1)
             self._update()
 
     def _check_xy(self, X: Any, y: Iterable) -> tuple[CSR, np.ndarray]:
@@ -374,3 +373,24 @@ class BernoulliNB(_DiscreteNB):
 
     def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
         return self._bias, self._weights
+
+
+class ComplementNB(_DiscreteNB):
+    """Complement Naive Bayes (Rennie et al., 2003): each class is scored by how unlike the
+    *other* classes' text a document is, which corrects multinomial NB's bias towards classes
+    with more training text.
+
+    θ_~c,k = (Σ_{c'≠c} n_kc' + α) / (Σ_{c'≠c} n_c' + α|V|); score: log P(c) − Σ_k x_k log θ_~c,k.
+    With two classes the score difference is the multinomial log-likelihood ratio, so the two
+    models rank documents alike there. ``feature_log_prob_`` holds −log θ_~c,k, the weights, as
+    scikit-learn's ``ComplementNB(norm=False)`` does.
+    """
+
+    def _update_feature_log_prob(self) -> None:
+        complement = self.feature_count_.sum(axis=0) - self.feature_count_ + self.alpha
+        # A float residue of unlearning must not make a complement count negative.
+        np.maximum(complement, self.alpha, out=complement)
+        self.feature_log_prob_ = np.log(complement.sum(axis=1, keepdims=True)) - np.log(complement)
+
+    def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.class_log_prior_, self.feature_log_prob_

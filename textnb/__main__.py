@@ -1,0 +1,5 @@
+"""python -m textnb → the command line."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,364 @@
+"""raw texts → tokens → Vocabulary → weighted counts → Naive Bayes model: TextClassifier.
+
+Also the model file of a TextClassifier: vocabulary, counts, parameters and a format version in
+one file (see :mod:`textnb.modelfile`), and the digests of learned documents, so that
+unlearning a document the model never learned is an error rather than corrupt counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .errors import ModelFileError
+from .explain import Explanation, explain_document, informative_terms
+from .models import CSR, BernoulliNB, ComplementNB, MultinomialNB, _DiscreteNB
+from .stopwords import load_stop_words
+from .tokens import MAX_TOKEN_LENGTH, Tokenizer
+from . import modelfile
+from .vocabulary import Vocabulary
+
+MODELS = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}
+_KIND = "text-classifier"
+# Below this many documents, starting worker processes costs more than tokenizing.
+_PARALLEL_MIN_DOCUMENTS = 2000
+
+# A Document (textnb.documents) is recognised by its ``text`` and ``fields`` attributes.
+Text = Any
+
+
+class TextClassifier:
+    """Naive Bayes on raw texts: ``fit(texts, labels)``, ``predict``, ``predict_proba``, ``explain``.
+
+    A text is a ``str``, ``bytes`` (decoded with a fallback, never an error) or a
+    :class:`~textnb.documents.Document` (whose header fields give prefixed tokens).
+
+    Parameters
+    ----------
+    model : "multinomial", "bernoulli" or "complement" — the event model.
+    alpha, fit_prior, class_prior : smoothing and priors, as in :class:`~textnb.models.MultinomialNB`.
+    stop_words : "english" (NLTK's list), "none", a file path, or a collection of words.
+    stemmer : None, "porter" or "snowball".
+    ngram_range : (min_n, max_n) word n-grams.
+    lowercase, max_token_length : tokenizer settings.
+    min_df, max_df, max_features : vocabulary pruning at ``fit`` (see :class:`Vocabulary`).
+    tf : "raw" counts, or "log" for log(1 + count), which damps a word repeated many times.
+    norm : None, or "l2" to scale each document's weighted counts to unit length, so a long
+        document does not outvote many short ones (Rennie et al., 2003).
+    n_jobs : worker processes for tokenizing (joblib); 1 tokenizes in this process, -1 all cores.
+
+    >>> clf = TextClassifier(stop_words="none").fit(
+    ...     ["cheap pills now", "cheap money now", "meeting at noon", "lunch at noon"],
+    ...     ["spam", "spam", "ham", "ham"])
+    >>> clf.predict(["cheap lunch pills"]).tolist()
+    ['spam']
+    """
+
+    def __init__(self, *, model: str = "multinomial", alpha: float = 1.0, fit_prior: bool = True,
+                 class_prior: Sequence[float] | None = None, stop_words: Any = "english",
+                 stemmer: str | None = None, ngram_range: Sequence[int] = (1, 1),
+                 lowercase: bool = True, max_token_length: int = MAX_TOKEN_LENGTH,
+                 min_df: int | float = 1, max_df: int | float = 1.0,
+                 max_features: int | None = None, tf: str = "raw", norm: str | None = None,
+                 n_jobs: int = 1) -> None:
+        self.model = model
+        self.alpha = alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.stop_words = stop_words
+        self.stemmer = stemmer
+        self.ngram_range = ngram_range
+        self.lowercase = lowercase
+        self.max_token_length = max_token_length
+        self.min_df = min_df
+        self.max_df = max_df
+        self.max_features = max_features
+        self.tf = tf
+        self.norm = norm
+        self.n_jobs = n_jobs
+
+    # scikit-learn conventions
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _PARAMS}
+
+    def set_params(self, **params: Any) -> "TextClassifier":
+        for name, value in params.items():
+            if name not in _PARAMS:
+                raise ValueError(f"invalid parameter {name!r}; valid: {', '.join(_PARAMS)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        return f"TextClassifier({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+    @property
+    def classes_(self) -> np.ndarray:
+        return self.model_.classes_
+
+    # -- learning ----------------------------------------------------------------------
+
+    def fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
+        """Build the vocabulary and count every document of ``texts`` under its label."""
+        texts, labels = list(texts), list(y)
+        _check_training(texts, labels)
+        self._build()
+        token_lists = self.tokenize(texts)
+        self.vocabulary_ = Vocabulary(min_df=self.min_df, max_df=self.max_df,
+                                      max_features=self.max_features)
+        X = self._weigh(self.vocabulary_.fit_count(token_lists))
+        self.model_ = self._new_model().fit(X, labels)
+        self.digests_ = _digests(token_lists)
+        self.digest_labels_ = np.array(labels, dtype=str)
+        return self
+
+    def partial_fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
+        """Add documents (new terms and new classes too) to the counts.
+
+        The vocabulary grows with every new token; ``min_df``, ``max_df`` and ``max_features``
+        prune only at ``fit``. Training in pieces gives the same model as training at once.
+        """
+        texts, labels = list(texts), list(y)
+        if not hasattr(self, "model_"):
+            if not texts:
+                raise ValueError("cannot fit on an empty training set")
+            self._build()
+            self.vocabulary_ = Vocabulary()
+            self.vocabulary_.terms_, self.vocabulary_.index_ = [], {}
+            self.model_ = self._new_model()
+            self.digests_ = np.zeros(0, dtype=np.uint64)
+            self.digest_labels_ = np.zeros(0, dtype=str)
+        _check_labels(texts, labels)
+        token_lists = self.tokenize(texts)
+        positions = self.vocabulary_.grow(token_lists)
+        if hasattr(self.model_, "classes_"):
+            self.model_.insert_terms(positions)
+        X = self._weigh(self.vocabulary_.count(token_lists))
+        self.model_.partial_fit(X, labels)
+        self.digests_ = np.concatenate([self.digests_, _digests(token_lists)])
+        self.digest_labels_ = np.concatenate([self.digest_labels_, np.array(labels, dtype=str)])
+        return self
+
+    def unlearn(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
+        """Remove documents learned before under the same labels; ValueError if one was not."""
+        self._check_fitted()
+        texts, labels = list(texts), list(y)
+        _check_labels(texts, labels)
+        token_lists = self.tokenize(texts)
+        remove = []
+        for digest, label in zip(_digests(token_lists), labels):
+            found = np.flatnonzero((self.digests_ == digest) & (self.digest_labels_ == str(label)))
+            found = np.setdiff1d(found, remove)
+            if found.size == 0:
+                raise ValueError(f"cannot unlearn a document as {label!r}: "
+                                 f"it was never learned as {label!r}")
+            remove.append(found[0])
+        self.model_.unlearn(self._weigh(self.vocabulary_.count(token_lists)), labels)
+        self.digests_ = np.delete(self.digests_, remove)
+        self.digest_labels_ = np.delete(self.digest_labels_, remove)
+        return self
+
+    def merge(self, other: "TextClassifier") -> "TextClassifier":
+        """Add another classifier's counts (vocabularies are united): equals fitting on both."""
+        self._check_fitted()
+        other._check_fitted()
+        mine = {k: v for k, v in self.get_params().items() if k not in ("n_jobs",)}
+        theirs = {k: v for k, v in other.get_params().items() if k not in ("n_jobs",)}
+        if mine != theirs:
+            different = sorted(k for k in mine if mine[k] != theirs[k])
+            raise ValueError(f"cannot merge classifiers with different settings: {different}")
+        self.model_.insert_terms(self.vocabulary_.grow([other.vocabulary_.terms_]))
+        # Widen a copy of the other model to this vocabulary, column by column.
+        widened = type(other.model_)(**other.model_.get_params())
+        columns = np.array([self.vocabulary_.index_[t] for t in other.vocabulary_.terms_],
+                           dtype=np.int64)
+        widened.classes_ = other.model_.classes_
+        widened.class_count_ = other.model_.class_count_
+        widened.feature_count_ = np.zeros((len(widened.classes_), len(self.vocabulary_)))
+        widened.feature_count_[:, columns] = other.model_.feature_count_
+        widened._update()
+        self.model_.merge(widened)
+        self.digests_ = np.concatenate([self.digests_, other.digests_])
+        self.digest_labels_ = np.concatenate([self.digest_labels_, other.digest_labels_])
+        return self
+
+    # -- prediction --------------------------------------------------------------------
+
+    def transform(self, texts: Iterable[Text]) -> CSR:
+        """Weighted counts of the vocabulary's terms: CSR of shape (n_documents, n_terms)."""
+        self._check_fitted()
+        return self._weigh(self.vocabulary_.count(self.tokenize(texts)))
+
+    def predict_joint_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
+        """log P(c) + log P(x|c): ndarray of shape (n_documents, n_classes)."""
+        return self.model_.predict_joint_log_proba(self.transform(texts))
+
+    def predict_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
+        """log P(c|x): ndarray of shape (n_documents, n_classes), columns in ``classes_`` order."""
+        return self.model_.predict_log_proba(self.transform(texts))
+
+    def predict_proba(self, texts: Iterable[Text]) -> np.ndarray:
+        """P(c|x): ndarray of shape (n_documents, n_classes), rows summing to 1."""
+        return self.model_.predict_proba(self.transform(texts))
+
+    def predict(self, texts: Iterable[Text]) -> np.ndarray:
+        """The most probable label of each text: ndarray of shape (n_documents,)."""
+        return self.model_.predict(self.transform(texts))
+
+    def explain(self, text: Text, top: int = 10) -> Explanation:
+        """Why ``text`` got its label: prior log-odds and each term's log-odds contribution."""
+        X = self.transform([text])
+        return explain_document(self.model_, self.vocabulary_.terms_, X, top=top)
+
+    def informative_terms(self, top: int = 10) -> dict[Any, list[tuple[str, float]]]:
+        """Per class, the terms with the largest log-likelihood ratio against the other classes."""
+        self._check_fitted()
+        return informative_terms(self.model_, self.vocabulary_.terms_, top=top)
+
+    # -- tokens and weights ------------------------------------------------------------
+
+    def tokenize(self, texts: Iterable[Text]) -> list[list[str]]:
+        """Token lists of ``texts``, in order; in worker processes when ``n_jobs`` says so."""
+        texts = list(texts)
+        tokenizer = self._tokenizer()
+        if self.n_jobs == 1 or len(texts) < _PARALLEL_MIN_DOCUMENTS:
+            return [_tokens(tokenizer, text) for text in texts]
+        from joblib import Parallel, delayed, effective_n_jobs
+        n = effective_n_jobs(self.n_jobs)
+        chunks = [texts[i::n * 4] for i in range(n * 4)]
+        results = Parallel(n_jobs=n)(delayed(_tokenize_all)(tokenizer, c) for c in chunks)
+        out: list[list[str]] = [[] for _ in texts]
+        for i, tokens in enumerate(results):
+            out[i::n * 4] = tokens
+        return out
+
+    def _weigh(self, X: CSR) -> CSR:
+        if self.model == "bernoulli" or (self.tf == "raw" and self.norm is None):
+            return X
+        data = np.log1p(X.data) if self.tf == "log" else X.data.copy()
+        if self.norm == "l2":
+            row = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            lengths = np.sqrt(np.bincount(row, weights=data ** 2, minlength=X.shape[0]))
+            data /= lengths[row]
+        return CSR(data, X.indices, X.indptr, X.shape)
+
+    def _build(self) -> None:
+        """Validate the settings and load the stop words (kept for the model file)."""
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {', '.join(MODELS)}, not {self.model!r}")
+        if self.tf not in ("raw", "log"):
+            raise ValueError(f"tf must be 'raw' or 'log', not {self.tf!r}")
+        if self.norm not in (None, "l2"):
+            raise ValueError(f"norm must be None or 'l2', not {self.norm!r}")
+        self.stop_words_ = sorted(load_stop_words(self.stop_words))
+        self.__dict__.pop("_cached_tokenizer", None)
+
+    def _tokenizer(self) -> Tokenizer:
+        cached = self.__dict__.get("_cached_tokenizer")
+        if cached is None:
+            if not hasattr(self, "stop_words_"):
+                self._build()
+            cached = self._cached_tokenizer = Tokenizer(
+                lowercase=self.lowercase, stop_words=self.stop_words_, stemmer=self.stemmer,
+                ngram_range=self.ngram_range, max_length=self.max_token_length)
+        return cached
+
+    def _new_model(self) -> _DiscreteNB:
+        return MODELS[self.model](alpha=self.alpha, fit_prior=self.fit_prior,
+                                  class_prior=self.class_prior)
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise ValueError("this TextClassifier is not fitted yet; call fit first")
+
+
+_PARAMS = [name for name in inspect.signature(TextClassifier).parameters]
+
+
+def _tokens(tokenizer: Tokenizer, text: Text) -> list[str]:
+    if isinstance(text, (str, bytes, bytearray)):
+        return tokenizer(text)
+    if hasattr(text, "fields"):
+        return tokenizer.document(text.text, text.fields)
+    raise ValueError(f"a text must be str, bytes or Document, not {type(text).__name__}")
+
+
+def _tokenize_all(tokenizer: Tokenizer, texts: list[Text]) -> list[list[str]]:
+    return [_tokens(tokenizer, text) for text in texts]
+
+
+def _digests(token_lists: list[list[str]]) -> np.ndarray:
+    """64-bit BLAKE2b digest of each document's tokens: recognises a document learned before."""
+    return np.array([int.from_bytes(hashlib.blake2b("\0".join(tokens).encode("utf-8", "replace"),
+                                                    digest_size=8).digest(), "little")
+                     for tokens in token_lists], dtype=np.uint64)
+
+
+def _check_labels(texts: list, labels: list) -> None:
+    if len(texts) != len(labels):
+        raise ValueError(f"got {len(texts)} texts but {len(labels)} labels")
+
+
+def _check_training(texts: list, labels: list) -> None:
+    _check_labels(texts, labels)
+    if not texts:
+        raise ValueError("cannot fit on an empty training set")
+    if len(set(labels)) < 2:
+        raise ValueError(f"need at least two classes to train, got only {sorted(set(map(str, labels)))}")
+
+
+# -- model file --------------------------------------------------------------------------
+
+def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
+    """Write a fitted classifier to ``path`` atomically (a zip of .npy arrays and JSON)."""
+    classifier._check_fitted()
+    model = classifier.model_
+    params = classifier.get_params()
+    params["ngram_range"] = list(params["ngram_range"])
+    if params["class_prior"] is not None:
+        params["class_prior"] = [float(p) for p in params["class_prior"]]
+    if not isinstance(params["stop_words"], str) and params["stop_words"] is not None:
+        params["stop_words"] = sorted(params["stop_words"])
+    meta = {"params": params, "classes": [_json_label(c) for c in model.classes_],
+            "terms": classifier.vocabulary_.terms_, "stop_words": classifier.stop_words_}
+    row = {str(label): i for i, label in enumerate(model.classes_)}
+    arrays = {"class_count": model.class_count_, "feature_count": model.feature_count_,
+              "digests": classifier.digests_,
+              "digest_classes": np.array([row[label] for label in classifier.digest_labels_],
+                                         dtype=np.int64)}
+    modelfile.save(path, _KIND, meta, arrays)
+
+
+def load_model(path: str | os.PathLike) -> TextClassifier:
+    """Read a classifier written by :func:`save_model`; ModelFileError if the file is bad."""
+    meta, arrays = modelfile.load(path, _KIND)
+    try:
+        params = dict(meta["params"])
+        params["ngram_range"] = tuple(params["ngram_range"])
+        classifier = TextClassifier(**params)
+        classifier.stop_words_ = list(meta["stop_words"])
+        vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
+                                max_features=params["max_features"])
+        vocabulary.terms_ = list(meta["terms"])
+        vocabulary.index_ = {term: i for i, term in enumerate(vocabulary.terms_)}
+        model = classifier._new_model()
+        model.classes_ = np.array(meta["classes"])
+        model.class_count_ = arrays["class_count"].astype(float)
+        model.feature_count_ = arrays["feature_count"].astype(float)
+        shape = (len(model.classes_), len(vocabulary.terms_))
+        if model.class_count_.shape != shape[:1] or model.feature_count_.shape != shape:
+            raise ValueError(f"counts of shape {model.feature_count_.shape}, expected {shape}")
+        model._update()
+        classifier.vocabulary_, classifier.model_ = vocabulary, model
+        classifier.digests_ = arrays["digests"].astype(np.uint64)
+        classifier.digest_labels_ = model.classes_.astype(str)[arrays["digest_classes"]]
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        raise ModelFileError(f"model file '{os.fspath(path)}' is corrupt ({error})") from None
+    return classifier
+
+
+def _json_label(label: Any) -> Any:
+    return label.item() if isinstance(label, np.generic) else label

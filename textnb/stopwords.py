@@ -1,0 +1,49 @@
+"""Stop-word sets: NLTK's English list (installed corpus, else the packaged copy), none, or a file."""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Iterable
+
+from .errors import TextnbError
+
+# textnb/data/english_stopwords.txt is NLTK's stopwords/english (179 words), so results do not
+# depend on whether the NLTK data has been downloaded.
+_PACKAGED = {"english": "english_stopwords.txt"}
+
+
+def load_stop_words(spec: str | Iterable[str] | None) -> frozenset[str]:
+    """Return the stop words named by ``spec``.
+
+    ``"english"`` is ``nltk.corpus.stopwords.words('english')``; ``"none"`` or ``None`` is the
+    empty set; any other string is a file path, one word per line (``#`` starts a comment);
+    an iterable of strings is taken as it is.
+    """
+    if spec is None or spec == "none":
+        return frozenset()
+    if not isinstance(spec, str):
+        return frozenset(spec)
+    if spec in _PACKAGED:
+        return frozenset(_nltk_words(spec) or _packaged_words(spec))
+    try:
+        with open(spec, encoding="utf-8", errors="replace") as f:
+            lines = (line.split("#", 1)[0].strip() for line in f)
+            return frozenset(line for line in lines if line)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise TextnbError(f"cannot read stop-word file '{spec}': {reason} "
+                          f"(use 'english', 'none' or a file with one word per line)") from None
+
+
+def _nltk_words(language: str) -> list[str]:
+    """NLTK's list when its corpus has been downloaded, else [] (no download is attempted)."""
+    try:
+        from nltk.corpus import stopwords
+        return stopwords.words(language)
+    except (ImportError, LookupError, OSError):
+        return []
+
+
+def _packaged_words(language: str) -> list[str]:
+    text = resources.files("textnb").joinpath("data", _PACKAGED[language]).read_text("utf-8")
+    return text.split()

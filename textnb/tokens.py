@@ -1,0 +1,121 @@
+"""text → tokens: case folding, length cap, spam signals, header prefixes, n-grams, stemming.
+
+A token is a word (letters or digits, with internal apostrophes or hyphens as in ``don't`` and
+``e-mail``), a number (``3.14``), an e-mail address, a URL's host name, an amount of money
+(``$500``), or a run of exclamation marks (``!!!``). Tokens from a document's header fields get
+the field's name as a prefix (``subject:free``), as SpamBayes does: "free" in a Subject line is
+stronger evidence than in a body.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+from .decoding import decode
+
+# Longer tokens are dropped: base64 and uuencoded lines are 60–76 characters of junk that
+# would each become a new term, while the longest words of English text and most host names
+# are under 40 characters.
+MAX_TOKEN_LENGTH = 40
+
+# One pattern without groups, so re.findall returns the tokens themselves (a Python call per
+# match costs more than the matching). A URL gives its scheme as a word ("http") and its host
+# as one token through the look-behind; a run of "!" gives one token of at most three.
+_TOKEN = re.compile(
+    r"""(?<=://)[\w-]+(?:\.[\w-]+)+                  # a URL's host name
+      | [\w.+-]+@[\w-]+(?:\.[\w-]+)+                  # an e-mail address
+      | [$€£]\d[\d,]*(?:\.\d+)?                       # money: $500, $1,000.00
+      | (?<!!)!{1,3}                                  # !, !!, !!! (longer runs say no more)
+      | \d+(?:[.,]\d+)+                               # 3.14, 1,000 (a plain 42 is a word)
+      | \w+(?:['’-]\w+)*                              # words: don't, e-mail, Über
+    """,
+    re.VERBOSE,
+)
+
+
+class Tokenizer:
+    """Callable turning a str (or bytes, decoded by :func:`textnb.decoding.decode`) into tokens.
+
+    Parameters
+    ----------
+    lowercase : bool — fold case (``casefold``) before matching.
+    stop_words : collection of str — tokens to drop (compared after case folding).
+    stemmer : None, ``"porter"`` or ``"snowball"`` — NLTK's English stemmers, no data needed.
+    ngram_range : (min_n, max_n) — word n-grams of body tokens, joined by a space.
+    max_length : int — tokens longer than this are dropped.
+
+    >>> Tokenizer(stop_words={"the"})("Get the FREE money: $500!!! http://win.example.com")
+    ['get', 'free', 'money', '$500', '!!!', 'http', 'win.example.com']
+    """
+
+    def __init__(self, *, lowercase: bool = True, stop_words: Iterable[str] = (),
+                 stemmer: str | None = None, ngram_range: Sequence[int] = (1, 1),
+                 max_length: int = MAX_TOKEN_LENGTH) -> None:
+        if stemmer not in (None, "porter", "snowball"):
+            raise ValueError(f"stemmer must be None, 'porter' or 'snowball', not {stemmer!r}")
+        low, high = ngram_range
+        if not 1 <= low <= high:
+            raise ValueError(f"ngram_range must be (min_n, max_n) with 1 <= min_n <= max_n, "
+                             f"got {tuple(ngram_range)}")
+        if max_length < 1:
+            raise ValueError(f"max_length must be a positive number of characters, got {max_length}")
+        self.lowercase = lowercase
+        self.stop_words = frozenset(stop_words)
+        self.stemmer = stemmer
+        self.ngram_range = (int(low), int(high))
+        self.max_length = max_length
+        self._stem_cache: dict[str, str] = {}
+        self._stem = None
+
+    def __call__(self, text: str | bytes) -> list[str]:
+        """Tokens of ``text`` with stop words removed, stemmed, then n-grams appended."""
+        return self._ngrams(self.words(text))
+
+    def words(self, text: str | bytes) -> list[str]:
+        """Unigram tokens of ``text``: matched, case-folded, capped, stop words removed, stemmed."""
+        if isinstance(text, (bytes, bytearray)):
+            text = decode(bytes(text))
+        if self.lowercase:
+            text = text.casefold()
+        limit, stop = self.max_length, self.stop_words
+        tokens = [t for t in _TOKEN.findall(text) if len(t) <= limit and t not in stop]
+        if self.stemmer:
+            tokens = self._stemmed(tokens)
+        return tokens
+
+    def document(self, text: str | bytes, fields: Iterable[tuple[str, str]] = ()) -> list[str]:
+        """Tokens of a body plus each header field's unigrams prefixed ``name:``."""
+        tokens = self(text)
+        for name, value in fields:
+            tokens.extend(f"{name}:{t}" for t in self.words(value))
+        return tokens
+
+    def _ngrams(self, words: list[str]) -> list[str]:
+        low, high = self.ngram_range
+        if high == 1:
+            return words
+        grams = list(words) if low == 1 else []
+        for n in range(max(low, 2), high + 1):
+            grams.extend(" ".join(words[i:i + n]) for i in range(len(words) - n + 1))
+        return grams
+
+    def _stemmed(self, tokens: list[str]) -> list[str]:
+        if self._stem is None:
+            # Imported here: NLTK takes over a second to import, and only stemming needs it.
+            from nltk.stem import PorterStemmer, SnowballStemmer
+            self._stem = (PorterStemmer() if self.stemmer == "porter"
+                          else SnowballStemmer("english")).stem
+        cache, stem = self._stem_cache, self._stem
+        out = []
+        for token in tokens:
+            stemmed = cache.get(token)
+            if stemmed is None:
+                stemmed = cache[token] = stem(token) if token.isalpha() else token
+            out.append(stemmed)
+        return out
+
+    def __getstate__(self) -> dict:
+        # joblib sends the tokenizer to worker processes: the stemmer is rebuilt there.
+        return {**self.__dict__, "_stem": None}
+
