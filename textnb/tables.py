@@ -64,13 +64,17 @@ class Table(NamedTuple):
         """The cells of column ``name``; TableError naming the columns if there is none."""
         return [row[0] for row in self.select([name])]
 
-    def select(self, names: Sequence[str]) -> list[list[str]]:
-        """Rows restricted to ``names``, in that order; TableError for a missing column."""
+    def index(self, names: Sequence[str]) -> list[int]:
+        """Positions of ``names`` in the header; TableError naming the columns if one is missing."""
         missing = [name for name in names if name not in self.columns]
         if missing:
             raise TableError(f"no column {missing[0]!r}; the columns are "
                              f"{', '.join(self.columns)}")
-        index = [self.columns.index(name) for name in names]
+        return [self.columns.index(name) for name in names]
+
+    def select(self, names: Sequence[str]) -> list[list[str]]:
+        """Rows restricted to ``names``, in that order; TableError for a missing column."""
+        index = self.index(names)
         return [[row[i] for i in index] for row in self.rows]
 
 
@@ -128,6 +132,13 @@ def parse_numbers(cells: Sequence[Any], column: str) -> np.ndarray:
     return values
 
 
+def parse_weights(cells: Sequence[Any], column: str) -> np.ndarray:
+    """Cells → row weights (counts) of shape (n,); TableError for an empty or negative one."""
+    weight = parse_numbers(cells, column)
+    _first_bad(~(weight >= 0), weight, column, "a weight ≥ 0")
+    return weight
+
+
 def _infer_kind(cells: Sequence[Any]) -> str:
     """``gaussian`` when every non-empty cell reads as a number, else ``categorical``."""
     try:
@@ -141,7 +152,8 @@ def _first_bad(mask: np.ndarray, values: np.ndarray, column: str, need: str) -> 
     """TableError for the first row where ``mask`` holds: its value violates ``need``."""
     if mask.any():
         i = int(np.argmax(mask))
-        raise TableError(f"row {i + 1}, column {column!r}: {values[i]:g} is not {need}")
+        shown = "an empty cell" if np.isnan(values[i]) else f"{values[i]:g}"
+        raise TableError(f"row {i + 1}, column {column!r}: {shown} is not {need}")
 
 
 # -- column distributions: sufficient statistics in, log-densities out -----------------------
@@ -362,7 +374,7 @@ _DISTRIBUTIONS = {"categorical": Categorical, "equal-width": Categorical,
                   "exponential": Exponential}
 
 
-def _parse_kind(spec: str) -> tuple[str, int | None]:
+def parse_kind(spec: str) -> tuple[str, int | None]:
     """``"equal-width:4"`` → (``"equal-width"``, 4); ValueError for an unknown kind."""
     kind, _, bins = str(spec).strip().lower().partition(":")
     if kind not in KINDS or (bins and (kind not in KINDS[4:] or not bins.isdigit()
@@ -446,7 +458,7 @@ class TableNB(BaseNB):
         cells = list(zip(*X))
         distributions = {}
         for name, kind, column in zip(names, self._resolve_kinds(names, cells), cells):
-            kind, bins = _parse_kind(kind)
+            kind, bins = parse_kind(kind)
             dist = _DISTRIBUTIONS[kind](name, kind, bins or self.bins)
             distributions[name] = dist.fit(column, cls, weight, len(classes))
             empty = np.flatnonzero(dist.n == 0)
