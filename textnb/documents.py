@@ -1,0 +1,449 @@
+"""paths/bytes → Document: plain file, RFC 822/MIME, mbox, Maildir, news.
+
+A :class:`Document` is what the tokenizer needs: the body text (text parts decoded, HTML reduced
+to its text) and header fields whose tokens get the field name as a prefix, as SpamBayes does
+(``subject:free`` is stronger spam evidence than ``free`` in a body). Markup is evidence too:
+the HTML tag names, the hosts links point to and the attachments' types and file names become
+fields (``html``, ``url``, ``attachment``); an attachment's bytes never do.
+
+Choices:
+
+* At most :data:`MAX_BYTES` of a document are read (cut at a line end, so that a multibyte
+  character or a base64 line is not split).
+* A file with NUL bytes in its first 8 KiB that is not mail is binary: :func:`read_documents`
+  skips it through ``on_error(source, "binary file")``, :func:`read_bytes` gives it empty text.
+* An empty file is skipped through ``on_error(source, "empty file")``.
+* Directories are read recursively in sorted order; hidden files and directories (name starting
+  with ".") are skipped, and so are the special files (FIFOs, sockets, devices) found in them.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from email.header import HeaderParseError, decode_header
+from email.message import Message
+from email.parser import BytesParser
+from email.policy import compat32
+from html.parser import HTMLParser
+from typing import BinaryIO
+from urllib.parse import urlsplit
+
+from textnb.decoding import decode
+from textnb.errors import DocumentError
+
+# A message's text, even a long newsletter, is tens of kilobytes; what lies beyond a megabyte
+# is attachments, which give no tokens (only their MIME headers do). The cap bounds the time
+# and memory one stray file (a disk image in a corpus directory, a video mailed through
+# procmail) can cost. SpamAssassin's spamc stops at 500 KB for the same reason.
+MAX_BYTES = 1 << 20
+
+ErrorHandler = Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class Document:
+    """A text to classify and the header fields whose tokens get ``name:`` as a prefix."""
+
+    source: str
+    text: str
+    fields: tuple[tuple[str, str], ...] = ()
+
+
+# Headers that tell who sent a message, to whom, about what and with which software. Routing
+# noise (Received, Message-ID, Date) is left out, and so are Newsgroups, Path and Xref, which
+# name the answer on Usenet.
+HEADER_FIELDS = frozenset({
+    "subject", "from", "to", "cc", "reply-to", "organization", "keywords", "summary",
+    "x-mailer", "user-agent", "x-newsreader",
+})
+
+# compat32 is the email package's legacy policy: it never raises on broken headers and keeps
+# their values as found, where the modern policies parse (and fail on) every address and date.
+_parse = BytesParser(policy=compat32).parsebytes
+
+# A header field line starts with a field name (printable ASCII but ":") and a colon.
+_FIELD = re.compile(rb"[!-9;-~]+:")
+# Fields of which at least one must appear for a header block to be taken as mail or news, so
+# that a text file starting with "Note: ..." stays a text file.
+_MAIL_FIELDS = frozenset({
+    b"from", b"to", b"cc", b"subject", b"date", b"received", b"return-path", b"message-id",
+    b"mime-version", b"content-type", b"newsgroups", b"path", b"organization", b"lines",
+    b"sender", b"reply-to", b"delivered-to",
+})
+# Real header blocks are a few kilobytes; spam with hundreds of Received lines stays under this.
+_SNIFF_BYTES = 64 * 1024
+_BINARY_SNIFF_BYTES = 8 * 1024
+
+# An mbox separator: "From sender asctime-date", e.g. "From jo@example.com  Thu Aug 22 13:17:22
+# 2002". Requiring the date keeps a body line like "From the desk of ..." in a single message
+# from making it an mbox.
+_MBOX_SEPARATOR = re.compile(rb"\nFrom \S* +[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{1,2}:\d\d")
+_MBOX_SEPARATOR_MAX = 1024  # overlap kept between chunks when scanning a long file
+
+# Tags after which HTML text starts a new line; other tags (b, font, span, a) join their text,
+# so "V<b>i</b>agra" is one word, as the reader sees it.
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote br caption dd div dl dt footer form h1 h2 h3 h4 h5 h6 "
+    "header hr li main nav ol p pre section table tbody td tfoot th thead title tr ul".split()
+)
+_HIDDEN_TAGS = frozenset({"script", "style"})
+
+
+def parse_message(raw: bytes, source: str = "-") -> Document:
+    """Document of an RFC 822 / MIME message or news article; never raises on bad MIME."""
+    raw = _cap(raw)
+    try:
+        message = _parse(raw)
+        fields = _header_fields(message)
+        texts = _body(message, fields)
+    except Exception:
+        # The email package promises nothing on hostile input: a few kilobytes of nested
+        # multiparts make it raise RecursionError. Keep the headers (a flat parse) and read
+        # the body as plain text.
+        message = _parse(raw, headersonly=True)
+        fields = _header_fields(message)
+        texts = [decode(message.get_payload(decode=True) or b"")]
+    return Document(source, "\n".join(texts), tuple(fields))
+
+
+def read_bytes(raw: bytes, source: str = "-") -> Document:
+    """Document of a mail/news message (it starts with a header block), else of plain text."""
+    if _is_message(raw):
+        return parse_message(raw, source)
+    if _is_binary(raw):
+        return Document(source, "")
+    return Document(source, _plain_text(_cap(raw)))
+
+
+def read_documents(paths: Iterable[str], on_error: ErrorHandler | None = None) -> Iterator[Document]:
+    """Documents of files, directories (recursively), mboxes, Maildirs and "-" (stdin).
+
+    A path or message that cannot be read calls ``on_error(source, reason)`` and is skipped;
+    without ``on_error`` it raises :class:`~textnb.errors.DocumentError`.
+    """
+    report = on_error or _raise
+    for path in paths:
+        if path == "-":
+            yield from _documents(sys.stdin.buffer.read(), "-", report)
+        elif os.path.isdir(path):
+            for found, is_maildir in _tree(path, report):
+                yield from (_read_maildir if is_maildir else _read_file)(found, report)
+        else:
+            yield from _read_file(path, report)
+
+
+def iter_files(path: str, on_error: ErrorHandler | None = None) -> Iterator[str]:
+    """The files a directory expands to (recursive, sorted, hidden skipped); else ``path``.
+
+    A Maildir gives its message files (``cur/`` and ``new/``). A directory that cannot be
+    listed, or holds no file, calls ``on_error(path, reason)`` or raises DocumentError.
+    """
+    if not os.path.isdir(path):
+        yield path
+        return
+    for found, is_maildir in _tree(path, on_error or _raise):
+        if is_maildir:
+            for sub in ("cur", "new"):
+                yield from (os.path.join(found, sub, name) for name in _listdir(found, sub))
+        else:
+            yield found
+
+
+def _raise(source: str, reason: str) -> None:
+    raise DocumentError(f"{source}: {reason}")
+
+
+def _reason(error: OSError) -> str:
+    return (error.strerror or str(error)).lower()
+
+
+def _cap(raw: bytes) -> bytes:
+    """The first MAX_BYTES of raw, cut after a line end when there is one."""
+    if len(raw) <= MAX_BYTES:
+        return raw
+    end = raw.rfind(b"\n", 0, MAX_BYTES)
+    return raw[:end + 1] if end >= 0 else raw[:MAX_BYTES]
+
+
+def _is_binary(raw: bytes) -> bool:
+    return b"\0" in raw[:_BINARY_SNIFF_BYTES]
+
+
+def _is_message(raw: bytes) -> bool:
+    """Whether raw starts with a header block: after an optional mbox "From " line, every line
+    up to the first blank one is a header field or its continuation, and one is a mail field."""
+    head = raw[:_SNIFF_BYTES]
+    lines = head.split(b"\n")
+    if len(head) < len(raw):
+        lines.pop()  # cut mid-line
+    if lines and lines[0].startswith(b"From "):
+        del lines[0]
+    known = False
+    for line in lines:
+        if line in (b"", b"\r"):
+            break
+        if line[:1] in (b" ", b"\t"):
+            continue
+        match = _FIELD.match(line)
+        if match is None:
+            return False
+        known = known or match[0][:-1].lower() in _MAIL_FIELDS
+    return known
+
+
+def _plain_text(raw: bytes) -> str:
+    # Windows Notepad's "Unicode" is UTF-16 with a byte order mark; decode() knows 8-bit text.
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return raw.decode("utf-16", errors="replace")
+    return decode(raw).removeprefix("\ufeff")
+
+
+def _documents(raw: bytes, source: str, report: ErrorHandler) -> Iterator[Document]:
+    """The Document of one file's bytes, or a report of why there is none."""
+    if not raw:
+        report(source, "empty file")
+    elif _is_binary(raw) and not _is_message(raw):
+        report(source, "binary file")
+    else:
+        yield read_bytes(raw, source)
+
+
+def _read_file(path: str, report: ErrorHandler) -> Iterator[Document]:
+    try:
+        with open(path, "rb") as file:
+            head = file.read(MAX_BYTES + 1)
+            is_mbox = _is_mbox(head, file)
+    except OSError as error:
+        report(path, _reason(error))
+        return
+    if is_mbox:
+        yield from _read_mbox(path, report)
+    else:
+        yield from _documents(head, path, report)
+
+
+def _is_mbox(head: bytes, file: BinaryIO) -> bool:
+    """Whether the file starting with head is an mbox: a "From " line, then a separator line
+    somewhere (the whole file is scanned: a first message may hold a large attachment)."""
+    if not head.startswith(b"From "):
+        return False
+    tail, chunk = b"", head
+    while chunk:
+        if _MBOX_SEPARATOR.search(tail + chunk):
+            return True
+        tail, chunk = chunk[-_MBOX_SEPARATOR_MAX:], file.read(MAX_BYTES)
+    return False
+
+
+def _read_mbox(path: str, report: ErrorHandler) -> Iterator[Document]:
+    import mailbox  # only mboxes and Maildirs need it
+
+    try:
+        box = mailbox.mbox(path, create=False)
+    except OSError as error:
+        report(path, _reason(error))
+        return
+    try:
+        for number, key in enumerate(box.iterkeys(), 1):
+            with box.get_file(key) as file:
+                raw = file.read(MAX_BYTES + 1)
+            yield parse_message(raw, f"{path}:{number}")
+    except OSError as error:
+        report(path, _reason(error))
+    finally:
+        box.close()
+
+
+def _read_maildir(path: str, report: ErrorHandler) -> Iterator[Document]:
+    import mailbox
+
+    box = mailbox.Maildir(path, factory=None, create=False)
+    try:
+        keys = sorted(box.iterkeys())
+    except OSError as error:
+        report(path, _reason(error))
+        return
+    for key in keys:
+        source = f"{path}:{key}"
+        try:
+            with box.get_file(key) as file:
+                raw = file.read(MAX_BYTES + 1)
+        except KeyError:  # moved away (deleted, refiled) since the listing
+            report(source, "no such message")
+            continue
+        except OSError as error:
+            report(source, _reason(error))
+            continue
+        yield parse_message(raw, source)
+
+
+def _is_maildir(path: str) -> bool:
+    return all(os.path.isdir(os.path.join(path, sub)) for sub in ("cur", "new", "tmp"))
+
+
+def _listdir(path: str, sub: str) -> list[str]:
+    try:
+        return sorted(name for name in os.listdir(os.path.join(path, sub)) if name[0] != ".")
+    except OSError:
+        return []
+
+
+def _tree(top: str, report: ErrorHandler) -> Iterator[tuple[str, bool]]:
+    """(path, is_maildir) of the files and Maildirs under the directory top, sorted."""
+    seen: set[tuple[int, int]] = set()  # directories entered: a symlink loop is walked once
+
+    def walk(path: str) -> Iterator[tuple[str, bool]]:
+        if _is_maildir(path):
+            yield path, True
+            return
+        try:
+            status = os.stat(path)
+            if (status.st_dev, status.st_ino) in seen:
+                return
+            with os.scandir(path) as scan:
+                entries = sorted((e for e in scan if e.name[0] != "."), key=lambda e: e.name)
+        except OSError as error:
+            report(path, _reason(error))
+            return
+        seen.add((status.st_dev, status.st_ino))
+        for entry in entries:
+            if entry.is_dir():
+                yield from walk(entry.path)
+            elif entry.is_file():
+                yield entry.path, False
+
+    found = False
+    for item in walk(top):
+        found = True
+        yield item
+    if not found and seen:  # top was listed (an unlistable top has been reported already)
+        report(top, "no files")
+
+
+def _header_fields(message: Message) -> list[tuple[str, str]]:
+    fields = []
+    for name, value in message.items():
+        name = name.lower()
+        if name == "content-type":
+            # The type and charset alone: boundaries and other parameters are random strings.
+            kind = [message.get_content_type(), message.get_content_charset()]
+            fields.append((name, " ".join(filter(None, kind))))
+        elif name in HEADER_FIELDS:
+            text = _header_text(value)
+            if text:
+                fields.append((name, text))
+    return fields
+
+
+def _header_text(value: object) -> str:
+    """A header value as one line of text: RFC 2047 words and 8-bit bytes decoded."""
+    # compat32 gives a str, or an email.header.Header when the value holds raw 8-bit bytes;
+    # decode_header returns the bytes of both, each with its charset (None for plain text).
+    try:
+        chunks = decode_header(value)
+    except HeaderParseError:  # an encoded word of bad base64: keep it as written
+        chunks = [(str(value), None)]
+    text = "".join(c if isinstance(c, str) else decode(c, charset) for c, charset in chunks)
+    return " ".join(text.split())
+
+
+def _body(message: Message, fields: list[tuple[str, str]]) -> list[str]:
+    """The texts of message's text parts; appends its html, url and attachment fields."""
+    texts: list[str] = []
+    html = _HTMLText()
+    for part in message.walk():
+        if part.is_multipart():
+            continue
+        kind = part.get_content_type()
+        # A multipart that could not be split (its boundary is missing or wrong) is read as
+        # the text it holds, as a mail reader shows it.
+        if kind.startswith(("text/", "multipart/")):
+            text = decode(part.get_payload(decode=True) or b"", part.get_content_charset())
+            if kind == "text/html" or _looks_like_html(text):
+                text = html.text(text)
+            else:
+                text = text.replace("\r\n", "\n").strip()
+            if text:
+                texts.append(text)
+        else:
+            filename = _header_text(part.get_filename() or "")
+            fields.append(("attachment", f"{kind} {filename}".rstrip()))
+    if html.tags:
+        fields.append(("html", " ".join(html.tags)))
+    if html.hosts:
+        fields.append(("url", " ".join(html.hosts)))
+    return texts
+
+
+def _looks_like_html(text: str) -> bool:
+    # Old spam sends HTML without a MIME header, so as text/plain; a mail reader shows it as HTML.
+    return text[:1024].lstrip().lower().startswith(("<html", "<!doctype html"))
+
+
+class _HTMLText(HTMLParser):
+    """HTML → text, collecting the tag names and link hosts seen (dicts as ordered sets)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: dict[str, None] = {}
+        self.hosts: dict[str, None] = {}
+        self._lines: list[str] = []
+        self._line: list[str] = []
+        self._hidden = False
+
+    def text(self, html: str) -> str:
+        """The text of one HTML document, a line per block, whitespace collapsed."""
+        self._lines, self._line, self._hidden = [], [], False
+        self.reset()
+        self.feed(html)
+        self.close()
+        self._break()
+        return "\n".join(self._lines)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] = None
+        if tag in _HIDDEN_TAGS:
+            self._hidden = True
+        elif tag in _BLOCK_TAGS:
+            self._break()
+        for name, value in attrs:
+            if name in ("href", "src") and value:
+                host = _host(value)
+                if host:
+                    self.hosts[host] = None
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _HIDDEN_TAGS:
+            self._hidden = False
+        elif tag in _BLOCK_TAGS:
+            self._break()
+
+    def handle_data(self, data: str) -> None:
+        if not self._hidden:
+            self._line.append(data)
+
+    def _break(self) -> None:
+        line = " ".join("".join(self._line).split())
+        if line:
+            self._lines.append(line)
+        self._line = []
+
+    def parse_marked_section(self, i: int, report: int = 1) -> int:
+        # html.parser raises AssertionError on "<![foo" (anything but CDATA and MS Word's
+        # "<![if ...]>"); a browser skips such a section up to ">", and so do we.
+        try:
+            return super().parse_marked_section(i, report)
+        except AssertionError:
+            return self.parse_bogus_comment(i, report)
+
+
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url.strip()).hostname or ""
+    except ValueError:  # a malformed URL such as "http://[::1"
+        return ""
