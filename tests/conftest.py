@@ -1,0 +1,50 @@
+"""Shared test data: seed 003's eight e-mails, as texts and as the printed count table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+# Seed 003 (003_0fe36a3a8c0776f8.txt): e1..e4 are spam (+), e5..e8 ham (−); d and e are stop words.
+SEED003_TEXTS = [
+    "b d e b b d e",          # e1
+    "b c e b b d d e c c",    # e2
+    "a d a d e a e e",        # e3
+    "b a d b e d a b",        # e4
+    "a b a b a b a e d",      # e5
+    "a c a c a c a e d",      # e6
+    "e a e d a e a",          # e7
+    "d e d e d",              # e8: only stop words, an empty document
+]
+SEED003_LABELS = ["spam"] * 4 + ["ham"] * 4
+SEED003_STOP_WORDS = {"d", "e"}
+
+# The seed's count table (#a, #b, #c) for e1..e8, as printed.
+SEED003_COUNTS = np.array([[0, 3, 0], [0, 3, 3], [3, 0, 0], [2, 3, 0],
+                           [4, 3, 0], [4, 0, 3], [3, 0, 0], [0, 0, 0]])
+# The seed's bit vectors (a?, b?, c?), as printed.
+SEED003_BITS = np.array([[0, 1, 0], [0, 1, 1], [1, 0, 0], [1, 1, 0],
+                         [1, 1, 0], [1, 0, 1], [1, 0, 0], [0, 0, 0]])
+
+
+@pytest.fixture
+def seed_emails() -> tuple[list[str], list[str]]:
+    """Seed 003's e-mails as real texts and their labels."""
+    return list(SEED003_TEXTS), list(SEED003_LABELS)
+
+
+@pytest.fixture
+def seed_counts() -> tuple[np.ndarray, list[str]]:
+    """Seed 003's count vectors (columns a, b, c) and their labels."""
+    return SEED003_COUNTS.copy(), list(SEED003_LABELS)
+
+
+@pytest.fixture
+def random_counts() -> tuple:
+    """A random sparse count matrix (80 × 25, some empty rows) and labels of three classes."""
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(9417)
+    dense = rng.integers(1, 6, size=(80, 25)) * (rng.random((80, 25)) < 0.2)
+    dense[[5, 17, 60]] = 0
+    y = rng.choice(["ham", "news", "spam"], size=80)
+    return scipy_sparse.csr_matrix(dense), y
