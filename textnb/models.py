@@ -147,7 +147,8 @@ class BaseNB:
 
     def predict(self, X: Any) -> np.ndarray:
         """argmax_c log P(c) + log P(x|c): ndarray of shape (n_documents,) of labels."""
-        return self.classes_[np.argmax(self.predict_joint_log_proba(X), axis=1)]
+        jll = self.predict_joint_log_proba(X)   # first: it says "not fitted" when classes_ is absent
+        return self.classes_[np.argmax(jll, axis=1)]
 
 
 class _DiscreteNB(BaseNB):
