@@ -24,6 +24,7 @@ Examples
 from __future__ import annotations
 
 import inspect
+import numbers
 from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
@@ -271,7 +272,8 @@ class _DiscreteNB(BaseNB):
     # -- scoring: jll = bias + X' @ weights.T --------------------------------------------
 
     def _check_alpha(self) -> None:
-        if not np.isscalar(self.alpha) or not self.alpha > 0:
+        # numbers.Real first: a string or None must give this ValueError, not a TypeError from >.
+        if not isinstance(self.alpha, numbers.Real) or not self.alpha > 0:
             raise ValueError(f"alpha must be a number > 0 (1 is Laplace smoothing), got {self.alpha!r}")
 
     def _update(self) -> None:
