@@ -183,15 +183,17 @@ class Categorical:
     def fit(self, cells: Sequence[Any], cls: np.ndarray, weight: np.ndarray,
             n_classes: int) -> "Categorical":
         if self.kind == "categorical":
-            text = [_clean(cell) for cell in cells]
-            self.categories = sorted({t for t in text if t is not None})
+            # the domain is what the rows show; a row of weight 0 is not there
+            self.categories = sorted({t for t, w in zip(map(_clean, cells), weight)
+                                      if t is not None and w > 0})
         else:
             x = parse_numbers(cells, self.name)
-            seen = ~np.isnan(x)
+            seen = ~np.isnan(x) & (weight > 0)  # a row of weight 0 is not there
             if not seen.any():
                 raise TableError(f"column {self.name!r} has no values")
             self.edges = _bin_edges(x[seen], weight[seen], self.bins, self.kind)
             self.categories = [f"[{a:g}, {b:g})" for a, b in zip(self.edges, self.edges[1:])]
+            self.categories[-1] = self.categories[-1][:-1] + "]"  # the last bin holds the max
         code = self._encode(cells, unseen="skip")
         seen = code >= 0
         cell = cls[seen] * len(self.categories) + code[seen]
@@ -248,8 +250,9 @@ class Categorical:
 def _bin_edges(x: np.ndarray, weight: np.ndarray, bins: int, kind: str) -> np.ndarray:
     """Bin edges of shape (≤ bins + 1,): equal widths over [min, max], or weighted quantiles.
 
-    Equal frequency takes edge i as the smallest x whose cumulative weight reaches i/bins of
-    the total (the inverted CDF), so a row of weight w bins exactly like w repeated rows.
+    Equal frequency takes edge i as the smallest x whose cumulative weight exceeds i/bins of
+    the total, so 1…8 in 4 bins gives {1, 2}, {3, 4}, {5, 6}, {7, 8}, and a row of weight w
+    bins exactly like w repeated rows.
     Repeated edges (ties) are merged, so there may be fewer bins than asked.
     """
     if kind == "equal-width":
@@ -257,7 +260,7 @@ def _bin_edges(x: np.ndarray, weight: np.ndarray, bins: int, kind: str) -> np.nd
     else:
         order = np.argsort(x)
         cumulative = np.cumsum(weight[order])
-        at = np.searchsorted(cumulative, np.arange(1, bins) / bins * cumulative[-1])
+        at = np.searchsorted(cumulative, np.arange(1, bins) / bins * cumulative[-1], side="right")
         edges = np.concatenate([[x.min()], x[order][at], [x.max()]])
     edges = np.unique(edges)
     return edges if len(edges) > 1 else np.array([edges[0], edges[0]])
@@ -337,7 +340,7 @@ class Poisson(_Numeric):
     need = "a whole number ≥ 0 (poisson column)"
 
     def _invalid(self, x: np.ndarray) -> np.ndarray:
-        return (x < 0) | (x != np.round(x))
+        return ~np.isnan(x) & ((x < 0) | (x != np.round(x)))
 
     def update(self, model: "TableNB") -> None:
         self.rate = np.maximum(self.mean, _MIN_RATE)
@@ -464,7 +467,7 @@ class TableNB(BaseNB):
             empty = np.flatnonzero(dist.n == 0)
             if empty.size:
                 raise TableError(f"column {name!r} has no values for class "
-                                 f"{classes[empty[0]]!r}: fill it in or drop the column")
+                                 f"'{classes[empty[0]]}': fill it in or drop the column")
         self.classes_, self.class_count_ = classes, np.bincount(cls, weights=weight)
         self.columns_, self.distributions_, self.target_ = names, distributions, target
         self.kinds_ = [d.kind for d in distributions.values()]
@@ -485,11 +488,12 @@ class TableNB(BaseNB):
 
     def _check_columns(self, X: Sequence[Sequence[Any]],
                        columns: Sequence[str] | None) -> list[str]:
-        width = len(columns) if columns is not None else len(X[0]) if len(X) else 0
+        if columns is None:
+            columns = [f"x{j}" for j in range(len(X[0]) if len(X) else 0)]
+        names = [str(c) for c in columns]
         for i, row in enumerate(X):
-            if len(row) != width:
-                raise TableError(f"row {i + 1} has {len(row)} cells, expected {width}")
-        names = [str(c) for c in columns] if columns is not None else [f"x{j}" for j in range(width)]
+            if len(row) != len(names):
+                raise TableError(f"row {i + 1} has {len(row)} cells, expected {len(names)}")
         if not names:
             raise TableError("the table has no feature columns")
         if len(set(names)) != len(names):
