@@ -1,0 +1,394 @@
+"""The command line through click's CliRunner and through the installed console script."""
+
+from __future__ import annotations
+
+import json
+import mailbox
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from textnb import load_model
+from textnb.cli import Exit, main
+
+ROOT = Path(__file__).resolve().parent.parent
+SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
+HAM_DIR = ROOT / "corpora" / "spamassassin" / "ham"
+SPAM_MESSAGE = ROOT / "corpora" / "messages" / "spam.eml"
+HAM_MESSAGE = ROOT / "corpora" / "messages" / "ham.eml"
+
+
+def run(*args: str, input: bytes | str | None = None, env: dict | None = None):
+    return CliRunner().invoke(main, [str(a) for a in args], input=input, env=env)
+
+
+def assert_one_line_error(result, code: int = 1, match: str = "") -> None:
+    assert result.exit_code == code, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert match in lines[0]
+    assert "Traceback" not in result.output
+
+
+@pytest.fixture(scope="module")
+def spam_model(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("model") / "spam.model"
+    result = run("train", "-q", "-m", path, SPAM_DIR, HAM_DIR)
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def write_texts(directory: Path, texts: dict[str, str]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        (directory / name).write_text(text)
+    return directory
+
+
+# -- train ---------------------------------------------------------------------------------
+
+def test_train_on_the_bundled_corpus_names_classes_after_directories(spam_model):
+    classifier = load_model(spam_model)
+    assert classifier.classes_.tolist() == ["ham", "spam"]
+    assert classifier.model_.class_count_.tolist() == [150.0, 150.0]
+    assert len(classifier.vocabulary_) > 5000
+
+
+def test_train_prints_a_summary(tmp_path):
+    result = run("train", "-m", tmp_path / "m", SPAM_DIR, HAM_DIR)
+    assert result.exit_code == 0
+    assert "trained 300 documents (ham: 150, spam: 150)" in result.stdout
+
+
+def test_train_one_class_per_subdirectory_for_the_20_newsgroups_layout(tmp_path):
+    top = tmp_path / "news"
+    write_texts(top / "sci.space", {"1": "orbit rocket launch", "2": "shuttle orbit nasa"})
+    write_texts(top / "rec.autos", {"1": "engine car wheel", "2": "car brakes engine"})
+    write_texts(top / "talk.politics", {"1": "vote senate law", "2": "law congress vote"})
+    model = tmp_path / "news.model"
+    assert run("train", "-q", "-m", model, top).exit_code == 0
+    assert load_model(model).classes_.tolist() == ["rec.autos", "sci.space", "talk.politics"]
+    result = run("classify", "-m", model, "--format", "tsv", "-", input="rocket orbit")
+    assert result.stdout.split("\t")[:2] == ["-", "sci.space"]
+
+
+def test_train_with_explicit_labels_and_mbox_and_maildir_inputs(tmp_path):
+    box = mailbox.mbox(str(tmp_path / "spam.mbox"))
+    for subject in ("cheap pills", "free money now", "win a prize"):
+        box.add(f"From: a@b.example\nSubject: {subject}\n\nbuy {subject} today\n".encode())
+    box.flush()
+    maildir = mailbox.Maildir(str(tmp_path / "inbox"), create=True)
+    for subject in ("meeting agenda", "lunch on friday"):
+        maildir.add(f"From: boss@work.example\nSubject: {subject}\n\nsee you at the {subject}\n".encode())
+    model = tmp_path / "m"
+    result = run("train", "-q", "-m", model, "--label", f"spam={tmp_path / 'spam.mbox'}",
+                 "--label", f"ham={tmp_path / 'inbox'}")
+    assert result.exit_code == 0, result.output
+    assert load_model(model).model_.class_count_.tolist() == [2.0, 3.0]
+
+
+def test_train_options_reach_the_classifier(tmp_path):
+    model = tmp_path / "m"
+    result = run("train", "-q", "-m", model, "--event-model", "bernoulli", "--alpha", "0.5",
+                 "--prior", "uniform", "--stop-words", "none", "--ngrams", "2", "--min-df", "2",
+                 SPAM_DIR, HAM_DIR)
+    assert result.exit_code == 0, result.output
+    params = load_model(model).get_params()
+    assert (params["model"], params["alpha"], params["fit_prior"], params["stop_words"],
+            tuple(params["ngram_range"]), params["min_df"]) == \
+           ("bernoulli", 0.5, False, "none", (1, 2), 2)
+
+
+def test_train_with_given_priors(tmp_path):
+    model = tmp_path / "m"
+    assert run("train", "-q", "-m", model, "--prior", "spam=0.2,ham=0.8", SPAM_DIR, HAM_DIR).exit_code == 0
+    np.testing.assert_allclose(np.exp(load_model(model).model_.class_log_prior_), [0.8, 0.2])
+
+
+def test_train_uses_the_environment_variable_then_xdg(tmp_path):
+    env_model = tmp_path / "env.model"
+    result = run("train", "-q", SPAM_DIR, HAM_DIR, env={"TEXTNB_MODEL": str(env_model)})
+    assert result.exit_code == 0 and env_model.exists()
+    result = run("train", "-q", SPAM_DIR, HAM_DIR,
+                 env={"TEXTNB_MODEL": "", "XDG_DATA_HOME": str(tmp_path / "xdg")})
+    assert result.exit_code == 0 and (tmp_path / "xdg" / "textnb" / "textnb.model").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["does-not-exist/", "ham/"], "does not exist"),
+    (["ONE"], "at least two classes"),
+    ([], "give the training directories"),
+    (["--label", "spam"], "NAME=PATH"),
+    (["--alpha", "0", "A", "B"], "alpha"),
+    (["--prior", "spam=x", "A", "B"], "--prior"),
+    (["--bogus", "A", "B"], "No such option"),
+])
+def test_train_errors_are_one_line(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    write_texts(tmp_path / "A", {"1": "alpha words"})
+    write_texts(tmp_path / "B", {"1": "beta words"})
+    write_texts(tmp_path / "ONE", {"1": "one class"})
+    result = run("train", "-m", tmp_path / "m", *args)
+    assert result.exit_code != 0
+    assert_one_line_error(result, result.exit_code, message)
+
+
+def test_train_on_an_empty_directory_is_an_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    write_texts(tmp_path / "B", {"1": "beta"})
+    result = run("train", "-m", tmp_path / "m", tmp_path / "empty", tmp_path / "B")
+    assert result.exit_code == 1
+    assert "no files" in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "Error: no readable documents for class 'empty'"
+
+
+def test_unreadable_documents_are_skipped_and_counted(tmp_path):
+    write_texts(tmp_path / "A", {"1": "alpha words", "2": "more alpha"})
+    write_texts(tmp_path / "B", {"1": "beta words"})
+    secret = tmp_path / "A" / "3"
+    secret.write_text("secret")
+    secret.chmod(0)
+    if os.access(secret, os.R_OK):
+        pytest.skip("running as a user who can read any file (root)")
+    result = run("train", "-m", tmp_path / "m", tmp_path / "A", tmp_path / "B")
+    assert result.exit_code == 0
+    assert "skipped" in result.stderr and "1 unreadable document" in result.stderr
+
+
+# -- classify --------------------------------------------------------------------------------
+
+def test_classify_held_out_messages(spam_model):
+    result = run("classify", "-m", spam_model, "--format", "json", SPAM_MESSAGE, HAM_MESSAGE)
+    assert result.exit_code == 0, result.output
+    spam, ham = (json.loads(line) for line in result.stdout.splitlines())
+    assert (spam["label"], ham["label"]) == ("spam", "ham")
+    assert spam["spam_probability"] > 0.99 and ham["spam_probability"] < 0.01
+    assert spam["spam_log_odds"] > 0 > ham["spam_log_odds"]
+    assert abs(sum(spam["probabilities"].values()) - 1) < 1e-9
+
+
+def test_classify_text_and_tsv_formats(spam_model):
+    text = run("classify", "-m", spam_model, SPAM_MESSAGE).stdout
+    assert text.startswith(f"{SPAM_MESSAGE}\tspam\t") and "log-odds +" in text
+    source, label, probability, log_odds = run(
+        "classify", "-m", spam_model, "--format", "tsv", HAM_MESSAGE).stdout.strip().split("\t")
+    assert (source, label) == (str(HAM_MESSAGE), "ham")
+    assert 0.5 <= float(probability) <= 1 and float(log_odds) > 0
+
+
+def test_classify_explain_adds_up(spam_model):
+    result = run("classify", "-m", spam_model, "--format", "json", "--explain", "--top", "5",
+                 SPAM_MESSAGE)
+    explanation = json.loads(result.stdout)["explanation"]
+    assert len(explanation["terms"]) == 5
+    total = (explanation["prior_log_odds"] + explanation["absent_words"] +
+             explanation["other_terms"] + sum(t["log_odds"] for t in explanation["terms"]))
+    assert total == pytest.approx(explanation["log_odds"])
+    text = run("classify", "-m", spam_model, "--explain", SPAM_MESSAGE).stdout
+    assert "why spam over ham" in text and "prior" in text
+
+
+@pytest.mark.parametrize("message, code", [(SPAM_MESSAGE, Exit.SPAM), (HAM_MESSAGE, Exit.HAM)])
+def test_classify_exit_codes(spam_model, message, code):
+    assert run("classify", "-m", spam_model, "--exit-code", message).exit_code == code
+
+
+def test_classify_exit_code_unsure_inside_the_band(spam_model):
+    # With the band covering every probability, every message is unsure.
+    result = run("classify", "-m", spam_model, "--exit-code", "--ham-cutoff", "0.0001",
+                 "--spam-cutoff", "0.9999", "-", input="hello there")
+    assert result.exit_code == Exit.UNSURE and result.stdout.split("\t")[1] == "unsure"
+
+
+def test_classify_reads_stdin(spam_model):
+    result = run("classify", "-m", spam_model, "--exit-code", input=SPAM_MESSAGE.read_bytes())
+    assert result.exit_code == Exit.SPAM and result.stdout.startswith("-\tspam")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-m", "/nonexistent/x.model", "MSG"], "does not exist"),
+    (["-m", "CORRUPT", "MSG"], "truncated or corrupt"),
+    (["-m", "MODEL", "MSG", "MSG"], "exactly one"),
+    (["-m", "MODEL", "--nonsense", "MSG"], "No such option"),
+    (["-m", "MODEL", "--spam-class", "junk", "MSG"], "named 'junk'"),
+])
+def test_classify_exit_code_errors_exit_3(spam_model, tmp_path, args, message):
+    corrupt = tmp_path / "corrupt.model"
+    corrupt.write_bytes(spam_model.read_bytes()[:1000])
+    names = {"MODEL": str(spam_model), "CORRUPT": str(corrupt), "MSG": str(SPAM_MESSAGE)}
+    result = run("classify", "--exit-code", *[names.get(a, a) for a in args])
+    assert_one_line_error(result, Exit.ERROR, message)
+
+
+def test_classify_a_missing_file_is_skipped_with_a_non_zero_exit(spam_model, tmp_path):
+    result = run("classify", "-m", spam_model, SPAM_MESSAGE, tmp_path / "missing.eml")
+    assert result.exit_code == 1
+    assert result.stdout.count("\n") == 1 and "missing.eml" in result.stderr
+
+
+def test_classify_without_a_model_is_one_line(tmp_path):
+    result = run("classify", "x", env={"TEXTNB_MODEL": str(tmp_path / "none.model")})
+    assert_one_line_error(result, 1, "does not exist")
+
+
+# -- filter ----------------------------------------------------------------------------------
+
+CRLF_MESSAGE = (b"From: Sender <s@example.com>\r\nTo: r@example.com\r\nSubject: =?utf-8?q?caf=C3=A9?=\r\n"
+                b"Content-Type: text/plain; charset=latin-1\r\n\r\nCaf\xe9 cr\xe8me\r\nline two\r\n\r\n")
+BROKEN_MIME = (b"From: x@example.com\nSubject: broken\nContent-Type: multipart/mixed; boundary=\"zz\"\n"
+               b"\n--zz\nContent-Type: text/plain\nContent-Transfer-Encoding: base64\n\n!!!not base64@@\n"
+               b"--zz\nContent-Type: text/html; charset=x-unknown\n\n<p>cheap <b>pills\n")
+
+
+@pytest.mark.parametrize("message", [CRLF_MESSAGE, BROKEN_MIME, b"", b"no headers at all\n",
+                                     SPAM_MESSAGE.read_bytes() if SPAM_MESSAGE.exists() else b"x"])
+def test_filter_adds_headers_and_changes_nothing_else(spam_model, message):
+    result = run("filter", "-m", spam_model, input=message)
+    assert result.exit_code == 0
+    out = result.stdout_bytes
+    added = [line for line in out.splitlines(keepends=True) if line.startswith(b"X-TextNB-")]
+    assert [line.split(b":")[0] for line in added] == [
+        b"X-TextNB-Class", b"X-TextNB-Status", b"X-TextNB-Probability", b"X-TextNB-Log-Odds"]
+    rest = b"".join(line for line in out.splitlines(keepends=True) if not line.startswith(b"X-TextNB-"))
+    # A message without a header block gets one: the added headers and a blank line.
+    assert rest == (message if message.startswith(b"From") or not message else b"\n" + message)
+    if message.startswith(b"From:") and b"\r\n" in message:
+        assert all(line.endswith(b"\r\n") for line in added)
+
+
+def test_filter_replaces_its_own_old_headers(spam_model):
+    once = run("filter", "-m", spam_model, input=SPAM_MESSAGE.read_bytes()).stdout_bytes
+    twice = run("filter", "-m", spam_model, input=once).stdout_bytes
+    assert twice == once
+
+
+def test_filter_marks_spam_and_ham(spam_model):
+    spam = run("filter", "-m", spam_model, input=SPAM_MESSAGE.read_bytes()).stdout_bytes
+    ham = run("filter", "-m", spam_model, input=HAM_MESSAGE.read_bytes()).stdout_bytes
+    assert b"X-TextNB-Status: Yes" in spam and b"X-TextNB-Class: spam" in spam
+    assert b"X-TextNB-Status: No" in ham and b"X-TextNB-Class: ham" in ham
+
+
+@pytest.mark.parametrize("model", ["missing", "corrupt", "directory", "bad option"])
+def test_filter_passes_the_message_through_unchanged_on_failure(tmp_path, model):
+    path = tmp_path / "m"
+    if model == "corrupt":
+        path.write_bytes(b"PK\x03\x04garbage")
+    elif model == "directory":
+        path.mkdir()
+    options = ["--spam-cutoff", "2"] if model == "bad option" else []
+    result = run("filter", "-m", path, *options, input=CRLF_MESSAGE)
+    assert result.exit_code == 0
+    assert result.stdout_bytes == CRLF_MESSAGE
+    assert "passed through unchanged" in result.stderr
+
+
+# -- learn -----------------------------------------------------------------------------------
+
+def test_learn_and_unlearn_in_place(spam_model, tmp_path):
+    model = tmp_path / "m"
+    model.write_bytes(spam_model.read_bytes())
+    before = load_model(model)
+    result = run("learn", "-m", model, "--class", "spam", HAM_MESSAGE)
+    assert result.exit_code == 0 and "learned 1 document as spam" in result.stdout
+    assert load_model(model).model_.class_count_.tolist() == [150.0, 151.0]
+    assert run("learn", "-m", model, "--class", "spam", "--unlearn", HAM_MESSAGE).exit_code == 0
+    after = load_model(model)
+    columns = [after.vocabulary_.index_[t] for t in before.vocabulary_.terms_]
+    np.testing.assert_allclose(after.model_.feature_count_[:, columns],
+                               before.model_.feature_count_, atol=1e-9)
+    assert after.model_.feature_count_.sum() == pytest.approx(before.model_.feature_count_.sum())
+    assert after.model_.class_count_.tolist() == [150.0, 150.0]
+
+
+def test_unlearning_what_was_never_learned_is_an_error(spam_model, tmp_path):
+    model = tmp_path / "m"
+    model.write_bytes(spam_model.read_bytes())
+    result = run("learn", "-m", model, "--class", "ham", "--unlearn", SPAM_MESSAGE)
+    assert_one_line_error(result, 1, "never learned")
+    assert model.read_bytes() == spam_model.read_bytes()
+
+
+def test_learn_creates_a_missing_model(tmp_path):
+    model = tmp_path / "new" / "m"
+    assert run("learn", "-m", model, "--class", "spam", SPAM_MESSAGE).exit_code == 0
+    assert run("learn", "-m", model, "--class", "ham", HAM_MESSAGE).exit_code == 0
+    assert load_model(model).classes_.tolist() == ["ham", "spam"]
+
+
+def textnb_command() -> list[str]:
+    script = Path(sys.executable).with_name("textnb")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "textnb"]
+
+
+def test_learn_from_8_concurrent_processes_loses_no_update(tmp_path):
+    model = tmp_path / "m"
+    messages = []
+    for i in range(8):
+        path = tmp_path / f"msg{i}"
+        path.write_text(f"Subject: note {i}\n\nword{i} shared\n")
+        messages.append(path)
+    processes = [subprocess.Popen(textnb_command() + ["learn", "-m", str(model), "--class",
+                                                      "spam" if i % 2 else "ham", str(path)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                 for i, path in enumerate(messages)]
+    for process in processes:
+        assert process.wait(timeout=120) == 0, process.stderr.read()
+    classifier = load_model(model)
+    assert classifier.model_.class_count_.tolist() == [4.0, 4.0]
+    shared = classifier.vocabulary_.index_["shared"]
+    assert classifier.model_.feature_count_[:, shared].sum() == 8
+    assert all(f"word{i}" in classifier.vocabulary_.index_ for i in range(8))
+
+
+# -- evaluate and info -----------------------------------------------------------------------
+
+def test_evaluate_a_model_on_labelled_directories(spam_model):
+    result = run("evaluate", "-q", "-m", spam_model, "--format", "json", SPAM_DIR, HAM_DIR)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["documents"] == 300 and report["accuracy"] > 0.98
+    assert np.array(report["confusion"]).sum() == 300
+    assert report["positive_class"] == "spam" and report["roc_auc"] > 0.99
+
+
+def test_evaluate_cross_validation(tmp_path):
+    result = run("evaluate", "-q", "--cv", "3", "--format", "json", SPAM_DIR, HAM_DIR)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["accuracy"] > 0.9 and report["roc_auc"] > 0.95
+    text = run("evaluate", "-q", "--cv", "3", SPAM_DIR, HAM_DIR).stdout
+    assert "false positive rate" in text and "confusion" in text
+
+
+def test_evaluate_errors(spam_model, tmp_path):
+    write_texts(tmp_path / "other", {"1": "x"})
+    result = run("evaluate", "-m", spam_model, tmp_path / "other")
+    assert_one_line_error(result, 1, "not in the model")
+
+
+def test_info(spam_model):
+    result = run("info", "-m", spam_model, "--top", "3")
+    assert result.exit_code == 0
+    assert "ham (150 documents), spam (150 documents)" in result.stdout
+    data = json.loads(run("info", "-m", spam_model, "--format", "json").stdout)
+    assert set(data["informative_terms"]) == {"ham", "spam"}
+    assert len(data["informative_terms"]["spam"]) == 10
+
+
+# -- the installed console script ------------------------------------------------------------
+
+def test_console_script_in_a_subprocess(spam_model):
+    done = subprocess.run(textnb_command() + ["classify", "--exit-code", "-m", str(spam_model),
+                                              str(HAM_MESSAGE)], capture_output=True, timeout=120)
+    assert done.returncode == Exit.HAM and done.stdout.startswith(str(HAM_MESSAGE).encode())
+    done = subprocess.run(textnb_command() + ["info", "-m", "/nonexistent"], capture_output=True,
+                          timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.decode().strip().startswith("Error: model file '/nonexistent'")
+    assert b"Traceback" not in done.stderr

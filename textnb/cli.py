@@ -1,0 +1,634 @@
+"""The textnb command line: train, classify, filter, learn, evaluate, info, table.
+
+The only module that prints, reads argv or chooses exit codes. Every error reaches the user as
+one ``Error: …`` line on stderr with a non-zero exit code, never a traceback (set
+TEXTNB_DEBUG=1 to see one). ``filter`` is the exception to the rule: it always delivers.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import click
+
+from . import __version__
+from .classifier import TextClassifier, load_model, save_model
+from .documents import parse_message, read_documents
+from .errors import DocumentError, ModelFileError, TextnbError
+from .mailfilter import add_headers
+from .paths import MODEL_ENV, default_model_path
+
+# -- exit codes: the contract, defined once ------------------------------------------------
+
+
+class Exit(enum.IntEnum):
+    """``classify --exit-code`` answers as bogofilter does; elsewhere 0 is success."""
+
+    SPAM = 0
+    HAM = 1
+    UNSURE = 2
+    ERROR = 3
+
+
+OK, FAILURE = 0, 1
+
+# Default cutoffs on P(spam|x), as bogofilter's spam_cutoff/ham_cutoff: at or above SPAM_CUTOFF
+# is spam, at or below HAM_CUTOFF is ham, between is unsure.
+SPAM_CUTOFF = 0.99
+HAM_CUTOFF = 0.5
+
+
+class _Cli(click.Group):
+    """A click group that maps every error to one line and an exit code (STYLE habit 8)."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             **extra: Any) -> None:
+        args = list(sys.argv[1:] if args is None else args)
+        # Usage errors of `classify --exit-code` must exit 3, not click's 2: procmail would
+        # read 2 as "unsure".
+        strict = "classify" in args and "--exit-code" in args
+        try:
+            code = super().main(args, prog_name or "textnb", standalone_mode=False, **extra)
+        except click.ClickException as error:
+            if args[:1] == ["filter"]:
+                # A bad option in a procmail recipe must not lose mail either.
+                _pass_through(f"textnb filter: message passed through unchanged: "
+                              f"{error.format_message()}")
+                sys.exit(OK)
+            _error(error.format_message())
+            code = Exit.ERROR if strict else error.exit_code
+        except click.Abort:
+            _error("aborted")
+            code = Exit.ERROR if strict else FAILURE
+        except (TextnbError, ValueError) as error:
+            _error(str(error))
+            code = Exit.ERROR if strict else FAILURE
+        except OSError as error:
+            _error(_os_message(error))
+            code = Exit.ERROR if strict else FAILURE
+        except KeyboardInterrupt:
+            _error("interrupted")
+            code = 130
+        except Exception as error:  # a bug: still one line, unless debugging
+            if os.environ.get("TEXTNB_DEBUG"):
+                raise
+            _error(f"internal error: {type(error).__name__}: {error} (TEXTNB_DEBUG=1 shows more)")
+            code = Exit.ERROR if strict else FAILURE
+        sys.exit(int(code or 0))
+
+
+def _error(message: str) -> None:
+    click.echo(f"Error: {message}", err=True)
+
+
+def _os_message(error: OSError) -> str:
+    if error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="textnb")
+def main() -> None:
+    """Naive Bayes text classification and spam filtering.
+
+    \b
+    textnb train spam/ ham/              train on directories of labelled files
+    textnb classify message.eml          label new files
+    textnb filter < msg > msg.tagged     add X-TextNB-* headers (for procmail)
+    """
+
+
+# -- shared options --------------------------------------------------------------------------
+
+def _model_path_option():
+    return click.option(
+        "-m", "--model", "model_path", type=click.Path(dir_okay=False, path_type=Path),
+        default=None, show_default=False, metavar="FILE",
+        help=f"Model file (default: ${MODEL_ENV}, else $XDG_DATA_HOME/textnb/textnb.model).")
+
+
+def _number(text: str) -> int | float:
+    """'2' → 2 documents, '0.5' → a proportion: the CLI form of min_df/max_df."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise click.BadParameter(f"{text!r} is not a number") from None
+
+
+_TRAINING_OPTIONS = [
+    click.option("--event-model", type=click.Choice(["multinomial", "bernoulli", "complement"]),
+                 help="Document model (default: the library's)."),
+    click.option("--alpha", type=click.FloatRange(min=0, min_open=True),
+                 help="Smoothing α > 0; 1 is Laplace's (n_k+1)/(n+|V|)."),
+    click.option("--prior", metavar="learned|uniform|C=P,...",
+                 help="Class priors: learned from counts, uniform (ML rule), or given."),
+    click.option("--min-df", metavar="N", help="Keep terms in at least N documents (or a proportion)."),
+    click.option("--max-df", metavar="N", help="Keep terms in at most N documents (or a proportion)."),
+    click.option("--max-features", type=click.IntRange(min=1), help="Keep the N most frequent terms."),
+    click.option("--stop-words", metavar="english|none|FILE", help="Stop words to drop."),
+    click.option("--stem", type=click.Choice(["porter", "snowball"]), help="Stem tokens with NLTK."),
+    click.option("--ngrams", type=click.IntRange(min=1), help="Use word n-grams up to N."),
+    click.option("--tf", type=click.Choice(["raw", "log"]), help="Term weights: counts or log(1+count)."),
+    click.option("--norm", type=click.Choice(["none", "l2"]), help="Scale documents to unit length."),
+    click.option("-j", "--jobs", type=int, default=1, show_default=True,
+                 help="Processes for tokenizing (-1: all cores)."),
+]
+
+
+def _training_options(function):
+    for option in reversed(_TRAINING_OPTIONS):
+        function = option(function)
+    return function
+
+
+def _classifier(event_model, alpha, prior, min_df, max_df, max_features, stop_words, stem,
+                ngrams, tf, norm, jobs, labels: Sequence[str]) -> TextClassifier:
+    """A TextClassifier from CLI options; options not given keep the library's defaults."""
+    settings: dict[str, Any] = {"n_jobs": jobs}
+    given = {"model": event_model, "alpha": alpha, "max_features": max_features,
+             "stop_words": stop_words, "stemmer": stem, "tf": tf}
+    settings.update({k: v for k, v in given.items() if v is not None})
+    if min_df is not None:
+        settings["min_df"] = _number(min_df)
+    if max_df is not None:
+        settings["max_df"] = _number(max_df)
+    if ngrams is not None:
+        settings["ngram_range"] = (1, ngrams)
+    if norm is not None:
+        settings["norm"] = None if norm == "none" else norm
+    if prior is not None:
+        settings.update(_priors(prior, sorted(set(labels))))
+    return TextClassifier(**settings)
+
+
+def _priors(spec: str, classes: list[str]) -> dict[str, Any]:
+    if spec == "learned":
+        return {"fit_prior": True}
+    if spec == "uniform":
+        return {"fit_prior": False}
+    given: dict[str, float] = {}
+    for part in spec.split(","):
+        name, _, value = part.partition("=")
+        try:
+            given[name.strip()] = float(value)
+        except ValueError:
+            raise click.BadParameter(f"expected learned, uniform or CLASS=P,...; got {spec!r}",
+                                     param_hint="--prior") from None
+    if set(given) != set(classes):
+        raise click.BadParameter(f"give a prior for each class ({', '.join(classes)})",
+                                 param_hint="--prior")
+    return {"class_prior": [given[c] for c in classes]}
+
+
+def _resolve_model(path: Path | None) -> Path:
+    return path if path is not None else default_model_path()
+
+
+def _load(path: Path | None) -> TextClassifier:
+    return load_model(_resolve_model(path))
+
+
+# -- reading labelled documents --------------------------------------------------------------
+
+def _labelled_sources(dirs: Sequence[str], labels: Sequence[str]) -> list[tuple[str, str]]:
+    """(class, path) pairs: each DIR is a class named after it; --label NAME=PATH names one;
+    a single DIR holding only subdirectories gives one class per subdirectory (20 Newsgroups)."""
+    sources = []
+    for spec in labels:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise click.BadParameter(f"expected NAME=PATH, got {spec!r}", param_hint="--label")
+        sources.append((name, path))
+    for directory in dirs:
+        if not os.path.exists(directory):
+            raise DocumentError(f"no such file or directory: {directory}")
+    if len(dirs) == 1 and not labels and os.path.isdir(dirs[0]) and not _is_maildir(dirs[0]):
+        entries = [e for e in sorted(os.scandir(dirs[0]), key=lambda e: e.name)
+                   if not e.name.startswith(".")]
+        if entries and all(e.is_dir() for e in entries):
+            return [(e.name, e.path) for e in entries]
+    sources += [(os.path.basename(os.path.normpath(d)), d) for d in dirs]
+    if not sources:
+        raise click.UsageError("give the training directories, e.g. textnb train spam/ ham/")
+    return sources
+
+
+def _is_maildir(path: str) -> bool:
+    return all(os.path.isdir(os.path.join(path, sub)) for sub in ("cur", "new", "tmp"))
+
+
+class _Skips:
+    """Reports unreadable documents on stderr as they happen and counts them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, source: str, reason: str) -> None:
+        self.count += 1
+        click.echo(f"textnb: skipped {source}: {reason}", err=True)
+
+    def summary(self) -> None:
+        if self.count:
+            click.echo(f"textnb: skipped {self.count} unreadable document"
+                       f"{'s' if self.count != 1 else ''}", err=True)
+
+
+@contextmanager
+def _progress(items: Iterator, label: str, quiet: bool) -> Iterator:
+    if quiet or not sys.stderr.isatty():
+        yield items
+    else:
+        with click.progressbar(items, label=label, file=sys.stderr) as bar:
+            yield bar
+
+
+def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
+    """Documents and their labels from (class, path) pairs; a class with none is an error."""
+    texts, labels = [], []
+    documents = ((label, document) for label, path in sources
+                 for document in read_documents([path], on_error=skips))
+    with _progress(documents, "reading", quiet) as bar:
+        for label, document in bar:
+            texts.append(document)
+            labels.append(label)
+    missing = [label for label, _ in sources if label not in set(labels)]
+    if missing:
+        raise DocumentError(f"no readable documents for class {missing[0]!r}")
+    return texts, labels
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+@main.command()
+@click.argument("dirs", nargs=-1, type=click.Path(exists=True))
+@click.option("--label", "labels", multiple=True, metavar="NAME=PATH",
+              help="Train class NAME on PATH (repeatable).")
+@_model_path_option()
+@_training_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
+def train(dirs, labels, model_path, quiet, **options) -> int:
+    """Train on directories of labelled files: textnb train spam/ ham/.
+
+    Each DIR is a class named after the directory; a single DIR holding only
+    subdirectories trains one class per subdirectory (the 20 Newsgroups layout).
+    Files may be plain text, RFC 822 mail, news articles, mbox files or Maildirs.
+    """
+    sources = _labelled_sources(dirs, labels)
+    if len({label for label, _ in sources}) < 2:
+        raise click.UsageError("need at least two classes to train, e.g. textnb train spam/ ham/")
+    skips = _Skips()
+    texts, y = _read_labelled(sources, skips, quiet)
+    classifier = _classifier(labels=y, **options).fit(texts, y)
+    path = _resolve_model(model_path)
+    save_model(classifier, path)
+    skips.summary()
+    if not quiet:
+        counts = ", ".join(f"{c}: {int(n)}" for c, n in
+                           zip(classifier.classes_, classifier.model_.class_count_))
+        click.echo(f"trained {len(y)} documents ({counts}), "
+                   f"{len(classifier.vocabulary_)} terms -> {path}")
+    return OK
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
+@_model_path_option()
+@click.option("--format", "output", type=click.Choice(["text", "tsv", "json"]), default="text",
+              show_default=True, help="Output: aligned text, tab-separated or JSON lines.")
+@click.option("--explain", is_flag=True, help="Show the terms that decided each document.")
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Terms shown by --explain.")
+@click.option("--spam-class", default="spam", show_default=True,
+              help="The positive class of a two-class model (for cutoffs and exit codes).")
+@click.option("--threshold", type=click.FloatRange(0, 1),
+              help="P(spam) at or above which a message is spam (no unsure band).")
+@click.option("--spam-cutoff", type=click.FloatRange(0, 1), default=SPAM_CUTOFF,
+              show_default=True, help="P(spam) at or above which a message is spam.")
+@click.option("--ham-cutoff", type=click.FloatRange(0, 1), default=HAM_CUTOFF,
+              show_default=True, help="P(spam) at or below which a message is ham; between: unsure.")
+@click.option("--exit-code", is_flag=True,
+              help="For one document: exit 0 spam, 1 ham, 2 unsure, 3 error (as bogofilter).")
+def classify(paths, model_path, output, explain, top, spam_class, threshold, spam_cutoff,
+             ham_cutoff, exit_code) -> int:
+    """Label files (or standard input, '-'): path, label, probability, log-odds.
+
+    The probability saturates at 0 or 1 on long documents; the log-odds,
+    ln P(label|x) - ln P(runner-up|x), keeps ranking them.
+    """
+    paths = paths or ("-",)
+    classifier = _load(model_path)
+    cutoffs = _cutoffs(classifier, spam_class, threshold, spam_cutoff, ham_cutoff, exit_code)
+    skips = _Skips()
+    documents = list(read_documents(paths, on_error=skips))
+    if exit_code and (len(documents) != 1 or skips.count):
+        raise click.UsageError("--exit-code needs exactly one readable document")
+    decisions = _decide(classifier, documents, cutoffs)
+    for document, decision in zip(documents, decisions):
+        if explain:
+            decision["explanation"] = _explanation(classifier.explain(document, top=top))
+        click.echo(_format(decision, output))
+    skips.summary()
+    if exit_code:
+        return {"spam": Exit.SPAM, "ham": Exit.HAM, "unsure": Exit.UNSURE}[decisions[0]["status"]]
+    return FAILURE if skips.count else OK
+
+
+def _cutoffs(classifier: TextClassifier, spam_class: str, threshold, spam_cutoff, ham_cutoff,
+             required: bool) -> tuple[str, float, float] | None:
+    """(spam class, spam cutoff, ham cutoff) for a two-class model with a spam class, else None."""
+    classes = [str(c) for c in classifier.classes_]
+    if threshold is not None:
+        spam_cutoff = ham_cutoff = threshold
+    if ham_cutoff > spam_cutoff:
+        raise click.BadParameter(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
+    if len(classes) == 2 and spam_class in classes:
+        return spam_class, spam_cutoff, ham_cutoff
+    if required or threshold is not None:
+        raise click.UsageError(f"cutoffs and exit codes need a two-class model with a class "
+                               f"named {spam_class!r} (classes: {', '.join(classes)}); "
+                               f"name it with --spam-class")
+    return None
+
+
+def _decide(classifier: TextClassifier, documents: list, cutoffs) -> list[dict[str, Any]]:
+    """Label, probabilities and log-odds of each document; with cutoffs, its spam status."""
+    if not documents:
+        return []
+    import numpy as np
+    log_proba = classifier.predict_log_proba(documents)
+    classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
+    decisions = []
+    for document, row in zip(documents, log_proba):
+        order = np.argsort(-row, kind="stable")
+        best = order[0]
+        # ln P(best|x) − ln P(runner-up|x): finite where the probabilities round to 1 and 0.
+        log_odds = float(row[best] - row[order[1]]) if len(order) > 1 else 0.0
+        decision = {"source": document.source, "label": classes[best],
+                    "probability": float(np.exp(row[best])), "log_odds": log_odds,
+                    "probabilities": {str(c): float(np.exp(p)) for c, p in zip(classes, row)}}
+        if cutoffs:
+            spam, spam_cutoff, ham_cutoff = cutoffs
+            s = classes.index(spam)
+            p_spam = float(np.exp(row[s]))
+            decision["spam_probability"] = p_spam
+            decision["spam_log_odds"] = float(row[s] - row[1 - s])
+            decision["status"] = ("spam" if p_spam >= spam_cutoff else
+                                  "ham" if p_spam <= ham_cutoff else "unsure")
+            ham = classes[1 - s]
+            decision["label"] = {"spam": spam, "ham": ham, "unsure": "unsure"}[decision["status"]]
+        decisions.append(decision)
+    return decisions
+
+
+def _explanation(explanation) -> dict[str, Any]:
+    return {"label": str(explanation.label), "against": str(explanation.against),
+            "log_odds": explanation.log_odds, "prior_log_odds": explanation.prior_log_odds,
+            "absent_words": explanation.baseline, "other_terms": explanation.rest,
+            "terms": [{"term": c.term, "count": c.count, "log_odds": c.log_odds}
+                      for c in explanation.terms]}
+
+
+def _format(decision: dict[str, Any], output: str) -> str:
+    if output == "json":
+        return json.dumps(decision, ensure_ascii=False)
+    if output == "tsv":
+        return "\t".join([decision["source"], str(decision["label"]),
+                          f"{decision['probability']:.6f}", f"{decision['log_odds']:.4f}"])
+    line = (f"{decision['source']}\t{decision['label']}\t{decision['probability']:.4f}\t"
+            f"log-odds {decision['log_odds']:+.2f}")
+    explanation = decision.get("explanation")
+    if explanation:
+        lines = [line, f"  why {explanation['label']} over {explanation['against']} "
+                       f"(log-odds {explanation['log_odds']:+.2f}):",
+                 f"    {'prior':<30} {explanation['prior_log_odds']:+8.3f}"]
+        if explanation["absent_words"]:
+            lines.append(f"    {'(absent words)':<30} {explanation['absent_words']:+8.3f}")
+        lines += [f"    {t['term'][:30]:<30} {t['log_odds']:+8.3f}" for t in explanation["terms"]]
+        lines.append(f"    {'(other terms)':<30} {explanation['other_terms']:+8.3f}")
+        line = "\n".join(lines)
+    return line
+
+
+@main.command("filter")
+@_model_path_option()
+@click.option("--spam-class", default="spam", show_default=True,
+              help="The class whose probability goes in the headers.")
+@click.option("--spam-cutoff", type=click.FloatRange(0, 1), default=SPAM_CUTOFF, show_default=True)
+@click.option("--ham-cutoff", type=click.FloatRange(0, 1), default=HAM_CUTOFF, show_default=True)
+def filter_(model_path, spam_class, spam_cutoff, ham_cutoff) -> int:
+    """Read a message on stdin, write it to stdout with X-TextNB-* headers added.
+
+    Nothing else changes. On any failure the message is written unchanged and the
+    reason goes to stderr: mail is never lost. Always exits 0 once the message is out.
+    """
+    raw = sys.stdin.buffer.read()
+    try:
+        out = add_headers(raw, _filter_headers(raw, model_path, spam_class, spam_cutoff, ham_cutoff))
+    except BaseException as error:  # noqa: BLE001 — whatever happened, deliver the message
+        reason = _os_message(error) if isinstance(error, OSError) else str(error) or type(error).__name__
+        click.echo(f"textnb filter: message passed through unchanged: {reason}", err=True)
+        out = raw
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+    return OK
+
+
+def _pass_through(reason: str) -> None:
+    """Copy stdin to stdout untouched and say why on stderr: the filter's last resort."""
+    sys.stdout.buffer.write(sys.stdin.buffer.read())
+    sys.stdout.buffer.flush()
+    click.echo(reason, err=True)
+
+
+def _filter_headers(raw: bytes, model_path, spam_class, spam_cutoff, ham_cutoff) -> list[tuple[str, str]]:
+    classifier = _load(model_path)
+    cutoffs = _cutoffs(classifier, spam_class, None, spam_cutoff, ham_cutoff, required=False)
+    decision = _decide(classifier, [parse_message(raw)], cutoffs)[0]
+    if cutoffs:
+        return [("X-TextNB-Class", str(decision["label"])),
+                ("X-TextNB-Status", {"spam": "Yes", "ham": "No", "unsure": "Unsure"}[decision["status"]]),
+                ("X-TextNB-Probability", f"{decision['spam_probability']:.6f}"),
+                ("X-TextNB-Log-Odds", f"{decision['spam_log_odds']:.4f}")]
+    return [("X-TextNB-Class", str(decision["label"])),
+            ("X-TextNB-Probability", f"{decision['probability']:.6f}"),
+            ("X-TextNB-Log-Odds", f"{decision['log_odds']:.4f}")]
+
+
+@main.command()
+@click.option("--class", "label", required=True, help="The class the documents belong to.")
+@click.option("--unlearn", is_flag=True, help="Remove documents learned before as --class.")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@_model_path_option()
+def learn(label, unlearn, paths, model_path) -> int:
+    """Add documents to a model in place (train on error), or --unlearn them.
+
+    Safe to run from several deliveries at once: a lock file serialises updates and the
+    model is replaced atomically. A missing model is created with default settings.
+    """
+    skips = _Skips()
+    documents = list(read_documents(paths, on_error=skips))
+    if not documents:
+        raise DocumentError("no readable documents to learn")
+    path = _resolve_model(model_path)
+    with _locked(path):
+        if path.exists() or unlearn:
+            classifier = load_model(path)
+        else:
+            classifier = TextClassifier()
+        if unlearn:
+            classifier.unlearn(documents, [label] * len(documents))
+        else:
+            classifier.partial_fit(documents, [label] * len(documents))
+        save_model(classifier, path)
+    skips.summary()
+    verb = "unlearned" if unlearn else "learned"
+    click.echo(f"{verb} {len(documents)} document{'s' if len(documents) != 1 else ''} "
+               f"as {label} -> {path}")
+    return FAILURE if skips.count else OK
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``<model>.lock`` (fcntl.flock) while updating the model."""
+    import fcntl
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@main.command()
+@click.argument("dirs", nargs=-1, type=click.Path(exists=True))
+@click.option("--label", "labels", multiple=True, metavar="NAME=PATH",
+              help="Class NAME is on PATH (repeatable).")
+@_model_path_option()
+@click.option("--cv", type=click.IntRange(min=2), help="K-fold cross-validation, no model file.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the --cv folds.")
+@click.option("--spam-class", default="spam", show_default=True,
+              help="The positive class of a two-class evaluation.")
+@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@_training_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+def evaluate(dirs, labels, model_path, cv, seed, spam_class, output, quiet, **options) -> int:
+    """Accuracy, per-class precision/recall/F1 and the confusion matrix on labelled
+    directories; for two classes also false-positive/negative rates and ROC AUC."""
+    import numpy as np
+    from .metrics import evaluate as score, roc_auc, stratified_folds
+    sources = _labelled_sources(dirs, labels)
+    skips = _Skips()
+    texts, y = _read_labelled(sources, skips, quiet)
+    y = np.array(y)
+    if cv:
+        if len(set(y.tolist())) < 2:
+            raise click.UsageError("cross-validation needs at least two classes")
+        folds = stratified_folds(y, cv, seed)
+        classes = np.unique(y)
+        log_proba = np.zeros((len(y), len(classes)))
+        for k in range(cv):
+            test = folds == k
+            train_texts = [t for t, f in zip(texts, folds) if f != k]
+            clf = _classifier(labels=y.tolist(), **options).fit(train_texts, y[~test])
+            log_proba[test] = clf.predict_log_proba([t for t, f in zip(texts, folds) if f == k])
+    else:
+        clf = _load(model_path)
+        classes = clf.classes_
+        unknown = sorted(set(y.tolist()) - set(map(str, classes)))
+        if unknown:
+            raise DocumentError(f"class {unknown[0]!r} is not in the model "
+                                f"(classes: {', '.join(map(str, classes))})")
+        log_proba = clf.predict_log_proba(texts)
+    classes = np.asarray(classes).astype(str)
+    predicted = classes[np.argmax(log_proba, axis=1)]
+    report = score(y, predicted, classes)
+    result: dict[str, Any] = {
+        "documents": int(len(y)), "accuracy": report.accuracy, "classes": report.classes,
+        "precision": report.precision.tolist(), "recall": report.recall.tolist(),
+        "f1": report.f1.tolist(), "confusion": report.confusion.tolist()}
+    if len(classes) == 2:
+        positive = spam_class if spam_class in classes else classes[1]
+        p = int(np.flatnonzero(classes == positive)[0])
+        is_positive = y == positive
+        wrong = predicted != y
+        result.update({
+            "positive_class": positive,
+            "false_positive_rate": float((wrong & ~is_positive).sum() / max((~is_positive).sum(), 1)),
+            "false_negative_rate": float((wrong & is_positive).sum() / max(is_positive.sum(), 1)),
+            # Ranked by log-odds, which stay finite where probabilities saturate at 0 and 1.
+            "roc_auc": (roc_auc(is_positive, log_proba[:, p] - log_proba[:, 1 - p])
+                        if 0 < is_positive.sum() < len(y) else None)})
+    skips.summary()
+    click.echo(json.dumps(result) if output == "json" else _report_text(result))
+    return OK
+
+
+def _report_text(r: dict[str, Any]) -> str:
+    width = max(12, *(len(c) for c in r["classes"]))
+    lines = [f"documents  {r['documents']}", f"accuracy   {r['accuracy']:.4f}", "",
+             f"{'class':<{width}}  precision  recall     f1"]
+    for c, p, rc, f in zip(r["classes"], r["precision"], r["recall"], r["f1"]):
+        lines.append(f"{c:<{width}}  {p:9.4f}  {rc:6.4f}  {f:6.4f}")
+    lines += ["", "confusion (rows: true, columns: predicted)",
+              " " * (width + 2) + " ".join(f"{c[:8]:>8}" for c in r["classes"])]
+    for c, row in zip(r["classes"], r["confusion"]):
+        lines.append(f"{c:<{width}}  " + " ".join(f"{n:>8}" for n in row))
+    if "positive_class" in r:
+        auc = "n/a" if r["roc_auc"] is None else f"{r['roc_auc']:.6f}"
+        lines += ["", f"positive class       {r['positive_class']}",
+                  f"false positive rate  {r['false_positive_rate']:.4%}",
+                  f"false negative rate  {r['false_negative_rate']:.4%}",
+                  f"ROC AUC              {auc}"]
+    return "\n".join(lines)
+
+
+@main.command()
+@_model_path_option()
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Informative terms per class.")
+@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def info(model_path, top, output) -> int:
+    """Classes, document counts, vocabulary size, parameters, most informative terms."""
+    path = _resolve_model(model_path)
+    classifier = load_model(path)
+    model = classifier.model_
+    data = {"model": str(path),
+            "classes": {str(c): int(round(n)) for c, n in zip(model.classes_, model.class_count_)},
+            "terms": len(classifier.vocabulary_), "parameters": classifier.get_params(),
+            "informative_terms": ({str(c): terms for c, terms in
+                                   classifier.informative_terms(top).items()}
+                                  if len(model.classes_) > 1 else {})}
+    if output == "json":
+        click.echo(json.dumps(data, ensure_ascii=False, default=str))
+        return OK
+    lines = [f"model       {data['model']}",
+             "classes     " + ", ".join(f"{c} ({n} documents)" for c, n in data["classes"].items()),
+             f"terms       {data['terms']}",
+             "parameters  " + ", ".join(f"{k}={v}" for k, v in data["parameters"].items()
+                                        if k != "stop_words" or isinstance(v, str))]
+    for c, terms in data["informative_terms"].items():
+        lines.append(f"\nmost informative for {c} (log-likelihood ratio):")
+        lines += [f"  {term[:40]:<40} {ratio:+.3f}" for term, ratio in terms]
+    click.echo("\n".join(lines))
+    return OK
+
+
+def _register_table() -> None:
+    from .tablecli import table
+    main.add_command(table)
+
+
+_register_table()
