@@ -101,6 +101,17 @@ class BaseNB:
     classes_: np.ndarray
 
     # scikit-learn conventions, without importing scikit-learn.
+    _estimator_type = "classifier"  # what scikit-learn < 1.6 reads; newer versions ask for tags
+
+    def __sklearn_tags__(self) -> Any:
+        """Tags for scikit-learn >= 1.6, whose Pipeline and check_is_fitted require them.
+
+        Only scikit-learn calls this, so importing it here costs nothing to other users.
+        """
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
+                    classifier_tags=ClassifierTags(), input_tags=InputTags(sparse=True))
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's keyword arguments, as scikit-learn's ``BaseEstimator`` gives them."""
         names = [p.name for p in inspect.signature(type(self).__init__).parameters.values()
@@ -150,6 +161,11 @@ class BaseNB:
         """argmax_c log P(c) + log P(x|c): ndarray of shape (n_documents,) of labels."""
         jll = self.predict_joint_log_proba(X)   # first: it says "not fitted" when classes_ is absent
         return self.classes_[np.argmax(jll, axis=1)]
+
+    def score(self, X: Any, y: Iterable, sample_weight: Sequence[float] | None = None) -> float:
+        """Mean accuracy of ``predict(X)`` against ``y`` (scikit-learn's default classifier score)."""
+        hits = (self.predict(X) == np.asarray(list(y) if not isinstance(y, np.ndarray) else y))
+        return float(np.average(hits, weights=sample_weight))
 
 
 class _DiscreteNB(BaseNB):
