@@ -1,0 +1,353 @@
+"""X, y → MultinomialNB, BernoulliNB, ComplementNB: identities, learning arithmetic, bad input."""
+
+from __future__ import annotations
+
+from math import log
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import textnb.models
+from textnb.models import (CSR, BernoulliNB, ComplementNB, MultinomialNB, as_csr,
+                           class_log_prior, logsumexp)
+
+MODELS = [MultinomialNB, BernoulliNB, ComplementNB]
+
+
+def _state(model) -> dict:
+    """Every learned array of a model, copied, for exact before/after comparisons."""
+    return {k: np.array(v, copy=True) for k, v in vars(model).items() if k.endswith("_")}
+
+
+def _assert_same_state(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def test_logsumexp_does_not_overflow_or_underflow():
+    a = np.array([[1000.0, 1000.0], [-1000.0, -1000.0 + log(3)], [-np.inf, 0.0]])
+    np.testing.assert_allclose(logsumexp(a, axis=1), [1000 + log(2), -1000 + log(4), 0.0],
+                               rtol=1e-15)
+    assert logsumexp(np.array([[-np.inf, -np.inf]]), axis=1)[0] == -np.inf
+
+
+def test_class_log_prior_modes():
+    counts = np.array([1.0, 3.0])
+    np.testing.assert_allclose(np.exp(class_log_prior(counts)), [0.25, 0.75], rtol=1e-15)
+    np.testing.assert_allclose(np.exp(class_log_prior(counts, fit_prior=False)), [0.5, 0.5])
+    np.testing.assert_allclose(np.exp(class_log_prior(counts, class_prior=[2, 6])), [0.25, 0.75])
+    with pytest.raises(ValueError, match="class_prior must be 2 non-negative numbers"):
+        class_log_prior(counts, class_prior=[0.2, 0.3, 0.5])
+    with pytest.raises(ValueError, match="not all zero"):
+        class_log_prior(counts, class_prior=[0, 0])
+
+
+def test_as_csr_accepts_scipy_dense_and_csr_and_sums_duplicates():
+    dense = np.array([[0, 2, 0], [0, 0, 0], [1, 0, 3]])
+    from_dense = as_csr(dense)
+    assert from_dense.indptr.tolist() == [0, 1, 1, 3]
+    assert from_dense.indices.tolist() == [1, 0, 2]
+    assert from_dense.data.tolist() == [2, 1, 3]
+    # A COO matrix with a repeated entry: its CSR sums the two values.
+    coo = sp.coo_matrix(([1.0, 4.0, 3.0], ([0, 0, 2], [1, 1, 2])), shape=(3, 3))
+    from_coo = as_csr(coo)
+    assert from_coo.data.tolist() == [5.0, 3.0] and from_coo.indices.tolist() == [1, 2]
+    csr = CSR(np.ones(1), np.array([0]), np.array([0, 1]), (1, 1))
+    assert as_csr(csr) is csr
+    with pytest.raises(ValueError, match="X must be 2-dimensional"):
+        as_csr([1, 2, 3])
+
+
+# -- identities, shared by every model ----------------------------------------------------
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_probability_identities(Model, random_counts):
+    X, y = random_counts
+    model = Model(alpha=0.5).fit(X, y)
+    log_proba = model.predict_log_proba(X)
+    proba = model.predict_proba(X)
+    assert proba.shape == (80, 3)
+    np.testing.assert_array_equal(np.exp(log_proba), proba)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all(log_proba <= 0) and np.all(np.isfinite(log_proba))
+    jll = model.predict_joint_log_proba(X)
+    np.testing.assert_allclose(log_proba, jll - logsumexp(jll, axis=1)[:, None], rtol=1e-12)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[np.argmax(proba, axis=1)])
+    # Dense, scipy and CSR-tuple inputs are scored alike.
+    np.testing.assert_allclose(model.predict_joint_log_proba(X.toarray()), jll, rtol=1e-12)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_decomposition_equals_dense_scoring(Model, random_counts):
+    """jll = bias + x' @ weights.T, with x' the presence bits for Bernoulli."""
+    X, y = random_counts
+    model = Model().fit(X, y)
+    bias, weights = model.decomposition()
+    dense = X.toarray()
+    used = (dense > 0).astype(float) if Model is BernoulliNB else dense
+    np.testing.assert_allclose(model.predict_joint_log_proba(X), used @ weights.T + bias,
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+@pytest.mark.parametrize("block", [1, 2, 5, 17])
+def test_scoring_in_small_blocks_equals_one_block(Model, block, random_counts, monkeypatch):
+    """Rows are scored in blocks of stored entries; block edges and empty rows change nothing."""
+    X, y = random_counts
+    model = Model().fit(X, y)
+    expected = model.predict_joint_log_proba(X)
+    monkeypatch.setattr(textnb.models, "_BLOCK_ENTRIES", block)
+    np.testing.assert_allclose(model.predict_joint_log_proba(X), expected, rtol=1e-13)
+
+
+def test_bernoulli_sparse_scoring_equals_dense_formula():
+    """log P(x|c) = Σ_k x_k log p_kc + (1 − x_k) log(1 − p_kc), computed directly and densely."""
+    X = np.array([[1, 0, 2, 0], [0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 1], [3, 0, 0, 1]])
+    y = ["a", "a", "b", "b", "b"]
+    model = BernoulliNB(alpha=0.5).fit(X, y)
+    test = np.array([[1, 0, 0, 0], [0, 0, 0, 0], [5, 1, 1, 1], [0, 2, 0, 1]])
+    bits = (test > 0).astype(float)
+    # p_kc = (df_kc + α)/(N_c + 2α), by hand from the table above.
+    p = np.array([[(1 + .5) / 3, (1 + .5) / 3, (2 + .5) / 3, (0 + .5) / 3],
+                  [(2 + .5) / 4, (1 + .5) / 4, (0 + .5) / 4, (2 + .5) / 4]])
+    prior = np.array([2 / 5, 3 / 5])
+    dense = np.log(prior) + bits @ np.log(p).T + (1 - bits) @ np.log(1 - p).T
+    np.testing.assert_allclose(model.predict_joint_log_proba(test), dense, rtol=1e-12)
+    np.testing.assert_allclose(model.predict_joint_log_proba(sp.csr_matrix(test)), dense, rtol=1e-12)
+
+
+def test_bernoulli_absent_probability_keeps_precision_near_one():
+    """log(1 − p) from counts: with p = (N + 1)/(N + 2) and N = 1e17, 1 − exp(log p) is 0."""
+    X = np.array([[1, 0], [0, 1]])
+    model = BernoulliNB().fit(X, ["a", "b"], sample_weight=[1e17, 1.0])
+    assert 1 - np.exp(model.feature_log_prob_[0, 0]) == 0.0          # the naive way fails
+    assert model.feature_log_absent_prob_[0, 0] == pytest.approx(-log(1e17 + 2), rel=1e-15)
+    assert np.all(np.isfinite(model.predict_joint_log_proba(np.array([[0, 0], [0, 1]]))))
+
+
+@pytest.mark.parametrize("Model", [MultinomialNB, ComplementNB])
+def test_long_document_does_not_underflow(Model, seed_counts):
+    """A 100 000-token document: Π P(w|c) is 0.0 in floats, its log is finite and decides."""
+    X, y = seed_counts
+    model = Model().fit(X, y)
+    # Multinomial seed-003 θ: each a is log 2 towards ham, each b log 2.5 towards spam;
+    # 56 932 a's and 43 068 b's nearly balance.
+    doc = np.array([[56932, 43068, 0]])
+    jll = model.predict_joint_log_proba(doc)
+    assert np.all(np.isfinite(jll)) and np.abs(jll).min() > 7e4     # far beyond exp()
+    log_odds = 43068 * log(2.5) - 56932 * log(2)                    # spam vs ham, ≈ 0.94
+    proba = model.predict_proba(doc)[0]
+    assert not np.any(np.isnan(proba))
+    assert proba[1] == pytest.approx(1 / (1 + np.exp(-log_odds)), rel=1e-8)
+    assert model.predict(doc).tolist() == ["spam"]
+    # One more a per 1000 tips it to ham, decisively.
+    heavy = np.array([[60000, 40000, 0]])
+    assert model.predict(heavy).tolist() == ["ham"]
+    np.testing.assert_array_equal(model.predict_proba(heavy), [[1.0, 0.0]])
+
+
+def test_empty_document_gets_exactly_the_class_prior():
+    X = np.array([[2, 0, 1], [0, 1, 0], [0, 0, 0], [3, 1, 1]])
+    model = MultinomialNB(class_prior=[0.2, 0.8]).fit(X, ["ham", "spam", "spam", "ham"])
+    np.testing.assert_allclose(model.predict_proba(np.zeros((2, 3))), [[0.2, 0.8]] * 2,
+                               rtol=1e-15)
+    learned = MultinomialNB().fit(X, ["ham", "spam", "spam", "spam"])
+    np.testing.assert_allclose(learned.predict_proba(np.zeros((1, 3))), [[0.25, 0.75]], rtol=1e-15)
+
+
+# -- learning arithmetic ------------------------------------------------------------------
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_partial_fit_in_pieces_equals_fit(Model, random_counts):
+    X, y = random_counts
+    whole = Model().fit(X, y)
+    # The first piece has one class only; the others arrive later.
+    order = np.argsort(y != "ham", kind="stable")
+    X, y = X[order], y[order]
+    pieces = Model()
+    for start, stop in [(0, 10), (10, 11), (11, 50), (50, 80)]:
+        pieces.partial_fit(X[start:stop], y[start:stop])
+    assert pieces.classes_.tolist() == ["ham", "news", "spam"]
+    np.testing.assert_array_equal(pieces.class_count_, whole.class_count_)
+    np.testing.assert_array_equal(pieces.feature_count_, whole.feature_count_)
+    np.testing.assert_array_equal(pieces.predict_log_proba(X), whole.predict_log_proba(X))
+
+
+def test_partial_fit_with_declared_classes_and_new_terms():
+    X = np.array([[1, 0], [0, 2], [1, 1]])
+    model = MultinomialNB().partial_fit(X[:1], ["a"], classes=["a", "b"])
+    assert model.classes_.tolist() == ["a", "b"]
+    np.testing.assert_array_equal(model.class_count_, [1, 0])
+    model.partial_fit(X[1:], ["b", "a"])
+    # A new term inserted before column 1 (zero counts), then a document using it.
+    model.insert_terms(np.array([1]))
+    model.partial_fit(np.array([[0, 4, 1]]), ["b"])
+    whole = MultinomialNB().fit(np.array([[1, 0, 0], [0, 0, 2], [1, 0, 1], [0, 4, 1]]),
+                                ["a", "b", "a", "b"])
+    np.testing.assert_array_equal(model.feature_count_, whole.feature_count_)
+    np.testing.assert_array_equal(model.feature_log_prob_, whole.feature_log_prob_)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_merge_equals_fit_on_the_union(Model, random_counts):
+    X, y = random_counts
+    whole = Model().fit(X, y)
+    first = Model().fit(X[:30], y[:30])
+    second = Model().fit(X[30:][y[30:] != "news"], y[30:][y[30:] != "news"])
+    third = Model().fit(X[30:][y[30:] == "news"], y[30:][y[30:] == "news"])
+    first.merge(second).merge(third)
+    np.testing.assert_array_equal(first.class_count_, whole.class_count_)
+    np.testing.assert_array_equal(first.feature_count_, whole.feature_count_)
+    np.testing.assert_allclose(first.predict_log_proba(X), whole.predict_log_proba(X), rtol=1e-14)
+
+
+def test_merge_adds_a_class_the_model_lacked():
+    a = MultinomialNB().fit(np.array([[1, 0], [0, 1]]), ["x", "z"])
+    b = MultinomialNB().fit(np.array([[2, 2]]), ["y"])
+    a.merge(b)
+    assert a.classes_.tolist() == ["x", "y", "z"]
+    np.testing.assert_array_equal(a.feature_count_, [[1, 0], [2, 2], [0, 1]])
+    np.testing.assert_array_equal(a.class_count_, [1, 1, 1])
+
+
+def test_merge_refuses_other_models_and_other_terms():
+    X = np.array([[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match="cannot merge a BernoulliNB into a MultinomialNB"):
+        MultinomialNB().fit(X, [0, 1]).merge(BernoulliNB().fit(X, [0, 1]))
+    with pytest.raises(ValueError, match="cannot merge models over 2 and 3 terms"):
+        MultinomialNB().fit(X, [0, 1]).merge(MultinomialNB().fit(np.eye(3), [0, 1, 1]))
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_unlearn_restores_the_previous_model_exactly(Model, random_counts):
+    X, y = random_counts
+    before = Model().fit(X[:60], y[:60])
+    expected = _state(before)
+    expected_proba = before.predict_proba(X)
+    model = Model().fit(X[:60], y[:60]).partial_fit(X[60:], y[60:])
+    model.unlearn(X[60:], y[60:])
+    _assert_same_state(_state(model), expected)
+    np.testing.assert_array_equal(model.predict_proba(X), expected_proba)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_unlearning_what_was_not_learned_raises_and_changes_nothing(Model):
+    X = np.array([[1, 0, 2], [0, 1, 0], [1, 1, 0]])
+    model = Model().fit(X, ["ham", "spam", "spam"])
+    saved = _state(model)
+    with pytest.raises(ValueError, match="cannot unlearn documents the model did not learn"):
+        model.unlearn(np.array([[0, 1, 5]]), ["ham"])      # ham never had term 1
+    with pytest.raises(ValueError, match="cannot unlearn documents the model did not learn"):
+        model.unlearn(np.array([[0, 0, 0], [0, 0, 0]]), ["ham", "ham"])
+    with pytest.raises(ValueError, match="cannot unlearn class 'news'"):
+        model.unlearn(np.array([[1, 0, 0]]), ["news"])
+    _assert_same_state(_state(model), saved)
+
+
+def test_weighted_fit_equals_repeated_documents():
+    X = np.array([[1, 2, 0], [0, 1, 3], [2, 0, 0]])
+    weighted = MultinomialNB().fit(X, ["a", "b", "a"], sample_weight=[3, 1, 2])
+    repeated = MultinomialNB().fit(np.repeat(X, [3, 1, 2], axis=0), ["a"] * 3 + ["b"] + ["a"] * 2)
+    np.testing.assert_array_equal(weighted.feature_count_, repeated.feature_count_)
+    np.testing.assert_array_equal(weighted.class_count_, repeated.class_count_)
+    with pytest.raises(ValueError, match="sample_weight must have one weight per document"):
+        MultinomialNB().fit(X, ["a", "b", "a"], sample_weight=[1, 2])
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("Model", MODELS)
+@pytest.mark.parametrize("alpha", [0, -1.0, float("nan"), "1"])
+def test_alpha_must_be_positive(Model, alpha):
+    with pytest.raises(ValueError, match="alpha must be a number > 0"):
+        Model(alpha=alpha).fit(np.eye(2), [0, 1])
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_bad_training_input(Model):
+    with pytest.raises(ValueError, match="X has 2 documents but y has 3 labels"):
+        Model().fit(np.eye(2), [0, 1, 1])
+    with pytest.raises(ValueError, match="X must hold non-negative counts"):
+        Model().fit(np.array([[1, -1], [0, 1]]), [0, 1])
+    with pytest.raises(ValueError, match="cannot fit on an empty training set"):
+        Model().fit(np.zeros((0, 3)), [])
+    with pytest.raises(ValueError, match="is not fitted yet"):
+        Model().predict(np.eye(2))
+    model = Model().fit(np.eye(2), [0, 1])
+    with pytest.raises(ValueError, match="X has 3 terms; the model was fitted on 2"):
+        model.predict(np.eye(3))
+    with pytest.raises(ValueError, match="X has 3 terms; the model was fitted on 2"):
+        model.partial_fit(np.eye(3), [0, 1, 1])
+
+
+def test_single_class_model_predicts_that_class_with_certainty():
+    model = MultinomialNB().fit(np.array([[1, 2], [0, 1]]), ["only", "only"])
+    np.testing.assert_array_equal(model.predict_proba(np.array([[5, 0]])), [[1.0]])
+    assert model.predict(np.array([[5, 0]])).tolist() == ["only"]
+
+
+# -- scikit-learn conventions and agreement ---------------------------------------------------
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_get_params_and_set_params(Model, random_counts):
+    X, y = random_counts
+    model = Model(alpha=0.3, fit_prior=False)
+    assert model.get_params() == {"alpha": 0.3, "fit_prior": False, "class_prior": None}
+    assert repr(model) == f"{Model.__name__}(alpha=0.3, fit_prior=False, class_prior=None)"
+    model.fit(X, y)
+    # set_params on a fitted model re-derives the log parameters from the counts.
+    model.set_params(alpha=2.0, fit_prior=True)
+    refit = Model(alpha=2.0).fit(X, y)
+    np.testing.assert_allclose(model.predict_log_proba(X), refit.predict_log_proba(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="invalid parameter 'beta' for"):
+        model.set_params(beta=1)
+
+
+@pytest.mark.parametrize("name", ["MultinomialNB", "BernoulliNB", "ComplementNB"])
+def test_agrees_with_scikit_learn(name, random_counts):
+    sk = pytest.importorskip("sklearn.naive_bayes")
+    X, y = random_counts
+    ours = {"MultinomialNB": MultinomialNB(alpha=0.7), "BernoulliNB": BernoulliNB(alpha=0.7),
+            # scikit-learn's ComplementNB adds no prior with two or more classes.
+            "ComplementNB": ComplementNB(alpha=0.7, fit_prior=False)}[name]
+    theirs = getattr(sk, name)(alpha=0.7, **({"norm": False} if name == "ComplementNB" else {}))
+    ours.fit(X, y)
+    theirs.fit(X, y)
+    np.testing.assert_array_equal(ours.classes_, theirs.classes_)
+    np.testing.assert_allclose(ours.feature_log_prob_, theirs.feature_log_prob_, rtol=1e-12)
+    np.testing.assert_allclose(ours.predict_log_proba(X), theirs.predict_log_proba(X),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+
+
+def test_scikit_learn_clone_pipeline_and_cross_val_score():
+    pytest.importorskip("sklearn")
+    from sklearn.base import clone
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import Pipeline
+    model = MultinomialNB(alpha=0.5, class_prior=[0.4, 0.6])
+    copy = clone(model)
+    assert copy is not model and copy.get_params() == model.get_params()
+    texts = ["cheap pills now", "cheap money now", "win money now", "free pills",
+             "meeting at noon", "lunch at noon", "notes from the meeting", "lunch tomorrow"] * 3
+    y = ["spam"] * 4 + ["ham"] * 4
+    y = y * 3
+    pipe = Pipeline([("counts", CountVectorizer()), ("nb", MultinomialNB())])
+    pipe.fit(texts, y)
+    assert pipe.predict(["cheap pills", "lunch meeting"]).tolist() == ["spam", "ham"]
+    scores = cross_val_score(pipe, texts, y, cv=3)
+    np.testing.assert_array_equal(scores, [1.0, 1.0, 1.0])
+    assert cross_val_score(pipe, texts, y, cv=3, scoring="neg_log_loss").max() < 0
+
+
+def test_score_is_mean_accuracy():
+    model = MultinomialNB().fit(np.array([[3, 0], [0, 3]]), ["a", "b"])
+    X = np.array([[5, 0], [0, 5], [4, 1], [1, 4]])
+    assert model.predict(X).tolist() == ["a", "b", "a", "b"]
+    assert model.score(X, ["a", "b", "b", "b"]) == 0.75
+    assert model.score(X, ["a", "b", "b", "b"], sample_weight=[1, 1, 2, 0]) == 0.5
