@@ -39,6 +39,11 @@ def _line(message: Any) -> str:
     return " ".join(str(message).split())
 
 
+def _name(file: IO) -> str:
+    """The name to put before a data error: the path, or <stdin>."""
+    return getattr(file, "name", "<stdin>")
+
+
 def _model_path(path: str | None) -> str:
     return path or str(default_table_model_path())
 
@@ -49,7 +54,7 @@ def _write_csv(output: str | None, header: Sequence[str], rows: Iterator[Sequenc
         return [f"{v:.6g}" if isinstance(v, float) else str(v) for v in row]
 
     with (open(output, "w", newline="", encoding="utf-8") if output and output != "-"
-          else contextlib.nullcontext(click.get_text_stream("stdout"))) as out:
+          else contextlib.nullcontext(sys.stdout)) as out:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(header)
         writer.writerows(cells(row) for row in rows)
@@ -128,7 +133,7 @@ def train(data: IO[bytes], target: str, model_path: str | None, columns: Sequenc
     model = TableNB(kinds=kinds, alpha=alpha, ddof=ddof, var_floor=var_floor, bins=bins,
                     unseen=unseen, fit_prior=mode != "uniform")
     path = _model_path(model_path)
-    with _reporting(data.name):
+    with _reporting(_name(data)):
         t = read_csv(data)
         t.index([target, *([weight] if weight else []), *kinds])  # every named column exists
         if target in kinds or target == weight:
@@ -160,7 +165,7 @@ def classify(rows: IO[bytes], model_path: str | None, output: str | None, explai
     """
     with _reporting():
         model = TableNB.load(_model_path(model_path))
-    with _reporting(rows.name):
+    with _reporting(_name(rows)):
         t = read_csv(rows)
         X = t.select(model.columns_)
         proba = model.predict_proba(X)
