@@ -1,0 +1,156 @@
+"""text → tokens (Tokenizer), bytes → str (decode), and stop-word sets (load_stop_words)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import textnb.stopwords
+from textnb.decoding import decode
+from textnb.errors import TextnbError
+from textnb.stopwords import load_stop_words
+from textnb.tokens import MAX_TOKEN_LENGTH, Tokenizer
+
+
+# -- token kinds ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, tokens", [
+    ("Don't e-mail me", ["don't", "e-mail", "me"]),
+    ("rock’n’roll well-known-fact", ["rock’n’roll", "well-known-fact"]),
+    ("pi is 3.14, 1,000 or 42", ["pi", "is", "3.14", "1,000", "or", "42"]),
+    ("only $500 or $1,000.00, €5 and £3.50; $ alone", ["only", "$500", "or", "$1,000.00", "€5",
+                                                        "and", "£3.50", "alone"]),
+    ("see https://www.Win-Big.example.com/path?id=7 now",
+     ["see", "https", "www.win-big.example.com", "path", "id", "7", "now"]),
+    ("write to John.Doe+spam@mail.example.org today",
+     ["write", "to", "john.doe+spam@mail.example.org", "today"]),
+    ("buy! now!! free!!! win!!!!!!!", ["buy", "!", "now", "!!", "free", "!!!", "win", "!!!"]),
+    ("-- ... ;; ()", []),
+])
+def test_token_kinds(text, tokens):
+    assert Tokenizer()(text) == tokens
+
+
+def test_unicode_and_casefolding():
+    assert Tokenizer()("Über STRAẞE straße ΣΊΣΥΦΟΣ Ǆemal") == \
+        ["über", "strasse", "strasse", "σίσυφοσ", "ǆemal"]
+    assert Tokenizer(lowercase=False)("Über MIXED case") == ["Über", "MIXED", "case"]
+    assert Tokenizer()("東京 café naïve") == ["東京", "café", "naïve"]
+
+
+def test_overlong_tokens_are_dropped_not_cut():
+    longest, too_long = "b" * MAX_TOKEN_LENGTH, "a" * (MAX_TOKEN_LENGTH + 1)
+    assert Tokenizer()(f"{too_long} {longest} ok") == [longest, "ok"]
+    assert Tokenizer(max_length=3)("abc abcd ab") == ["abc", "ab"]
+    # base64 lines, the reason for the cap, vanish entirely.
+    assert Tokenizer()("SGVsbG8gd29ybGQhIFRoaXMgaXMgYSBiYXNlNjQgZW5jb2RlZCBsaW5lIG9mIHRleHQu") == []
+
+
+def test_stop_words_are_compared_after_casefolding():
+    tokenizer = Tokenizer(stop_words={"the", "a"})
+    assert tokenizer("The cat and A dog THE end") == ["cat", "and", "dog", "end"]
+
+
+@pytest.mark.parametrize("stemmer, tokens", [
+    ("porter", ["run", "run", "easili", "gener", "don't", "42"]),
+    ("snowball", ["run", "run", "easili", "generous", "don't", "42"]),
+])
+def test_stemming(stemmer, tokens):
+    pytest.importorskip("nltk")
+    tokenizer = Tokenizer(stemmer=stemmer)
+    assert tokenizer("Running runs easily generously don't 42") == tokens
+    # Twice, so the second call goes through the cache and gives the same.
+    assert tokenizer("Running runs easily generously don't 42") == tokens
+
+
+def test_stemming_happens_after_stop_words():
+    pytest.importorskip("nltk")
+    # "having" is a stop word; its stem "have" is not removed because it is not in the text.
+    assert Tokenizer(stop_words={"having"}, stemmer="porter")("having haves") == ["have"]
+
+
+def test_ngrams():
+    assert Tokenizer(ngram_range=(1, 2))("a b c") == ["a", "b", "c", "a b", "b c"]
+    assert Tokenizer(ngram_range=(2, 3))("a b c d") == ["a b", "b c", "c d", "a b c", "b c d"]
+    assert Tokenizer(ngram_range=(2, 2))("single") == []
+    # n-grams join the words left after stop words are removed.
+    assert Tokenizer(ngram_range=(2, 2), stop_words={"the"})("win the prize") == ["win prize"]
+
+
+def test_bad_settings():
+    with pytest.raises(ValueError, match="stemmer must be None, 'porter' or 'snowball'"):
+        Tokenizer(stemmer="lancaster")
+    with pytest.raises(ValueError, match=r"ngram_range must be \(min_n, max_n\)"):
+        Tokenizer(ngram_range=(2, 1))
+    with pytest.raises(ValueError, match=r"ngram_range must be \(min_n, max_n\)"):
+        Tokenizer(ngram_range=(0, 1))
+    with pytest.raises(ValueError, match="max_length must be a positive number"):
+        Tokenizer(max_length=0)
+
+
+def test_document_prefixes_header_field_tokens():
+    tokens = Tokenizer(ngram_range=(1, 2)).document(
+        "Body text", [("subject", "FREE money!!"), ("from", "Win <win@example.com>")])
+    assert tokens == ["body", "text", "body text",
+                      "subject:free", "subject:money", "subject:!!",
+                      "from:win", "from:win@example.com"]
+    assert Tokenizer().document(b"caf\xe9") == ["café"]
+
+
+# -- bytes ------------------------------------------------------------------------------------
+
+def test_bytes_decode_as_utf8_else_cp1252():
+    assert Tokenizer()("Grüße".encode("utf-8")) == ["grüsse"]
+    # Invalid UTF-8: Windows-1252, where 0x93/0x94 are curly quotes and 0x80 is the euro sign.
+    assert decode(b"\x93caf\xe9\x94 \x80 5") == "“café” € 5"
+    assert Tokenizer()(b"\x93caf\xe9\x94 \x805") == ["café", "€5"]
+    # A declared charset is tried before the fallback.
+    assert decode("Привет".encode("koi8-r"), charset='"KOI8-R"') == "Привет"
+    assert decode(b"caf\xe9", charset="no-such-charset") == "café"
+    # cp1252's five undefined bytes decode as latin-1 control characters.
+    assert decode(b"\x81\x8d\x8f\x90\x9d\xff") == "\x81\x8d\x8f\x90\x9d\xff"
+
+
+def test_binary_bytes_never_raise():
+    rng = np.random.default_rng(1)
+    blob = bytes(rng.integers(0, 256, 5000, dtype=np.uint8)) + b"\x00\x00PK\x03\x04ok\x00"
+    tokens = Tokenizer()(blob)
+    assert isinstance(tokens, list) and all(isinstance(t, str) and t for t in tokens)
+    assert all("\x00" not in t and len(t) <= MAX_TOKEN_LENGTH for t in tokens)
+    assert "pk" in Tokenizer()(b"\x00\x00PK\x03\x04\x00")
+
+
+# -- stop words -------------------------------------------------------------------------------
+
+def test_english_stop_words_packaged_copy(monkeypatch):
+    # Without NLTK's downloaded corpus, the packaged copy of its 179-word list is used.
+    monkeypatch.setattr(textnb.stopwords, "_nltk_words", lambda language: [])
+    words = load_stop_words("english")
+    assert len(words) == 179
+    assert {"the", "a", "and", "don't", "wouldn't", "ourselves"} <= words
+    assert "spam" not in words
+
+
+def test_english_stop_words():
+    words = load_stop_words("english")
+    assert "the" in words and "you're" in words
+    assert len(words) >= 179
+
+
+def test_no_stop_words():
+    assert load_stop_words("none") == frozenset()
+    assert load_stop_words(None) == frozenset()
+    assert load_stop_words(["d", "e", "d"]) == {"d", "e"}
+
+
+def test_stop_word_file_with_comments(tmp_path):
+    path = tmp_path / "stop.txt"
+    path.write_text("# my stop words\nthe\n  and  # a conjunction\n\nbär\n#only a comment\n",
+                    encoding="utf-8")
+    assert load_stop_words(str(path)) == {"the", "and", "bär"}
+
+
+def test_missing_stop_word_file_names_it(tmp_path):
+    missing = tmp_path / "nope.txt"
+    with pytest.raises(TextnbError, match=r"cannot read stop-word file '.*nope\.txt'"):
+        load_stop_words(str(missing))
