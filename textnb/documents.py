@@ -78,6 +78,7 @@ _MAIL_FIELDS = frozenset({
 # Real header blocks are a few kilobytes; spam with hundreds of Received lines stays under this.
 _SNIFF_BYTES = 64 * 1024
 _BINARY_SNIFF_BYTES = 8 * 1024
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 # An mbox separator: "From sender asctime-date", e.g. "From jo@example.com  Thu Aug 22 13:17:22
 # 2002". Requiring the date keeps a body line like "From the desk of ..." in a single message
@@ -171,7 +172,7 @@ def _cap(raw: bytes) -> bytes:
 
 
 def _is_binary(raw: bytes) -> bool:
-    return b"\0" in raw[:_BINARY_SNIFF_BYTES]
+    return b"\0" in raw[:_BINARY_SNIFF_BYTES] and not raw.startswith(_UTF16_BOMS)
 
 
 def _is_message(raw: bytes) -> bool:
@@ -198,7 +199,7 @@ def _is_message(raw: bytes) -> bool:
 
 def _plain_text(raw: bytes) -> str:
     # Windows Notepad's "Unicode" is UTF-16 with a byte order mark; decode() knows 8-bit text.
-    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if raw.startswith(_UTF16_BOMS):
         return raw.decode("utf-16", errors="replace")
     return decode(raw).removeprefix("\ufeff")
 
@@ -264,7 +265,7 @@ def _read_maildir(path: str, report: ErrorHandler) -> Iterator[Document]:
 
     box = mailbox.Maildir(path, factory=None, create=False)
     try:
-        keys = sorted(box.iterkeys())
+        keys = sorted(key for key in box.iterkeys() if key[0] != ".")  # hidden, as elsewhere
     except OSError as error:
         report(path, _reason(error))
         return
@@ -348,8 +349,16 @@ def _header_text(value: object) -> str:
         chunks = decode_header(value)
     except HeaderParseError:  # an encoded word of bad base64: keep it as written
         chunks = [(str(value), None)]
-    text = "".join(c if isinstance(c, str) else decode(c, charset) for c, charset in chunks)
-    return " ".join(text.split())
+    parts: list[str] = []
+    last: object = None
+    for chunk, charset in chunks:
+        # decode_header drops the space between an encoded word and the plain text after it
+        # (email.header.Header adds it back); two adjacent encoded words do join.
+        if parts and (charset is None or last is None):
+            parts.append(" ")
+        parts.append(chunk if isinstance(chunk, str) else decode(chunk, charset))
+        last = charset
+    return " ".join("".join(parts).split())
 
 
 def _body(message: Message, fields: list[tuple[str, str]]) -> list[str]:

@@ -1,0 +1,252 @@
+import io
+import mailbox
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from textnb import documents
+from textnb.documents import Document, iter_files, parse_message, read_bytes, read_documents
+from textnb.errors import DocumentError
+
+DATA = Path(__file__).parent / "data" / "documents"
+
+
+def read(*paths):
+    """(documents, errors) of read_documents over paths."""
+    errors = []
+    docs = list(read_documents([str(p) for p in paths], on_error=lambda s, r: errors.append((s, r))))
+    return docs, errors
+
+
+def test_mime_message():
+    # QP latin-1 part, base64 UTF-8 part, HTML part, PDF attachment, RFC 2047 headers, From_ line.
+    path = str(DATA / "mime.eml")
+    assert list(read_documents([path])) == [Document(
+        source=path,
+        text="Crème brûlée for a soft line break.\nFünf Euro – gratis!\nOffer\nClick here & win\ncheap",
+        fields=(
+            ("from", "René Dupont <rene@example.com>"),
+            ("to", "you@example.org"),
+            ("subject", "Grüße and café for you"),
+            ("x-mailer", "Bulk Mailer 3.0"),
+            ("content-type", "multipart/mixed"),
+            ("attachment", "application/pdf invoice.pdf"),
+            ("html", "html head title style script body p a b table tr td img"),
+            ("url", "spam.example.com images.example.net"),
+        ),
+    )]
+
+
+def test_hostile_message():
+    # Bad base64 is kept as written, unknown charsets and 8-bit headers fall back to cp1252,
+    # a nested message's text is read, "<![foo]>" (which html.parser rejects) is skipped.
+    doc = read_bytes((DATA / "hostile.eml").read_bytes(), "h")
+    assert doc == Document("h", "!!!not base64***\nnaïve résumé\ninner text", (
+        ("from", "Björn <b@example.com>"),
+        ("subject", "café au lait"),
+        ("content-type", "multipart/mixed"),
+        ("attachment", "application/octet-stream résumé.exe"),
+        ("html", "p"),
+    ))
+
+
+def test_news_article_leaves_out_the_answer():
+    doc = read_bytes((DATA / "news.txt").read_bytes(), "n")
+    assert doc.text == ("In article <1993Apr1.123@example.edu> someone writes:\n"
+                        ">Which library should I use?\n\nTry Mesa; it is free.")
+    assert doc.fields == (
+        ("from", "jdoe@cs.example.edu (John Doe)"),
+        ("subject", "Re: Best 3D graphics library?"),
+        ("organization", "Example University"),
+        ("keywords", "OpenGL, rendering"),
+    )
+
+
+def test_multipart_without_its_boundary_is_read_as_text():
+    doc = read_bytes((DATA / "missing-boundary.eml").read_bytes())
+    assert "cheap pills" in doc.text.splitlines()
+    assert ("content-type", "multipart/alternative") in doc.fields
+
+
+def test_plain_text_files():
+    docs, errors = read(DATA / "note.txt", DATA / "latin1.txt", DATA / "utf16.txt")
+    assert errors == []
+    # "Note:" looks like a header field but no mail field follows: plain text.
+    assert [(d.text, d.fields) for d in docs] == [
+        ("Note: this is plain text.\nSecond line.\n", ()),
+        ("Déjà vu, naïve café\n", ()),
+        ("Hello Wörld\n", ()),
+    ]
+
+
+def test_empty_binary_and_missing_files_are_reported():
+    missing = DATA / "no-such-file"
+    docs, errors = read(DATA / "empty.txt", DATA / "binary.bin", missing)
+    assert docs == []
+    assert errors == [(str(DATA / "empty.txt"), "empty file"),
+                      (str(DATA / "binary.bin"), "binary file"),
+                      (str(missing), "no such file or directory")]
+    with pytest.raises(DocumentError, match="binary.bin: binary file"):
+        list(read_documents([str(DATA / "binary.bin")]))
+
+
+def test_read_bytes_of_binary_is_empty():
+    assert read_bytes((DATA / "binary.bin").read_bytes(), "b") == Document("b", "")
+
+
+def test_mail_with_nul_bytes_is_mail(tmp_path):
+    (tmp_path / "m").write_bytes(b"From: a@example.com\nSubject: nul\n\nbody \x00 here\n")
+    docs, errors = read(tmp_path / "m")
+    assert errors == [] and docs[0].fields == (("from", "a@example.com"), ("subject", "nul"))
+
+
+def test_mbox_yields_each_message():
+    path = str(DATA / "three.mbox")
+    docs = list(read_documents([path]))
+    assert [(d.source, d.text, d.fields) for d in docs] == [
+        (f"{path}:1", "first body", (("from", "alice@example.com"), ("subject", "one"))),
+        (f"{path}:2", ">From the desk of Bob\nsecond body",
+         (("from", "bob@example.com"), ("subject", "two"))),
+        (f"{path}:3", "third body", (("from", "carol@example.com"), ("subject", "three"))),
+    ]
+
+
+def test_single_message_with_from_line_in_body_is_not_an_mbox():
+    path = str(DATA / "single-from.eml")
+    assert list(read_documents([path])) == [Document(
+        path, "From the desk of Dr. Smith\nI need your help.",
+        (("from", "dr.smith@example.com"), ("subject", "urgent business")))]
+
+
+def test_mbox_whose_first_message_is_longer_than_the_cap(tmp_path, monkeypatch):
+    monkeypatch.setattr(documents, "MAX_BYTES", 256)
+    path = tmp_path / "big.mbox"
+    path.write_text("From a@example.com Mon Jan  6 10:00:00 2003\nSubject: big\n\n"
+                    + "filler line\n" * 100
+                    + "\nFrom b@example.com Mon Jan  6 11:00:00 2003\nSubject: small\n\nhi\n")
+    docs = list(read_documents([str(path)]))
+    assert [d.source for d in docs] == [f"{path}:1", f"{path}:2"]
+    assert set(docs[0].text.split("\n")) == {"filler line"}  # cut at a line end
+    assert docs[0].text.count("filler") < 100
+    assert docs[1] == Document(f"{path}:2", "hi", (("subject", "small"),))
+
+
+def test_maildir(tmp_path):
+    box = mailbox.Maildir(tmp_path / "Mail", create=True)
+    keys = sorted(box.add(f"Subject: m\n\nbody {i}\n".encode()) for i in range(3))
+    (tmp_path / "Mail" / "cur" / ".hidden").write_text("x")
+    path = str(tmp_path / "Mail")
+    docs, errors = read(path)
+    assert errors == []
+    assert [d.source for d in docs] == [f"{path}:{key}" for key in keys]
+    assert sorted(d.text for d in docs) == ["body 0", "body 1", "body 2"]
+    assert sorted(iter_files(path)) == [os.path.join(path, "new", key) for key in keys]
+    # A Maildir inside a directory tree is read as one too.
+    docs, errors = read(tmp_path)
+    assert [d.source for d in docs] == [f"{path}:{key}" for key in keys]
+
+
+def test_directory_is_read_recursively_sorted_without_hidden(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "2.txt").write_text("two")
+    (tmp_path / "a.txt").write_text("one")
+    (tmp_path / "c.txt").write_text("three")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("hidden")
+    (tmp_path / ".hidden.txt").write_text("hidden")
+    (tmp_path / "b" / "loop").symlink_to(tmp_path)  # walked once
+    docs, errors = read(tmp_path)
+    assert errors == []
+    assert [d.text for d in docs] == ["one", "two", "three"]
+    assert list(iter_files(str(tmp_path))) == [str(tmp_path / "a.txt"), str(tmp_path / "b" / "2.txt"),
+                                             str(tmp_path / "c.txt")]
+    assert list(iter_files(str(tmp_path / "a.txt"))) == [str(tmp_path / "a.txt")]
+
+
+def test_empty_and_unreadable_directories(tmp_path):
+    (tmp_path / "empty").mkdir()
+    docs, errors = read(tmp_path / "empty")
+    assert docs == [] and errors == [(str(tmp_path / "empty"), "no files")]
+    with pytest.raises(DocumentError, match="no files"):
+        list(iter_files(str(tmp_path / "empty")))
+    if os.geteuid() != 0:  # root reads everything
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0)
+        assert read(locked) == ([], [(str(locked), "permission denied")])
+
+
+def test_stdin(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"Subject: hi\n\nbody\n")))
+    assert list(read_documents(["-"])) == [Document("-", "body", (("subject", "hi"),))]
+
+
+def test_cap_cuts_at_a_line_end(monkeypatch):
+    monkeypatch.setattr(documents, "MAX_BYTES", 20)
+    # A cut inside "é" would make the whole text fail UTF-8 and decode as cp1252.
+    assert read_bytes("été line\nété again and more\n".encode()).text == "été line\n"
+    assert parse_message(b"Subject: s\n\nword\n" + b"more " * 10).text == "word"
+    assert read_bytes(b"x" * 30).text == "x" * 20  # no line end to cut at
+
+
+def test_deeply_nested_multiparts_fall_back_to_plain_body():
+    # email.feedparser recurses per level: this makes it raise RecursionError.
+    nesting = b"".join(b"Content-Type: multipart/mixed; boundary=b%d\n\n--b%d\n" % (i, i)
+                       for i in range(3000))
+    doc = parse_message(b"Subject: deep\n" + nesting + b"Content-Type: text/plain\n\nhello\n")
+    assert doc.fields[0] == ("subject", "deep")
+    assert doc.text.endswith("hello\n")
+
+
+def test_header_edge_cases():
+    raw = (b"Subject: =?utf-8?b?A?= plain\nFrom: =?x-unknown?q?caf=E9?= <c@example.com>\n"
+           b"To: \nContent-Type: text/html; charset=\"utf8mb4\"\n\n<b>bold</b> &amp; <i>it</i>")
+    doc = parse_message(raw)
+    assert doc.fields == (
+        ("subject", "=?utf-8?b?A?= plain"),  # undecodable base64 word: kept as written
+        ("from", "café <c@example.com>"),
+        ("content-type", "text/html utf8mb4"),
+        ("html", "b i"),
+    )
+    assert doc.text == "bold & it"
+
+
+def test_html_sent_as_plain_text_and_unclosed_script():
+    doc = parse_message(b"Subject: x\n\n  <HTML><body><a href='http://[bad'>a</a>"
+                        b"<a href=//cdn.example.com/>b</a><script>hide")
+    assert doc.text == "ab"
+    assert doc.fields == (("subject", "x"), ("html", "html body a script"), ("url", "cdn.example.com"))
+
+
+def test_message_without_text_parts():
+    raw = (b"Subject: pic\nContent-Type: multipart/mixed; boundary=x\n\n--x\n"
+           b"Content-Type: image/gif\n\nR0lGOD\n--x--\n")
+    assert parse_message(raw, "p") == Document("p", "", (
+        ("subject", "pic"), ("content-type", "multipart/mixed"), ("attachment", "image/gif")))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=2000))
+def test_arbitrary_bytes_never_raise(raw):
+    for doc in (parse_message(raw), read_bytes(raw)):
+        assert isinstance(doc.text, str)
+        assert all(isinstance(n, str) and isinstance(v, str) for n, v in doc.fields)
+
+
+_MIME_LINES = st.sampled_from([
+    b"Content-Type: multipart/mixed; boundary=b", b"Content-Type: text/html; charset=x-bad",
+    b"Content-Type: message/rfc822", b"Content-Transfer-Encoding: base64",
+    b"Content-Transfer-Encoding: quoted-printable", b"Subject: =?utf-8?q?a=FF?=", b"--b", b"--b--",
+    b"", b"<html><![x", b"=E9=", b"QUJD=", b"\xff\xfe", b"From: =?bad?b?@@?=", b"\tcont",
+    b"Content-Disposition: attachment; filename*=bogus''%FF", b"<a href='http://[x'>",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_MIME_LINES, max_size=40))
+def test_mime_soup_never_raises(lines):
+    doc = parse_message(b"\n".join(lines))
+    assert isinstance(doc.text, str)
