@@ -1,0 +1,156 @@
+"""token lists → Vocabulary → csr_matrix: pruning, sorted terms, counts, growth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from textnb.vocabulary import Vocabulary
+
+DOCS = [["spam", "ham", "eggs", "spam"],
+        ["spam", "toast"],
+        ["spam", "ham", "jam"],
+        ["ham", "beans", "beans", "beans"]]
+# Document frequencies: spam 3, ham 3, beans 1, eggs 1, jam 1, toast 1.
+# Total counts: spam 4, ham 3, beans 3, eggs 1, jam 1, toast 1.
+
+
+def test_terms_are_sorted_and_counts_are_right():
+    vocabulary = Vocabulary().fit(DOCS)
+    assert vocabulary.terms_ == ["beans", "eggs", "ham", "jam", "spam", "toast"]
+    assert vocabulary.index_ == {t: i for i, t in enumerate(vocabulary.terms_)}
+    assert len(vocabulary) == 6
+    X = vocabulary.transform(DOCS)
+    assert isinstance(X, sp.csr_matrix) and X.shape == (4, 6)
+    np.testing.assert_array_equal(X.toarray(), [[0, 1, 1, 0, 2, 0],
+                                                [0, 0, 0, 0, 1, 1],
+                                                [0, 0, 1, 1, 1, 0],
+                                                [3, 0, 1, 0, 0, 0]])
+    np.testing.assert_array_equal(Vocabulary().fit_transform(DOCS).toarray(), X.toarray())
+
+
+def test_unknown_tokens_are_ignored_and_empty_documents_kept():
+    vocabulary = Vocabulary().fit(DOCS)
+    X = vocabulary.transform([["spam", "unknown", "spam"], [], ["nothing", "known"]])
+    np.testing.assert_array_equal(X.toarray(), [[0, 0, 0, 0, 2, 0], [0] * 6, [0] * 6])
+    assert X.indptr.tolist() == [0, 1, 1, 1]
+
+
+def test_binary_counts_presence():
+    vocabulary = Vocabulary(binary=True)
+    X = vocabulary.fit_transform(DOCS)
+    np.testing.assert_array_equal(X.toarray(), [[0, 1, 1, 0, 1, 0],
+                                                [0, 0, 0, 0, 1, 1],
+                                                [0, 0, 1, 1, 1, 0],
+                                                [1, 0, 1, 0, 0, 0]])
+    np.testing.assert_array_equal(vocabulary.transform([["beans"] * 5]).toarray(),
+                                  [[1, 0, 0, 0, 0, 0]])
+
+
+@pytest.mark.parametrize("settings, terms", [
+    ({"min_df": 2}, ["ham", "spam"]),
+    ({"min_df": 0.5}, ["ham", "spam"]),               # 0.5 · 4 = 2 documents
+    ({"min_df": 0.75}, ["ham", "spam"]),              # 3 documents
+    ({"min_df": 1.0}, None),                          # in every document: no term is
+    ({"max_df": 1}, ["beans", "eggs", "jam", "toast"]),
+    ({"max_df": 2}, ["beans", "eggs", "jam", "toast"]),
+    ({"max_df": 0.5}, ["beans", "eggs", "jam", "toast"]),
+    ({"max_df": 0.75}, ["beans", "eggs", "ham", "jam", "spam", "toast"]),
+    ({"min_df": 2, "max_df": 0.75}, ["ham", "spam"]),
+])
+def test_min_df_and_max_df(settings, terms):
+    if terms is None:           # min_df = 1.0 is "in every document": none here
+        with pytest.raises(ValueError, match="empty vocabulary"):
+            Vocabulary(**settings).fit(DOCS)
+        return
+    vocabulary = Vocabulary(**settings).fit(DOCS)
+    assert vocabulary.terms_ == terms
+    # Pruned terms are unknown tokens afterwards; columns follow the kept terms.
+    X = vocabulary.transform(DOCS).toarray()
+    full = Vocabulary().fit(DOCS)
+    columns = [full.index_[t] for t in terms]
+    np.testing.assert_array_equal(X, full.transform(DOCS).toarray()[:, columns])
+
+
+def test_max_features_keeps_most_frequent_with_deterministic_ties():
+    # Totals: spam 4, ham 3, beans 3, then eggs = jam = toast = 1.
+    assert Vocabulary(max_features=1).fit(DOCS).terms_ == ["spam"]
+    # ham and beans tie at 3: both fit in 3.
+    assert Vocabulary(max_features=3).fit(DOCS).terms_ == ["beans", "ham", "spam"]
+    # eggs, jam, toast tie at 1: the first by term order wins, whatever the input order.
+    assert Vocabulary(max_features=4).fit(DOCS).terms_ == ["beans", "eggs", "ham", "spam"]
+    assert Vocabulary(max_features=4).fit(DOCS[::-1]).terms_ == ["beans", "eggs", "ham", "spam"]
+    shuffled = [list(reversed(d)) for d in DOCS[::-1]]
+    assert Vocabulary(max_features=5).fit(shuffled).terms_ == ["beans", "eggs", "ham", "jam", "spam"]
+    # max_features applies after min_df/max_df.
+    assert Vocabulary(max_df=2, max_features=2).fit(DOCS).terms_ == ["beans", "eggs"]
+    with pytest.raises(ValueError, match="max_features must be a positive number, got 0"):
+        Vocabulary(max_features=0).fit(DOCS)
+
+
+@pytest.mark.parametrize("settings", [{"min_df": 0}, {"min_df": 1.5}, {"max_df": -1},
+                                      {"max_df": 0.0}, {"min_df": 2.5}])
+def test_bad_document_frequencies(settings):
+    name = next(iter(settings))
+    with pytest.raises(ValueError, match=f"{name} must be a whole number of documents or a "
+                                         r"proportion in \(0, 1\]"):
+        Vocabulary(**settings).fit(DOCS)
+
+
+def test_empty_vocabulary_error_says_what_to_do():
+    with pytest.raises(ValueError, match="empty vocabulary: every token was a stop word or was "
+                                         "pruned by min_df/max_df; try fewer stop words"):
+        Vocabulary().fit([[], []])
+    with pytest.raises(ValueError, match="cannot build a vocabulary from no documents"):
+        Vocabulary().fit([])
+
+
+def test_transform_equals_scikit_learn_count_vectorizer():
+    text = pytest.importorskip("sklearn.feature_extraction.text")
+    rng = np.random.default_rng(5)
+    words = ["Zeta", "alpha", "über", "éclair", "a b", "subject:free", "$500", "!!!", "42",
+             "3.14", "don't", "e-mail", "東京", "x@y.org", "beta", "alpha2"]
+    docs = [list(rng.choice(words, size=rng.integers(0, 12))) for _ in range(30)]
+    for binary in (False, True):
+        ours = Vocabulary(binary=binary)
+        X = ours.fit_transform(docs)
+        cv = text.CountVectorizer(analyzer=lambda tokens: tokens, binary=binary)
+        expected = cv.fit_transform(docs)
+        assert ours.terms_ == list(cv.get_feature_names_out())
+        assert isinstance(X, sp.csr_matrix)
+        assert (X != expected).nnz == 0
+        new = [list(rng.choice(words + ["unseen"], size=8)) for _ in range(5)]
+        assert (ours.transform(new) != cv.transform(new)).nnz == 0
+    # Pruning agrees too (scikit-learn's max_features breaks ties its own way: avoid ties).
+    ours = Vocabulary(min_df=2, max_df=0.5).fit(docs)
+    cv = text.CountVectorizer(analyzer=lambda tokens: tokens, min_df=2, max_df=0.5).fit(docs)
+    assert ours.terms_ == list(cv.get_feature_names_out())
+
+
+def test_grow_adds_sorted_terms_and_returns_insert_positions():
+    vocabulary = Vocabulary().fit([["b", "d"], ["f"]])
+    X_old = vocabulary.count([["b", "d", "f", "f"]])
+    positions = vocabulary.grow([["a", "d", "e"], ["g", "c", "a", "e"]])
+    assert vocabulary.terms_ == ["a", "b", "c", "d", "e", "f", "g"]
+    assert vocabulary.index_["e"] == 4
+    # numpy.insert semantics: a before old column 0, c before 1 (d), e before 2 (f), g at the end.
+    assert positions.tolist() == [0, 1, 2, 3]
+    old_dense = np.array([[1.0, 1.0, 2.0]])
+    np.testing.assert_array_equal(np.insert(old_dense, positions, 0.0, axis=1),
+                                  vocabulary.transform([["b", "d", "f", "f"]]).toarray())
+    assert X_old.data.tolist() == [1.0, 1.0, 2.0]
+    assert vocabulary.grow([["a", "g"]]).tolist() == []
+    # Several new terms before the same old column keep their sorted order.
+    v = Vocabulary().fit([["m"]])
+    assert v.grow([["c", "b", "a"]]).tolist() == [0, 0, 0]
+    assert v.terms_ == ["a", "b", "c", "m"]
+
+
+def test_grown_vocabulary_equals_one_fitted_at_once():
+    grown = Vocabulary().fit(DOCS[:1])
+    for doc in DOCS[1:]:
+        grown.grow([doc])
+    whole = Vocabulary().fit(DOCS)
+    assert grown.terms_ == whole.terms_
+    np.testing.assert_array_equal(grown.transform(DOCS).toarray(), whole.transform(DOCS).toarray())
