@@ -42,7 +42,7 @@ def prob(model: TableNB, column: str, value: str) -> dict:
 # -- the seeds ------------------------------------------------------------------------------
 
 def test_playtennis_mitchell_query():
-    """001_8077009318d87acb.txt: ⟨sunny, cool, high, strong⟩ gives .005 vs .021, P(no) = .795."""
+    """001_8077009318d87acb.txt: ⟨sunny, cool, high, strong⟩: .005 vs .021, P(no) = .795."""
     model = fit_csv("playtennis.csv", "play", alpha=0)
     assert prob(model, "wind", "strong") == pytest.approx({"yes": 3 / 9, "no": 3 / 5})
     scores = joint(model, ["sunny", "cool", "high", "strong"])
@@ -117,7 +117,7 @@ def test_gender_gaussian():
 
 
 def test_gender_ddof_zero_divides_by_n():
-    """000: the variance as E[(X − μ)²] divides by n; ddof = 0 gives (n − 1)/n of seed 000's."""
+    """000: the variance as E[(X − μ)²] divides by n; ddof = 0 gives (n − 1)/n of the n − 1 one."""
     model = fit_csv("gender.csv", "sex", ddof=0)
     assert model.distributions_["height"].var == pytest.approx([9.7225e-02 * 3 / 4,
                                                               3.5033e-02 * 3 / 4], rel=1e-4)
@@ -224,7 +224,7 @@ def test_missing_cells_are_skipped():
 
 
 def test_poisson_and_exponential_densities():
-    """004's PDFs: Poisson λ^k e^(−λ)/k! with λ the class mean; exponential λe^(−λx), λ = 1/mean."""
+    """004's PDFs: Poisson λ^k e^(−λ)/k!, λ the class mean; exponential λe^(−λx), λ = 1/mean."""
     model = mixed()
     visits, wait = model.distributions_["visits"], model.distributions_["wait"]
     assert visits.rate == pytest.approx([(0 + 1 + 4 + 2) / 4, (3 + 2 + 5) / 3])
@@ -428,6 +428,8 @@ def test_read_csv_errors(text, message):
     ([["1"], ["2"]], ["m", "f"], {"kinds": {"height": "gaussian"}}, ValueError,
      "kinds names 'height', which is not a column"),
     ([["1"], ["2"]], ["m", "f"], {"alpha": -1}, ValueError, "alpha must be a number ≥ 0"),
+    ([["1"], ["2"]], ["m", "f"], {"alpha": "1"}, ValueError, "alpha must be a number ≥ 0"),
+    ([], [], {}, ValueError, "cannot fit on an empty table"),
     ([["1"], ["2"]], ["m", "f"], {"ddof": 0.5}, ValueError, "ddof must be a whole number"),
     ([["1"], ["2"]], ["m", "f"], {"unseen": "ignore"}, ValueError, "unseen must be"),
     ([["1"], ["2"]], ["m"], {}, ValueError, "X has 2 rows but y has 1 labels"),
@@ -451,5 +453,5 @@ def test_predict_and_weight_errors():
     with pytest.raises(ValueError, match="sample_weight must be 2 finite numbers"):
         TableNB().fit([["a"], ["b"]], ["p", "q"], sample_weight=[1, -1])
     with pytest.raises(ValueError, match="not fitted yet"):
-        TableNB().predict_proba([["a"]])
+        TableNB().predict([["a"]])
     assert math.isclose(float(model.predict_proba([[6, "", 8]]).sum()), 1.0)

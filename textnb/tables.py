@@ -32,6 +32,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import numbers
 import os
 from typing import IO, Any, Iterable, Mapping, NamedTuple, Sequence
 
@@ -171,14 +172,14 @@ class Categorical:
     ``log_prob`` (n_classes, V), ``edges`` (V + 1,) for binned columns, else None.
     """
 
+    def __init__(self, name: str, kind: str = "categorical", bins: int = 5) -> None:
+        self.name, self.kind, self.bins = name, kind, bins
+        self.edges: np.ndarray | None = None
+
     @property
     def n(self) -> np.ndarray:
         """Weighted number of non-empty cells per class, n_c: shape (n_classes,)."""
         return self.count.sum(axis=1)
-
-    def __init__(self, name: str, kind: str = "categorical", bins: int = 5) -> None:
-        self.name, self.kind, self.bins = name, kind, bins
-        self.edges: np.ndarray | None = None
 
     def fit(self, cells: Sequence[Any], cls: np.ndarray, weight: np.ndarray,
             n_classes: int) -> "Categorical":
@@ -211,8 +212,8 @@ class Categorical:
         index = {v: i for i, v in enumerate(self.categories)}
         text = [_clean(cell) for cell in cells]
         code = np.array([index.get(t, -1) if t is not None else -1 for t in text], dtype=int)
-        bad = [i for i, t in enumerate(text) if t is not None and code[i] < 0]
-        if unseen == "error" and bad:
+        if unseen == "error" and (bad := [i for i, t in enumerate(text)
+                                          if t is not None and code[i] < 0]):
             raise TableError(f"row {bad[0] + 1}, column {self.name!r}: {text[bad[0]]!r} was "
                              f"never seen in training (values: {', '.join(self.categories)})")
         return code
@@ -445,11 +446,11 @@ class TableNB(BaseNB):
         """
         self._check_params()
         labels = np.asarray(list(y) if not isinstance(y, np.ndarray) else y)
-        names = self._check_columns(X, columns)
         if labels.ndim != 1 or len(labels) != len(X):
             raise ValueError(f"X has {len(X)} rows but y has {len(labels)} labels")
         if len(X) == 0:
             raise ValueError("cannot fit on an empty table")
+        names = self._check_columns(X, columns)
         for i, label in enumerate(labels):
             if _clean(label) is None:
                 raise TableError(f"row {i + 1}{'' if target is None else f', column {target!r}'}"
@@ -469,17 +470,27 @@ class TableNB(BaseNB):
                 raise TableError(f"column {name!r} has no values for class "
                                  f"'{classes[empty[0]]}': fill it in or drop the column")
         self.classes_, self.class_count_ = classes, np.bincount(cls, weights=weight)
-        self.columns_, self.distributions_, self.target_ = names, distributions, target
-        self.kinds_ = [d.kind for d in distributions.values()]
+        self.distributions_, self.target_ = distributions, target
         self._update()
         return self
 
+    @property
+    def columns_(self) -> list[str]:
+        """The feature columns, in order."""
+        return list(self.distributions_)
+
+    @property
+    def kinds_(self) -> list[str]:
+        """Each column's kind, in column order."""
+        return [dist.kind for dist in self.distributions_.values()]
+
     def _check_params(self) -> None:
-        if not np.isscalar(self.alpha) or not self.alpha >= 0:
+        # numbers.Real first: a string must give this ValueError, not a TypeError from >=.
+        if not isinstance(self.alpha, numbers.Real) or not self.alpha >= 0:
             raise ValueError(f"alpha must be a number ≥ 0 (0: no smoothing), got {self.alpha!r}")
         if not isinstance(self.ddof, (int, np.integer)) or self.ddof < 0:
             raise ValueError(f"ddof must be a whole number ≥ 0 (1: n − 1), got {self.ddof!r}")
-        if not np.isscalar(self.var_floor) or not self.var_floor > 0:
+        if not isinstance(self.var_floor, numbers.Real) or not self.var_floor > 0:
             raise ValueError(f"var_floor must be a number > 0, got {self.var_floor!r}")
         if not isinstance(self.bins, (int, np.integer)) or self.bins < 1:
             raise ValueError(f"bins must be a whole number ≥ 1, got {self.bins!r}")
@@ -574,8 +585,9 @@ class TableNB(BaseNB):
     def save(self, path: str | os.PathLike) -> None:
         """Write the model atomically as a ``table`` model file (JSON + numeric arrays)."""
         self._check_fitted()
-        params = {k: dict(v) if isinstance(v, Mapping) else np.asarray(v).tolist()
-                  if isinstance(v, (np.ndarray, np.generic, tuple)) else v
+        # JSON has no tuples, numpy scalars or arrays: make them lists and Python numbers.
+        params = {k: (dict(v) if isinstance(v, Mapping) else np.asarray(v).tolist()
+                      if isinstance(v, (np.ndarray, np.generic, tuple)) else v)
                   for k, v in self.get_params().items()}
         columns, arrays = [], {"class_count": self.class_count_}
         for j, (name, dist) in enumerate(self.distributions_.items()):
@@ -601,8 +613,6 @@ class TableNB(BaseNB):
                                         for key, value in arrays.items()
                                         if key.startswith(f"{j}.")})
                 model.distributions_[column["name"]] = dist
-            model.columns_ = list(model.distributions_)
-            model.kinds_ = [column["kind"] for column in meta["columns"]]
             model._update()
         except (KeyError, TypeError, ValueError, IndexError) as error:
             raise ModelFileError(f"model file '{os.fspath(path)}' is not a valid table model "
