@@ -1,0 +1,58 @@
+"""message bytes + header lines → the same bytes with X-TextNB-* headers at the top.
+
+A procmail filter must give back the message it was given: only the X-TextNB-* lines change.
+The work is done on bytes, without the email package, so that a message's encoding, folding,
+line endings and malformed parts are untouched and a large message costs one copy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+HEADER_PREFIX = "X-TextNB-"
+
+# A header field line: a field name (printable ASCII but ":") and a colon.
+_FIELD = re.compile(rb"[!-9;-~]+:")
+_OURS = re.compile(re.escape(HEADER_PREFIX.encode()) + rb"[!-9;-~]*:", re.IGNORECASE)
+_NAME = re.compile(re.escape(HEADER_PREFIX) + r"[!-9;-~]+", re.IGNORECASE)
+
+
+def add_headers(raw: bytes, headers: Sequence[tuple[str, str]]) -> bytes:
+    """raw with ``headers`` first in its header block and its old X-TextNB-* fields removed.
+
+    The new lines go after a leading mbox "From " line and end as the message's first line
+    does (CRLF or LF). Header values are made one line. Input without a header block gets a
+    blank line after the new headers, so that its first line stays out of them.
+    """
+    first_end = raw.find(b"\n") + 1
+    eol = b"\r\n" if raw[:first_end].endswith(b"\r\n") else b"\n"
+    start = first_end if first_end and raw.startswith(b"From ") else 0
+    lines = b"".join(_line(name, value, eol) for name, value in headers)
+
+    chunks = [raw[:start], lines]
+    kept = pos = start  # raw[kept:pos] is still to be copied
+    dropping = False  # inside an X-TextNB-* field, whose continuation lines go with it
+    while pos < len(raw):
+        end = raw.find(b"\n", pos) + 1 or len(raw)
+        if raw[pos:pos + 1] in (b" ", b"\t") and pos > start:
+            drop = dropping
+        elif _FIELD.match(raw, pos):
+            drop = dropping = _OURS.match(raw, pos) is not None
+        else:  # the blank line ending the header block, or the body of a message without one
+            if pos == start and raw[pos:end].strip(b"\r\n"):
+                chunks.append(eol)
+            break
+        if drop:
+            chunks.append(raw[kept:pos])
+            kept = end
+        pos = end
+    chunks.append(raw[kept:])
+    return b"".join(chunks)
+
+
+def _line(name: str, value: str, eol: bytes) -> bytes:
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"header name must be {HEADER_PREFIX} and a field name, not {name!r}")
+    # One line: a CR or LF in a value would end the header early or start a forged one.
+    return f"{name}: {' '.join(value.split())}".encode() + eol
