@@ -189,6 +189,7 @@ def test_model_file_errors(tmp_path):
     (["--prior", "man=0.5", "--prior", "female=0.5"], "'man' is not a class"),
     (["--prior", "male=-1", "--prior", "female=1"], "a prior must be ≥ 0"),
     (["--prior", "often"], "'often' is not learned, uniform or CLASS=P"),
+    (["--prior", "uniform", "--prior", "male=1"], "not a mix"),
     (["-k", "-1"], "-1"),
 ])
 def test_usage_errors_exit_2(tmp_path, args, message):

@@ -77,6 +77,9 @@ def _kinds(specs: Sequence[str]) -> dict[str, str]:
 
 def _given_prior(specs: Sequence[str], classes: np.ndarray) -> list[float]:
     """``CLASS=P`` options → priors in ``classes`` order; BadParameter if one is missing."""
+    if any(spec in ("learned", "uniform") for spec in specs):
+        raise click.BadParameter("give learned, uniform, or CLASS=P for every class; not a mix",
+                                 param_hint="'--prior'")
     given = {}
     for spec in specs:
         label, _, p = spec.rpartition("=")
