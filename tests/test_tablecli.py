@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 
 from textnb import modelfile
 from textnb.tablecli import table
+from textnb.tables import TableNB
 
 TABLES = Path(__file__).resolve().parent.parent / "corpora" / "tables"
 
@@ -70,6 +72,17 @@ def test_train_reports_and_saves_a_table_model(tmp_path):
     assert meta["target"] == "sex" and arrays["2.edges"].tolist() == [6, 8, 10, 12]
 
 
+def test_model_options_reach_the_model(tmp_path):
+    """--ddof 0 divides by n (seed 000's E[(X − μ)²]); --bins and -k reach the binned column."""
+    path = tmp_path / "m.model"
+    ok("train", TABLES / "gender.csv", "-t", "sex", "-m", path, "--ddof", "0", "--bins", "2",
+       "-c", "foot_size=equal-frequency", "-k", "0.5")
+    model = TableNB.load(path)
+    assert model.get_params()["ddof"] == 0 and model.get_params()["alpha"] == 0.5
+    assert model.distributions_["height"].var[0] == pytest.approx(9.7225e-02 * 3 / 4, rel=1e-4)
+    assert model.distributions_["foot_size"].edges.tolist() == [6, 10, 12]
+
+
 def test_gender_given_prior_classify_from_file(tmp_path):
     """000_997c31e0ddd26b35.txt: P(male) = 0.5 given; numerators 6.1984e-9 vs 5.3778e-4."""
     model, rows, out = tmp_path / "g.model", tmp_path / "rows.csv", tmp_path / "out.csv"
@@ -98,7 +111,6 @@ def test_weighted_lung_cancer_with_explanations(tmp_path):
        "-k", "0")
     out = records(ok("classify", "-m", model, "--explain", TABLES / "lungcancer.csv").stdout)
     assert len(out) == 8 and out[0]["cancer"] == "yes" and out[0]["count"] == "1000"
-    import math
     assert float(out[0]["log p(gender|yes)"]) == pytest.approx(math.log(1100 / 1950), rel=1e-5)
     assert float(out[0]["log p(smoke|no)"]) == pytest.approx(math.log(10000 / 30000), rel=1e-5)
     # P(yes | M, Y) = 0.061·(1100/1950)(1800/1950) / (that + 0.939·(1/2)(1/3))
