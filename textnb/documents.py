@@ -13,6 +13,9 @@ Choices:
 * A file with NUL bytes in its first 8 KiB that is not mail is binary: :func:`read_documents`
   skips it through ``on_error(source, "binary file")``, :func:`read_bytes` gives it empty text.
 * An empty file is skipped through ``on_error(source, "empty file")``.
+* A file is an mbox when it starts with "From " and a later line is a dated From_ separator
+  ("From jo@example.com Mon Jan  6 10:00:00 2003"); a SpamAssassin file, one message after a
+  From_ line, is one message even if its body has a line starting with "From ".
 * Directories are read recursively in sorted order; hidden files and directories (name starting
   with ".") are skipped, and so are the special files (FIFOs, sockets, devices) found in them.
 """
