@@ -194,19 +194,23 @@ class TextClassifier:
 
     def predict_joint_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
         """log P(c) + log P(x|c): ndarray of shape (n_documents, n_classes)."""
-        return self.model_.predict_joint_log_proba(self.transform(texts))
+        X = self.transform(texts)   # first: it says "not fitted" when model_ is absent
+        return self.model_.predict_joint_log_proba(X)
 
     def predict_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
         """log P(c|x): ndarray of shape (n_documents, n_classes), columns in ``classes_`` order."""
-        return self.model_.predict_log_proba(self.transform(texts))
+        X = self.transform(texts)
+        return self.model_.predict_log_proba(X)
 
     def predict_proba(self, texts: Iterable[Text]) -> np.ndarray:
         """P(c|x): ndarray of shape (n_documents, n_classes), rows summing to 1."""
-        return self.model_.predict_proba(self.transform(texts))
+        X = self.transform(texts)
+        return self.model_.predict_proba(X)
 
     def predict(self, texts: Iterable[Text]) -> np.ndarray:
         """The most probable label of each text: ndarray of shape (n_documents,)."""
-        return self.model_.predict(self.transform(texts))
+        X = self.transform(texts)
+        return self.model_.predict(X)
 
     def explain(self, text: Text, top: int = 10) -> Explanation:
         """Why ``text`` got its label: prior log-odds and each term's log-odds contribution."""
