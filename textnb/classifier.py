@@ -165,8 +165,7 @@ class TextClassifier:
         """Add another classifier's counts (vocabularies are united): equals fitting on both."""
         self._check_fitted()
         other._check_fitted()
-        mine = {k: v for k, v in self.get_params().items() if k not in ("n_jobs",)}
-        theirs = {k: v for k, v in other.get_params().items() if k not in ("n_jobs",)}
+        mine, theirs = _merge_settings(self), _merge_settings(other)
         if mine != theirs:
             different = sorted(k for k in mine if mine[k] != theirs[k])
             raise ValueError(f"cannot merge classifiers with different settings: {different}")
@@ -299,6 +298,18 @@ def _digests(token_lists: list[list[str]]) -> np.ndarray:
     return np.array([int.from_bytes(hashlib.blake2b("\0".join(tokens).encode("utf-8", "replace"),
                                                     digest_size=8).digest(), "little")
                      for tokens in token_lists], dtype=np.uint64)
+
+
+def _merge_settings(classifier: TextClassifier) -> dict[str, Any]:
+    """The settings two classifiers must share to merge, spelled alike whether fitted here or
+    loaded (a model file stores tuples and sets as lists), with the stop words actually used."""
+    settings = classifier.get_params()
+    del settings["n_jobs"]
+    settings["stop_words"] = sorted(classifier.stop_words_)
+    for name in ("ngram_range", "class_prior"):
+        if settings[name] is not None:
+            settings[name] = list(settings[name])
+    return settings
 
 
 def _check_labels(texts: list, labels: list) -> None:
