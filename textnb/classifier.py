@@ -157,6 +157,14 @@ class TextClassifier:
                                  f"it was never learned as {label!r}")
             remove.append(found[0])
         self.model_.unlearn(self._weigh(self.vocabulary_.count(token_lists)), labels)
+        # Terms no learned document uses any more leave the vocabulary, as if never seen: |V| is
+        # in every P(w|c) denominator, so keeping them would change the model unlearning restores.
+        unused = np.flatnonzero(~self.model_.feature_count_.any(axis=0))
+        if unused.size:
+            self.model_.delete_terms(unused)
+            terms = np.delete(np.array(self.vocabulary_.terms_, dtype=object), unused).tolist()
+            self.vocabulary_.terms_ = terms
+            self.vocabulary_.index_ = {term: i for i, term in enumerate(terms)}
         self.digests_ = np.delete(self.digests_, remove)
         self.digest_labels_ = np.delete(self.digest_labels_, remove)
         return self

@@ -246,6 +246,14 @@ class _DiscreteNB(BaseNB):
             self.feature_count_ = np.insert(self.feature_count_, positions, 0.0, axis=1)
             self._update()
 
+    def delete_terms(self, columns: np.ndarray) -> None:
+        """Remove the given term columns (``numpy.delete`` semantics), undoing ``insert_terms``."""
+        self._check_fitted()
+        if len(columns):
+            # C order, as after fit: row sums over another layout differ in the last bit.
+            self.feature_count_ = np.ascontiguousarray(np.delete(self.feature_count_, columns, axis=1))
+            self._update()
+
     def _check_xy(self, X: Any, y: Iterable) -> tuple[CSR, np.ndarray]:
         X = as_csr(X)
         labels = np.asarray(list(y) if not isinstance(y, np.ndarray) else y)
