@@ -1,0 +1,244 @@
+"""raw texts → TextClassifier: fit, partial_fit, merge, unlearn, predictions, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from textnb import TextClassifier, load_model, save_model
+from textnb.models import BernoulliNB, ComplementNB, MultinomialNB
+
+MODEL_NAMES = ["multinomial", "bernoulli", "complement"]
+
+TEXTS = ["cheap pills now", "cheap money now!!!", "win money, win cheap pills",
+         "meeting at noon", "lunch at noon with notes", "notes from the meeting",
+         "the football results", "football tonight, results at noon"]
+LABELS = ["spam", "spam", "spam", "ham", "ham", "ham", "sport", "sport"]
+
+
+def _same_model(a: TextClassifier, b: TextClassifier) -> None:
+    """Same terms, classes, counts and log parameters, exactly."""
+    assert a.vocabulary_.terms_ == b.vocabulary_.terms_
+    np.testing.assert_array_equal(a.classes_, b.classes_)
+    np.testing.assert_array_equal(a.model_.class_count_, b.model_.class_count_)
+    np.testing.assert_array_equal(a.model_.feature_count_, b.model_.feature_count_)
+    np.testing.assert_array_equal(a.model_.feature_log_prob_, b.model_.feature_log_prob_)
+    np.testing.assert_array_equal(a.model_.class_log_prior_, b.model_.class_log_prior_)
+
+
+@pytest.mark.parametrize("model", MODEL_NAMES)
+def test_fit_predict_and_probability_identities(model):
+    clf = TextClassifier(model=model, stop_words="english").fit(TEXTS, LABELS)
+    assert isinstance(clf.model_, {"multinomial": MultinomialNB, "bernoulli": BernoulliNB,
+                                   "complement": ComplementNB}[model])
+    assert clf.classes_.tolist() == ["ham", "spam", "sport"]
+    assert "the" not in clf.vocabulary_.index_ and "cheap" in clf.vocabulary_.index_
+    new = ["cheap pills", "meeting notes", "football results", "", "zzz unknown"]
+    assert clf.predict(new[:3]).tolist() == ["spam", "ham", "sport"]
+    proba, log_proba = clf.predict_proba(new), clf.predict_log_proba(new)
+    np.testing.assert_array_equal(np.exp(log_proba), proba)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    # Documents without known terms get the same scores: the prior (and absent words).
+    np.testing.assert_array_equal(proba[3], proba[4])
+
+
+def test_texts_bytes_and_documents_are_accepted():
+    clf = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
+
+    class Doc:                                         # what textnb.documents provides
+        text = "cheap pills"
+        fields = [("subject", "cheap")]
+
+    jll = clf.predict_joint_log_proba(["cheap pills", b"cheap pills", Doc()])
+    np.testing.assert_array_equal(jll[0], jll[1])
+    np.testing.assert_array_equal(jll[0], jll[2])     # "subject:cheap" is not a known term
+    with pytest.raises(ValueError, match="a text must be str, bytes or Document, not int"):
+        clf.predict([42])
+
+
+def test_hostile_bytes_train_and_predict():
+    rng = np.random.default_rng(3)
+    binary = bytes(rng.integers(0, 256, 4000, dtype=np.uint8)) + b"\x00" * 50
+    latin1 = "Gr\xfc\xdfe aus K\xf6ln, caf\xe9 \x80 5".encode("latin-1")
+    clf = TextClassifier(stop_words="none").fit([binary, latin1, b"", "plain text"],
+                                                 ["spam", "ham", "ham", "spam"])
+    assert "köln" in clf.vocabulary_.index_ and "café" in clf.vocabulary_.index_
+    proba = clf.predict_proba([binary, latin1, b"\xff\xfe\x00"])
+    assert not np.isnan(proba).any()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_empty_documents_in_training_and_prediction():
+    clf = TextClassifier(stop_words="none", class_prior=[0.3, 0.7]).fit(
+        ["", "cheap pills", "   ", "meeting notes", "!?.,"], ["ham", "spam", "spam", "ham", "ham"])
+    np.testing.assert_array_equal(clf.model_.class_count_, [3, 2])
+    # An empty document under the multinomial model: exactly the class prior.
+    np.testing.assert_allclose(clf.predict_proba(["", "nothing known"]), [[0.3, 0.7]] * 2,
+                               rtol=1e-15)
+
+
+def test_long_document_through_the_classifier(seed_emails):
+    """003_0fe36a3a8c0776f8.txt θ on a 100 000-token text: finite scores and the right class."""
+    texts, labels = seed_emails
+    clf = TextClassifier(stop_words={"d", "e"}).fit(texts, labels)
+    text = "a " * 56932 + "b d e " * 43068
+    jll = clf.predict_joint_log_proba([text])
+    assert np.all(np.isfinite(jll)) and jll.max() < -6e4
+    log_odds = 43068 * np.log(2.5) - 56932 * np.log(2)
+    proba = clf.predict_proba([text])[0]
+    assert proba[1] == pytest.approx(1 / (1 + np.exp(-log_odds)), rel=1e-8)
+    assert clf.predict([text]).tolist() == ["spam"]
+
+
+# -- learning in pieces, merging, unlearning --------------------------------------------------
+
+@pytest.mark.parametrize("model", MODEL_NAMES)
+def test_partial_fit_in_pieces_equals_fit(model):
+    whole = TextClassifier(model=model, stop_words="none").fit(TEXTS, LABELS)
+    pieces = TextClassifier(model=model, stop_words="none")
+    # The first piece has one class and few terms; "sport" and new terms arrive later.
+    for start, stop in [(0, 2), (2, 3), (3, 6), (6, 8)]:
+        pieces.partial_fit(TEXTS[start:stop], LABELS[start:stop])
+    _same_model(pieces, whole)
+    np.testing.assert_array_equal(pieces.predict_proba(TEXTS), whole.predict_proba(TEXTS))
+
+
+def test_partial_fit_in_pieces_equals_fit_with_weights_and_ngrams():
+    settings = {"stop_words": "none", "tf": "log", "norm": "l2", "ngram_range": (1, 2)}
+    whole = TextClassifier(**settings).fit(TEXTS, LABELS)
+    pieces = TextClassifier(**settings)
+    for start, stop in [(0, 4), (4, 8)]:
+        pieces.partial_fit(TEXTS[start:stop], LABELS[start:stop])
+    assert pieces.vocabulary_.terms_ == whole.vocabulary_.terms_
+    assert "cheap pills" in whole.vocabulary_.index_
+    np.testing.assert_allclose(pieces.model_.feature_count_, whole.model_.feature_count_,
+                               rtol=1e-14)
+    np.testing.assert_allclose(pieces.predict_proba(TEXTS), whole.predict_proba(TEXTS), rtol=1e-12)
+
+
+@pytest.mark.parametrize("model", MODEL_NAMES)
+def test_merge_with_a_different_vocabulary_equals_fit_on_the_union(model):
+    whole = TextClassifier(model=model, stop_words="none").fit(TEXTS, LABELS)
+    # The two halves share some terms ("noon", "cheap") and not others; each has two classes.
+    first = TextClassifier(model=model, stop_words="none").fit(
+        [TEXTS[i] for i in (0, 3, 4)], [LABELS[i] for i in (0, 3, 4)])
+    second = TextClassifier(model=model, stop_words="none").fit(
+        [TEXTS[i] for i in (1, 2, 5, 6, 7)], [LABELS[i] for i in (1, 2, 5, 6, 7)])
+    assert first.vocabulary_.terms_ != second.vocabulary_.terms_
+    first.merge(second)
+    _same_model(first, whole)
+    np.testing.assert_array_equal(first.predict_proba(TEXTS), whole.predict_proba(TEXTS))
+    # The merged classifier knows every document: each can be unlearned.
+    first.unlearn([TEXTS[6]], ["sport"])
+    np.testing.assert_array_equal(first.model_.class_count_, [3, 3, 1])
+
+
+def test_merge_refuses_different_settings():
+    a = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
+    b = TextClassifier(stop_words="none", alpha=0.5).fit(TEXTS, LABELS)
+    with pytest.raises(ValueError, match=r"cannot merge classifiers with different settings: \['alpha'\]"):
+        a.merge(b)
+    c = TextClassifier(stop_words="none", n_jobs=2).fit(TEXTS, LABELS)
+    a.merge(c)                                        # n_jobs is not a setting of the model
+    np.testing.assert_array_equal(a.model_.class_count_, [6, 6, 4])
+
+
+def test_merge_with_a_loaded_classifier(tmp_path):
+    settings = {"stop_words": {"the", "at"}, "ngram_range": [1, 2], "class_prior": (0.2, 0.5, 0.3)}
+    part = [0, 3, 6, 7]
+    a = TextClassifier(**settings).fit([TEXTS[i] for i in part], [LABELS[i] for i in part])
+    b = TextClassifier(**settings).fit(TEXTS, LABELS)
+    save_model(b, tmp_path / "b.model")
+    a.merge(load_model(tmp_path / "b.model"))
+    whole = TextClassifier(**settings).fit(TEXTS + [TEXTS[i] for i in part],
+                                           LABELS + [LABELS[i] for i in part])
+    _same_model(a, whole)
+
+
+@pytest.mark.parametrize("model", MODEL_NAMES)
+def test_unlearn_restores_the_previous_model_exactly(model):
+    before = TextClassifier(model=model, stop_words="none").fit(TEXTS, LABELS)
+    clf = TextClassifier(model=model, stop_words="none").fit(TEXTS, LABELS)
+    extra = ["cheap cheap watches", "meeting at noon", "brand new words here"]
+    clf.partial_fit(extra, ["spam", "ham", "sport"])
+    clf.unlearn(extra, ["spam", "ham", "sport"])
+    _same_model(clf, before)
+    np.testing.assert_array_equal(clf.predict_proba(TEXTS + extra), before.predict_proba(TEXTS + extra))
+
+
+def test_unlearn_part_of_the_training_set_equals_fit_on_the_rest():
+    clf = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
+    clf.unlearn([TEXTS[0], TEXTS[7]], [LABELS[0], LABELS[7]])
+    rest = TextClassifier(stop_words="none").fit(TEXTS[1:7], LABELS[1:7])
+    _same_model(clf, rest)
+
+
+def test_unlearning_a_never_learned_document_raises_and_changes_nothing():
+    clf = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
+    before = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
+    with pytest.raises(ValueError, match="cannot unlearn a document as 'spam': it was never learned as 'spam'"):
+        clf.unlearn(["cheap pills now", "never seen before"], ["spam", "spam"])
+    with pytest.raises(ValueError, match="never learned as 'ham'"):
+        clf.unlearn(["cheap pills now"], ["ham"])        # learned, but as spam
+    _same_model(clf, before)
+    np.testing.assert_array_equal(clf.digests_, before.digests_)
+    # A document learned once can be unlearned once.
+    clf.unlearn(["cheap pills now"], ["spam"])
+    with pytest.raises(ValueError, match="never learned as 'spam'"):
+        clf.unlearn(["cheap pills now"], ["spam"])
+
+
+# -- settings and bad input ---------------------------------------------------------------------
+
+def test_get_params_and_set_params():
+    clf = TextClassifier(model="bernoulli", alpha=0.5)
+    params = clf.get_params()
+    assert params["model"] == "bernoulli" and params["alpha"] == 0.5
+    assert params["stop_words"] == "english" and params["ngram_range"] == (1, 1)
+    assert len(params) == 15
+    clf.set_params(alpha=2.0, model="complement")
+    assert clf.get_params()["alpha"] == 2.0 and clf.model == "complement"
+    with pytest.raises(ValueError, match="invalid parameter 'beta'"):
+        clf.set_params(beta=1)
+    sklearn_base = pytest.importorskip("sklearn.base")
+    copy = sklearn_base.clone(clf)
+    assert copy.get_params() == clf.get_params() and copy is not clf
+
+
+def test_bad_training_sets():
+    with pytest.raises(ValueError, match="cannot fit on an empty training set"):
+        TextClassifier().fit([], [])
+    with pytest.raises(ValueError, match="cannot fit on an empty training set"):
+        TextClassifier().partial_fit([], [])
+    with pytest.raises(ValueError, match=r"need at least two classes to train, got only \['spam'\]"):
+        TextClassifier().fit(["a b", "c d"], ["spam", "spam"])
+    with pytest.raises(ValueError, match="got 3 texts but 2 labels"):
+        TextClassifier().fit(["a", "b", "c"], ["x", "y"])
+    with pytest.raises(ValueError, match="empty vocabulary"):
+        TextClassifier(stop_words="english").fit(["the a an", "of the"], ["x", "y"])
+    with pytest.raises(ValueError, match="not fitted yet"):
+        TextClassifier().predict(["text"])
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"model": "svm"}, "model must be one of multinomial, bernoulli, complement, not 'svm'"),
+    ({"tf": "binary"}, "tf must be 'raw' or 'log', not 'binary'"),
+    ({"norm": "l1"}, "norm must be None or 'l2', not 'l1'"),
+    ({"alpha": 0}, "alpha must be a number > 0"),
+    ({"alpha": -0.5}, "alpha must be a number > 0"),
+    ({"stemmer": "lovins"}, "stemmer must be None, 'porter' or 'snowball'"),
+    ({"min_df": 0}, "min_df must be a whole number of documents"),
+])
+def test_bad_settings(settings, message):
+    with pytest.raises(ValueError, match=message):
+        TextClassifier(stop_words="none", **settings).fit(TEXTS, LABELS)
+
+
+def test_parallel_tokenizing_gives_the_same_tokens(monkeypatch):
+    pytest.importorskip("joblib")
+    import textnb.classifier
+    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_DOCUMENTS", 1)
+    texts = TEXTS * 3
+    serial = TextClassifier(stop_words="none").tokenize(texts)
+    parallel = TextClassifier(stop_words="none", n_jobs=2).tokenize(texts)
+    assert parallel == serial
