@@ -65,9 +65,13 @@ def load(path: str | os.PathLike, kind: str) -> tuple[dict[str, Any], dict[str, 
                 raise ModelFileError(f"'{name}' is not a textnb model file") from None
             if not isinstance(meta, dict) or meta.get("format") != FORMAT:
                 raise ModelFileError(f"'{name}' is not a textnb model file")
-            if meta.get("version", 0) > VERSION:
+            version = meta.get("version", 0)
+            if not isinstance(version, int) or isinstance(version, bool):
+                raise ModelFileError(f"model file '{name}' is corrupt "
+                                     f"(format version {version!r} is not a number)")
+            if version > VERSION:
                 raise ModelFileError(
-                    f"model file '{name}' has format version {meta.get('version')}; "
+                    f"model file '{name}' has format version {version}; "
                     f"this textnb reads up to {VERSION}: upgrade textnb")
             if meta.get("kind") != kind:
                 raise ModelFileError(
