@@ -351,3 +351,15 @@ def test_score_is_mean_accuracy():
     assert model.predict(X).tolist() == ["a", "b", "a", "b"]
     assert model.score(X, ["a", "b", "b", "b"]) == 0.75
     assert model.score(X, ["a", "b", "b", "b"], sample_weight=[1, 1, 2, 0]) == 0.5
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_delete_terms_undoes_insert_terms(Model, random_counts):
+    X, y = random_counts
+    model = Model().fit(X, y)
+    expected = _state(model)
+    model.insert_terms(np.array([0, 3, 3, 25]))
+    assert model.feature_count_.shape == (3, 29)
+    np.testing.assert_array_equal(model.feature_count_[:, [0, 4, 5, 28]], 0.0)
+    model.delete_terms(np.array([0, 4, 5, 28]))
+    _assert_same_state(_state(model), expected)

@@ -1,0 +1,271 @@
+"""TextClassifier ⇄ one model file: identical round trips, atomic writes, clear errors for bad files."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import zipfile
+
+import numpy as np
+import pytest
+
+from textnb import ModelFileError, TextClassifier, load_model, save_model
+from textnb import modelfile
+
+TEXTS = ["cheap pills now", "cheap money now!!!", "win money, win cheap pills",
+         "meeting at noon", "lunch at noon with notes", "notes from the meeting",
+         "Grüße aus Köln", "the football results"]
+LABELS = ["spam", "spam", "spam", "ham", "ham", "ham", "other", "other"]
+PROBES = TEXTS + ["", "cheap lunch", "unknown words only", "köln football pills"]
+
+
+def _classifier(**settings) -> TextClassifier:
+    return TextClassifier(**{"stop_words": "english", **settings}).fit(TEXTS, LABELS)
+
+
+@pytest.fixture
+def model_path(tmp_path):
+    path = tmp_path / "spam.model"
+    save_model(_classifier(), path)
+    return path
+
+
+# -- round trips ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("settings", [
+    {"model": "multinomial"},
+    {"model": "bernoulli", "alpha": 0.5},
+    {"model": "complement", "fit_prior": False},
+    {"model": "multinomial", "tf": "log", "norm": "l2", "ngram_range": (1, 2),
+     "class_prior": [0.5, 0.2, 0.3], "stop_words": {"the", "at"}, "max_token_length": 6},
+    {"model": "multinomial", "stemmer": "porter", "min_df": 1, "max_df": 0.9, "lowercase": False},
+])
+def test_round_trip_gives_identical_probabilities(tmp_path, settings):
+    if "stemmer" in settings:
+        pytest.importorskip("nltk")
+    clf = _classifier(**settings)
+    path = tmp_path / "m.model"
+    save_model(clf, path)
+    loaded = load_model(path)
+    assert loaded.get_params() == {**clf.get_params(),
+                                   **({"stop_words": ["at", "the"]} if "stop_words" in settings else {})}
+    assert loaded.vocabulary_.terms_ == clf.vocabulary_.terms_
+    np.testing.assert_array_equal(loaded.classes_, clf.classes_)
+    np.testing.assert_array_equal(loaded.predict_joint_log_proba(PROBES), clf.predict_joint_log_proba(PROBES))
+    np.testing.assert_array_equal(loaded.predict_proba(PROBES), clf.predict_proba(PROBES))
+    np.testing.assert_array_equal(loaded.predict(PROBES), clf.predict(PROBES))
+
+
+def test_loaded_classifier_keeps_learning_and_unlearning(model_path):
+    loaded = load_model(model_path)
+    loaded.unlearn(["cheap pills now"], ["spam"])     # the digests of learned texts survive
+    loaded.partial_fit(["brand new spam words"], ["spam"])
+    expected = _classifier().unlearn(["cheap pills now"], ["spam"]).partial_fit(
+        ["brand new spam words"], ["spam"])
+    np.testing.assert_array_equal(loaded.predict_proba(PROBES), expected.predict_proba(PROBES))
+    with pytest.raises(ValueError, match="never learned as 'spam'"):
+        loaded.unlearn(["cheap pills now"], ["spam"])
+
+
+def test_round_trip_with_integer_labels(tmp_path):
+    clf = TextClassifier(stop_words="none").fit(TEXTS, [0, 0, 0, 1, 1, 1, 2, 2])
+    save_model(clf, tmp_path / "int.model")
+    loaded = load_model(tmp_path / "int.model")
+    assert loaded.classes_.tolist() == [0, 1, 2]
+    assert loaded.predict(["cheap pills"]).tolist() == [0]
+    loaded.unlearn([TEXTS[3]], [1])
+
+
+def test_save_creates_directories_and_keeps_permissions(tmp_path):
+    path = tmp_path / "new" / "dir" / "spam.model"
+    save_model(_classifier(), path)
+    assert load_model(path).classes_.tolist() == ["ham", "other", "spam"]
+    os.chmod(path, 0o600)
+    save_model(_classifier(alpha=0.5), path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert load_model(path).alpha == 0.5
+
+
+def test_the_file_holds_no_pickles(model_path):
+    with zipfile.ZipFile(model_path) as archive:
+        names = sorted(archive.namelist())
+        meta = json.loads(archive.read("meta.json"))
+        arrays = {n: np.lib.format.read_array(io.BytesIO(archive.read(n)), allow_pickle=False)
+                  for n in names if n.endswith(".npy")}
+    assert names == ["class_count.npy", "digest_classes.npy", "digests.npy",
+                     "feature_count.npy", "meta.json"]
+    assert (meta["format"], meta["version"], meta["kind"]) == ("textnb-model", 1, "text-classifier")
+    assert all(a.dtype != object for a in arrays.values())
+
+
+# -- atomic writes ------------------------------------------------------------------------------
+
+def test_save_leaves_no_temporary_files(tmp_path):
+    for alpha in (1.0, 0.5, 0.25):
+        save_model(_classifier(alpha=alpha), tmp_path / "spam.model")
+    assert sorted(os.listdir(tmp_path)) == ["spam.model"]
+
+
+def test_failed_write_leaves_the_old_model_intact(model_path, monkeypatch):
+    old_bytes = model_path.read_bytes()
+    calls = []
+
+    def fail_on_second_array(out, array, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return original(out, array, **kwargs)
+
+    original = np.lib.format.write_array
+    monkeypatch.setattr(np.lib.format, "write_array", fail_on_second_array)
+    with pytest.raises(OSError, match="No space left on device"):
+        save_model(_classifier(alpha=0.1), model_path)
+    assert len(calls) == 2                            # it failed in the middle of the file
+    assert model_path.read_bytes() == old_bytes
+    assert os.listdir(model_path.parent) == ["spam.model"]
+    monkeypatch.undo()
+    assert load_model(model_path).alpha == 1.0
+
+
+def test_interrupted_write_leaves_the_old_model_intact(model_path, monkeypatch):
+    old_bytes = model_path.read_bytes()
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        save_model(_classifier(alpha=0.1), model_path)
+    assert model_path.read_bytes() == old_bytes
+    assert os.listdir(model_path.parent) == ["spam.model"]
+
+
+# -- bad files ------------------------------------------------------------------------------------
+
+def _zip(path, files: dict[str, bytes]) -> None:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+
+
+def _npy(array: np.ndarray, allow_pickle: bool = False) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, array, allow_pickle=allow_pickle)
+    return buffer.getvalue()
+
+
+def _rewrite_meta(source, target, **changes) -> None:
+    """Copy a model file, changing some keys of its meta.json."""
+    with zipfile.ZipFile(source) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    meta = json.loads(files["meta.json"])
+    meta.update(changes)
+    files["meta.json"] = json.dumps(meta).encode()
+    _zip(target, files)
+
+
+def _expect_error(path, message: str) -> None:
+    with pytest.raises(ModelFileError, match=message) as error:
+        load_model(path)
+    assert os.fspath(path) in str(error.value)
+
+
+def test_missing_file(tmp_path):
+    _expect_error(tmp_path / "nowhere.model", "does not exist")
+
+
+def test_directory(tmp_path):
+    _expect_error(tmp_path, "is a directory")
+
+
+def test_truncated_file(model_path, tmp_path):
+    data = model_path.read_bytes()
+    for size in (0, 10, len(data) // 2, len(data) - 1):
+        path = tmp_path / f"truncated{size}.model"
+        path.write_bytes(data[:size])
+        _expect_error(path, "is truncated or corrupt")
+
+
+def test_corrupt_array_bytes_fail_the_checksum(model_path, tmp_path):
+    data = bytearray(model_path.read_bytes())
+    start = data.index(b"\x93NUMPY", data.index(b"feature_count.npy")) + 130
+    data[start:start + 8] = b"\xff" * 8
+    path = tmp_path / "corrupt.model"
+    path.write_bytes(bytes(data))
+    _expect_error(path, "is truncated or corrupt")
+
+
+def test_not_a_zip_file(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("this is not a model\n")
+    _expect_error(path, "is truncated or corrupt")
+    binary = tmp_path / "random.bin"
+    binary.write_bytes(bytes(np.random.default_rng(0).integers(0, 256, 2000, dtype=np.uint8)))
+    _expect_error(binary, "is truncated or corrupt")
+
+
+def test_foreign_zip_file(tmp_path):
+    path = tmp_path / "foreign.zip"
+    _zip(path, {"readme.txt": b"hello"})
+    _expect_error(path, "is not a textnb model file")
+    other = tmp_path / "other.zip"
+    _zip(other, {"meta.json": json.dumps({"format": "something-else", "version": 1}).encode()})
+    _expect_error(other, "is not a textnb model file")
+    listing = tmp_path / "list.zip"
+    _zip(listing, {"meta.json": b"[1, 2, 3]"})
+    _expect_error(listing, "is not a textnb model file")
+
+
+def test_wrong_kind(tmp_path):
+    path = tmp_path / "table.model"
+    modelfile.save(path, "gaussian-table", {"columns": ["height"]}, {"mean": np.zeros(2)})
+    _expect_error(path, "holds a 'gaussian-table' model, not a 'text-classifier' one")
+
+
+def test_newer_version(model_path, tmp_path):
+    path = tmp_path / "future.model"
+    _rewrite_meta(model_path, path, version=2)
+    _expect_error(path, "has format version 2; this textnb reads up to 1: upgrade textnb")
+
+
+@pytest.mark.parametrize("changes", [{"version": "2"}, {"version": None}, {"classes": ["spam"]},
+                                     {"terms": 5}, {"params": {"alpha": 1.0, "bogus": 1}},
+                                     {"params": None}])
+def test_corrupt_metadata(model_path, tmp_path, changes):
+    path = tmp_path / "meta.model"
+    _rewrite_meta(model_path, path, **changes)
+    _expect_error(path, "is truncated or corrupt|is corrupt|is not a textnb model file")
+
+
+def test_invalid_json_metadata(model_path, tmp_path):
+    with zipfile.ZipFile(model_path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    files["meta.json"] = b'{"format": "textnb-model", '
+    path = tmp_path / "json.model"
+    _zip(path, files)
+    _expect_error(path, "is truncated or corrupt")
+
+
+def test_missing_or_misshapen_arrays(model_path, tmp_path):
+    with zipfile.ZipFile(model_path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    missing = tmp_path / "missing.model"
+    _zip(missing, {k: v for k, v in files.items() if k != "feature_count.npy"})
+    _expect_error(missing, "is corrupt")
+    misshapen = tmp_path / "shape.model"
+    _zip(misshapen, {**files, "feature_count.npy": _npy(np.zeros((3, 2)))})
+    _expect_error(misshapen, r"is corrupt \(counts of shape \(3, 2\)")
+    bad_index = tmp_path / "index.model"
+    _zip(bad_index, {**files, "digest_classes.npy": _npy(np.full(8, 99, dtype=np.int64))})
+    _expect_error(bad_index, "is corrupt")
+
+
+def test_pickled_arrays_are_refused(model_path, tmp_path):
+    with zipfile.ZipFile(model_path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    path = tmp_path / "pickle.model"
+    _zip(path, {**files, "class_count.npy": _npy(np.array([object(), 1], dtype=object),
+                                                  allow_pickle=True)})
+    _expect_error(path, "is truncated or corrupt")
