@@ -89,7 +89,9 @@ def load(path: str | os.PathLike, kind: str) -> tuple[dict[str, Any], dict[str, 
         raise ModelFileError(f"model file '{name}' cannot be read: permission denied") from None
     except ModelFileError:
         raise
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, UnicodeDecodeError) as error:
+    # NotImplementedError: a zip compressed with a method zipfile lacks (Deflate64, from Windows).
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, UnicodeDecodeError,
+            NotImplementedError) as error:
         raise ModelFileError(f"model file '{name}' is truncated or corrupt ({error})") from None
     return meta, arrays
 
