@@ -218,6 +218,16 @@ def test_foreign_zip_file(tmp_path):
     _expect_error(listing, "is not a textnb model file")
 
 
+def test_zip_with_an_unsupported_compression_method(tmp_path):
+    path = tmp_path / "deflate64.zip"
+    _zip(path, {"meta.json": b'{"format": "textnb-model"}'})
+    data = bytearray(path.read_bytes())
+    central = data.index(b"PK\x01\x02")
+    data[8:10] = data[central + 10:central + 12] = (9).to_bytes(2, "little")   # Deflate64
+    path.write_bytes(bytes(data))
+    _expect_error(path, "is truncated or corrupt")
+
+
 def test_wrong_kind(tmp_path):
     path = tmp_path / "table.model"
     modelfile.save(path, "gaussian-table", {"columns": ["height"]}, {"mean": np.zeros(2)})
