@@ -19,10 +19,11 @@ import click
 
 from . import __version__
 from .classifier import TextClassifier, load_model, save_model
-from .documents import parse_message, read_documents
+from .documents import is_maildir, parse_message, read_documents
 from .errors import DocumentError, ModelFileError, TextnbError
 from .mailfilter import add_headers
 from .paths import MODEL_ENV, default_model_path
+from .tablecli import table
 
 # -- exit codes: the contract, defined once ------------------------------------------------
 
@@ -212,7 +213,7 @@ def _labelled_sources(dirs: Sequence[str], labels: Sequence[str]) -> list[tuple[
     for directory in dirs:
         if not os.path.exists(directory):
             raise DocumentError(f"no such file or directory: {directory}")
-    if len(dirs) == 1 and not labels and os.path.isdir(dirs[0]) and not _is_maildir(dirs[0]):
+    if len(dirs) == 1 and not labels and os.path.isdir(dirs[0]) and not is_maildir(dirs[0]):
         entries = [e for e in sorted(os.scandir(dirs[0]), key=lambda e: e.name)
                    if not e.name.startswith(".")]
         if entries and all(e.is_dir() for e in entries):
@@ -221,10 +222,6 @@ def _labelled_sources(dirs: Sequence[str], labels: Sequence[str]) -> list[tuple[
     if not sources:
         raise click.UsageError("give the training directories, e.g. textnb train spam/ ham/")
     return sources
-
-
-def _is_maildir(path: str) -> bool:
-    return all(os.path.isdir(os.path.join(path, sub)) for sub in ("cur", "new", "tmp"))
 
 
 class _Skips:
@@ -626,9 +623,4 @@ def info(model_path, top, output) -> int:
     return OK
 
 
-def _register_table() -> None:
-    from .tablecli import table
-    main.add_command(table)
-
-
-_register_table()
+main.add_command(table)

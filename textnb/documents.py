@@ -135,8 +135,8 @@ def read_documents(paths: Iterable[str], on_error: ErrorHandler | None = None) -
         if path == "-":
             yield from _documents(sys.stdin.buffer.read(), "-", report)
         elif os.path.isdir(path):
-            for found, is_maildir in _tree(path, report):
-                yield from (_read_maildir if is_maildir else _read_file)(found, report)
+            for found, maildir in _tree(path, report):
+                yield from (_read_maildir if maildir else _read_file)(found, report)
         else:
             yield from _read_file(path, report)
 
@@ -150,8 +150,8 @@ def iter_files(path: str, on_error: ErrorHandler | None = None) -> Iterator[str]
     if not os.path.isdir(path):
         yield path
         return
-    for found, is_maildir in _tree(path, on_error or _raise):
-        if is_maildir:
+    for found, maildir in _tree(path, on_error or _raise):
+        if maildir:
             for sub in ("cur", "new"):
                 yield from (os.path.join(found, sub, name) for name in _listdir(found, sub))
         else:
@@ -286,7 +286,7 @@ def _read_maildir(path: str, report: ErrorHandler) -> Iterator[Document]:
         yield parse_message(raw, source)
 
 
-def _is_maildir(path: str) -> bool:
+def is_maildir(path: str) -> bool:
     return all(os.path.isdir(os.path.join(path, sub)) for sub in ("cur", "new", "tmp"))
 
 
@@ -302,7 +302,7 @@ def _tree(top: str, report: ErrorHandler) -> Iterator[tuple[str, bool]]:
     seen: set[tuple[int, int]] = set()  # directories entered: a symlink loop is walked once
 
     def walk(path: str) -> Iterator[tuple[str, bool]]:
-        if _is_maildir(path):
+        if is_maildir(path):
             yield path, True
             return
         try:
