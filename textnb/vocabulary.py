@@ -77,7 +77,8 @@ class Vocabulary:
         if kept.size == 0:
             raise ValueError("empty vocabulary: every token was a stop word or was pruned by "
                              "min_df/max_df; try fewer stop words or a lower min_df")
-        order = kept[np.argsort(provisional[kept].astype(str), kind="stable")]
+        # Python's string order, as grow()'s bisect uses: numpy's str dtype ignores trailing NULs.
+        order = kept[sorted(range(kept.size), key=provisional[kept].__getitem__)]
         self.terms_ = provisional[order].tolist()
         self.index_ = {term: i for i, term in enumerate(self.terms_)}
         column = np.full(len(index), -1, dtype=np.int64)
