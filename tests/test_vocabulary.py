@@ -30,6 +30,14 @@ def test_terms_are_sorted_and_counts_are_right():
     np.testing.assert_array_equal(Vocabulary().fit_transform(DOCS).toarray(), X.toarray())
 
 
+def test_terms_are_in_python_string_order():
+    tokens = ["b", "a\x00", "a", "B", "é", "e\u0301", "\U0001f600", "ab"]
+    vocabulary = Vocabulary().fit([tokens])
+    assert vocabulary.terms_ == sorted(tokens)
+    assert vocabulary.grow([["a\x00\x00", "aa"]]).tolist() == [3, 3]
+    assert vocabulary.terms_ == sorted(tokens + ["a\x00\x00", "aa"])
+
+
 def test_unknown_tokens_are_ignored_and_empty_documents_kept():
     vocabulary = Vocabulary().fit(DOCS)
     X = vocabulary.transform([["spam", "unknown", "spam"], [], ["nothing", "known"]])
@@ -154,3 +162,27 @@ def test_grown_vocabulary_equals_one_fitted_at_once():
     whole = Vocabulary().fit(DOCS)
     assert grown.terms_ == whole.terms_
     np.testing.assert_array_equal(grown.transform(DOCS).toarray(), whole.transform(DOCS).toarray())
+
+
+def test_any_tokens_match_count_vectorizer():
+    """Property: for any token lists, terms are Python-sorted and counts equal CountVectorizer's."""
+    text = pytest.importorskip("sklearn.feature_extraction.text")
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    tokens = st.text(min_size=1, max_size=4)
+
+    @hypothesis.settings(max_examples=150, deadline=None)
+    @hypothesis.given(st.lists(st.lists(tokens, max_size=6), min_size=1, max_size=6))
+    def check(docs):
+        hypothesis.assume(any(docs))
+        ours = Vocabulary()
+        X = ours.fit_transform(docs)
+        assert ours.terms_ == sorted({t for d in docs for t in d})
+        cv = text.CountVectorizer(analyzer=lambda d: d)
+        assert (X != cv.fit_transform(docs)).nnz == 0
+        first = next(d for d in docs if d)
+        grown = Vocabulary().fit([first])
+        grown.grow(docs)
+        assert grown.terms_ == ours.terms_
+
+    check()
