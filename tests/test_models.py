@@ -363,3 +363,42 @@ def test_delete_terms_undoes_insert_terms(Model, random_counts):
     np.testing.assert_array_equal(model.feature_count_[:, [0, 4, 5, 28]], 0.0)
     model.delete_terms(np.array([0, 4, 5, 28]))
     _assert_same_state(_state(model), expected)
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_any_counts_split_anywhere_fit_alike(Model):
+    """Property: for any counts, labels and split, partial_fit and merge equal fit, and the
+    probabilities are finite, sum to 1 and follow the dense formula."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    hnp = pytest.importorskip("hypothesis.extra.numpy")
+
+    @hypothesis.settings(max_examples=60, deadline=None)
+    @hypothesis.given(hnp.arrays(np.int64, st.tuples(st.integers(2, 12), st.integers(1, 6)),
+                                 elements=st.integers(0, 1000)),
+                      st.data())
+    def check(X, data):
+        n = X.shape[0]
+        y = np.array(data.draw(st.lists(st.sampled_from("abc"), min_size=n, max_size=n)))
+        split = data.draw(st.integers(1, n - 1))
+        alpha = data.draw(st.sampled_from([0.01, 0.5, 1.0, 3.0]))
+        whole = Model(alpha=alpha).fit(X, y)
+        pieces = Model(alpha=alpha).partial_fit(X[:split], y[:split]).partial_fit(X[split:], y[split:])
+        merged = Model(alpha=alpha).fit(X[:split], y[:split]).merge(Model(alpha=alpha).fit(X[split:], y[split:]))
+        for other in (pieces, merged):
+            np.testing.assert_array_equal(other.classes_, whole.classes_)
+            np.testing.assert_array_equal(other.feature_count_, whole.feature_count_)
+            np.testing.assert_array_equal(other.class_count_, whole.class_count_)
+        proba = whole.predict_proba(X)
+        assert np.all(np.isfinite(whole.predict_log_proba(X)))
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+        bias, weights = whole.decomposition()
+        used = (X > 0).astype(float) if Model is BernoulliNB else X.astype(float)
+        np.testing.assert_allclose(whole.predict_joint_log_proba(X), used @ weights.T + bias,
+                                   rtol=1e-9, atol=1e-9)
+        whole.unlearn(X[split:], y[split:])
+        first = Model(alpha=alpha).fit(X[:split], y[:split])
+        np.testing.assert_array_equal(whole.feature_count_[np.isin(whole.classes_, first.classes_)],
+                                      first.feature_count_)
+
+    check()

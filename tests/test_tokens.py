@@ -154,3 +154,23 @@ def test_missing_stop_word_file_names_it(tmp_path):
     missing = tmp_path / "nope.txt"
     with pytest.raises(TextnbError, match=r"cannot read stop-word file '.*nope\.txt'"):
         load_stop_words(str(missing))
+
+
+def test_any_text_or_bytes_gives_clean_tokens():
+    """Property: any str or bytes tokenizes without error into short, folded, non-stop tokens."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    tokenizer = Tokenizer(stop_words={"the", "a"}, max_length=12)
+
+    @hypothesis.settings(max_examples=200, deadline=None)
+    @hypothesis.given(st.one_of(st.text(max_size=80), st.binary(max_size=80)))
+    def check(text):
+        tokens = tokenizer(text)
+        assert all(isinstance(t, str) and 0 < len(t) <= 12 for t in tokens)
+        assert not {"the", "a"} & set(tokens)
+        assert all(not any(ch.isspace() for ch in t) for t in tokens)
+        decoded = decode(text) if isinstance(text, bytes) else text
+        assert all(t == t.casefold() for t in tokens)
+        assert tokenizer(decoded) == tokens
+
+    check()
