@@ -103,7 +103,7 @@ class TextClassifier:
 
     def fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Build the vocabulary and count every document of ``texts`` under its label."""
-        texts, labels = list(texts), list(y)
+        texts, labels = _text_list(texts), list(y)
         _check_training(texts, labels)
         self._build()
         token_lists = self.tokenize(texts)
@@ -121,7 +121,7 @@ class TextClassifier:
         The vocabulary grows with every new token; ``min_df``, ``max_df`` and ``max_features``
         prune only at ``fit``. Training in pieces gives the same model as training at once.
         """
-        texts, labels = list(texts), list(y)
+        texts, labels = _text_list(texts), list(y)
         if not hasattr(self, "model_"):
             if not texts:
                 raise ValueError("cannot fit on an empty training set")
@@ -145,7 +145,7 @@ class TextClassifier:
     def unlearn(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Remove documents learned before under the same labels; ValueError if one was not."""
         self._check_fitted()
-        texts, labels = list(texts), list(y)
+        texts, labels = _text_list(texts), list(y)
         _check_labels(texts, labels)
         token_lists = self.tokenize(texts)
         remove = []
@@ -233,7 +233,7 @@ class TextClassifier:
 
     def tokenize(self, texts: Iterable[Text]) -> list[list[str]]:
         """Token lists of ``texts``, in order; in worker processes when ``n_jobs`` says so."""
-        texts = list(texts)
+        texts = _text_list(texts)
         tokenizer = self._tokenizer()
         if self.n_jobs == 1 or len(texts) < _PARALLEL_MIN_DOCUMENTS:
             return [_tokens(tokenizer, text) for text in texts]
@@ -287,6 +287,14 @@ class TextClassifier:
 
 
 _PARAMS = [name for name in inspect.signature(TextClassifier).parameters]
+
+
+def _text_list(texts: Iterable[Text]) -> list[Text]:
+    """``texts`` as a list; a single str or bytes is refused, not split into characters."""
+    if isinstance(texts, (str, bytes, bytearray)):
+        raise ValueError(f"expected a list of texts, got a single {type(texts).__name__}; "
+                         f"wrap it in a list: [text]")
+    return list(texts)
 
 
 def _tokens(tokenizer: Tokenizer, text: Text) -> list[str]:
