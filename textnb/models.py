@@ -190,6 +190,7 @@ class _DiscreteNB(BaseNB):
     def partial_fit(self, X: Any, y: Iterable, classes: Iterable | None = None,
                     sample_weight: Sequence[float] | None = None) -> "_DiscreteNB":
         """Add documents to the counts; labels never seen before become new classes."""
+        self._check_alpha()   # before any count changes: a bad alpha must not leave half a model
         X, labels = self._check_xy(X, y)
         wanted = np.unique(labels) if classes is None else np.union1d(labels, list(classes))
         if not hasattr(self, "classes_"):
