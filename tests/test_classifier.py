@@ -234,6 +234,17 @@ def test_bad_settings(settings, message):
         TextClassifier(stop_words="none", **settings).fit(TEXTS, LABELS)
 
 
+def test_a_single_string_is_refused_not_split_into_characters():
+    clf = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
+    for call in (clf.predict, clf.predict_proba, clf.transform, clf.tokenize):
+        with pytest.raises(ValueError, match="expected a list of texts, got a single str"):
+            call("cheap pills")
+    with pytest.raises(ValueError, match="got a single bytes; wrap it in a list"):
+        clf.partial_fit(b"cheap pills", ["spam"])
+    with pytest.raises(ValueError, match="got a single str"):
+        TextClassifier().fit("ab", ["x", "y"])
+
+
 def test_parallel_tokenizing_gives_the_same_tokens(monkeypatch):
     pytest.importorskip("joblib")
     import textnb.classifier

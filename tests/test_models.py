@@ -268,6 +268,22 @@ def test_alpha_must_be_positive(Model, alpha):
 
 
 @pytest.mark.parametrize("Model", MODELS)
+def test_a_bad_alpha_leaves_no_half_fitted_model(Model):
+    model = Model(alpha=0)
+    with pytest.raises(ValueError, match="alpha must be a number > 0"):
+        model.fit(np.eye(2), [0, 1])
+    assert not hasattr(model, "classes_")
+    with pytest.raises(ValueError, match="is not fitted yet"):
+        model.predict(np.eye(2))
+    fitted = Model().fit(np.eye(2), [0, 1])
+    counts = fitted.feature_count_.copy()
+    fitted.alpha = -1
+    with pytest.raises(ValueError, match="alpha must be a number > 0"):
+        fitted.partial_fit(np.eye(2), [0, 1])
+    np.testing.assert_array_equal(fitted.feature_count_, counts)
+
+
+@pytest.mark.parametrize("Model", MODELS)
 def test_bad_training_input(Model):
     with pytest.raises(ValueError, match="X has 2 documents but y has 3 labels"):
         Model().fit(np.eye(2), [0, 1, 1])
