@@ -260,8 +260,9 @@ class _DiscreteNB(BaseNB):
         labels = np.asarray(list(y) if not isinstance(y, np.ndarray) else y)
         if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} documents but y has {labels.shape[0]} labels")
-        if X.data.size and np.min(X.data) < 0:
-            raise ValueError("X must hold non-negative counts")
+        # NaN passes "min < 0" and would poison the counts for good: test for finite too.
+        if X.data.size and not (np.min(X.data) >= 0 and np.isfinite(X.data).all()):
+            raise ValueError("X must hold non-negative counts (finite numbers)")
         if hasattr(self, "feature_count_") and X.shape[1] != self.feature_count_.shape[1]:
             raise ValueError(f"X has {X.shape[1]} terms; the model was fitted on "
                              f"{self.feature_count_.shape[1]}")
