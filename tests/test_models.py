@@ -289,6 +289,9 @@ def test_bad_training_input(Model):
         Model().fit(np.eye(2), [0, 1, 1])
     with pytest.raises(ValueError, match="X must hold non-negative counts"):
         Model().fit(np.array([[1, -1], [0, 1]]), [0, 1])
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match=r"X must hold non-negative counts \(finite numbers\)"):
+            Model().fit(np.array([[1, bad], [0, 1]]), [0, 1])
     with pytest.raises(ValueError, match="cannot fit on an empty training set"):
         Model().fit(np.zeros((0, 3)), [])
     with pytest.raises(ValueError, match="is not fitted yet"):
