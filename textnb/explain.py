@@ -80,8 +80,12 @@ def informative_terms(model: _DiscreteNB, terms: Sequence[str],
     result = {}
     for c, label in enumerate(model.classes_):
         ratio = weights[c] - np.delete(weights, c, axis=0).max(axis=0)
-        best = np.argpartition(-ratio, top - 1)[:top] if top < ratio.size else np.arange(ratio.size)
-        best = best[np.lexsort((best, -ratio[best]))]
+        best = np.arange(ratio.size)
+        if 0 < top < ratio.size:
+            # Every term at least as good as the top-th, ties included, so that ties are broken
+            # by term order below rather than by wherever argpartition happened to put them.
+            best = np.flatnonzero(ratio >= -np.partition(-ratio, top - 1)[top - 1])
+        best = best[np.lexsort((best, -ratio[best]))][:top]
         result[label.item()] = [(terms[k], float(ratio[k])) for k in best]
     return result
 
