@@ -134,3 +134,17 @@ def test_explain_refuses_what_it_cannot_explain():
         informative_terms(single, ["t0", "t1"])
     with pytest.raises(ValueError, match="not fitted yet"):
         TextClassifier().explain("text")
+
+
+def test_informative_terms_break_ties_by_term_order():
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 3, size=(3, 300)).astype(float)     # many equal ratios
+    model = MultinomialNB().fit(X, ["a", "b", "c"])
+    terms = [f"t{i:03d}" for i in range(300)]
+    _, w = model.decomposition()
+    for top in (1, 5, 40):
+        result = informative_terms(model, terms, top=top)
+        for c, label in enumerate("abc"):
+            ratio = w[c] - np.delete(w, c, axis=0).max(axis=0)
+            expected = [terms[k] for k in np.lexsort((np.arange(300), -ratio))[:top]]
+            assert [t for t, _ in result[label]] == expected
