@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.sparse import csr_matrix
 
 # Seed 003 (003_0fe36a3a8c0776f8.txt): e1..e4 are spam (+), e5..e8 ham (−); d and e are stop words.
 SEED003_TEXTS = [
@@ -42,9 +43,8 @@ def seed_counts() -> tuple[np.ndarray, list[str]]:
 @pytest.fixture
 def random_counts() -> tuple:
     """A random sparse count matrix (80 × 25, some empty rows) and labels of three classes."""
-    scipy_sparse = pytest.importorskip("scipy.sparse")
     rng = np.random.default_rng(9417)
     dense = rng.integers(1, 6, size=(80, 25)) * (rng.random((80, 25)) < 0.2)
     dense[[5, 17, 60]] = 0
     y = rng.choice(["ham", "news", "spam"], size=80)
-    return scipy_sparse.csr_matrix(dense), y
+    return csr_matrix(dense), y

@@ -8,6 +8,9 @@ import pytest
 from textnb import TextClassifier, load_model, save_model
 from textnb.models import BernoulliNB, ComplementNB, MultinomialNB
 
+# Why scikit-learn tests skip: it is no dependency of textnb, only a yardstick.
+NO_SKLEARN = "scikit-learn is optional (the bench extra): no yardstick to compare with"
+
 MODEL_NAMES = ["multinomial", "bernoulli", "complement"]
 
 TEXTS = ["cheap pills now", "cheap money now!!!", "win money, win cheap pills",
@@ -200,7 +203,7 @@ def test_get_params_and_set_params():
     assert clf.get_params()["alpha"] == 2.0 and clf.model == "complement"
     with pytest.raises(ValueError, match="invalid parameter 'beta'"):
         clf.set_params(beta=1)
-    sklearn_base = pytest.importorskip("sklearn.base")
+    sklearn_base = pytest.importorskip("sklearn.base", reason=NO_SKLEARN)
     copy = sklearn_base.clone(clf)
     assert copy.get_params() == clf.get_params() and copy is not clf
 
@@ -246,7 +249,6 @@ def test_a_single_string_is_refused_not_split_into_characters():
 
 
 def test_parallel_tokenizing_gives_the_same_tokens(monkeypatch):
-    pytest.importorskip("joblib")
     import textnb.classifier
     monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_DOCUMENTS", 1)
     texts = TEXTS * 3

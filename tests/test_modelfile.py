@@ -43,8 +43,6 @@ def model_path(tmp_path):
     {"model": "multinomial", "stemmer": "porter", "min_df": 1, "max_df": 0.9, "lowercase": False},
 ])
 def test_round_trip_gives_identical_probabilities(tmp_path, settings):
-    if "stemmer" in settings:
-        pytest.importorskip("nltk")
     clf = _classifier(**settings)
     path = tmp_path / "m.model"
     save_model(clf, path)

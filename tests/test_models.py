@@ -12,6 +12,10 @@ import textnb.models
 from textnb.models import (CSR, BernoulliNB, ComplementNB, MultinomialNB, as_csr,
                            class_log_prior, logsumexp)
 
+# Why scikit-learn tests skip: it is no dependency of textnb, only a yardstick.
+NO_SKLEARN = "scikit-learn is optional (the bench extra): no yardstick to compare with"
+NO_HYPOTHESIS = "hypothesis (the test extra) is needed for property tests"
+
 MODELS = [MultinomialNB, BernoulliNB, ComplementNB]
 
 
@@ -131,7 +135,8 @@ def test_bernoulli_absent_probability_keeps_precision_near_one():
 
 @pytest.mark.parametrize("Model", [MultinomialNB, ComplementNB])
 def test_long_document_does_not_underflow(Model, seed_counts):
-    """A 100 000-token document: Π P(w|c) is 0.0 in floats, its log is finite and decides."""
+    """A 100 000-token document over seed 003 (003_0fe36a3a8c0776f8.txt): Π P(w|c) is 0.0 in
+    floats; its log is finite and decides."""
     X, y = seed_counts
     model = Model().fit(X, y)
     # Multinomial seed-003 θ: each a is log 2 towards ham, each b log 2.5 towards spam;
@@ -328,7 +333,7 @@ def test_get_params_and_set_params(Model, random_counts):
 
 @pytest.mark.parametrize("name", ["MultinomialNB", "BernoulliNB", "ComplementNB"])
 def test_agrees_with_scikit_learn(name, random_counts):
-    sk = pytest.importorskip("sklearn.naive_bayes")
+    sk = pytest.importorskip("sklearn.naive_bayes", reason=NO_SKLEARN)
     X, y = random_counts
     ours = {"MultinomialNB": MultinomialNB(alpha=0.7), "BernoulliNB": BernoulliNB(alpha=0.7),
             # scikit-learn's ComplementNB adds no prior with two or more classes.
@@ -344,7 +349,7 @@ def test_agrees_with_scikit_learn(name, random_counts):
 
 
 def test_scikit_learn_clone_pipeline_and_cross_val_score():
-    pytest.importorskip("sklearn")
+    pytest.importorskip("sklearn", reason=NO_SKLEARN)
     from sklearn.base import clone
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.model_selection import cross_val_score
@@ -388,9 +393,9 @@ def test_delete_terms_undoes_insert_terms(Model, random_counts):
 def test_any_counts_split_anywhere_fit_alike(Model):
     """Property: for any counts, labels and split, partial_fit and merge equal fit, and the
     probabilities are finite, sum to 1 and follow the dense formula."""
-    hypothesis = pytest.importorskip("hypothesis")
+    hypothesis = pytest.importorskip("hypothesis", reason=NO_HYPOTHESIS)
     st = hypothesis.strategies
-    hnp = pytest.importorskip("hypothesis.extra.numpy")
+    hnp = pytest.importorskip("hypothesis.extra.numpy", reason=NO_HYPOTHESIS)
 
     @hypothesis.settings(max_examples=60, deadline=None)
     @hypothesis.given(hnp.arrays(np.int64, st.tuples(st.integers(2, 12), st.integers(1, 6)),

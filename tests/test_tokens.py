@@ -11,6 +11,8 @@ from textnb.errors import TextnbError
 from textnb.stopwords import load_stop_words
 from textnb.tokens import MAX_TOKEN_LENGTH, Tokenizer
 
+NO_HYPOTHESIS = "hypothesis (the test extra) is needed for property tests"
+
 
 # -- token kinds ------------------------------------------------------------------------------
 
@@ -56,7 +58,6 @@ def test_stop_words_are_compared_after_casefolding():
     ("snowball", ["run", "run", "easili", "generous", "don't", "42"]),
 ])
 def test_stemming(stemmer, tokens):
-    pytest.importorskip("nltk")
     tokenizer = Tokenizer(stemmer=stemmer)
     assert tokenizer("Running runs easily generously don't 42") == tokens
     # Twice, so the second call goes through the cache and gives the same.
@@ -64,7 +65,6 @@ def test_stemming(stemmer, tokens):
 
 
 def test_stemming_happens_after_stop_words():
-    pytest.importorskip("nltk")
     # "having" is a stop word; its stem "have" is not removed because it is not in the text.
     assert Tokenizer(stop_words={"having"}, stemmer="porter")("having haves") == ["have"]
 
@@ -158,7 +158,7 @@ def test_missing_stop_word_file_names_it(tmp_path):
 
 def test_any_text_or_bytes_gives_clean_tokens():
     """Property: any str or bytes tokenizes without error into short, folded, non-stop tokens."""
-    hypothesis = pytest.importorskip("hypothesis")
+    hypothesis = pytest.importorskip("hypothesis", reason=NO_HYPOTHESIS)
     st = hypothesis.strategies
     tokenizer = Tokenizer(stop_words={"the", "a"}, max_length=12)
 

@@ -8,6 +8,10 @@ import scipy.sparse as sp
 
 from textnb.vocabulary import Vocabulary
 
+# Why scikit-learn tests skip: it is no dependency of textnb, only a yardstick.
+NO_SKLEARN = "scikit-learn is optional (the bench extra): no yardstick to compare with"
+NO_HYPOTHESIS = "hypothesis (the test extra) is needed for property tests"
+
 DOCS = [["spam", "ham", "eggs", "spam"],
         ["spam", "toast"],
         ["spam", "ham", "jam"],
@@ -115,7 +119,7 @@ def test_empty_vocabulary_error_says_what_to_do():
 
 
 def test_transform_equals_scikit_learn_count_vectorizer():
-    text = pytest.importorskip("sklearn.feature_extraction.text")
+    text = pytest.importorskip("sklearn.feature_extraction.text", reason=NO_SKLEARN)
     rng = np.random.default_rng(5)
     words = ["Zeta", "alpha", "über", "éclair", "a b", "subject:free", "$500", "!!!", "42",
              "3.14", "don't", "e-mail", "東京", "x@y.org", "beta", "alpha2"]
@@ -166,8 +170,8 @@ def test_grown_vocabulary_equals_one_fitted_at_once():
 
 def test_any_tokens_match_count_vectorizer():
     """Property: for any token lists, terms are Python-sorted and counts equal CountVectorizer's."""
-    text = pytest.importorskip("sklearn.feature_extraction.text")
-    hypothesis = pytest.importorskip("hypothesis")
+    text = pytest.importorskip("sklearn.feature_extraction.text", reason=NO_SKLEARN)
+    hypothesis = pytest.importorskip("hypothesis", reason=NO_HYPOTHESIS)
     st = hypothesis.strategies
     tokens = st.text(min_size=1, max_size=4)
 
