@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""Benchmark textnb against scikit-learn on 20 Newsgroups (bydate split): speed, memory, accuracy.
+
+Systems, each trained on 20news-bydate-train (11314 posts) and tested on 20news-bydate-test
+(7532 posts):
+
+* ``textnb mnb a=1``  — ``TextClassifier(model="multinomial", alpha=1.0, stop_words="none")`` over
+  :class:`textnb.documents.Document` inputs: the configuration comparable to scikit-learn's;
+* ``textnb default``  — ``TextClassifier()`` over Documents (textnb's defaults);
+* ``textnb mnb bytes`` — the first configuration over the raw bytes (no header parsing), only with
+  ``--all``;
+* when scikit-learn is installed: ``CountVectorizer()`` + ``MultinomialNB(alpha=1)`` (the
+  reference for the ratios), and as extra reference rows ``CountVectorizer()`` +
+  ``ComplementNB(alpha=1)`` and ``TfidfVectorizer()`` + ``MultinomialNB(alpha=0.01)`` (the
+  setting of scikit-learn's own text-classification example). scikit-learn reads the posts
+  as latin-1 text, as its ``fetch_20newsgroups`` does.
+
+Stages, timed separately: *read* (file bytes from disk; the same for every system and not
+counted), *prepare* (textnb: bytes → Document, parsing the header; scikit-learn: bytes → str),
+*fit* (tokenize, build the vocabulary, count, fit) on the training posts and *predict* on the test
+posts. End-to-end time is prepare + fit + predict. Each system runs in its own subprocess, so its
+peak memory is its own: the peak resident set size of that process (``resource.getrusage``
+``ru_maxrss``), which includes the interpreter, the imports and the posts held in memory; "after
+read" is the peak before the prepare stage, so the difference is what the system itself needed.
+With ``--jobs N`` > 1, textnb tokenizes in worker processes, whose peak RSS is shown separately.
+
+Run::
+
+    python scripts/bench_20ng.py                       # unpacks ../shared/corpora/20news-bydate.tar.gz
+    python scripts/bench_20ng.py --data corpora/full/20news-bydate --jobs 2
+    python scripts/bench_20ng.py --json results.json   # also write the raw numbers
+
+Without ``--data`` it uses ``corpora/full/20news-bydate`` (see scripts/fetch_corpora.py) if it
+exists, else unpacks ``--archive`` (default ``../shared/corpora/20news-bydate.tar.gz``) into a
+temporary directory that is removed afterwards. A run takes about a minute and a half on 2
+cores (``--repeat 3``: four minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DEFAULT_ARCHIVE = ROOT.parent / "shared" / "corpora" / "20news-bydate.tar.gz"
+DEFAULT_FULL = ROOT / "corpora" / "full" / "20news-bydate"
+
+# name → (kind, description); kind says which worker function runs it.
+SYSTEMS = {
+    "textnb mnb a=1": ("textnb", "TextClassifier(model='multinomial', alpha=1.0, stop_words='none'), Documents"),
+    "textnb default": ("textnb", "TextClassifier(), Documents"),
+    "textnb mnb bytes": ("textnb", "TextClassifier(model='multinomial', alpha=1.0, stop_words='none'), raw bytes"),
+    "sklearn count+mnb": ("sklearn", "CountVectorizer() + MultinomialNB(alpha=1.0)"),
+    "sklearn count+cnb": ("sklearn", "CountVectorizer() + ComplementNB(alpha=1.0)"),
+    "sklearn tfidf+mnb": ("sklearn", "TfidfVectorizer() + MultinomialNB(alpha=0.01)"),
+}
+REFERENCE = "sklearn count+mnb"
+OPTIONAL = {"textnb mnb bytes"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="bench_20ng.py",
+        description="Benchmark textnb against scikit-learn on 20 Newsgroups (bydate).")
+    parser.add_argument("--data", type=Path,
+                        help="directory holding 20news-bydate-train/ and 20news-bydate-test/")
+    parser.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE,
+                        help=f"20news-bydate.tar.gz to unpack when --data is not given "
+                             f"(default: {DEFAULT_ARCHIVE})")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="textnb tokenizing processes (TextClassifier n_jobs; default 1)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="run every system N times, in rotating order, and keep each "
+                             "stage's fastest time (default 1; use 3 on a busy machine)")
+    parser.add_argument("--all", action="store_true",
+                        help="also run textnb over raw bytes (no header parsing)")
+    parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS), metavar="NAME",
+                        help=f"run only these systems ({'; '.join(SYSTEMS)})")
+    parser.add_argument("--json", type=Path, help="also write the measurements to this file")
+    parser.add_argument("--worker", choices=list(SYSTEMS), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.jobs == 0 or args.jobs < -1:
+        parser.error("--jobs must be a positive number of processes, or -1 for all cores")
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+
+    if args.worker:
+        print(json.dumps(run_system(args.worker, args.data, args.jobs)))
+        return 0
+    try:
+        return run(args)
+    except BenchError as error:
+        print(f"bench_20ng: error: {error}", file=sys.stderr)
+        return 1
+
+
+class BenchError(Exception):
+    """A problem worth one line on stderr."""
+
+
+def run(args: argparse.Namespace) -> int:
+    names = args.systems or [n for n in SYSTEMS if args.all or n not in OPTIONAL]
+    if not _has_sklearn():
+        skipped = [n for n in names if SYSTEMS[n][0] == "sklearn"]
+        if skipped:
+            print(f"scikit-learn is not installed: skipping {', '.join(skipped)}", file=sys.stderr)
+        names = [n for n in names if SYSTEMS[n][0] != "sklearn"]
+    with tempfile.TemporaryDirectory(prefix="bench20ng-") as scratch:
+        data = _data_dir(args, Path(scratch))
+        print(f"20 Newsgroups bydate from {data}; textnb n_jobs={args.jobs}; "
+              f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}", flush=True)
+        runs: dict[str, list[dict]] = {name: [] for name in names}
+        start = time.perf_counter()
+        for round_ in range(args.repeat):
+            # Rotate the order, so no system always runs first (cold caches) or last.
+            for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+                print(f"  run {round_ + 1}/{args.repeat}: {name} ...", end="", flush=True)
+                r = _run_worker(name, data, args.jobs)
+                runs[name].append(r)
+                print(f" {r['prepare_s'] + r['fit_s'] + r['predict_s']:.1f} s", flush=True)
+        print(f"(all runs: {time.perf_counter() - start:.0f} s)\n")
+    results = {name: _best(rs) for name, rs in runs.items()}
+    print(report(results, args.repeat))
+    if args.json:
+        args.json.write_text(json.dumps({"jobs": args.jobs, "results": results}, indent=2) + "\n")
+    return 0
+
+
+def _data_dir(args: argparse.Namespace, scratch: Path) -> Path:
+    if args.data is not None:
+        data = args.data
+    elif DEFAULT_FULL.is_dir():
+        data = DEFAULT_FULL
+    else:
+        if not args.archive.is_file():
+            raise BenchError(f"no --data given and no archive at '{args.archive}' "
+                             f"(run scripts/fetch_corpora.py, or give --data or --archive)")
+        sys.path.insert(0, str(HERE))
+        import fetch_corpora
+        print(f"unpacking {args.archive} into a temporary directory ...", flush=True)
+        try:
+            fetch_corpora.unpack(args.archive, scratch, {"20news-bydate-train", "20news-bydate-test"},
+                                 lambda *a: None)
+        except fetch_corpora.FetchError as error:
+            raise BenchError(str(error)) from None
+        data = scratch / "20news-bydate"
+    for split in ("20news-bydate-train", "20news-bydate-test"):
+        if not (data / split).is_dir():
+            raise BenchError(f"'{data}' has no {split}/ directory")
+    return data.resolve()
+
+
+def _run_worker(name: str, data: Path, jobs: int) -> dict:
+    command = [sys.executable, str(Path(__file__).resolve()), "--worker", name,
+               "--data", str(data), "--jobs", str(jobs)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise BenchError(f"{name} failed (exit {done.returncode}): {tail}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _best(runs: list[dict]) -> dict:
+    """Each stage's fastest time and the largest peak memory over repeated runs."""
+    best = dict(runs[0])
+    for key in ("read_s", "prepare_s", "fit_s", "predict_s"):
+        best[key] = min(r[key] for r in runs)
+    for key in ("rss_after_read_kib", "rss_peak_kib", "rss_workers_kib"):
+        best[key] = max(r[key] for r in runs)
+    best["runs"] = len(runs)
+    return best
+
+
+def _has_sklearn() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("sklearn") is not None
+
+
+# -- one system, in its own process ------------------------------------------------------------
+
+def _files(split_dir: Path) -> tuple[list[Path], list[str]]:
+    paths, labels = [], []
+    for group in sorted(p for p in split_dir.iterdir() if p.is_dir()):
+        for path in sorted(group.iterdir(), key=lambda p: p.name):
+            if path.is_file():
+                paths.append(path)
+                labels.append(group.name)
+    return paths, labels
+
+
+def _maxrss_kib(who: int = resource.RUSAGE_SELF) -> int:
+    return resource.getrusage(who).ru_maxrss  # KiB on Linux (bytes on macOS)
+
+
+def run_system(name: str, data: Path, jobs: int) -> dict:
+    import numpy as np
+
+    kind, _ = SYSTEMS[name]
+    train_paths, y_train = _files(data / "20news-bydate-train")
+    test_paths, y_test = _files(data / "20news-bydate-test")
+    if kind == "textnb":
+        import textnb  # noqa: F401  (imports are not timed)
+        try:
+            from textnb.documents import read_bytes
+        except ImportError:
+            read_bytes = None
+    else:
+        from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+        from sklearn.naive_bayes import ComplementNB, MultinomialNB
+
+    t0 = time.perf_counter()
+    train_raw = [p.read_bytes() for p in train_paths]
+    test_raw = [p.read_bytes() for p in test_paths]
+    t_read = time.perf_counter() - t0
+    rss_read = _maxrss_kib()
+
+    t0 = time.perf_counter()
+    note = ""
+    if kind == "textnb" and name != "textnb mnb bytes":
+        if read_bytes is None:
+            train, test = train_raw, test_raw
+            note = "textnb.documents missing: raw bytes"
+        else:
+            train = [read_bytes(r, str(p)) for r, p in zip(train_raw, train_paths)]
+            test = [read_bytes(r, str(p)) for r, p in zip(test_raw, test_paths)]
+    elif kind == "textnb":
+        train, test = train_raw, test_raw
+    else:  # scikit-learn's fetch_20newsgroups decodes the posts as latin-1
+        train = [r.decode("latin-1") for r in train_raw]
+        test = [r.decode("latin-1") for r in test_raw]
+    t_prepare = time.perf_counter() - t0
+
+    if kind == "textnb":
+        from textnb import TextClassifier
+        if name == "textnb default":
+            model = TextClassifier(n_jobs=jobs)
+        else:
+            model = TextClassifier(model="multinomial", alpha=1.0, stop_words="none", n_jobs=jobs)
+        t0 = time.perf_counter()
+        model.fit(train, y_train)
+        t_fit = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        predicted = model.predict(test)
+        t_predict = time.perf_counter() - t0
+        n_terms = len(model.vocabulary_)
+    else:
+        vectorizer = TfidfVectorizer() if "tfidf" in name else CountVectorizer()
+        nb = {"sklearn count+mnb": MultinomialNB(alpha=1.0),
+              "sklearn count+cnb": ComplementNB(alpha=1.0),
+              "sklearn tfidf+mnb": MultinomialNB(alpha=0.01)}[name]
+        t0 = time.perf_counter()
+        nb.fit(vectorizer.fit_transform(train), y_train)
+        t_fit = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        predicted = nb.predict(vectorizer.transform(test))
+        t_predict = time.perf_counter() - t0
+        n_terms = len(vectorizer.vocabulary_)
+    rss_children = 0
+    if kind == "textnb" and jobs != 1:
+        # Reap joblib's worker processes so that RUSAGE_CHILDREN includes their peak.
+        try:
+            from joblib.externals.loky import get_reusable_executor
+            get_reusable_executor().shutdown(wait=True)
+        except Exception:
+            pass
+        rss_children = _maxrss_kib(resource.RUSAGE_CHILDREN)
+    accuracy = float(np.mean(np.asarray(predicted) == np.asarray(y_test)))
+    return {"system": name, "description": SYSTEMS[name][1], "note": note,
+            "n_train": len(train), "n_test": len(test), "n_terms": n_terms,
+            "read_s": t_read, "prepare_s": t_prepare, "fit_s": t_fit, "predict_s": t_predict,
+            "accuracy": accuracy, "rss_after_read_kib": rss_read, "rss_peak_kib": _maxrss_kib(),
+            "rss_workers_kib": rss_children}
+
+
+# -- the table -------------------------------------------------------------------------------
+
+def report(results: dict[str, dict], repeat: int = 1) -> str:
+    rows = []
+    header = ["system", "prepare doc/s", "fit doc/s", "predict doc/s", "end-to-end s",
+              "peak RSS MiB", "Δ after read", "accuracy", "terms"]
+    for name, r in results.items():
+        n_all = r["n_train"] + r["n_test"]
+        total = r["prepare_s"] + r["fit_s"] + r["predict_s"]
+        prepare = f"{n_all / r['prepare_s']:,.0f}" if r["prepare_s"] > 1e-3 else "-"
+        rows.append([name, prepare, f"{r['n_train'] / r['fit_s']:,.0f}",
+                     f"{r['n_test'] / r['predict_s']:,.0f}", f"{total:.2f}",
+                     f"{r['rss_peak_kib'] / 1024:.0f}",
+                     f"+{(r['rss_peak_kib'] - r['rss_after_read_kib']) / 1024:.0f}",
+                     f"{r['accuracy']:.4f}", f"{r['n_terms']:,}"])
+    lines = [_table(header, rows)]
+    first = next(iter(results.values()))
+    lines.append(f"\n{first['n_train']} training and {first['n_test']} test posts; reading the "
+                 f"files took {first['read_s']:.2f} s (not counted). prepare = bytes → Document "
+                 f"(textnb) or → str (sklearn); fit = tokenize + vocabulary + count + fit; "
+                 f"end-to-end = prepare + fit + predict."
+                 + (f" Times: the fastest of {repeat} runs." if repeat > 1 else ""))
+    lines.append("Peak RSS = ru_maxrss of the system's own subprocess (interpreter, imports and "
+                 "posts included); Δ after read = peak minus the peak before the prepare stage.")
+    workers = {n: r["rss_workers_kib"] for n, r in results.items() if r["rss_workers_kib"]}
+    if workers:
+        lines.append("textnb tokenizing workers' peak RSS (each): " + ", ".join(
+            f"{n} {kib / 1024:.0f} MiB" for n, kib in workers.items()))
+    notes = {r["note"] for r in results.values() if r["note"]}
+    lines.extend(f"NOTE: {n}" for n in notes)
+    for name, r in results.items():
+        lines.append(f"  {name:18} {r['description']}")
+    if REFERENCE in results:
+        ref = results[REFERENCE]
+        ratio_rows = []
+        for name, r in results.items():
+            if SYSTEMS[name][0] != "textnb":
+                continue
+            total = r["prepare_s"] + r["fit_s"] + r["predict_s"]
+            ref_total = ref["prepare_s"] + ref["fit_s"] + ref["predict_s"]
+            ratio_rows.append([name, f"{r['fit_s'] / ref['fit_s']:.2f}",
+                               f"{r['predict_s'] / ref['predict_s']:.2f}",
+                               f"{total / ref_total:.2f}",
+                               f"{r['rss_peak_kib'] / ref['rss_peak_kib']:.2f}",
+                               f"{r['accuracy'] - ref['accuracy']:+.4f}"])
+        if ratio_rows:
+            lines.append(f"\ntextnb / {REFERENCE} (time ratios > 1: textnb slower):")
+            lines.append(_table(["system", "fit time", "predict time", "end-to-end time",
+                                 "peak RSS", "accuracy diff"], ratio_rows))
+    return "\n".join(lines)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
+    fmt = lambda row: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
+                                for i, (c, w) in enumerate(zip(row, widths)))
+    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
