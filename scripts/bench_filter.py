@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""What a procmail user pays per message: ``textnb filter`` against ``bogofilter -p``, and bulk
+throughput of ``textnb train`` / ``textnb classify`` against bogofilter on the SpamAssassin corpus.
+
+What it measures
+----------------
+1. **Per message, one process each** (what procmail does for every delivery). A model is trained
+   with ``textnb train`` on the 70 % training part of the SpamAssassin corpus (the stratified
+   split of scripts/bench_spam.py, ``--seed``, default 0), laid out as symlinks in
+   ``train/spam/`` and ``train/ham/`` of a temporary directory; bogofilter is trained on the same
+   files (fresh ``-d`` database, ``-s -B`` / ``-n -B``). Then ``--messages`` (default 50)
+   different test messages, a seeded stratified sample of the 30 % test part, are each fed on
+   standard input to separate processes of
+
+   * ``python -c pass``                        — the interpreter start-up floor (sys.executable);
+   * ``textnb filter -m MODEL``                 — must write the message back with X-TextNB-*
+                                                  headers and nothing on stderr;
+   * ``textnb classify -m MODEL --exit-code -`` — must exit 0/1/2, agreeing with the filter;
+   * ``bogofilter -d DIR -p``                   — passthrough with an X-Bogosity header;
+
+   the four in rotating order per message (after one untimed warm-up run of each), timed as wall
+   time around ``subprocess.run``. Reported: median and 90th percentile per message, and ratios
+   to bogofilter and to the Python floor.
+
+2. **Throughput on the full corpus** (all 6046 messages, symlinked into two class directories
+   ``full/spam`` and ``full/ham``): wall time of one ``textnb train`` process (also with
+   ``--jobs 2``) and of one ``textnb classify`` process over all messages, in messages per
+   second, against bogofilter registering the same files in bulk (``-s -B`` then ``-n -B``) and
+   classifying them in bulk (``-B``). Process start-up and imports are included: it is what the
+   command costs.
+
+``--importtime`` also prints the slowest imports of one ``textnb filter`` run
+(``python -X importtime``).
+
+Run::
+
+    /tmp/dev/bin/python scripts/bench_filter.py                    # unpacks ../shared/corpora/spamassassin-public.tar.gz
+    /tmp/dev/bin/python scripts/bench_filter.py --data /tmp/data
+    /tmp/dev/bin/python scripts/bench_filter.py --data /tmp/data --messages 20 --importtime
+
+``--data DIR`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/; without it, ``--archive``
+(default ``../shared/corpora/spamassassin-public.tar.gz`` relative to the repository root) is
+unpacked into a temporary directory that is removed afterwards. The textnb console script is
+the one next to sys.executable unless ``--textnb PATH`` says otherwise. A run takes about a
+minute on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_spam import (DEFAULT_ARCHIVE, BenchError, bogofilter_classify,  # noqa: E402
+                        bogofilter_path, bogofilter_register, corpus_dir, list_corpus,
+                        stratified_split, table)
+
+
+def timed(command: list[str], stdin: bytes | None = None) -> tuple[float, subprocess.CompletedProcess]:
+    t0 = time.perf_counter()
+    done = subprocess.run(command, input=stdin if stdin is not None else b"",
+                          capture_output=True)
+    return time.perf_counter() - t0, done
+
+
+def symlink_tree(target: Path, groups: dict[str, list[str]]) -> None:
+    """target/<class>/<part>-<name> → each file (names prefixed: spam/ and spam_2/ both have 00001.*)."""
+    for label, files in groups.items():
+        directory = target / label
+        directory.mkdir(parents=True)
+        for f in files:
+            p = Path(f)
+            (directory / f"{p.parent.name}-{p.name}").symlink_to(p)
+
+
+def sample(y: np.ndarray, indices: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """n of ``indices``, stratified by class as in the population, seeded; in a random order."""
+    rng = np.random.default_rng(seed)
+    picked = []
+    for label in np.unique(y[indices]):
+        members = indices[y[indices] == label]
+        k = max(1, int(round(n * members.size / indices.size)))
+        picked.append(rng.choice(members, size=min(k, members.size), replace=False))
+    picked = np.concatenate(picked)[:n]
+    return rng.permutation(picked)
+
+
+# -- checks on one run's output ------------------------------------------------------------------
+
+def check_filter(raw: bytes, done: subprocess.CompletedProcess) -> str | None:
+    """The filter's status (Yes/No/Unsure), after checking it changed nothing but the headers."""
+    if done.returncode != 0:
+        raise BenchError(f"textnb filter exited {done.returncode}: {done.stderr.decode(errors='replace')[-300:]}")
+    if done.stderr.strip():
+        raise BenchError(f"textnb filter wrote to stderr: {done.stderr.decode(errors='replace')[-300:]}")
+    out = done.stdout
+    added, status = [], None
+    lines = out.split(b"\n")
+    # The headers go at the top of the header block, after an mbox "From " line if any.
+    start = 1 if raw.startswith(b"From ") else 0
+    i = start
+    while i < len(lines) and lines[i].startswith(b"X-TextNB-"):
+        added.append(lines[i])
+        if lines[i].startswith(b"X-TextNB-Status:"):
+            status = lines[i].split(b":", 1)[1].strip().decode()
+        i += 1
+    rest = b"\n".join(lines[:start] + lines[i:])
+    if not added or rest != raw:
+        raise BenchError("textnb filter changed the message beyond adding X-TextNB-* headers "
+                         f"(added {len(added)} header lines)")
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="bench_filter.py",
+        description="Per-message cost of textnb filter / classify --exit-code vs bogofilter -p, "
+                    "and bulk train/classify throughput, on the SpamAssassin corpus.")
+    parser.add_argument("--data", type=Path,
+                        help="directory holding easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/")
+    parser.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE,
+                        help=f"archive unpacked when --data is not given (default {DEFAULT_ARCHIVE})")
+    parser.add_argument("--textnb", default=None, metavar="PATH",
+                        help="textnb console script (default: next to sys.executable)")
+    parser.add_argument("--bogofilter", metavar="PATH", help="bogofilter binary (default: on PATH)")
+    parser.add_argument("--messages", type=int, default=50, help="test messages, one process each (default 50)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the split and the sample (default 0)")
+    parser.add_argument("--no-full", action="store_true", help="skip the full-corpus throughput part")
+    parser.add_argument("--importtime", action="store_true",
+                        help="also show the slowest imports of one textnb filter run")
+    args = parser.parse_args(argv)
+    if args.messages < 1:
+        parser.error("--messages must be at least 1")
+    textnb = args.textnb or str(Path(sys.executable).parent / "textnb")
+    if not (os.path.isfile(textnb) and os.access(textnb, os.X_OK)):
+        found = shutil.which("textnb")
+        if args.textnb or not found:
+            print(f"bench_filter: error: no textnb console script at '{textnb}' (give --textnb)",
+                  file=sys.stderr)
+            return 1
+        textnb = found
+    bogofilter = bogofilter_path(args.bogofilter)
+    start = time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-filter-") as scratch:
+            run(args, textnb, bogofilter, Path(scratch))
+    except BenchError as error:
+        print(f"bench_filter: error: {error}", file=sys.stderr)
+        return 1
+    print(f"\n(total {time.perf_counter() - start:.0f} s)")
+    return 0
+
+
+def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
+    directory = corpus_dir(args.data, args.archive, scratch)
+    paths, y = list_corpus(directory)
+    train, test = stratified_split(y, 0.7, args.seed)
+    print(f"data {directory}; textnb {textnb}; bogofilter {bogofilter or '(not found)'}; "
+          f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}", flush=True)
+    for f in paths:  # page cache: every system finds the files read
+        Path(f).read_bytes()
+
+    # -- 1. per message ----------------------------------------------------------------------
+    symlink_tree(scratch / "train", {c: [paths[i] for i in train if y[i] == c] for c in ("spam", "ham")})
+    model = scratch / "train.model"
+    secs, done = timed([textnb, "train", "-q", "-m", str(model),
+                        str(scratch / "train" / "spam"), str(scratch / "train" / "ham")])
+    if done.returncode != 0:
+        raise BenchError(f"textnb train failed: {done.stderr.decode(errors='replace')[-300:]}")
+    print(f"textnb train on the 70 % part ({train.size} messages): {secs:.1f} s", flush=True)
+    db = scratch / "bogo-train"
+    if bogofilter:
+        db.mkdir()
+        t0 = time.perf_counter()
+        bogofilter_register(bogofilter, db, [paths[i] for i in train if y[i] == "spam"],
+                            [paths[i] for i in train if y[i] == "ham"])
+        print(f"bogofilter registration of the same: {time.perf_counter() - t0:.1f} s", flush=True)
+
+    chosen = sample(y, test, args.messages, args.seed)
+    commands = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "textnb filter": [textnb, "filter", "-m", str(model)],
+        "textnb classify --exit-code": [textnb, "classify", "-m", str(model), "--exit-code", "-"],
+    }
+    if bogofilter:
+        commands["bogofilter -p"] = [bogofilter, "-C", "-d", str(db), "-p"]
+    names = list(commands)
+    first = Path(paths[chosen[0]]).read_bytes()
+    for name in names:  # warm-up, untimed
+        timed(commands[name], first)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    disagree, statuses, bogo_tags = [], [], []
+    print(f"{len(chosen)} test messages ({int((y[chosen] == 'spam').sum())} spam), "
+          f"{len(names)} commands each ...", flush=True)
+    for k, i in enumerate(chosen):
+        raw = Path(paths[i]).read_bytes()
+        status = code = None
+        for name in names[k % len(names):] + names[:k % len(names)]:
+            secs, done = timed(commands[name], raw)
+            times[name].append(secs)
+            if name == "textnb filter":
+                status = check_filter(raw, done)
+            elif name == "textnb classify --exit-code":
+                code = done.returncode
+                if code not in (0, 1, 2):
+                    raise BenchError(f"textnb classify --exit-code exited {code} on {paths[i]}: "
+                                     f"{done.stderr.decode(errors='replace')[-300:]}")
+            elif name == "bogofilter -p":
+                if done.returncode not in (0, 1, 2) or b"\nX-Bogosity: " not in done.stdout:
+                    raise BenchError(f"bogofilter -p failed (exit {done.returncode}) on {paths[i]}")
+                tag = done.stdout.split(b"\nX-Bogosity: ", 1)[1].split(b",", 1)[0].decode()
+                bogo_tags.append((y[i], tag))
+        statuses.append((y[i], status))
+        if {"Yes": 0, "No": 1, "Unsure": 2}.get(status) != code:
+            disagree.append((paths[i], status, code))
+
+    floor = float(np.median(times["python -c pass"]))
+    ref = float(np.median(times["bogofilter -p"])) if bogofilter else None
+    rows = []
+    for name in names:
+        t = np.array(times[name]) * 1000
+        med = float(np.median(t)) / 1000
+        rows.append([name, f"{np.median(t):.1f}", f"{np.percentile(t, 90):.1f}", f"{t.max():.1f}",
+                     f"{med / ref:.1f}x" if ref else "-", f"{med / floor:.1f}x",
+                     f"{1000 * (med - floor):+.1f}"])
+    print(f"\n== Per message, one process each ({len(chosen)} different test messages on stdin; "
+          f"wall time in ms) ==")
+    print(table(["command", "median", "p90", "max", "vs bogofilter", "vs python floor",
+                 "above floor"], rows))
+    wrong = sum(1 for label, s in statuses if (label == "spam") != (s == "Yes") and s != "Unsure")
+    print(f"  textnb filter status on these: " + ", ".join(
+        f"{label} {s}: {sum(1 for l, x in statuses if l == label and x == s)}"
+        for label in ("spam", "ham") for s in ("Yes", "No", "Unsure")
+        if any(l == label and x == s for l, x in statuses)) + f"  ({wrong} wrong)")
+    if bogofilter:
+        print(f"  bogofilter on these: " + ", ".join(
+            f"{label} {s}: {sum(1 for l, x in bogo_tags if l == label and x == s)}"
+            for label in ("spam", "ham") for s in ("Spam", "Ham", "Unsure")
+            if any(l == label and x == s for l, x in bogo_tags)))
+    print(f"  classify --exit-code agrees with filter's X-TextNB-Status on "
+          f"{len(chosen) - len(disagree)}/{len(chosen)}" +
+          (f"; disagreements: {disagree[:3]}" if disagree else ""))
+
+    if args.importtime:
+        print_importtime(textnb, model, first)
+
+    # -- 2. throughput on the full corpus ----------------------------------------------------
+    if args.no_full:
+        return
+    n = len(paths)
+    symlink_tree(scratch / "full", {c: [p for p, l in zip(paths, y) if l == c] for c in ("spam", "ham")})
+    dirs = [str(scratch / "full" / "spam"), str(scratch / "full" / "ham")]
+    rows = []
+    print(f"\nfull corpus: {n} messages ...", flush=True)
+    full_model = scratch / "full.model"
+    results = {}
+    for label, extra in (("textnb train", []), ("textnb train --jobs 2", ["--jobs", "2"])):
+        secs, done = timed([textnb, "train", "-q", "-m", str(full_model), *extra, *dirs])
+        if done.returncode != 0:
+            raise BenchError(f"{label} failed: {done.stderr.decode(errors='replace')[-300:]}")
+        results[label] = secs
+    secs, done = timed([textnb, "classify", "-m", str(full_model), "--format", "tsv", *dirs])
+    if done.returncode != 0:
+        raise BenchError(f"textnb classify failed: {done.stderr.decode(errors='replace')[-300:]}")
+    out = done.stdout.decode(errors="replace").splitlines()
+    if len(out) != n:
+        raise BenchError(f"textnb classify printed {len(out)} lines for {n} messages")
+    results["textnb classify"] = secs
+    resub = {}
+    for line in out:
+        source, label = line.split("\t")[:2]
+        truth = Path(source).parent.name
+        resub[(truth, label)] = resub.get((truth, label), 0) + 1
+    if bogofilter:
+        full_db = scratch / "bogo-full"
+        full_db.mkdir()
+        t0 = time.perf_counter()
+        bogofilter_register(bogofilter, full_db, [p for p, l in zip(paths, y) if l == "spam"],
+                            [p for p, l in zip(paths, y) if l == "ham"])
+        results["bogofilter -s/-n -B"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        bogofilter_classify(bogofilter, full_db, paths)
+        results["bogofilter -B"] = time.perf_counter() - t0
+    pairs = {"textnb train": "bogofilter -s/-n -B", "textnb train --jobs 2": "bogofilter -s/-n -B",
+             "textnb classify": "bogofilter -B"}
+    for label, secs in results.items():
+        ref_secs = results.get(pairs.get(label, ""))
+        rows.append([label, f"{secs:.2f} s", f"{n / secs:.0f}",
+                     f"{secs / ref_secs:.1f}x" if ref_secs else "-"])
+    print(f"\n== Throughput on the full SpamAssassin corpus ({n} messages, one process per "
+          f"command; bogofilter in chunks of 1000-2000 files per process) ==")
+    print(table(["command", "wall time", "msg/s", "vs bogofilter"], rows))
+    print("  textnb classify on its own training data (resubstitution): " + ", ".join(
+        f"{t}->{l}: {c}" for (t, l), c in sorted(resub.items())))
+
+
+def print_importtime(textnb: str, model: Path, raw: bytes) -> None:
+    done = subprocess.run([sys.executable, "-X", "importtime", textnb, "filter", "-m", str(model)],
+                          input=raw, capture_output=True)
+    rows = []
+    for line in done.stderr.decode(errors="replace").splitlines():
+        # "import time:  self [us] | cumulative | imported package"
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        self_us, cumulative, name = line[len("import time:"):].split("|", 2)
+        rows.append((int(cumulative), int(self_us), name.rstrip()))
+    rows.sort(reverse=True)
+    print("\n== slowest imports of one `textnb filter` (python -X importtime; ms) ==")
+    print(table(["module (indent = depth)", "cumulative", "self"],
+                [[name[:60], f"{c / 1000:.1f}", f"{s / 1000:.1f}"] for c, s, name in rows[:15]]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
