@@ -250,3 +250,25 @@ _MIME_LINES = st.sampled_from([
 def test_mime_soup_never_raises(lines):
     doc = parse_message(b"\n".join(lines))
     assert isinstance(doc.text, str)
+
+
+def test_iso_2022_jp_text_is_decoded_by_its_declared_charset():
+    """7-bit ISO-2022-JP is valid ASCII: decoding it as UTF-8 would leave escape codes as text."""
+    from textnb.decoding import decode
+    raw = "伊東様".encode("iso-2022-jp")
+    assert decode(raw, "iso-2022-jp") == "伊東様"
+    message = b"Subject: x\nContent-Type: text/plain; charset=iso-2022-jp\n\n" + raw + b"\n"
+    assert parse_message(message).text == "伊東様"
+
+
+def test_a_uuencoded_file_in_a_body_stands_by_its_name():
+    body = b"see the dump:\n\nbegin 644 oops1.dat\nM9F]O8F%R\n`\nend\n\nthanks\n"
+    text = parse_message(b"Subject: bug\n\n" + body).text
+    assert text == "see the dump:\n\nuuencoded oops1.dat\n\nthanks"
+
+
+def test_html_sent_as_text_plain_is_recognised_without_an_html_tag():
+    raw = b"Subject: x\n\n<head><title>Hi</title></head>\n<body>Cheap <br> <a href='http://x.example.com/'>pills</a></body>\n"
+    document = parse_message(raw)
+    assert "<" not in document.text and "pills" in document.text
+    assert ("url", "x.example.com") in document.fields

@@ -25,6 +25,13 @@ def decode(raw: bytes, charset: str | None = None) -> str:
     UTF-8 goes first because a valid UTF-8 byte string of non-ASCII text is almost never
     anything else, while a wrong declared charset is common in real mail.
     """
+    # 7-bit encodings (ISO-2022-JP mail, UTF-7) are valid ASCII, so UTF-8 would "succeed" and
+    # leave their escape sequences as text: those take the declared charset first.
+    if charset and charset.strip('" ').lower().startswith(("iso-2022", "utf-7", "hz")):
+        try:
+            return raw.decode(charset.strip('" ').lower())
+        except (LookupError, UnicodeDecodeError, ValueError):
+            pass
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:

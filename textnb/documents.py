@@ -379,7 +379,7 @@ def _body(message: Message, fields: list[tuple[str, str]]) -> list[str]:
             if kind == "text/html" or _looks_like_html(text):
                 text = html.text(text)
             else:
-                text = text.replace("\r\n", "\n").strip()
+                text = _UUENCODED.sub(_uuencoded_name, text.replace("\r\n", "\n")).strip()
             if text:
                 texts.append(text)
         else:
@@ -392,9 +392,23 @@ def _body(message: Message, fields: list[tuple[str, str]]) -> list[str]:
     return texts
 
 
+# Common tags; a body opening with one, or holding several, is HTML whatever its MIME type says.
+_HTML_TAG = re.compile(r"<(?:html|!doctype|head|body|br|p|div|table|tr|td|font|a\s+href|img)\b",
+                       re.IGNORECASE)
+# A uuencoded file in a body ("begin 644 name" ... "end"): its lines are junk to a tokenizer.
+_UUENCODED = re.compile(r"^begin [0-7]{3,4} (\S[^\n]*)\n(?:[^\n]*\n)*?end$", re.MULTILINE)
+
+
 def _looks_like_html(text: str) -> bool:
     # Old spam sends HTML without a MIME header, so as text/plain; a mail reader shows it as HTML.
-    return text[:1024].lstrip().lower().startswith(("<html", "<!doctype html"))
+    head = text[:4096]
+    return head.lstrip()[:1] == "<" and _HTML_TAG.match(head.lstrip()) is not None \
+        or len(_HTML_TAG.findall(head)) >= 5
+
+
+def _uuencoded_name(match: re.Match) -> str:
+    """A uuencoded file stands as an attachment does: by its name, not its bytes."""
+    return f"uuencoded {match.group(1)}"
 
 
 class _HTMLText(HTMLParser):

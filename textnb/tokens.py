@@ -1,8 +1,8 @@
 """text → tokens: case folding, length cap, spam signals, header prefixes, n-grams, stemming.
 
-A token is a word (letters or digits, with internal apostrophes or hyphens as in ``don't`` and
-``e-mail``), a number (``3.14``), an e-mail address, a URL's host name, an amount of money
-(``$500``), or a run of exclamation marks (``!!!``). Tokens from a document's header fields get
+A token is a word (letters or digits, joined by internal apostrophes, hyphens or dots as in
+``don't``, ``e-mail``, ``3.14`` and host names such as ``www.example.com``), an e-mail address,
+an amount of money (``$500``), or a run of exclamation marks (``!!!``). Tokens from a document's header fields get
 the field's name as a prefix (``subject:free``), as SpamBayes does: "free" in a Subject line is
 stronger evidence than in a body.
 """
@@ -10,6 +10,7 @@ stronger evidence than in a body.
 from __future__ import annotations
 
 import re
+from itertools import filterfalse
 from typing import Iterable, Sequence
 
 from .decoding import decode
@@ -20,15 +21,14 @@ from .decoding import decode
 MAX_TOKEN_LENGTH = 40
 
 # One pattern without groups, so re.findall returns the tokens themselves (a Python call per
-# match costs more than the matching). A URL gives its scheme as a word ("http") and its host
-# as one token through the look-behind; a run of "!" gives one token of at most three.
+# match costs more than the matching), with the common case, a word, tried first: this runs
+# twice as fast on 20 Newsgroups as trying URLs, addresses and numbers first. Dots inside a
+# word keep host names (www.example.com), addresses (john.smith@example.com) and numbers
+# (3.14) whole; a URL gives its scheme, host and path words ("http", "www.example.com", …).
 _TOKEN = re.compile(
-    r"""(?<=://)[\w-]+(?:\.[\w-]+)+                  # a URL's host name
-      | [\w.+-]+@[\w-]+(?:\.[\w-]+)+                  # an e-mail address
-      | [$€£]\d[\d,]*(?:\.\d+)?                       # money: $500, $1,000.00
-      | (?<!!)!{1,3}                                  # !, !!, !!! (longer runs say no more)
-      | \d+(?:[.,]\d+)+                               # 3.14, 1,000 (a plain 42 is a word)
-      | \w+(?:['’-]\w+)*                              # words: don't, e-mail, Über
+    r"""\w+(?:[.'’+-]\w+|,\d+)*(?:@\w+(?:[.-]\w+)+)?   # words, hosts, numbers, e-mail addresses
+      | [$€£]\d[\d,]*(?:\.\d+)?                      # money: $500, $1,000.00
+      | (?<!!)!{1,3}                                 # !, !!, !!! (longer runs say no more)
     """,
     re.VERBOSE,
 )
@@ -78,8 +78,12 @@ class Tokenizer:
             text = decode(bytes(text))
         if self.lowercase:
             text = text.casefold()
-        limit, stop = self.max_length, self.stop_words
-        tokens = [t for t in _TOKEN.findall(text) if len(t) <= limit and t not in stop]
+        tokens = _TOKEN.findall(text)
+        if self.stop_words:
+            tokens = list(filterfalse(self.stop_words.__contains__, tokens))
+        # Checked in C first: most documents have no token over the limit.
+        if tokens and max(map(len, tokens)) > self.max_length:
+            tokens = [t for t in tokens if len(t) <= self.max_length]
         if self.stemmer:
             tokens = self._stemmed(tokens)
         return tokens
