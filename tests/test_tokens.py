@@ -174,3 +174,13 @@ def test_any_text_or_bytes_gives_clean_tokens():
         assert tokenizer(decoded) == tokens
 
     check()
+
+
+def test_english_stop_words_come_from_an_installed_nltk_corpus(tmp_path, monkeypatch):
+    """NLTK's corpus wins where nltk.data.path would find it, read without importing NLTK."""
+    from textnb.stopwords import load_stop_words
+    corpus = tmp_path / "corpora" / "stopwords"
+    corpus.mkdir(parents=True)
+    (corpus / "english").write_text("alpha\nbeta\n")
+    monkeypatch.setenv("NLTK_DATA", str(tmp_path))
+    assert load_stop_words("english") == {"alpha", "beta"}
