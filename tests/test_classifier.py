@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from textnb import TextClassifier, load_model, save_model
+from textnb import load_model, save_model
+from textbook import TextClassifier
 from textnb.models import BernoulliNB, ComplementNB, MultinomialNB
 
 # Why scikit-learn tests skip: it is no dependency of textnb, only a yardstick.

@@ -11,7 +11,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from textnb import ModelFileError, TextClassifier, load_model, save_model
+from textnb import ModelFileError, load_model, save_model
+from textbook import TextClassifier
 from textnb import modelfile
 
 TEXTS = ["cheap pills now", "cheap money now!!!", "win money, win cheap pills",

@@ -8,7 +8,8 @@ from math import factorial, log
 import numpy as np
 import pytest
 
-from textnb import BernoulliNB, MultinomialNB, TextClassifier, Tokenizer, Vocabulary
+from textnb import BernoulliNB, MultinomialNB, Tokenizer, Vocabulary
+from textbook import TextClassifier
 
 
 def _seed003_classifier(seed_emails, model: str, **kwargs) -> TextClassifier:

@@ -32,6 +32,8 @@ import numpy as np
 # Rows are scored in blocks of at most this many stored entries, so the temporary
 # (entries × classes) array stays near 2**18 · 20 · 8 B = 42 MB on 20 Newsgroups.
 _BLOCK_ENTRIES = 1 << 18
+# From this many documents on, scoring uses scipy.sparse (see _joint_log_likelihood).
+_SCIPY_MIN_DOCUMENTS = 64
 
 
 class CSR(NamedTuple):
@@ -324,6 +326,12 @@ class _DiscreteNB(BaseNB):
             raise ValueError(f"X has {X.shape[1]} terms; the model was fitted on "
                              f"{self.feature_count_.shape[1]}")
         bias, weights = self.decomposition()
+        if X.shape[0] >= _SCIPY_MIN_DOCUMENTS:
+            # Many documents: scipy's sparse product, 10x faster than gathering below, and worth
+            # its 0.3 s import; one document (a mail filter) must not pay that import.
+            from scipy.sparse import csr_matrix
+            values = (X.data > 0).astype(float) if self._binary else X.data
+            return np.asarray(csr_matrix((values, X.indices, X.indptr), shape=X.shape) @ weights.T) + bias
         # (n_terms, n_classes) rows are gathered per stored entry: contiguous reads.
         by_term = np.ascontiguousarray(weights.T)
         n_docs = X.shape[0]
