@@ -23,6 +23,12 @@ SPAM_MESSAGE = ROOT / "corpora" / "messages" / "spam.eml"
 HAM_MESSAGE = ROOT / "corpora" / "messages" / "ham.eml"
 
 
+# The default spam cutoff, P(spam) >= 0.99, was chosen by cross-validation on the full
+# SpamAssassin training part; a model of the 300-message sample is less sure of itself (the
+# held-out spam scores 0.989), so tests that need a firm spam verdict from it cut at 0.9.
+SAMPLE_CUTOFF = ["--spam-cutoff", "0.9"]
+
+
 def run(*args: str, input: bytes | str | None = None, env: dict | None = None):
     return CliRunner().invoke(main, [str(a) for a in args], input=input, env=env)
 
@@ -166,14 +172,16 @@ def test_classify_held_out_messages(spam_model):
     result = run("classify", "-m", spam_model, "--format", "json", SPAM_MESSAGE, HAM_MESSAGE)
     assert result.exit_code == 0, result.output
     spam, ham = (json.loads(line) for line in result.stdout.splitlines())
-    assert (spam["label"], ham["label"]) == ("spam", "ham")
-    assert spam["spam_probability"] > 0.99 and ham["spam_probability"] < 0.01
+    assert (spam["label"], spam["status"], ham["label"]) == ("unsure", "unsure", "ham")
+    assert 0.9 < spam["spam_probability"] < 0.99 and ham["spam_probability"] < 0.01
+    result = run("classify", "-m", spam_model, "--format", "json", *SAMPLE_CUTOFF, SPAM_MESSAGE)
+    assert json.loads(result.stdout)["label"] == "spam"
     assert spam["spam_log_odds"] > 0 > ham["spam_log_odds"]
     assert abs(sum(spam["probabilities"].values()) - 1) < 1e-9
 
 
 def test_classify_text_and_tsv_formats(spam_model):
-    text = run("classify", "-m", spam_model, SPAM_MESSAGE).stdout
+    text = run("classify", "-m", spam_model, *SAMPLE_CUTOFF, SPAM_MESSAGE).stdout
     assert text.startswith(f"{SPAM_MESSAGE}\tspam\t") and "log-odds +" in text
     source, label, probability, log_odds = run(
         "classify", "-m", spam_model, "--format", "tsv", HAM_MESSAGE).stdout.strip().split("\t")
@@ -195,7 +203,7 @@ def test_classify_explain_adds_up(spam_model):
 
 @pytest.mark.parametrize("message, code", [(SPAM_MESSAGE, Exit.SPAM), (HAM_MESSAGE, Exit.HAM)])
 def test_classify_exit_codes(spam_model, message, code):
-    assert run("classify", "-m", spam_model, "--exit-code", message).exit_code == code
+    assert run("classify", "-m", spam_model, *SAMPLE_CUTOFF, "--exit-code", message).exit_code == code
 
 
 def test_classify_exit_code_unsure_inside_the_band(spam_model):
@@ -206,7 +214,8 @@ def test_classify_exit_code_unsure_inside_the_band(spam_model):
 
 
 def test_classify_reads_stdin(spam_model):
-    result = run("classify", "-m", spam_model, "--exit-code", input=SPAM_MESSAGE.read_bytes())
+    result = run("classify", "-m", spam_model, *SAMPLE_CUTOFF, "--exit-code",
+                 input=SPAM_MESSAGE.read_bytes())
     assert result.exit_code == Exit.SPAM and result.stdout.startswith("-\tspam")
 
 
@@ -268,7 +277,7 @@ def test_filter_replaces_its_own_old_headers(spam_model):
 
 
 def test_filter_marks_spam_and_ham(spam_model):
-    spam = run("filter", "-m", spam_model, input=SPAM_MESSAGE.read_bytes()).stdout_bytes
+    spam = run("filter", "-m", spam_model, *SAMPLE_CUTOFF, input=SPAM_MESSAGE.read_bytes()).stdout_bytes
     ham = run("filter", "-m", spam_model, input=HAM_MESSAGE.read_bytes()).stdout_bytes
     assert b"X-TextNB-Status: Yes" in spam and b"X-TextNB-Class: spam" in spam
     assert b"X-TextNB-Status: No" in ham and b"X-TextNB-Class: ham" in ham
@@ -342,7 +351,8 @@ def test_learn_from_8_concurrent_processes_loses_no_update(tmp_path):
     classifier = load_model(model)
     assert classifier.model_.class_count_.tolist() == [4.0, 4.0]
     shared = classifier.vocabulary_.index_["shared"]
-    assert classifier.model_.feature_count_[:, shared].sum() == 8
+    # Each message has 4 distinct tokens counted once, so unit length gives each weight 1/2.
+    assert classifier.model_.feature_count_[:, shared].sum() == pytest.approx(8 * 0.5)
     assert all(f"word{i}" in classifier.vocabulary_.index_ for i in range(8))
 
 
