@@ -75,6 +75,9 @@ from pathlib import Path
 
 import numpy as np
 
+# The same seeded split and folds as tune.py's (scripts/ is on sys.path when a script runs).
+from tune import stratified_folds, stratified_split
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DEFAULT_ARCHIVE = ROOT.parent / "shared" / "corpora" / "spamassassin-public.tar.gz"
@@ -135,28 +138,6 @@ def list_corpus(directory: Path) -> tuple[list[str], np.ndarray]:
     return paths, np.array(labels)
 
 
-def stratified_split(y: np.ndarray, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted indices of a stratified (train, test) split, ``fraction`` of each class to train
-    (the same draw as scripts/tune.py's)."""
-    rng = np.random.default_rng(seed)
-    train = []
-    for label in np.unique(y):
-        members = rng.permutation(np.flatnonzero(y == label))
-        train.append(members[:int(round(fraction * members.size))])
-    train = np.sort(np.concatenate(train))
-    return train, np.setdiff1d(np.arange(y.size), train)
-
-
-def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """Fold (0..k−1) of each item: each class shuffled and dealt round robin."""
-    rng = np.random.default_rng(seed)
-    fold = np.empty(y.size, dtype=np.int64)
-    start = 0
-    for label in np.unique(y):
-        members = rng.permutation(np.flatnonzero(y == label))
-        fold[members] = (start + np.arange(members.size)) % k
-        start += members.size
-    return fold
 
 
 # -- metrics -------------------------------------------------------------------------------------
