@@ -238,26 +238,22 @@ class TextClassifier:
 
     # -- tokens and weights ------------------------------------------------------------
 
-    def _token_stream(self, texts: list[Text]) -> Iterable[list[str]]:
-        """Token lists one at a time in this process, or all at once from workers."""
-        if self.n_jobs == 1 or len(texts) < _PARALLEL_MIN_DOCUMENTS:
-            tokenizer = self._tokenizer()
-            return (_tokens(tokenizer, text) for text in texts)
-        return self.tokenize(texts)
-
     def tokenize(self, texts: Iterable[Text]) -> list[list[str]]:
         """Token lists of ``texts``, in order; in worker processes when ``n_jobs`` says so."""
-        texts = _text_list(texts)
+        return list(self._token_stream(_text_list(texts)))
+
+    def _token_stream(self, texts: list[Text]) -> Iterable[list[str]]:
+        """Token lists one at a time in this process, or all at once from workers."""
         tokenizer = self._tokenizer()
         if self.n_jobs == 1 or len(texts) < _PARALLEL_MIN_DOCUMENTS:
-            return [_tokens(tokenizer, text) for text in texts]
+            return (_tokens(tokenizer, text) for text in texts)
         from joblib import Parallel, delayed, effective_n_jobs
-        n = effective_n_jobs(self.n_jobs)
-        chunks = [texts[i::n * 4] for i in range(n * 4)]
-        results = Parallel(n_jobs=n)(delayed(_tokenize_all)(tokenizer, c) for c in chunks)
+        n = effective_n_jobs(self.n_jobs) * 4
+        results = Parallel(n_jobs=n // 4)(delayed(_tokenize_all)(tokenizer, texts[i::n])
+                                          for i in range(n))
         out: list[list[str]] = [[] for _ in texts]
         for i, tokens in enumerate(results):
-            out[i::n * 4] = tokens
+            out[i::n] = tokens
         return out
 
     def _weigh(self, X: CSR) -> CSR:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import click
+import numpy as np
 
 from . import __version__
 from .classifier import TextClassifier, load_model, save_model
@@ -361,7 +362,6 @@ def _decide(classifier: TextClassifier, documents: list, cutoffs) -> list[dict[s
     """Label, probabilities and log-odds of each document; with cutoffs, its spam status."""
     if not documents:
         return []
-    import numpy as np
     log_proba = classifier.predict_log_proba(documents)
     classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
     decisions = []
@@ -523,7 +523,6 @@ def _locked(path: Path) -> Iterator[None]:
 def evaluate(dirs, labels, model_path, cv, seed, spam_class, output, quiet, **options) -> int:
     """Accuracy, per-class precision/recall/F1 and the confusion matrix on labelled
     directories; for two classes also false-positive/negative rates and ROC AUC."""
-    import numpy as np
     from .metrics import evaluate as score, roc_auc, stratified_folds
     sources = _labelled_sources(dirs, labels)
     skips = _Skips()
