@@ -249,10 +249,29 @@ def test_a_single_string_is_refused_not_split_into_characters():
         TextClassifier().fit("ab", ["x", "y"])
 
 
-def test_parallel_tokenizing_gives_the_same_tokens(monkeypatch):
+@pytest.mark.parametrize("settings", [{}, {"min_df": 2, "max_features": 5},
+                                      {"model": "bernoulli"}])
+def test_counting_in_worker_processes_gives_the_same_model(monkeypatch, settings):
     import textnb.classifier
     monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_DOCUMENTS", 1)
-    texts = TEXTS * 3
-    serial = TextClassifier(stop_words="none").tokenize(texts)
-    parallel = TextClassifier(stop_words="none", n_jobs=2).tokenize(texts)
-    assert parallel == serial
+    # 8 parts of 3 documents each, every part with terms of its own and terms shared.
+    texts = [f"{text} part{i // 3} doc{i}" for i, text in enumerate(TEXTS * 6)][:24]
+    labels = (LABELS * 6)[:24]
+    serial = TextClassifier(stop_words="none", **settings).fit(texts, labels)
+    parallel = TextClassifier(stop_words="none", n_jobs=2, **settings).fit(texts, labels)
+    assert parallel.vocabulary_.terms_ == serial.vocabulary_.terms_
+    np.testing.assert_array_equal(parallel.model_.feature_count_, serial.model_.feature_count_)
+    np.testing.assert_array_equal(parallel.digests_, serial.digests_)
+    new = texts[::-1] + ["nothing known here", ""]
+    for a, b in zip(parallel.transform(new), serial.transform(new)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(parallel.predict_proba(new), serial.predict_proba(new))
+    # partial_fit and unlearn in parts too.
+    parallel.partial_fit(new, ["spam"] * len(new))
+    serial.partial_fit(new, ["spam"] * len(new))
+    assert parallel.vocabulary_.terms_ == serial.vocabulary_.terms_
+    np.testing.assert_array_equal(parallel.model_.feature_count_, serial.model_.feature_count_)
+    parallel.unlearn(new, ["spam"] * len(new))
+    serial.unlearn(new, ["spam"] * len(new))
+    _same_model(parallel, serial)
+    np.testing.assert_array_equal(parallel.digests_, serial.digests_)

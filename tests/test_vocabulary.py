@@ -190,3 +190,26 @@ def test_any_tokens_match_count_vectorizer():
         assert grown.terms_ == ours.terms_
 
     check()
+
+
+@pytest.mark.parametrize("settings", [{}, {"min_df": 2}, {"max_df": 2, "max_features": 2},
+                                      {"binary": True}])
+def test_documents_counted_in_parts_give_the_vocabulary_and_counts_of_all(settings):
+    from textnb.vocabulary import count_tokens
+    docs = DOCS + [["toast", "zebra", "aardvark", "toast"], [], ["jam"]]
+    parts = [count_tokens(docs[:2]), count_tokens(docs[2:3]), count_tokens(docs[3:])]
+    assert parts[0].terms == ["eggs", "ham", "spam", "toast"]   # each part's own sorted terms
+    whole = Vocabulary(**settings)
+    expected = whole.fit_transform(docs).toarray()
+    pieces = Vocabulary(**settings)
+    X = pieces.fit_parts(parts)
+    assert pieces.terms_ == whole.terms_
+    assert X.shape == expected.shape and X.indptr.tolist() == whole.fit_count(docs).indptr.tolist()
+    np.testing.assert_array_equal(sp.csr_matrix(X[:3], shape=X.shape).toarray(), expected)
+    for row in range(X.shape[0]):                                 # columns sorted in every row
+        columns = X.indices[X.indptr[row]:X.indptr[row + 1]]
+        assert (np.diff(columns) > 0).all()
+    new = [["zebra", "unknown", "spam"], [], ["unknown"], ["ham", "beans", "ham"]]
+    counted = pieces.count_parts([count_tokens(new[:1]), count_tokens(new[1:])])
+    np.testing.assert_array_equal(sp.csr_matrix(counted[:3], shape=counted.shape).toarray(),
+                                  whole.transform(new).toarray())

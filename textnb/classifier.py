@@ -8,6 +8,7 @@ unlearning a document the model never learned is an error rather than corrupt co
 from __future__ import annotations
 
 import hashlib
+from array import array
 import inspect
 import os
 from typing import Any, Iterable, Iterator, Sequence
@@ -20,7 +21,7 @@ from .models import CSR, BernoulliNB, ComplementNB, MultinomialNB, _DiscreteNB
 from .stopwords import load_stop_words
 from .tokens import MAX_TOKEN_LENGTH, Tokenizer
 from . import modelfile
-from .vocabulary import Vocabulary
+from .vocabulary import Counts, Vocabulary, count_tokens
 
 MODELS = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}
 _KIND = "text-classifier"
@@ -111,14 +112,12 @@ class TextClassifier:
         texts, labels = _text_list(texts), list(y)
         _check_training(texts, labels)
         self._build()
-        digests: list[int] = []
+        parts = self._count(texts)
         self.vocabulary_ = Vocabulary(min_df=self.min_df, max_df=self.max_df,
                                       max_features=self.max_features)
-        # Tokens stream through, digested on the way: no list of all documents' tokens is kept.
-        X = self._weigh(self.vocabulary_.fit_count(
-            _digesting(self._token_stream(texts), digests)))
+        X = self._weigh(self.vocabulary_.fit_parts(counts for counts, _ in parts))
         self.model_ = self._new_model().fit(X, labels)
-        self.digests_ = np.array(digests, dtype=np.uint64)
+        self.digests_ = np.concatenate([digests for _, digests in parts])
         self.digest_labels_ = np.array(labels, dtype=str)
         return self
 
@@ -139,13 +138,13 @@ class TextClassifier:
             self.digests_ = np.zeros(0, dtype=np.uint64)
             self.digest_labels_ = np.zeros(0, dtype=str)
         _check_labels(texts, labels)
-        token_lists = self.tokenize(texts)
-        positions = self.vocabulary_.grow(token_lists)
+        parts = self._count(texts)
+        positions = self.vocabulary_.grow(counts.terms for counts, _ in parts)
         if hasattr(self.model_, "classes_"):
             self.model_.insert_terms(positions)
-        X = self._weigh(self.vocabulary_.count(token_lists))
+        X = self._weigh(self.vocabulary_.count_parts(counts for counts, _ in parts))
         self.model_.partial_fit(X, labels)
-        self.digests_ = np.concatenate([self.digests_, _digests(token_lists)])
+        self.digests_ = np.concatenate([self.digests_, *(digests for _, digests in parts)])
         self.digest_labels_ = np.concatenate([self.digest_labels_, np.array(labels, dtype=str)])
         return self
 
@@ -154,16 +153,16 @@ class TextClassifier:
         self._check_fitted()
         texts, labels = _text_list(texts), list(y)
         _check_labels(texts, labels)
-        token_lists = self.tokenize(texts)
+        parts = self._count(texts)
         remove = []
-        for digest, label in zip(_digests(token_lists), labels):
+        for digest, label in zip(np.concatenate([d for _, d in parts]), labels):
             found = np.flatnonzero((self.digests_ == digest) & (self.digest_labels_ == str(label)))
             found = np.setdiff1d(found, remove)
             if found.size == 0:
                 raise ValueError(f"cannot unlearn a document as {label!r}: "
                                  f"it was never learned as {label!r}")
             remove.append(found[0])
-        self.model_.unlearn(self._weigh(self.vocabulary_.count(token_lists)), labels)
+        self.model_.unlearn(self._weigh(self.vocabulary_.count_parts(c for c, _ in parts)), labels)
         # Terms no learned document uses any more leave the vocabulary, as if never seen: |V| is
         # in every P(w|c) denominator, so keeping them would change the model unlearning restores.
         unused = np.flatnonzero(~self.model_.feature_count_.any(axis=0))
@@ -204,7 +203,8 @@ class TextClassifier:
     def transform(self, texts: Iterable[Text]) -> CSR:
         """Weighted counts of the vocabulary's terms: CSR of shape (n_documents, n_terms)."""
         self._check_fitted()
-        return self._weigh(self.vocabulary_.count(self.tokenize(texts)))
+        parts = self._count(_text_list(texts), digests=False)
+        return self._weigh(self.vocabulary_.count_parts(counts for counts, _ in parts))
 
     def predict_joint_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
         """log P(c) + log P(x|c): ndarray of shape (n_documents, n_classes)."""
@@ -239,22 +239,23 @@ class TextClassifier:
     # -- tokens and weights ------------------------------------------------------------
 
     def tokenize(self, texts: Iterable[Text]) -> list[list[str]]:
-        """Token lists of ``texts``, in order; in worker processes when ``n_jobs`` says so."""
-        return list(self._token_stream(_text_list(texts)))
+        """Token lists of ``texts``, in order."""
+        tokenizer = self._tokenizer()
+        return [_tokens(tokenizer, text) for text in _text_list(texts)]
 
-    def _token_stream(self, texts: list[Text]) -> Iterable[list[str]]:
-        """Token lists one at a time in this process, or all at once from workers."""
+    def _count(self, texts: list[Text], digests: bool = True) -> list[tuple[Counts, np.ndarray]]:
+        """Texts counted in parts, each with its documents' digests: in this process, or in
+        worker processes (``n_jobs``) that tokenize and count, so only distinct tokens and
+        arrays travel back."""
         tokenizer = self._tokenizer()
         if self.n_jobs == 1 or len(texts) < _PARALLEL_MIN_DOCUMENTS:
-            return (_tokens(tokenizer, text) for text in texts)
+            return [_count_part(tokenizer, texts, digests)]
         from joblib import Parallel, delayed, effective_n_jobs
-        n = effective_n_jobs(self.n_jobs) * 4
-        results = Parallel(n_jobs=n // 4)(delayed(_tokenize_all)(tokenizer, texts[i::n])
-                                          for i in range(n))
-        out: list[list[str]] = [[] for _ in texts]
-        for i, tokens in enumerate(results):
-            out[i::n] = tokens
-        return out
+        n_jobs = effective_n_jobs(self.n_jobs)
+        # Several parts per worker even out their lengths; each part repeats common terms.
+        bounds = np.linspace(0, len(texts), 4 * n_jobs + 1).astype(int).tolist()
+        return Parallel(n_jobs=n_jobs)(delayed(_count_part)(tokenizer, texts[a:b], digests)
+                                       for a, b in zip(bounds, bounds[1:]))
 
     def _weigh(self, X: CSR) -> CSR:
         if self.model == "bernoulli" or (self.tf == "raw" and self.norm is None):
@@ -315,19 +316,19 @@ def _tokens(tokenizer: Tokenizer, text: Text) -> list[str]:
     raise ValueError(f"a text must be str, bytes or Document, not {type(text).__name__}")
 
 
-def _tokenize_all(tokenizer: Tokenizer, texts: list[Text]) -> list[list[str]]:
-    return [_tokens(tokenizer, text) for text in texts]
+def _count_part(tokenizer: Tokenizer, texts: list[Text],
+                digests: bool) -> tuple[Counts, np.ndarray]:
+    """Counts of ``texts`` and, if asked, their digests (else an empty array)."""
+    found = array("Q")
 
+    def token_lists() -> Iterator[list[str]]:
+        for text in texts:
+            tokens = _tokens(tokenizer, text)
+            if digests:
+                found.append(_digest(tokens))
+            yield tokens
 
-def _digesting(token_lists: Iterable[list[str]], digests: list[int]) -> Iterator[list[str]]:
-    """Pass token lists through, appending each one's digest to ``digests``."""
-    for tokens in token_lists:
-        digests.append(_digest(tokens))
-        yield tokens
-
-
-def _digests(token_lists: list[list[str]]) -> np.ndarray:
-    return np.array([_digest(tokens) for tokens in token_lists], dtype=np.uint64)
+    return count_tokens(token_lists()), np.frombuffer(found, dtype=np.uint64)
 
 
 def _digest(tokens: list[str]) -> int:

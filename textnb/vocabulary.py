@@ -10,8 +10,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from array import array
 from collections import defaultdict
-from itertools import chain, count
-from typing import Iterable, Sequence
+from itertools import chain, count, repeat
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -56,43 +56,54 @@ class Vocabulary:
 
     def fit_count(self, token_lists: Iterable[Sequence[str]]) -> CSR:
         """Fit, and return the documents' counts over the chosen terms (one pass over tokens)."""
-        # A new token gets the next id from the default factory, all in C; ids are kept as
-        # compact arrays of 8-byte ints rather than lists of Python ints (a third of the memory).
-        index: defaultdict[str, int] = defaultdict(count().__next__)
-        ids = [array("q", map(index.__getitem__, tokens)) for tokens in token_lists]
-        if not ids:
+        return self.fit_parts([count_tokens(token_lists)])
+
+    def fit_parts(self, parts: Iterable[Counts]) -> CSR:
+        """Fit on documents counted in parts (see :func:`count_tokens`); their counts, stacked."""
+        parts = list(parts)
+        if len(parts) == 1:
+            terms, X = parts[0]
+        else:
+            terms = sorted(set().union(*(part.terms for part in parts)))
+            index = {term: i for i, term in enumerate(terms)}
+            X = _stack([_relabel(part.matrix, _columns(map(index.__getitem__, part.terms),
+                                                      len(part.terms)), len(terms))
+                        for part in parts])
+        if X.shape[0] == 0:
             raise ValueError("cannot build a vocabulary from no documents")
-        X = _count(ids, len(index), binary=False)
-        df = np.bincount(X.indices, minlength=len(index))
-        keep = (df >= _as_count(self.min_df, len(ids), "min_df")) & \
-               (df <= _as_count(self.max_df, len(ids), "max_df"))
-        provisional = np.array(list(index), dtype=object)
+        df = np.bincount(X.indices, minlength=len(terms))
+        keep = (df >= _as_count(self.min_df, X.shape[0], "min_df")) & \
+               (df <= _as_count(self.max_df, X.shape[0], "max_df"))
         if self.max_features is not None:
             if int(self.max_features) < 1:
                 raise ValueError(f"max_features must be a positive number, got {self.max_features}")
-            total = np.bincount(X.indices, weights=X.data, minlength=len(index))
-            candidates = np.flatnonzero(keep)
-            # Most frequent first, ties in term order, so the choice is deterministic.
-            ranked = sorted(candidates.tolist(), key=lambda i: (-total[i], provisional[i]))
+            total = np.bincount(X.indices, weights=X.data, minlength=len(terms))
+            # Most frequent first, ties in term order (a stable sort of sorted terms).
+            ranked = np.flatnonzero(keep)[np.argsort(-total[keep], kind="stable")]
             keep = np.zeros_like(keep)
             keep[ranked[:int(self.max_features)]] = True
         kept = np.flatnonzero(keep)
         if kept.size == 0:
             raise ValueError("empty vocabulary: every token was a stop word or was pruned by "
                              "min_df/max_df; try fewer stop words or a lower min_df")
-        # Python's string order, as grow()'s bisect uses: numpy's str dtype ignores trailing NULs.
-        order = kept[sorted(range(kept.size), key=provisional[kept].__getitem__)]
-        self.terms_ = provisional[order].tolist()
-        self.index_ = {term: i for i, term in enumerate(self.terms_)}
-        column = np.full(len(index), -1, dtype=np.int64)
-        column[order] = np.arange(order.size)
-        return _remap(X, column, order.size, self.binary)
+        if kept.size < len(terms):
+            X = _relabel(X, np.cumsum(keep) - 1 - np.where(keep, 0, len(terms)), kept.size)
+            terms = [terms[i] for i in kept.tolist()]
+        self.terms_ = terms
+        self.index_ = {term: i for i, term in enumerate(terms)}
+        return _presence(X) if self.binary else X
 
     def count(self, token_lists: Iterable[Sequence[str]]) -> CSR:
         """Counts (or presence) of the vocabulary's terms: CSR of shape (n_documents, n_terms)."""
-        get = self.index_.get
-        ids = [array("q", [i for i in map(get, tokens) if i is not None]) for tokens in token_lists]
-        return _count(ids, len(self.terms_), self.binary)
+        return self.count_parts([count_tokens(token_lists)])
+
+    def count_parts(self, parts: Iterable[Counts]) -> CSR:
+        """``count`` of documents counted in parts (see :func:`count_tokens`), stacked."""
+        get, n_terms = self.index_.get, len(self.terms_)
+        X = _stack([_relabel(part.matrix, _columns(map(get, part.terms, repeat(-1)),
+                                                   len(part.terms)), n_terms)
+                    for part in parts])
+        return _presence(X) if self.binary else X
 
     def transform(self, token_lists: Iterable[Sequence[str]]):
         """``count`` as a ``scipy.sparse.csr_matrix`` of shape (n_documents, n_terms)."""
@@ -107,12 +118,43 @@ class Vocabulary:
         Returns the positions, in the old column order, before which the new columns go
         (``numpy.insert`` semantics), so a model's counts can be widened to match.
         """
-        new = sorted({t for tokens in token_lists for t in tokens} - self.index_.keys())
+        new = sorted(set(chain.from_iterable(token_lists)) - self.index_.keys())
         positions = np.array([bisect_left(self.terms_, t) for t in new], dtype=np.int64)
         if new:
             self.terms_ = list(np.insert(np.array(self.terms_, dtype=object), positions, new))
             self.index_ = {term: i for i, term in enumerate(self.terms_)}
         return positions
+
+
+class Counts(NamedTuple):
+    """Documents' term counts over their own sorted terms: what a worker process sends back,
+    the distinct tokens and three arrays instead of every token."""
+
+    terms: list[str]
+    matrix: CSR
+
+
+def count_tokens(token_lists: Iterable[Sequence[str]]) -> Counts:
+    """Count each document's tokens over the sorted distinct tokens of them all.
+
+    Columns are in Python's string order (as ``grow``'s bisect uses; numpy's str dtype would
+    ignore trailing NULs), so relabelling them to another sorted vocabulary keeps each row's
+    columns sorted: parts counted apart stack without sorting again.
+    """
+    # A new token gets the next id from the default factory, all in C, into a compact array.
+    index: defaultdict[str, int] = defaultdict(count().__next__)
+    get = index.__getitem__
+    ids, ends = array("i"), array("q")
+    for tokens in token_lists:
+        ids.extend(map(get, tokens))
+        ends.append(len(ids))
+    terms = list(index)
+    order = sorted(range(len(terms)), key=terms.__getitem__)
+    rank = np.empty(len(terms), dtype=np.int64)
+    rank[order] = np.arange(len(terms))
+    lengths = np.diff(np.frombuffer(ends, dtype=np.int64), prepend=0)
+    X = _count(rank[np.frombuffer(ids, dtype=np.int32)], lengths, len(terms))
+    return Counts([terms[i] for i in order], X)
 
 
 def to_scipy(X: CSR):
@@ -130,26 +172,44 @@ def _as_count(value: int | float, n_documents: int, name: str) -> float:
                      f"got {value!r}")
 
 
-def _count(ids: list[array], n_terms: int, binary: bool) -> CSR:
-    """Per-document term ids → CSR counts, summing repeats with one sort over all entries."""
-    lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
-    flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
-    rows = np.repeat(np.arange(len(ids), dtype=np.int64), lengths)
-    keys, counts = np.unique(rows * n_terms + flat, return_counts=True)
-    indptr = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys // max(n_terms, 1), minlength=len(ids)), out=indptr[1:])
-    data = np.ones(keys.size) if binary else counts.astype(float)
-    return CSR(data, (keys % max(n_terms, 1)).astype(np.int32), indptr, (len(ids), n_terms))
+def _count(columns: np.ndarray, lengths: np.ndarray, n_terms: int) -> CSR:
+    """Each document's columns (``lengths[d]`` of them in turn) → CSR counts, sorted columns."""
+    rows = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+    keys, counts = np.unique(rows * n_terms + columns, return_counts=True)
+    indptr = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys // max(n_terms, 1), minlength=lengths.size), out=indptr[1:])
+    return CSR(counts.astype(float), (keys % max(n_terms, 1)).astype(np.int32), indptr,
+               (lengths.size, n_terms))
 
 
-def _remap(X: CSR, column: np.ndarray, n_terms: int, binary: bool) -> CSR:
-    """Renumber X's columns (−1 drops a column), keeping each row's columns sorted."""
+def _columns(values: Iterable[int], n: int) -> np.ndarray:
+    return np.fromiter(values, dtype=np.int64, count=n)
+
+
+def _relabel(X: CSR, column: np.ndarray, n_terms: int) -> CSR:
+    """X with column j renamed column[j], or dropped where that is −1. The renaming must keep
+    the order of the kept columns, so that rows stay sorted."""
     new = column[X.indices]
-    rows = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr))
     kept = new >= 0
-    rows, new, data = rows[kept], new[kept], X.data[kept]
-    order = np.lexsort((new, rows))
+    if kept.all():
+        return CSR(X.data, new.astype(np.int32), X.indptr, (X.shape[0], n_terms))
+    rows = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr))
     indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=X.shape[0]), out=indptr[1:])
-    data = np.ones(data.size) if binary else data[order]
-    return CSR(data, new[order].astype(np.int32), indptr, (X.shape[0], n_terms))
+    np.cumsum(np.bincount(rows[kept], minlength=X.shape[0]), out=indptr[1:])
+    return CSR(X.data[kept], new[kept].astype(np.int32), indptr, (X.shape[0], n_terms))
+
+
+def _stack(parts: list[CSR]) -> CSR:
+    """Rows of the parts one after another (all over the same columns)."""
+    if len(parts) == 1:
+        return parts[0]
+    offsets = np.cumsum([0] + [part.indptr[-1] for part in parts[:-1]])
+    indptr = np.concatenate([[0]] + [part.indptr[1:] + offset
+                                     for part, offset in zip(parts, offsets)])
+    return CSR(np.concatenate([part.data for part in parts]),
+               np.concatenate([part.indices for part in parts]), indptr,
+               (sum(part.shape[0] for part in parts), parts[0].shape[1]))
+
+
+def _presence(X: CSR) -> CSR:
+    return CSR(np.ones(X.data.size), X.indices, X.indptr, X.shape)
