@@ -4,11 +4,9 @@
 Systems, each trained on 20news-bydate-train (11314 posts) and tested on 20news-bydate-test
 (7532 posts):
 
-* ``textnb mnb a=1``  — ``TextClassifier(model="multinomial", alpha=1.0, fit_prior=True, norm=None)`` over
-  :class:`textnb.documents.Document` inputs: the configuration comparable to scikit-learn's;
-* ``textnb default``  — ``TextClassifier()`` over Documents (textnb's defaults);
-* ``textnb mnb bytes`` — the first configuration over the raw bytes (no header parsing), only with
-  ``--all``;
+* ``textnb mnb a=1``  — ``TextClassifier(model="multinomial", alpha=1.0, fit_prior=True, norm=None)``:
+  the configuration comparable to scikit-learn's;
+* ``textnb default``  — ``TextClassifier()`` (textnb's defaults);
 * when scikit-learn is installed: ``CountVectorizer()`` + ``MultinomialNB(alpha=1)`` (the
   reference for the ratios), and as extra reference rows ``CountVectorizer()`` +
   ``ComplementNB(alpha=1)`` and ``TfidfVectorizer()`` + ``MultinomialNB(alpha=0.01)`` (the
@@ -16,18 +14,20 @@ Systems, each trained on 20news-bydate-train (11314 posts) and tested on 20news-
   as latin-1 text, as its ``fetch_20newsgroups`` does.
 
 Stages, timed separately: *read* (file bytes from disk; the same for every system and not
-counted), *prepare* (textnb: bytes → Document, parsing the header; scikit-learn: bytes → str),
-*fit* (tokenize, build the vocabulary, count, fit) on the training posts and *predict* on the test
+counted), *prepare* (scikit-learn: bytes → str; textnb takes the bytes as they are and parses
+each post, header fields and all, where it tokenizes it, inside fit and predict), *fit* (parse,
+tokenize, build the vocabulary, count, fit) on the training posts and *predict* on the test
 posts. End-to-end time is prepare + fit + predict. Each system runs in its own subprocess, so its
 peak memory is its own: the peak resident set size of that process (``resource.getrusage``
 ``ru_maxrss``), which includes the interpreter, the imports and the posts held in memory; "after
 read" is the peak before the prepare stage, so the difference is what the system itself needed.
-With ``--jobs N`` > 1, textnb tokenizes in worker processes, whose peak RSS is shown separately.
+textnb runs with ``n_jobs=--jobs`` (default: its own default, every core for inputs this large;
+``--jobs 1`` for one process); the peak RSS of its worker processes is shown separately.
 
 Run::
 
     python scripts/bench_20ng.py                       # unpacks ../shared/corpora/20news-bydate.tar.gz
-    python scripts/bench_20ng.py --data corpora/full/20news-bydate --jobs 2
+    python scripts/bench_20ng.py --data corpora/full/20news-bydate --jobs 1
     python scripts/bench_20ng.py --json results.json   # also write the raw numbers
 
 Without ``--data`` it uses ``corpora/full/20news-bydate`` (see scripts/fetch_corpora.py) if it
@@ -55,15 +55,13 @@ DEFAULT_FULL = ROOT / "corpora" / "full" / "20news-bydate"
 
 # name → (kind, description); kind says which worker function runs it.
 SYSTEMS = {
-    "textnb mnb a=1": ("textnb", "TextClassifier(model='multinomial', alpha=1.0, fit_prior=True, norm=None), Documents"),
-    "textnb default": ("textnb", "TextClassifier(), Documents"),
-    "textnb mnb bytes": ("textnb", "TextClassifier(model='multinomial', alpha=1.0, fit_prior=True, norm=None), raw bytes"),
+    "textnb mnb a=1": ("textnb", "TextClassifier(model='multinomial', alpha=1.0, fit_prior=True, norm=None)"),
+    "textnb default": ("textnb", "TextClassifier()"),
     "sklearn count+mnb": ("sklearn", "CountVectorizer() + MultinomialNB(alpha=1.0)"),
     "sklearn count+cnb": ("sklearn", "CountVectorizer() + ComplementNB(alpha=1.0)"),
     "sklearn tfidf+mnb": ("sklearn", "TfidfVectorizer() + MultinomialNB(alpha=0.01)"),
 }
 REFERENCE = "sklearn count+mnb"
-OPTIONAL = {"textnb mnb bytes"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,19 +73,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE,
                         help=f"20news-bydate.tar.gz to unpack when --data is not given "
                              f"(default: {DEFAULT_ARCHIVE})")
-    parser.add_argument("--jobs", type=int, default=1,
-                        help="textnb tokenizing processes (TextClassifier n_jobs; default 1)")
+    parser.add_argument("--jobs", type=int,
+                        help="textnb's processes (TextClassifier n_jobs; default: textnb's "
+                             "default, every core)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run every system N times, in rotating order, and keep each "
                              "stage's fastest time (default 1; use 3 on a busy machine)")
-    parser.add_argument("--all", action="store_true",
-                        help="also run textnb over raw bytes (no header parsing)")
     parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS), metavar="NAME",
                         help=f"run only these systems ({'; '.join(SYSTEMS)})")
     parser.add_argument("--json", type=Path, help="also write the measurements to this file")
     parser.add_argument("--worker", choices=list(SYSTEMS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.jobs == 0 or args.jobs < -1:
+    if args.jobs is not None and (args.jobs == 0 or args.jobs < -1):
         parser.error("--jobs must be a positive number of processes, or -1 for all cores")
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -107,7 +104,7 @@ class BenchError(Exception):
 
 
 def run(args: argparse.Namespace) -> int:
-    names = args.systems or [n for n in SYSTEMS if args.all or n not in OPTIONAL]
+    names = args.systems or list(SYSTEMS)
     if not _has_sklearn():
         skipped = [n for n in names if SYSTEMS[n][0] == "sklearn"]
         if skipped:
@@ -115,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         names = [n for n in names if SYSTEMS[n][0] != "sklearn"]
     with tempfile.TemporaryDirectory(prefix="bench20ng-") as scratch:
         data = _data_dir(args, Path(scratch))
-        print(f"20 Newsgroups bydate from {data}; textnb n_jobs={args.jobs}; "
+        print(f"20 Newsgroups bydate from {data}; textnb n_jobs={args.jobs or 'default'}; "
               f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}", flush=True)
         runs: dict[str, list[dict]] = {name: [] for name in names}
         start = time.perf_counter()
@@ -158,9 +155,9 @@ def _data_dir(args: argparse.Namespace, scratch: Path) -> Path:
     return data.resolve()
 
 
-def _run_worker(name: str, data: Path, jobs: int) -> dict:
+def _run_worker(name: str, data: Path, jobs: int | None) -> dict:
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", name,
-               "--data", str(data), "--jobs", str(jobs)]
+               "--data", str(data)] + ([] if jobs is None else ["--jobs", str(jobs)])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(command, capture_output=True, text=True, env=env)
@@ -202,7 +199,7 @@ def _maxrss_kib(who: int = resource.RUSAGE_SELF) -> int:
     return resource.getrusage(who).ru_maxrss  # KiB on Linux (bytes on macOS)
 
 
-def run_system(name: str, data: Path, jobs: int) -> dict:
+def run_system(name: str, data: Path, jobs: int | None) -> dict:
     import numpy as np
 
     kind, _ = SYSTEMS[name]
@@ -210,10 +207,6 @@ def run_system(name: str, data: Path, jobs: int) -> dict:
     test_paths, y_test = _files(data / "20news-bydate-test")
     if kind == "textnb":
         import textnb  # noqa: F401  (imports are not timed)
-        try:
-            from textnb.documents import read_bytes
-        except ImportError:
-            read_bytes = None
     else:
         from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
         from sklearn.naive_bayes import ComplementNB, MultinomialNB
@@ -226,14 +219,7 @@ def run_system(name: str, data: Path, jobs: int) -> dict:
 
     t0 = time.perf_counter()
     note = ""
-    if kind == "textnb" and name != "textnb mnb bytes":
-        if read_bytes is None:
-            train, test = train_raw, test_raw
-            note = "textnb.documents missing: raw bytes"
-        else:
-            train = [read_bytes(r, str(p)) for r, p in zip(train_raw, train_paths)]
-            test = [read_bytes(r, str(p)) for r, p in zip(test_raw, test_paths)]
-    elif kind == "textnb":
+    if kind == "textnb":  # bytes are parsed as mail/news where they are tokenized
         train, test = train_raw, test_raw
     else:  # scikit-learn's fetch_20newsgroups decodes the posts as latin-1
         train = [r.decode("latin-1") for r in train_raw]

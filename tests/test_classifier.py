@@ -60,6 +60,18 @@ def test_texts_bytes_and_documents_are_accepted():
         clf.predict([42])
 
 
+def test_bytes_are_read_as_file_contents_mail_parsed():
+    from textnb.documents import read_bytes
+    mail = (b"From: Jo <jo@example.com>\nSubject: =?utf-8?q?cheap_pills?=\n"
+            b"Content-Type: text/plain; charset=latin-1\n\ncheap K\xf6ln pills\n")
+    clf = TextClassifier(stop_words="none").fit([mail, b"meeting at noon"], ["spam", "ham"])
+    assert {"subject:cheap", "from:jo@example.com", "köln", "content-type:text"} \
+        <= set(clf.vocabulary_.terms_)
+    assert clf.tokenize([mail]) == clf.tokenize([read_bytes(mail)])
+    np.testing.assert_array_equal(clf.predict_proba([mail, b"meeting at noon"]),
+                                  clf.predict_proba([read_bytes(mail), "meeting at noon"]))
+
+
 def test_hostile_bytes_train_and_predict():
     rng = np.random.default_rng(3)
     binary = bytes(rng.integers(0, 256, 4000, dtype=np.uint8)) + b"\x00" * 50

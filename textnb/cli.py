@@ -142,8 +142,9 @@ _TRAINING_OPTIONS = [
     click.option("--ngrams", type=click.IntRange(min=1), help="Use word n-grams up to N."),
     click.option("--tf", type=click.Choice(["raw", "log"]), help="Term weights: counts or log(1+count)."),
     click.option("--norm", type=click.Choice(["none", "l2"]), help="Scale documents to unit length."),
-    click.option("-j", "--jobs", type=int, default=1, show_default=True,
-                 help="Processes for tokenizing (-1: all cores)."),
+    click.option("-j", "--jobs", type=int,
+                 help="Processes that parse and tokenize (default: every core for 2000 "
+                      "documents or more; 1: none; -1: every core)."),
 ]
 
 

@@ -61,6 +61,7 @@ class Vocabulary:
     def fit_parts(self, parts: Iterable[Counts]) -> CSR:
         """Fit on documents counted in parts (see :func:`count_tokens`); their counts, stacked."""
         parts = list(parts)
+        index = None
         if len(parts) == 1:
             terms, X = parts[0]
         else:
@@ -88,9 +89,9 @@ class Vocabulary:
                              "min_df/max_df; try fewer stop words or a lower min_df")
         if kept.size < len(terms):
             X = _relabel(X, np.cumsum(keep) - 1 - np.where(keep, 0, len(terms)), kept.size)
-            terms = [terms[i] for i in kept.tolist()]
+            terms, index = [terms[i] for i in kept.tolist()], None
         self.terms_ = terms
-        self.index_ = {term: i for i, term in enumerate(terms)}
+        self.index_ = index or {term: i for i, term in enumerate(terms)}
         return _presence(X) if self.binary else X
 
     def count(self, token_lists: Iterable[Sequence[str]]) -> CSR:
