@@ -272,3 +272,90 @@ def test_html_sent_as_text_plain_is_recognised_without_an_html_tag():
     document = parse_message(raw)
     assert "<" not in document.text and "pills" in document.text
     assert ("url", "x.example.com") in document.fields
+
+
+# -- the fast path for plain one-part messages agrees with the email package ----------------
+
+def _by_email_package(raw: bytes, source: str = "-") -> Document:
+    from textnb.documents import _body, _header_fields, _parse
+    message = _parse(raw)
+    fields = _header_fields(message)
+    texts = _body(message, fields)
+    return Document(source, "\n".join(texts), tuple(fields))
+
+
+def test_plain_messages_take_the_fast_path_with_the_same_result():
+    from textnb.documents import _simple_message
+    plain = (b"From jo Thu Aug 22 13:17:22 2002\nFrom: Jo <jo@example.com>\n"
+             b"Subject: =?iso-8859-1?q?Gr=FC=DFe?= and\n\tmore  words\n"
+             b"Content-Type: TEXT/plain; charset=\"ISO-8859-1\"\nX-Mailer: mutt\n"
+             b"Content-Transfer-Encoding: 8bit\n\nK\xf6ln <b>caf\xe9</b>\n"
+             b"begin 644 x.exe\nM9V]O\nend\n")
+    fast = _simple_message(plain, "p")
+    assert fast == _by_email_package(plain, "p")
+    assert fast.fields == (("from", "Jo <jo@example.com>"), ("subject", "Grüße and more words"),
+                           ("content-type", "text/plain iso-8859-1"), ("x-mailer", "mutt"))
+    assert fast.text == "Köln <b>café</b>\nuuencoded x.exe"
+    html = b"Subject: x\n\n<html><body><a href='http://spam.example/'>buy</a></body></html>\n"
+    assert _simple_message(html, "-") == _by_email_package(html) != Document("-", "")
+    assert _simple_message(b"Subject: only a header\n", "-") == \
+        _by_email_package(b"Subject: only a header\n")
+
+
+@pytest.mark.parametrize("raw", [
+    b"Subject: crlf\r\n\r\nbody\r\n",                                   # CR in the header
+    b"Subject: caf\xe9\n\nbody\n",                                      # 8-bit header
+    b"Subject: x\nContent-Type: text/html\n\n<p>hi</p>\n",              # not text/plain
+    b"Subject: x\nContent-Type: multipart/mixed; boundary=b\n\n--b\n\nx\n--b--\n",
+    b"Subject: x\nContent-Transfer-Encoding: base64\n\naGk=\n",         # encoded body
+    b"Subject: x\nContent-Type: text/plain; charset*=utf-8''x\n\nbody\n",  # RFC 2231
+    b"Subject: x\nnot a header line\n\nbody\n",
+])
+def test_other_messages_are_left_to_the_email_package(raw):
+    from textnb.documents import _simple_message
+    assert _simple_message(raw, "-") is None
+    assert parse_message(raw) == _by_email_package(raw)
+
+
+_PLAIN_LINES = st.sampled_from([
+    b"Subject: a b", b"Subject: =?utf-8?b?w6k=?=", b"From: x@y.z", b"To: <a@b>,\n c@d",
+    b"Content-Type: text/plain", b"Content-Type: text/plain; charset=utf-8",
+    b"content-type: Text/Plain;charset=\"latin-1\";", b"Content-Type: text/plain; format=flowed",
+    b"Content-Transfer-Encoding: 7BIT", b"Content-Transfer-Encoding: quoted-printable",
+    b"\t continued", b"Lines: 3", b"Organization:", b"X-Mailer:  spaced  out  ",
+])
+_BODY_LINES = st.sampled_from([b"", b"caf\xc3\xa9", b"caf\xe9", b"<html>", b"<p>x</p>",
+                               b"begin 644 f", b"end", b"From me", b"=E9", b"\r", b"!!! $5"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PLAIN_LINES, max_size=8), st.lists(_BODY_LINES, max_size=8))
+def test_fast_path_agrees_with_the_email_package(header, body):
+    from textnb.documents import _simple_message
+    raw = b"\n".join(header) + b"\n\n" + b"\n".join(body)
+    fast = _simple_message(raw, "-")
+    if fast is not None:
+        assert fast == _by_email_package(raw)
+
+
+_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+
+
+@pytest.mark.parametrize("archive", ["spamassassin-public.tar.gz", "20news-bydate.tar.gz"])
+def test_fast_path_agrees_on_every_message_of_the_corpora(archive):
+    import tarfile
+    from textnb.documents import _is_message, _simple_message
+    if not (_SHARED / archive).is_file():
+        pytest.skip(f"{_SHARED / archive} is absent (the shared corpora)")
+    fast = 0
+    with tarfile.open(_SHARED / archive) as tar:
+        for member in tar:
+            if not member.isfile():
+                continue
+            raw = tar.extractfile(member).read()
+            if _is_message(raw):
+                document = _simple_message(raw, member.name)
+                if document is not None:
+                    fast += 1
+                    assert document == _by_email_package(raw, member.name), member.name
+    assert fast > {"spamassassin-public.tar.gz": 3000, "20news-bydate.tar.gz": 18000}[archive]
