@@ -20,7 +20,7 @@ import numpy as np
 
 from . import __version__
 from .classifier import TextClassifier, load_model, save_model
-from .documents import is_maildir, parse_message, read_documents
+from .documents import is_maildir, parse_message, read_raw
 from .errors import DocumentError, ModelFileError, TextnbError
 from .mailfilter import add_headers
 from .paths import MODEL_ENV, default_model_path
@@ -252,13 +252,14 @@ def _progress(items: Iterator, label: str, quiet: bool) -> Iterator:
 
 
 def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
-    """Documents and their labels from (class, path) pairs; a class with none is an error."""
+    """Documents' bytes and their labels from (class, path) pairs; a class with none is an error.
+    The bytes are parsed by the classifier, in its worker processes."""
     texts, labels = [], []
-    documents = ((label, document) for label, path in sources
-                 for document in read_documents([path], on_error=skips))
+    documents = ((label, raw) for label, path in sources
+                 for _, raw in read_raw([path], on_error=skips))
     with _progress(documents, "reading", quiet) as bar:
-        for label, document in bar:
-            texts.append(document)
+        for label, raw in bar:
+            texts.append(raw)
             labels.append(label)
     missing = [label for label, _ in sources if label not in set(labels)]
     if missing:
@@ -328,10 +329,11 @@ def classify(paths, model_path, output, explain, top, spam_class, threshold, spa
     classifier = _load(model_path)
     cutoffs = _cutoffs(classifier, spam_class, threshold, spam_cutoff, ham_cutoff, exit_code)
     skips = _Skips()
-    documents = list(read_documents(paths, on_error=skips))
+    read = list(read_raw(paths, on_error=skips))
+    sources, documents = [source for source, _ in read], [raw for _, raw in read]
     if exit_code and (len(documents) != 1 or skips.count):
         raise click.UsageError("--exit-code needs exactly one readable document")
-    decisions = _decide(classifier, documents, cutoffs)
+    decisions = _decide(classifier, documents, sources, cutoffs)
     for document, decision in zip(documents, decisions):
         if explain:
             decision["explanation"] = _explanation(classifier.explain(document, top=top))
@@ -359,19 +361,20 @@ def _cutoffs(classifier: TextClassifier, spam_class: str, threshold, spam_cutoff
     return None
 
 
-def _decide(classifier: TextClassifier, documents: list, cutoffs) -> list[dict[str, Any]]:
+def _decide(classifier: TextClassifier, documents: Sequence, sources: Sequence[str],
+            cutoffs) -> list[dict[str, Any]]:
     """Label, probabilities and log-odds of each document; with cutoffs, its spam status."""
     if not documents:
         return []
     log_proba = classifier.predict_log_proba(documents)
     classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
     decisions = []
-    for document, row in zip(documents, log_proba):
+    for source, row in zip(sources, log_proba):
         order = np.argsort(-row, kind="stable")
         best = order[0]
         # ln P(best|x) − ln P(runner-up|x): finite where the probabilities round to 1 and 0.
         log_odds = float(row[best] - row[order[1]]) if len(order) > 1 else 0.0
-        decision = {"source": document.source, "label": classes[best],
+        decision = {"source": source, "label": classes[best],
                     "probability": float(np.exp(row[best])), "log_odds": log_odds,
                     "probabilities": {str(c): float(np.exp(p)) for c, p in zip(classes, row)}}
         if cutoffs:
@@ -451,7 +454,7 @@ def _pass_through(reason: str) -> None:
 def _filter_headers(raw: bytes, model_path, spam_class, spam_cutoff, ham_cutoff) -> list[tuple[str, str]]:
     classifier = _load(model_path)
     cutoffs = _cutoffs(classifier, spam_class, None, spam_cutoff, ham_cutoff, required=False)
-    decision = _decide(classifier, [parse_message(raw)], cutoffs)[0]
+    decision = _decide(classifier, [parse_message(raw)], ["-"], cutoffs)[0]
     if cutoffs:
         return [("X-TextNB-Class", str(decision["label"])),
                 ("X-TextNB-Status", {"spam": "Yes", "ham": "No", "unsure": "Unsure"}[decision["status"]]),
@@ -474,7 +477,7 @@ def learn(label, unlearn, paths, model_path) -> int:
     model is replaced atomically. A missing model is created with default settings.
     """
     skips = _Skips()
-    documents = list(read_documents(paths, on_error=skips))
+    documents = [raw for _, raw in read_raw(paths, on_error=skips)]
     if not documents:
         raise DocumentError("no readable documents to learn")
     path = _resolve_model(model_path)

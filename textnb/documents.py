@@ -134,6 +134,13 @@ def read_documents(paths: Iterable[str], on_error: ErrorHandler | None = None) -
     A path or message that cannot be read calls ``on_error(source, reason)`` and is skipped;
     without ``on_error`` it raises :class:`~textnb.errors.DocumentError`.
     """
+    return (read_bytes(raw, source) for source, raw in read_raw(paths, on_error))
+
+
+def read_raw(paths: Iterable[str], on_error: ErrorHandler | None = None) -> Iterator[tuple[str, bytes]]:
+    """(source, bytes) of each document :func:`read_documents` gives, not yet parsed: for a
+    caller that parses them elsewhere (a TextClassifier parses bytes in its worker processes).
+    """
     report = on_error or _raise
     for path in paths:
         if path == "-":
@@ -211,17 +218,17 @@ def _plain_text(raw: bytes) -> str:
     return decode(raw).removeprefix("\ufeff")
 
 
-def _documents(raw: bytes, source: str, report: ErrorHandler) -> Iterator[Document]:
-    """The Document of one file's bytes, or a report of why there is none."""
+def _documents(raw: bytes, source: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
+    """One file's bytes, or a report of why they are no document."""
     if not raw:
         report(source, "empty file")
     elif _is_binary(raw) and not _is_message(raw):
         report(source, "binary file")
     else:
-        yield read_bytes(raw, source)
+        yield source, raw
 
 
-def _read_file(path: str, report: ErrorHandler) -> Iterator[Document]:
+def _read_file(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
     try:
         with open(path, "rb") as file:
             head = file.read(MAX_BYTES + 1)
@@ -248,7 +255,7 @@ def _is_mbox(head: bytes, file: BinaryIO) -> bool:
     return False
 
 
-def _read_mbox(path: str, report: ErrorHandler) -> Iterator[Document]:
+def _read_mbox(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
     import mailbox  # only mboxes and Maildirs need it
 
     try:
@@ -260,14 +267,14 @@ def _read_mbox(path: str, report: ErrorHandler) -> Iterator[Document]:
         for number, key in enumerate(box.iterkeys(), 1):
             with box.get_file(key) as file:
                 raw = file.read(MAX_BYTES + 1)
-            yield parse_message(raw, f"{path}:{number}")
+            yield f"{path}:{number}", raw
     except OSError as error:
         report(path, _reason(error))
     finally:
         box.close()
 
 
-def _read_maildir(path: str, report: ErrorHandler) -> Iterator[Document]:
+def _read_maildir(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
     import mailbox
 
     box = mailbox.Maildir(path, factory=None, create=False)
@@ -287,7 +294,7 @@ def _read_maildir(path: str, report: ErrorHandler) -> Iterator[Document]:
         except OSError as error:
             report(source, _reason(error))
             continue
-        yield parse_message(raw, source)
+        yield source, raw
 
 
 def is_maildir(path: str) -> bool:
