@@ -1,16 +1,35 @@
-"""textnb: Naive Bayes text classification and spam filtering, in log space."""
+"""textnb: Naive Bayes text classification and spam filtering, in log space.
 
-from .classifier import TextClassifier, load_model, save_model
-from .errors import DocumentError, ModelFileError, TextnbError
-from .explain import Contribution, Explanation, explain_document, informative_terms
-from .models import BaseNB, BernoulliNB, ComplementNB, MultinomialNB
-from .tokens import Tokenizer
-from .vocabulary import Vocabulary
+The names below are imported when first used (PEP 562), so that ``textnb filter``, which
+needs only the document reader, the tokenizer and a model's scores, starts without numpy.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BaseNB", "BernoulliNB", "ComplementNB", "Contribution", "DocumentError", "Explanation",
-    "ModelFileError", "MultinomialNB", "TextClassifier", "TextnbError", "Tokenizer", "Vocabulary",
-    "explain_document", "informative_terms", "load_model", "save_model", "__version__",
-]
+# name → the module defining it
+_EXPORTS = {
+    "TextClassifier": "classifier", "load_model": "classifier", "save_model": "classifier",
+    "DocumentError": "errors", "ModelFileError": "errors", "TextnbError": "errors",
+    "Contribution": "explain", "Explanation": "explain", "explain_document": "explain",
+    "informative_terms": "explain",
+    "BaseNB": "models", "BernoulliNB": "models", "ComplementNB": "models", "MultinomialNB": "models",
+    "Tokenizer": "tokens", "Vocabulary": "vocabulary",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'textnb' has no attribute {name!r}")
+    value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -27,17 +27,15 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from email.header import HeaderParseError, decode_header
-from email.message import Message
-from email.parser import BytesParser
-from email.policy import compat32
-from html.parser import HTMLParser
-from typing import BinaryIO
-from urllib.parse import urlsplit
+from collections import namedtuple
 
 from textnb.decoding import decode
 from textnb.errors import DocumentError
+
+TYPE_CHECKING = False  # typing itself costs a mail filter's start-up 3 ms
+if TYPE_CHECKING:
+    from email.message import Message
+    from typing import BinaryIO
 
 # A message's text, even a long newsletter, is tens of kilobytes; what lies beyond a megabyte
 # is attachments, which give no tokens (only their MIME headers do). The cap bounds the time
@@ -48,13 +46,11 @@ MAX_BYTES = 1 << 20
 ErrorHandler = Callable[[str, str], None]
 
 
-@dataclass(frozen=True)
-class Document:
-    """A text to classify and the header fields whose tokens get ``name:`` as a prefix."""
+class Document(namedtuple("Document", ["source", "text", "fields"], defaults=[()])):
+    """A text to classify and the header fields whose tokens get ``name:`` as a prefix:
+    ``source`` (str), ``text`` (str), ``fields`` (tuple of (name, value) str pairs)."""
 
-    source: str
-    text: str
-    fields: tuple[tuple[str, str], ...] = ()
+    __slots__ = ()
 
 
 # Headers that tell who sent a message, to whom, about what and with which software. Routing
@@ -65,9 +61,15 @@ HEADER_FIELDS = frozenset({
     "x-mailer", "user-agent", "x-newsreader",
 })
 
-# compat32 is the email package's legacy policy: it never raises on broken headers and keeps
-# their values as found, where the modern policies parse (and fail on) every address and date.
-_parse = BytesParser(policy=compat32).parsebytes
+
+def _parse(raw: bytes, headersonly: bool = False) -> Message:
+    # The email package is imported here: a plain message (see _simple_message) never needs
+    # it, and it is a third of a mail filter's start-up. compat32 is its legacy policy: it
+    # never raises on broken headers and keeps their values as found, where the modern
+    # policies parse (and fail on) every address and date.
+    from email.parser import BytesParser
+    from email.policy import compat32
+    return BytesParser(policy=compat32).parsebytes(raw, headersonly)
 
 # A header field line starts with a field name (printable ASCII but ":") and a colon.
 _FIELD = re.compile(rb"[!-9;-~]+:")
@@ -89,15 +91,6 @@ _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 # from making it an mbox.
 _MBOX_SEPARATOR = re.compile(rb"\nFrom \S* +[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{1,2}:\d\d")
 _MBOX_SEPARATOR_MAX = 1024  # overlap kept between chunks when scanning a long file
-
-# Tags after which HTML text starts a new line; other tags (b, font, span, a) join their text,
-# so "V<b>i</b>agra" is one word, as the reader sees it.
-_BLOCK_TAGS = frozenset(
-    "address article aside blockquote br caption dd div dl dt footer form h1 h2 h3 h4 h5 h6 "
-    "header hr li main nav ol p pre section table tbody td tfoot th thead title tr ul".split()
-)
-_HIDDEN_TAGS = frozenset({"script", "style"})
-
 
 def parse_message(raw: bytes, source: str = "-") -> Document:
     """Document of an RFC 822 / MIME message or news article; never raises on bad MIME."""
@@ -359,6 +352,9 @@ def _header_text(value: object) -> str:
     """A header value as one line of text: RFC 2047 words and 8-bit bytes decoded."""
     # compat32 gives a str, or an email.header.Header when the value holds raw 8-bit bytes;
     # decode_header returns the bytes of both, each with its charset (None for plain text).
+    if isinstance(value, str) and "=?" not in value:
+        return " ".join(value.split())  # no encoded word: what decode_header would give
+    from email.header import HeaderParseError, decode_header
     try:
         chunks = decode_header(value)
     except HeaderParseError:  # an encoded word of bad base64: keep it as written
@@ -378,7 +374,8 @@ def _header_text(value: object) -> str:
 def _body(message: Message, fields: list[tuple[str, str]]) -> list[str]:
     """The texts of message's text parts; appends its html, url and attachment fields."""
     texts: list[str] = []
-    html = _HTMLText()
+    tags: dict[str, None] = {}
+    hosts: dict[str, None] = {}
     for part in message.walk():
         if part.is_multipart():
             continue
@@ -387,29 +384,37 @@ def _body(message: Message, fields: list[tuple[str, str]]) -> list[str]:
         # the text it holds, as a mail reader shows it.
         if kind.startswith(("text/", "multipart/")):
             text = _text(part.get_payload(decode=True) or b"", part.get_content_charset(),
-                         kind, html)
+                         kind, tags, hosts)
             if text:
                 texts.append(text)
         else:
             filename = _header_text(part.get_filename() or "")
             fields.append(("attachment", f"{kind} {filename}".rstrip()))
-    _markup_fields(html, fields)
+    _markup_fields(tags, hosts, fields)
     return texts
 
 
-def _text(payload: bytes, charset: str | None, kind: str, html: _HTMLText) -> str:
-    """The text of a decoded text part: HTML reduced to its text, uuencoded files named."""
+def _text(payload: bytes, charset: str | None, kind: str, tags: dict[str, None],
+          hosts: dict[str, None]) -> str:
+    """The text of a decoded text part: HTML reduced to its text (its tags and link hosts
+    added to ``tags`` and ``hosts``), uuencoded files named."""
     text = decode(payload, charset)
     if kind == "text/html" or _looks_like_html(text):
-        return html.text(text)
-    return _UUENCODED.sub(_uuencoded_name, text.replace("\r\n", "\n")).strip()
+        from .markup import html_text
+        return html_text(text, tags, hosts)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    if "begin " in text:
+        text = _UUENCODED.sub(_uuencoded_name, text)
+    return text.strip()
 
 
-def _markup_fields(html: _HTMLText, fields: list[tuple[str, str]]) -> None:
-    if html.tags:
-        fields.append(("html", " ".join(html.tags)))
-    if html.hosts:
-        fields.append(("url", " ".join(html.hosts)))
+def _markup_fields(tags: dict[str, None], hosts: dict[str, None],
+                   fields: list[tuple[str, str]]) -> None:
+    if tags:
+        fields.append(("html", " ".join(tags)))
+    if hosts:
+        fields.append(("url", " ".join(hosts)))
 
 
 # -- the common case without the email package ----------------------------------------------
@@ -467,9 +472,10 @@ def _simple_message(raw: bytes, source: str) -> Document | None:
             text = _header_text("".join(value))
             if text:
                 fields.append((name, text))
-    html = _HTMLText()
-    text = _text(body, charset, "text/plain", html)
-    _markup_fields(html, fields)
+    tags: dict[str, None] = {}
+    hosts: dict[str, None] = {}
+    text = _text(body, charset, "text/plain", tags, hosts)
+    _markup_fields(tags, hosts, fields)
     return Document(source, text, tuple(fields))
 
 
@@ -490,67 +496,3 @@ def _looks_like_html(text: str) -> bool:
 def _uuencoded_name(match: re.Match) -> str:
     """A uuencoded file stands as an attachment does: by its name, not its bytes."""
     return f"uuencoded {match.group(1)}"
-
-
-class _HTMLText(HTMLParser):
-    """HTML → text, collecting the tag names and link hosts seen (dicts as ordered sets)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: dict[str, None] = {}
-        self.hosts: dict[str, None] = {}
-        self._lines: list[str] = []
-        self._line: list[str] = []
-        self._hidden = False
-
-    def text(self, html: str) -> str:
-        """The text of one HTML document, a line per block, whitespace collapsed."""
-        self._lines, self._line, self._hidden = [], [], False
-        self.reset()
-        self.feed(html)
-        self.close()
-        self._break()
-        return "\n".join(self._lines)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags[tag] = None
-        if tag in _HIDDEN_TAGS:
-            self._hidden = True
-        elif tag in _BLOCK_TAGS:
-            self._break()
-        for name, value in attrs:
-            if name in ("href", "src") and value:
-                host = _host(value)
-                if host:
-                    self.hosts[host] = None
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _HIDDEN_TAGS:
-            self._hidden = False
-        elif tag in _BLOCK_TAGS:
-            self._break()
-
-    def handle_data(self, data: str) -> None:
-        if not self._hidden:
-            self._line.append(data)
-
-    def _break(self) -> None:
-        line = " ".join("".join(self._line).split())
-        if line:
-            self._lines.append(line)
-        self._line = []
-
-    def parse_marked_section(self, i: int, report: int = 1) -> int:
-        # html.parser raises AssertionError on "<![foo" (anything but CDATA and MS Word's
-        # "<![if ...]>"); a browser skips such a section up to ">", and so do we.
-        try:
-            return super().parse_marked_section(i, report)
-        except AssertionError:
-            return self.parse_bogus_comment(i, report)
-
-
-def _host(url: str) -> str:
-    try:
-        return urlsplit(url.strip()).hostname or ""
-    except ValueError:  # a malformed URL such as "http://[::1"
-        return ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from itertools import filterfalse
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .decoding import decode
 
