@@ -94,8 +94,9 @@ def test_the_file_holds_no_pickles(model_path):
         arrays = {n: np.lib.format.read_array(io.BytesIO(archive.read(n)), allow_pickle=False)
                   for n in names if n.endswith(".npy")}
     assert names == ["class_count.npy", "digest_classes.npy", "digests.npy",
-                     "feature_count.npy", "meta.json"]
-    assert (meta["format"], meta["version"], meta["kind"]) == ("textnb-model", 1, "text-classifier")
+                     "feature_count.npy", "meta.json", "score_bias.npy", "score_weights.npy",
+                     "terms.npy"]
+    assert (meta["format"], meta["version"], meta["kind"]) == ("textnb-model", 2, "text-classifier")
     assert all(a.dtype != object for a in arrays.values())
 
 
@@ -235,12 +236,27 @@ def test_wrong_kind(tmp_path):
 
 def test_newer_version(model_path, tmp_path):
     path = tmp_path / "future.model"
-    _rewrite_meta(model_path, path, version=2)
-    _expect_error(path, "has format version 2; this textnb reads up to 1: upgrade textnb")
+    _rewrite_meta(model_path, path, version=3)
+    _expect_error(path, "has format version 3; this textnb reads up to 2: upgrade textnb")
+
+
+def test_version_1_files_with_the_terms_in_the_metadata_still_load(model_path, tmp_path):
+    with zipfile.ZipFile(model_path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()
+                 if name not in ("terms.npy", "score_bias.npy", "score_weights.npy")}
+    meta = json.loads(files["meta.json"])
+    expected = load_model(model_path)
+    meta.update(version=1, terms=expected.vocabulary_.terms_)
+    files["meta.json"] = json.dumps(meta).encode()
+    _zip(tmp_path / "v1.model", files)
+    loaded = load_model(tmp_path / "v1.model")
+    assert loaded.vocabulary_.terms_ == expected.vocabulary_.terms_
+    np.testing.assert_array_equal(loaded.predict_proba(PROBES), expected.predict_proba(PROBES))
 
 
 @pytest.mark.parametrize("changes", [{"version": "2"}, {"version": None}, {"classes": ["spam"]},
-                                     {"terms": 5}, {"params": {"alpha": 1.0, "bogus": 1}},
+                                     {"version": 1, "terms": 5},
+                                     {"params": {"alpha": 1.0, "bogus": 1}},
                                      {"params": None}])
 def test_corrupt_metadata(model_path, tmp_path, changes):
     path = tmp_path / "meta.model"

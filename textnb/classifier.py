@@ -384,12 +384,17 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
     if not isinstance(params["stop_words"], str) and params["stop_words"] is not None:
         params["stop_words"] = sorted(params["stop_words"])
     meta = {"params": params, "classes": [_json_label(c) for c in model.classes_],
-            "terms": classifier.vocabulary_.terms_, "stop_words": classifier.stop_words_}
+            "stop_words": classifier.stop_words_}
     row = {str(label): i for i, label in enumerate(model.classes_)}
+    bias, weights = model.decomposition()
     arrays = {"class_count": model.class_count_, "feature_count": model.feature_count_,
               "digests": classifier.digests_,
               "digest_classes": np.array([row[label] for label in classifier.digest_labels_],
-                                         dtype=np.int64)}
+                                         dtype=np.int64),
+              "terms": np.frombuffer(_join_terms(classifier.vocabulary_.terms_), dtype=np.uint8),
+              # What textnb.scorer reads to score one message without numpy: a term's weights
+              # are one row, so it reads only the rows of the terms a message holds.
+              "score_bias": bias, "score_weights": np.ascontiguousarray(weights.T)}
     modelfile.save(path, _KIND, meta, arrays)
 
 
@@ -403,7 +408,8 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
         classifier.stop_words_ = list(meta["stop_words"])
         vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
                                 max_features=params["max_features"])
-        vocabulary.terms_ = list(meta["terms"])
+        vocabulary.terms_ = (list(meta["terms"]) if meta["version"] == 1
+                             else _split_terms(arrays["terms"].tobytes()))
         vocabulary.index_ = {term: i for i, term in enumerate(vocabulary.terms_)}
         model = classifier._new_model()
         model.classes_ = np.array(meta["classes"])
@@ -419,6 +425,17 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise ModelFileError(f"model file '{os.fspath(path)}' is corrupt ({error})") from None
     return classifier
+
+
+def _join_terms(terms: list[str]) -> bytes:
+    """The sorted terms as UTF-8 lines: read in a millisecond, where JSON takes ten."""
+    if any("\n" in term for term in terms):  # no tokenizer makes one; a caller's Vocabulary may
+        raise ValueError("a term holds a line break; it cannot be saved")
+    return "\n".join(terms).encode("utf-8")
+
+
+def _split_terms(data: bytes) -> list[str]:
+    return data.decode("utf-8").split("\n") if data else []
 
 
 def _json_label(label: Any) -> Any:

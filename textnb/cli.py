@@ -22,7 +22,7 @@ from . import __version__
 from .classifier import TextClassifier, load_model, save_model
 from .documents import is_maildir, parse_message, read_raw
 from .errors import DocumentError, ModelFileError, TextnbError
-from .mailfilter import add_headers
+from .mailfilter import HAM_CUTOFF, SPAM_CUTOFF, filter_message
 from .paths import MODEL_ENV, default_model_path
 from .tablecli import table
 
@@ -39,11 +39,6 @@ class Exit(enum.IntEnum):
 
 
 OK, FAILURE = 0, 1
-
-# Default cutoffs on P(spam|x), as bogofilter's spam_cutoff/ham_cutoff: at or above SPAM_CUTOFF
-# is spam, at or below HAM_CUTOFF is ham, between is unsure.
-SPAM_CUTOFF = 0.99
-HAM_CUTOFF = 0.5
 
 
 class _Cli(click.Group):
@@ -434,7 +429,9 @@ def filter_(model_path, spam_class, spam_cutoff, ham_cutoff) -> int:
     """
     raw = sys.stdin.buffer.read()
     try:
-        out = add_headers(raw, _filter_headers(raw, model_path, spam_class, spam_cutoff, ham_cutoff))
+        if ham_cutoff > spam_cutoff:
+            raise click.BadParameter(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
+        out = filter_message(raw, _resolve_model(model_path), spam_class, spam_cutoff, ham_cutoff)
     except BaseException as error:  # noqa: BLE001 — whatever happened, deliver the message
         reason = _os_message(error) if isinstance(error, OSError) else str(error) or type(error).__name__
         click.echo(f"textnb filter: message passed through unchanged: {reason}", err=True)
@@ -449,20 +446,6 @@ def _pass_through(reason: str) -> None:
     sys.stdout.buffer.write(sys.stdin.buffer.read())
     sys.stdout.buffer.flush()
     click.echo(reason, err=True)
-
-
-def _filter_headers(raw: bytes, model_path, spam_class, spam_cutoff, ham_cutoff) -> list[tuple[str, str]]:
-    classifier = _load(model_path)
-    cutoffs = _cutoffs(classifier, spam_class, None, spam_cutoff, ham_cutoff, required=False)
-    decision = _decide(classifier, [parse_message(raw)], ["-"], cutoffs)[0]
-    if cutoffs:
-        return [("X-TextNB-Class", str(decision["label"])),
-                ("X-TextNB-Status", {"spam": "Yes", "ham": "No", "unsure": "Unsure"}[decision["status"]]),
-                ("X-TextNB-Probability", f"{decision['spam_probability']:.6f}"),
-                ("X-TextNB-Log-Odds", f"{decision['spam_log_odds']:.4f}")]
-    return [("X-TextNB-Class", str(decision["label"])),
-            ("X-TextNB-Probability", f"{decision['probability']:.6f}"),
-            ("X-TextNB-Log-Odds", f"{decision['log_odds']:.4f}")]
 
 
 @main.command()

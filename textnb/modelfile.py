@@ -20,7 +20,8 @@ import numpy as np
 from .errors import ModelFileError
 
 FORMAT = "textnb-model"
-VERSION = 1
+# 2: a text classifier's terms are an array of UTF-8 lines, no longer in meta.json.
+VERSION = 2
 
 
 def save(path: str | os.PathLike, kind: str, meta: dict[str, Any],
