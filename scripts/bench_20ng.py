@@ -158,8 +158,11 @@ def _data_dir(args: argparse.Namespace, scratch: Path) -> Path:
 def _run_worker(name: str, data: Path, jobs: int | None) -> dict:
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", name,
                "--data", str(data)] + ([] if jobs is None else ["--jobs", str(jobs)])
+    # An installed textnb has compiled modules (pip writes .pyc files): PYTHONDONTWRITEBYTECODE,
+    # set on some machines, would make its worker processes compile them at every start.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
