@@ -294,8 +294,9 @@ def report(results: dict[str, dict], repeat: int = 1) -> str:
     lines = [_table(header, rows)]
     first = next(iter(results.values()))
     lines.append(f"\n{first['n_train']} training and {first['n_test']} test posts; reading the "
-                 f"files took {first['read_s']:.2f} s (not counted). prepare = bytes → Document "
-                 f"(textnb) or → str (sklearn); fit = tokenize + vocabulary + count + fit; "
+                 f"files took {first['read_s']:.2f} s (not counted). prepare = bytes → str "
+                 f"(sklearn; textnb parses the bytes in fit and predict); fit = parse + tokenize "
+                 f"+ vocabulary + count + fit; "
                  f"end-to-end = prepare + fit + predict."
                  + (f" Times: the fastest of {repeat} runs." if repeat > 1 else ""))
     lines.append("Peak RSS = ru_maxrss of the system's own subprocess (interpreter, imports and "
