@@ -1,7 +1,3 @@
-import os
-import sys
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -125,52 +121,3 @@ def test_any_bytes_only_gain_the_new_lines(raw):
     out = add_headers(raw, H)
     assert out[:start] == raw[:start] and out[start:start + len(block)] == block
     assert out[start + len(block):] in (raw[start:], eol + raw[start:])
-
-
-# -- the quick path of `textnb filter` (textnb/__main__.py) ---------------------------------
-
-def test_quick_options_take_the_usual_ones_and_leave_the_rest_to_click(monkeypatch):
-    from textnb.mailfilter import quick_options
-    monkeypatch.setenv("TEXTNB_MODEL", "/m/default.model")
-    assert quick_options([]) == {"model": Path("/m/default.model")}
-    assert quick_options(["-m", "a.model", "--spam-class=junk", "--spam-cutoff", "0.9",
-                          "--ham-cutoff=0.1"]) == {
-        "model": "a.model", "spam_class": "junk", "spam_cutoff": 0.9, "ham_cutoff": 0.1}
-    for args in (["--help"], ["-m"], ["-m=a"], ["--spam-cutoff", "1.5"], ["--spam-cutoff", "x"],
-                 ["--ham-cutoff", "0.9", "--spam-cutoff", "0.5"], ["--model", "a", "extra"],
-                 ["--spam-cutoff", "nan"]):
-        assert quick_options(args) is None, args
-
-
-def _run_filter(args, raw, **env):
-    import subprocess
-    return subprocess.run([sys.executable, "-m", "textnb", "filter", *args], input=raw,
-                          capture_output=True, env={**os.environ, **env})
-
-
-def test_quick_filter_gives_what_the_full_command_gives(tmp_path):
-    from click.testing import CliRunner
-    from textnb import TextClassifier, save_model
-    from textnb.cli import main
-    model = tmp_path / "m.model"
-    save_model(TextClassifier().fit(["cheap pills now", "win money", "meeting at noon",
-                                     "lunch notes"], ["spam", "spam", "ham", "ham"]), model)
-    raw = b"From: a@b.c\nSubject: cheap pills\n\nwin cheap money\n"
-    quick = _run_filter(["-m", str(model)], raw)
-    full = CliRunner().invoke(main, ["filter", "-m", str(model)], input=raw)
-    assert quick.returncode == 0 and quick.stderr == b""
-    assert quick.stdout == full.stdout_bytes
-    assert quick.stdout.startswith(b"X-TextNB-Class: spam\nX-TextNB-Status: ")
-    assert quick.stdout.endswith(raw)
-
-
-def test_quick_filter_failures_still_deliver_the_message_unchanged(tmp_path):
-    raw = b"Subject: hello\n\nbody \xff\n"
-    broken = tmp_path / "broken.model"
-    broken.write_bytes(b"PK\x03\x04 not really")
-    for args in (["-m", str(broken)], ["-m", str(tmp_path / "none.model")],
-                 ["-m", str(broken), "--bogus"], ["--spam-cutoff", "2"]):
-        done = _run_filter(args, raw, TEXTNB_MODEL=str(broken))
-        assert done.returncode == 0, args
-        assert done.stdout == raw, args
-        assert b"passed through unchanged" in done.stderr, args

@@ -7,7 +7,6 @@ TEXTNB_DEBUG=1 to see one). ``filter`` is the exception to the rule: it always d
 
 from __future__ import annotations
 
-import enum
 import json
 import os
 import sys
@@ -22,22 +21,12 @@ from . import __version__
 from .classifier import TextClassifier, load_model, save_model
 from .documents import is_maildir, parse_message, read_raw
 from .errors import DocumentError, ModelFileError, TextnbError
-from .mailfilter import HAM_CUTOFF, SPAM_CUTOFF, filter_message
+from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, spam_cutoffs
+from .mailfilter import filter_message
 from .paths import MODEL_ENV, default_model_path
 from .tablecli import table
 
-# -- exit codes: the contract, defined once ------------------------------------------------
-
-
-class Exit(enum.IntEnum):
-    """``classify --exit-code`` answers as bogofilter does; elsewhere 0 is success."""
-
-    SPAM = 0
-    HAM = 1
-    UNSURE = 2
-    ERROR = 3
-
-
+# Exit codes: Exit (textnb.decision) for classify --exit-code, these everywhere else.
 OK, FAILURE = 0, 1
 
 
@@ -332,10 +321,10 @@ def classify(paths, model_path, output, explain, top, spam_class, threshold, spa
     for document, decision in zip(documents, decisions):
         if explain:
             decision["explanation"] = _explanation(classifier.explain(document, top=top))
-        click.echo(_format(decision, output))
+        click.echo(line(decision, output))
     skips.summary()
     if exit_code:
-        return {"spam": Exit.SPAM, "ham": Exit.HAM, "unsure": Exit.UNSURE}[decisions[0]["status"]]
+        return Exit.of(decisions[0]["status"])
     return FAILURE if skips.count else OK
 
 
@@ -347,8 +336,9 @@ def _cutoffs(classifier: TextClassifier, spam_class: str, threshold, spam_cutoff
         spam_cutoff = ham_cutoff = threshold
     if ham_cutoff > spam_cutoff:
         raise click.BadParameter(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
-    if len(classes) == 2 and spam_class in classes:
-        return spam_class, spam_cutoff, ham_cutoff
+    cutoffs = spam_cutoffs(classes, spam_class, spam_cutoff, ham_cutoff)
+    if cutoffs:
+        return cutoffs
     if required or threshold is not None:
         raise click.UsageError(f"cutoffs and exit codes need a two-class model with a class "
                                f"named {spam_class!r} (classes: {', '.join(classes)}); "
@@ -361,29 +351,9 @@ def _decide(classifier: TextClassifier, documents: Sequence, sources: Sequence[s
     """Label, probabilities and log-odds of each document; with cutoffs, its spam status."""
     if not documents:
         return []
-    log_proba = classifier.predict_log_proba(documents)
     classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
-    decisions = []
-    for source, row in zip(sources, log_proba):
-        order = np.argsort(-row, kind="stable")
-        best = order[0]
-        # ln P(best|x) − ln P(runner-up|x): finite where the probabilities round to 1 and 0.
-        log_odds = float(row[best] - row[order[1]]) if len(order) > 1 else 0.0
-        decision = {"source": source, "label": classes[best],
-                    "probability": float(np.exp(row[best])), "log_odds": log_odds,
-                    "probabilities": {str(c): float(np.exp(p)) for c, p in zip(classes, row)}}
-        if cutoffs:
-            spam, spam_cutoff, ham_cutoff = cutoffs
-            s = classes.index(spam)
-            p_spam = float(np.exp(row[s]))
-            decision["spam_probability"] = p_spam
-            decision["spam_log_odds"] = float(row[s] - row[1 - s])
-            decision["status"] = ("spam" if p_spam >= spam_cutoff else
-                                  "ham" if p_spam <= ham_cutoff else "unsure")
-            ham = classes[1 - s]
-            decision["label"] = {"spam": spam, "ham": ham, "unsure": "unsure"}[decision["status"]]
-        decisions.append(decision)
-    return decisions
+    return [decide(classes, row.tolist(), source, cutoffs)
+            for source, row in zip(sources, classifier.predict_log_proba(documents))]
 
 
 def _explanation(explanation) -> dict[str, Any]:
@@ -392,27 +362,6 @@ def _explanation(explanation) -> dict[str, Any]:
             "absent_words": explanation.baseline, "other_terms": explanation.rest,
             "terms": [{"term": c.term, "count": c.count, "log_odds": c.log_odds}
                       for c in explanation.terms]}
-
-
-def _format(decision: dict[str, Any], output: str) -> str:
-    if output == "json":
-        return json.dumps(decision, ensure_ascii=False)
-    if output == "tsv":
-        return "\t".join([decision["source"], str(decision["label"]),
-                          f"{decision['probability']:.6f}", f"{decision['log_odds']:.4f}"])
-    line = (f"{decision['source']}\t{decision['label']}\t{decision['probability']:.4f}\t"
-            f"log-odds {decision['log_odds']:+.2f}")
-    explanation = decision.get("explanation")
-    if explanation:
-        lines = [line, f"  why {explanation['label']} over {explanation['against']} "
-                       f"(log-odds {explanation['log_odds']:+.2f}):",
-                 f"    {'prior':<30} {explanation['prior_log_odds']:+8.3f}"]
-        if explanation["absent_words"]:
-            lines.append(f"    {'(absent words)':<30} {explanation['absent_words']:+8.3f}")
-        lines += [f"    {t['term'][:30]:<30} {t['log_odds']:+8.3f}" for t in explanation["terms"]]
-        lines.append(f"    {'(other terms)':<30} {explanation['other_terms']:+8.3f}")
-        line = "\n".join(lines)
-    return line
 
 
 @main.command("filter")

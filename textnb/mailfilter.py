@@ -7,17 +7,13 @@ line endings and malformed parts are untouched and a large message costs one cop
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Sequence
 
-HEADER_PREFIX = "X-TextNB-"
+from .decision import HAM_CUTOFF, SPAM_CUTOFF, decide, headers, spam_cutoffs
 
-# Default cutoffs on P(spam|x), as bogofilter's spam_cutoff/ham_cutoff: at or above SPAM_CUTOFF
-# is spam, at or below HAM_CUTOFF is ham, between is unsure.
-SPAM_CUTOFF = 0.99
-HAM_CUTOFF = 0.5
+HEADER_PREFIX = "X-TextNB-"
 
 # A header field line: a field name (printable ASCII but ":") and a colon.
 _FIELD = re.compile(rb"[!-9;-~]+:")
@@ -80,52 +76,6 @@ def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str = "spam
 
     scorer = Scorer(model)
     document = parse_message(raw)
-    row = scorer.log_proba(document.text, document.fields)
-    classes = [str(c) for c in scorer.classes]
-    if len(classes) == 2 and spam_class in classes:
-        s = classes.index(spam_class)
-        p_spam = math.exp(row[s])
-        status = "spam" if p_spam >= spam_cutoff else "ham" if p_spam <= ham_cutoff else "unsure"
-        label = {"spam": spam_class, "ham": classes[1 - s], "unsure": "unsure"}[status]
-        headers = [("X-TextNB-Class", label),
-                   ("X-TextNB-Status", {"spam": "Yes", "ham": "No", "unsure": "Unsure"}[status]),
-                   ("X-TextNB-Probability", f"{p_spam:.6f}"),
-                   ("X-TextNB-Log-Odds", f"{row[s] - row[1 - s]:.4f}")]
-    else:
-        # The first most probable class, as numpy's stable argsort picks it in classify.
-        order = sorted(range(len(row)), key=lambda c: -row[c])
-        best = order[0]
-        log_odds = row[best] - row[order[1]] if len(order) > 1 else 0.0
-        headers = [("X-TextNB-Class", classes[best]),
-                   ("X-TextNB-Probability", f"{math.exp(row[best]):.6f}"),
-                   ("X-TextNB-Log-Odds", f"{log_odds:.4f}")]
-    return add_headers(raw, headers)
-
-
-def quick_options(args: Sequence[str]) -> dict | None:
-    """``textnb filter``'s options as filter_message's keywords, when they are the usual ones
-    (-m/--model, --spam-class, --spam-cutoff, --ham-cutoff, well formed); None otherwise, so
-    that the full command line, with its help and error messages, takes over."""
-    from .paths import default_model_path
-
-    names = {"-m": "model", "--model": "model", "--spam-class": "spam_class",
-             "--spam-cutoff": "spam_cutoff", "--ham-cutoff": "ham_cutoff"}
-    options: dict = {}
-    args = list(args)
-    while args:
-        name, equals, value = args.pop(0).partition("=")
-        if name not in names or (equals and name == "-m") or (not equals and not args):
-            return None
-        value = value if equals else args.pop(0)
-        if names[name].endswith("cutoff"):
-            try:
-                value = float(value)
-            except ValueError:
-                return None
-            if not 0.0 <= value <= 1.0:
-                return None
-        options[names[name]] = value
-    options.setdefault("model", default_model_path())
-    if options.get("ham_cutoff", HAM_CUTOFF) > options.get("spam_cutoff", SPAM_CUTOFF):
-        return None
-    return options
+    cutoffs = spam_cutoffs(scorer.classes, spam_class, spam_cutoff, ham_cutoff)
+    decision = decide(scorer.classes, scorer.log_proba(document.text, document.fields), "-", cutoffs)
+    return add_headers(raw, headers(decision))
