@@ -12,7 +12,8 @@ What it measures
    different test messages, a seeded stratified sample of the 30 % test part, are each fed on
    standard input to separate processes of
 
-   * ``python -c pass``                        — the interpreter start-up floor (sys.executable);
+   * ``python -c pass``                        — the start-up floor of the interpreter that runs
+                                                 the textnb script (its #! line);
    * ``textnb filter -m MODEL``                 — must write the message back with X-TextNB-*
                                                   headers and nothing on stderr;
    * ``textnb classify -m MODEL --exit-code -`` — must exit 0/1/2, agreeing with the filter;
@@ -76,6 +77,16 @@ def timed(command: list[str], stdin: bytes | None = None) -> tuple[float, subpro
     done = subprocess.run(command, input=stdin if stdin is not None else b"",
                           capture_output=True, env=ENV)
     return time.perf_counter() - t0, done
+
+
+def script_python(script: str) -> str:
+    """The interpreter a console script runs with (its #! line), else this one."""
+    try:
+        with open(script, "rb") as f:
+            first = f.readline().decode().strip()
+    except (OSError, UnicodeDecodeError):
+        return sys.executable
+    return first[2:].strip() if first.startswith("#!") and " " not in first[2:].strip() else sys.executable
 
 
 def symlink_tree(target: Path, groups: dict[str, list[str]]) -> None:
@@ -193,7 +204,7 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
 
     chosen = sample(y, test, args.messages, args.seed)
     commands = {
-        "python -c pass": [sys.executable, "-c", "pass"],
+        "python -c pass": [script_python(textnb), "-c", "pass"],
         "textnb filter": [textnb, "filter", "-m", str(model)],
         "textnb classify --exit-code": [textnb, "classify", "-m", str(model), "--exit-code", "-"],
     }

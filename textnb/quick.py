@@ -88,7 +88,6 @@ def options(args: Sequence[str]) -> tuple[dict, list[str]] | None:
     """(options, positional arguments) when every option is one of the usual ones, well
     formed (``-m FILE``, ``--name VALUE`` or ``--name=VALUE``; cutoffs in [0, 1], the ham
     cutoff not above the spam cutoff); else None."""
-    from .paths import default_model_path
     found: dict = {}
     positional: list[str] = []
     args = list(args)
@@ -111,6 +110,7 @@ def options(args: Sequence[str]) -> tuple[dict, list[str]] | None:
                 return None
         found[key] = value
     if "model" not in found:
+        from .paths import default_model_path
         found["model"] = default_model_path()
     if found.get("ham_cutoff", HAM_CUTOFF) > found.get("spam_cutoff", SPAM_CUTOFF):
         return None
