@@ -95,7 +95,7 @@ def test_the_file_holds_no_pickles(model_path):
                   for n in names if n.endswith(".npy")}
     assert names == ["class_count.npy", "digest_classes.npy", "digests.npy",
                      "feature_count.npy", "meta.json", "score_bias.npy", "score_weights.npy",
-                     "terms.npy"]
+                     "term_ends.npy", "terms.npy"]
     assert (meta["format"], meta["version"], meta["kind"]) == ("textnb-model", 2, "text-classifier")
     assert all(a.dtype != object for a in arrays.values())
 
@@ -243,7 +243,8 @@ def test_newer_version(model_path, tmp_path):
 def test_version_1_files_with_the_terms_in_the_metadata_still_load(model_path, tmp_path):
     with zipfile.ZipFile(model_path) as archive:
         files = {name: archive.read(name) for name in archive.namelist()
-                 if name not in ("terms.npy", "score_bias.npy", "score_weights.npy")}
+                 if name not in ("terms.npy", "term_ends.npy", "score_bias.npy",
+                                 "score_weights.npy")}
     meta = json.loads(files["meta.json"])
     expected = load_model(model_path)
     meta.update(version=1, terms=expected.vocabulary_.terms_)

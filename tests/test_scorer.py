@@ -59,21 +59,58 @@ def test_scoring_imports_no_numpy(tmp_path):
     assert out.stdout.splitlines()[-1] == "[]"
 
 
-def test_bad_and_old_files_are_refused_with_the_reason(tmp_path):
+def test_files_the_scorer_declines_are_scored_through_load_model(tmp_path):
+    from textnb.scorer import score
     path = tmp_path / "m.model"
-    save_model(TextClassifier().fit(TEXTS, LABELS), path)
+    clf = TextClassifier().fit(TEXTS, LABELS)
+    save_model(clf, path)
     with zipfile.ZipFile(path) as archive:
         files = {name: archive.read(name) for name in archive.namelist()}
     meta = json.loads(files["meta.json"])
-    old = tmp_path / "old.model"
+    old, packed = tmp_path / "old.model", tmp_path / "deflated.model"
     with zipfile.ZipFile(old, "w") as archive:
         for name, data in files.items():
-            archive.writestr(name, json.dumps({**meta, "version": 1}) if name == "meta.json" else data)
-    with pytest.raises(ModelFileError, match="has format version 1; filtering needs version 2"):
-        Scorer(old)
+            if name not in ("terms.npy", "term_ends.npy", "score_bias.npy", "score_weights.npy"):
+                archive.writestr(name, json.dumps({**meta, "version": 1,
+                                                   "terms": clf.vocabulary_.terms_})
+                                 if name == "meta.json" else data)
+    with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    expected = clf.predict_log_proba([MAIL])[0]
+    for declined, reason in ((old, "format version 1, not 2"), (packed, "stored members")):
+        with pytest.raises(ModelFileError, match=reason):
+            Scorer(declined)
+        classes, row = score(declined, MAIL.text, MAIL.fields)
+        assert classes == ["ham", "spam", "sport"]
+        np.testing.assert_allclose(row, expected, rtol=1e-12)
+
+
+def test_bad_files_are_refused_with_the_reason(tmp_path):
+    from textnb.scorer import score
+    path = tmp_path / "m.model"
+    save_model(TextClassifier().fit(TEXTS, LABELS), path)
     truncated = tmp_path / "cut.model"
     truncated.write_bytes(path.read_bytes()[:200])
-    with pytest.raises(ModelFileError, match="cut.model"):
-        Scorer(truncated)
-    with pytest.raises(ModelFileError, match="nowhere.model"):
-        Scorer(tmp_path / "nowhere.model")
+    for bad in (truncated, tmp_path / "nowhere.model"):
+        with pytest.raises(ModelFileError, match=bad.name):
+            Scorer(bad)
+        with pytest.raises(ModelFileError, match=bad.name):
+            score(bad, "text")
+    corrupt = bytearray(path.read_bytes())
+    at = corrupt.index(b'"classes"')
+    corrupt[at + 1] = ord("C")                                 # meta.json fails its CRC-32
+    (tmp_path / "crc.model").write_bytes(bytes(corrupt))
+    with pytest.raises(ModelFileError, match="meta.json is truncated or corrupt"):
+        Scorer(tmp_path / "crc.model")
+
+
+def test_terms_are_found_in_code_point_order(tmp_path):
+    texts = ["Zürich zebra éclair", "東京 ábc z", "e\u0301 ÿ !!! $500", "a b"]
+    clf = TextClassifier(stop_words="none").fit(texts, ["x", "y", "x", "y"])
+    save_model(clf, tmp_path / "m.model")
+    scorer = Scorer(tmp_path / "m.model")
+    terms = clf.vocabulary_.terms_
+    assert terms == sorted(terms) and len(terms) > 10
+    for k, term in enumerate(terms):
+        assert scorer._counts([term, term, "unknown"]) == {k: 2}

@@ -72,10 +72,9 @@ def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str = "spam
     failure: the caller delivers the message unchanged.
     """
     from .documents import parse_message
-    from .scorer import Scorer
+    from .scorer import score
 
-    scorer = Scorer(model)
     document = parse_message(raw)
-    cutoffs = spam_cutoffs(scorer.classes, spam_class, spam_cutoff, ham_cutoff)
-    decision = decide(scorer.classes, scorer.log_proba(document.text, document.fields), "-", cutoffs)
+    classes, row = score(model, document.text, document.fields)
+    decision = decide(classes, row, "-", spam_cutoffs(classes, spam_class, spam_cutoff, ham_cutoff))
     return add_headers(raw, headers(decision))

@@ -56,7 +56,7 @@ def _classify(args: Sequence[str]) -> int | None:
     stdin = sys.stdin.buffer.read() if path == "-" else None
     try:
         from .documents import read_bytes, read_raw
-        from .scorer import Scorer
+        from .scorer import score
         if stdin is not None:
             _restore_stdin(stdin)
         problems: list[str] = []
@@ -64,16 +64,15 @@ def _classify(args: Sequence[str]) -> int | None:
         if problems or len(documents) != 1:
             raise ValueError("not one readable document")
         source, raw = documents[0]
-        scorer = Scorer(settings["model"])
+        document = read_bytes(raw, source)
+        classes, row = score(settings["model"], document.text, document.fields)
         threshold = settings.get("threshold")
-        cutoffs = spam_cutoffs(scorer.classes, settings.get("spam_class", "spam"),
+        cutoffs = spam_cutoffs(classes, settings.get("spam_class", "spam"),
                                settings.get("spam_cutoff", SPAM_CUTOFF) if threshold is None else threshold,
                                settings.get("ham_cutoff", HAM_CUTOFF) if threshold is None else threshold)
         if cutoffs is None:
             raise ValueError("no spam class")
-        document = read_bytes(raw, source)
-        decision = decide(scorer.classes, scorer.log_proba(document.text, document.fields),
-                          source, cutoffs)
+        decision = decide(classes, row, source, cutoffs)
         out = (line(decision) + "\n").encode("utf-8", "replace")
     except BaseException:  # noqa: BLE001 — the full command says why
         if stdin is not None:

@@ -2,10 +2,17 @@
 
 A TextClassifier's file holds its scores decomposed as jll(x) = bias + Σ_k x'_k W_k, where x'
 is the document's weighted counts over the vocabulary (:meth:`~textnb.models._DiscreteNB.
-decomposition`; term k's weights W_k are one row of ``score_weights``). Scoring one message
-needs the settings, the sorted terms, and the rows of the terms the message holds, which are
-read alone. So ``textnb filter`` costs milliseconds more than Python's start-up, where
-importing numpy and reading the whole model took 200 (scripts/bench_filter.py).
+decomposition`; term k's weights W_k are row k of ``score_weights``). Scoring one message needs
+the settings, the sorted terms, and the rows of the terms the message holds, which are read
+alone. The terms are searched as UTF-8 bytes, whose order is the code-point order they were
+sorted in, so they are never decoded. So ``textnb filter`` costs milliseconds more than
+Python's start-up, where importing numpy and reading the whole model took 200
+(scripts/bench_filter.py).
+
+The file is read directly, not with :mod:`zipfile` (whose import alone costs 8 ms): only the
+stored, non-zip64 members textnb writes are accepted; anything else is a ModelFileError, and
+the caller falls back to :func:`textnb.classifier.load_model`. The CRC-32 of the small members
+is checked; the weight rows are read where they lie, unchecked.
 
 The arithmetic is that of :meth:`TextClassifier.predict_log_proba`, in the same order, so the
 two agree to rounding (tests/test_scorer.py).
@@ -17,16 +24,19 @@ import json
 import math
 import os
 import re
-import zipfile
+import struct
+import zlib
 from array import array
-from bisect import bisect_left
 from collections import Counter
 
 from .errors import ModelFileError
 from .tokens import Tokenizer
 
 _NPY_MAGIC = b"\x93NUMPY"
-_NPY_FIELD = re.compile(r"'(descr|fortran_order|shape)':\s*('[^']*'|False|True|\([^)]*\))")
+_NPY_FIELD = re.compile(rb"'(descr|fortran_order|shape)':\s*('[^']*'|False|True|\([^)]*\))")
+_END_OF_DIRECTORY = struct.Struct("<4s4H2IH")        # the zip's last record
+_DIRECTORY_ENTRY = struct.Struct("<4s6H3I5H2I")       # one member in the central directory
+_LOCAL_HEADER = struct.Struct("<4s5H3I2H")            # before a member's data
 
 
 class Scorer:
@@ -35,14 +45,13 @@ class Scorer:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
         try:
-            with zipfile.ZipFile(self.path) as archive:
-                meta = json.loads(archive.read("meta.json"))
+            with open(self.path, "rb") as f:
+                self._members = _members(f)
+                meta = json.loads(self._read(f, "meta.json"))
                 if (meta.get("format"), meta.get("kind")) != ("textnb-model", "text-classifier"):
                     raise ValueError("not a textnb text classifier")
                 if meta.get("version") != 2:
-                    raise ModelFileError(
-                        f"model file '{self.path}' has format version {meta.get('version')}; "
-                        f"filtering needs version 2: save it again (textnb train or learn)")
+                    raise ValueError(f"format version {meta.get('version')}, not 2")
                 self.classes = list(meta["classes"])
                 params = meta["params"]
                 self.tokenizer = Tokenizer(
@@ -52,15 +61,19 @@ class Scorer:
                 self._binary = params["model"] == "bernoulli"
                 self._log_tf = params["tf"] == "log" and not self._binary
                 self._l2 = params["norm"] == "l2" and not self._binary
-                data = _npy(archive, "terms", "|u1")
-                self.terms = data.decode("utf-8").split("\n") if data else []
-                self.bias = list(array("d", _npy(archive, "score_bias", "<f8")))
-        except (OSError, KeyError, TypeError, ValueError, zipfile.BadZipFile) as error:
+                self._terms = _npy(self._read(f, "terms.npy"), "|u1")
+                self._ends = array("Q", _npy(self._read(f, "term_ends.npy"), "<u8"))
+                self.bias = list(array("d", _npy(self._read(f, "score_bias.npy"), "<f8")))
+                offset, size, _ = self._members["score_weights.npy"]
+                f.seek(offset)
+                self._weights = offset + _npy_header_length(f.read(min(size, 4096)), "<f8")
+        except FileNotFoundError:
+            raise ModelFileError(f"model file '{self.path}' does not exist") from None
+        except (OSError, KeyError, TypeError, ValueError, struct.error) as error:
             raise ModelFileError(f"model file '{self.path}' cannot be scored without numpy "
                                  f"({error})") from None
-        if len(self.bias) != len(self.classes):
-            raise ModelFileError(f"model file '{self.path}' is corrupt (bias of "
-                                 f"{len(self.bias)} classes, {len(self.classes)} classes)")
+        if len(self.bias) != len(self.classes) or (self._ends and self._ends[-1] != len(self._terms) + 1):
+            raise ModelFileError(f"model file '{self.path}' is corrupt")
 
     def log_proba(self, text: str, fields: tuple[tuple[str, str], ...] = ()) -> list[float]:
         """log P(c|x) per class, in ``classes`` order, of a text and its header fields."""
@@ -82,49 +95,104 @@ class Scorer:
 
     def _counts(self, tokens: list[str]) -> dict[int, int]:
         """Column → count of the tokens that are vocabulary terms (Mitchell's positions)."""
-        terms, found = self.terms, {}
+        blob, ends, found = self._terms, self._ends, {}
         for token, n in Counter(tokens).items():
-            k = bisect_left(terms, token)
-            if k < len(terms) and terms[k] == token:
-                found[k] = n
+            key = token.encode("utf-8", "surrogatepass")
+            lo, hi = 0, len(ends)
+            while lo < hi:  # bisect_left over the terms, each a slice of the blob
+                mid = (lo + hi) // 2
+                if blob[ends[mid - 1] if mid else 0:ends[mid] - 1] < key:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < len(ends) and blob[ends[lo - 1] if lo else 0:ends[lo] - 1] == key:
+                found[lo] = n
         return found
 
     def _rows(self, columns: list[int]) -> list[array]:
-        """The weight rows of the given columns (ascending), each read on its own."""
-        if not columns:
-            return []
+        """The weight rows of the given columns, each read where it lies in the file."""
         width = 8 * len(self.classes)
         rows = []
-        with zipfile.ZipFile(self.path) as archive:
-            with archive.open("score_weights.npy") as f:
-                start = _npy_data_start(f, "<f8")
-                for k in columns:
-                    f.seek(start + k * width)
-                    row = array("d", f.read(width))
-                    if len(row) != len(self.classes):
-                        raise ModelFileError(f"model file '{self.path}' is truncated")
-                    rows.append(row)
+        with open(self.path, "rb") as f:
+            for k in columns:
+                f.seek(self._weights + k * width)
+                row = array("d", f.read(width))
+                if len(row) != len(self.classes):
+                    raise ModelFileError(f"model file '{self.path}' is truncated")
+                rows.append(row)
         return rows
 
+    def _read(self, f, name: str) -> bytes:
+        """A small member's bytes, its CRC-32 checked."""
+        offset, size, crc = self._members[name]
+        f.seek(offset)
+        data = f.read(size)
+        if len(data) != size or zlib.crc32(data) != crc:
+            raise ValueError(f"{name} is truncated or corrupt")
+        return data
 
-def _npy(archive: zipfile.ZipFile, name: str, dtype: str) -> bytes:
-    """The data bytes of a .npy member holding a C-ordered array of ``dtype``."""
-    with archive.open(f"{name}.npy") as f:
-        _npy_data_start(f, dtype)
-        return f.read()
+
+def score(path: str | os.PathLike, text: str,
+          fields: tuple[tuple[str, str], ...] = ()) -> tuple[list, list[float]]:
+    """(classes, log P(c|x) per class) of one text and its fields by the model file at path:
+    read by a Scorer, or, for a file it declines (an older format, a re-packed zip), by
+    :func:`~textnb.classifier.load_model`, which reads every file textnb wrote or says what is
+    wrong with it."""
+    try:
+        scorer = Scorer(path)
+    except ModelFileError:
+        from .classifier import load_model
+        from .documents import Document
+        classifier = load_model(path)
+        classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
+        return classes, classifier.predict_log_proba([Document("-", text, fields)])[0].tolist()
+    return scorer.classes, scorer.log_proba(text, fields)
 
 
-def _npy_data_start(f, dtype: str) -> int:
-    """Read a .npy header from f; return where its data starts. Only plain C-ordered arrays
-    of ``dtype`` are accepted (a pickle never is: its dtype is 'O')."""
-    head = f.read(10)
+def _members(f) -> dict[str, tuple[int, int, int]]:
+    """name → (data offset, size, CRC-32) of a zip's members, stored (uncompressed) ones only."""
+    f.seek(0, os.SEEK_END)
+    size = f.tell()
+    f.seek(max(0, size - _END_OF_DIRECTORY.size - 0xFFFF))
+    tail = f.read()
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0:
+        raise ValueError("not a zip file")
+    *_, count, directory_size, directory_offset, _ = _END_OF_DIRECTORY.unpack_from(tail, at)
+    f.seek(directory_offset)
+    directory = f.read(directory_size)
+    members, pos = {}, 0
+    for _ in range(count):
+        (signature, _, _, _, method, _, _, crc, packed, unpacked, name_length, extra_length,
+         comment_length, _, _, _, local) = _DIRECTORY_ENTRY.unpack_from(directory, pos)
+        if signature != b"PK\x01\x02" or method != 0 or packed != unpacked or packed == 0xFFFFFFFF:
+            raise ValueError("not a zip file of stored members")
+        start = pos + _DIRECTORY_ENTRY.size
+        name = directory[start:start + name_length].decode("utf-8")
+        pos = start + name_length + extra_length + comment_length
+        f.seek(local)
+        header = _LOCAL_HEADER.unpack(f.read(_LOCAL_HEADER.size))
+        if header[0] != b"PK\x03\x04":
+            raise ValueError(f"bad local header of {name}")
+        members[name] = (local + _LOCAL_HEADER.size + header[-2] + header[-1], packed, crc)
+    return members
+
+
+def _npy(data: bytes, dtype: str) -> bytes:
+    """The data bytes of a .npy file holding a C-ordered array of ``dtype``."""
+    return data[_npy_header_length(data, dtype):]
+
+
+def _npy_header_length(head: bytes, dtype: str) -> int:
+    """Where the data of the .npy file starting with ``head`` starts. Only plain C-ordered
+    arrays of ``dtype`` are accepted (a pickle never is: its dtype is 'O')."""
     if head[:6] != _NPY_MAGIC or head[6] not in (1, 2, 3):
         raise ValueError("not a .npy array")
     if head[6] == 1:
         length, start = int.from_bytes(head[8:10], "little"), 10
     else:
-        length, start = int.from_bytes(head[8:10] + f.read(2), "little"), 12
-    header = dict(_NPY_FIELD.findall(f.read(length).decode("latin-1")))
-    if header.get("descr") != f"'{dtype}'" or header.get("fortran_order") != "False":
-        raise ValueError(f"array of {header.get('descr')}, expected {dtype}")
+        length, start = int.from_bytes(head[8:12], "little"), 12
+    header = dict(_NPY_FIELD.findall(head[start:start + length]))
+    if header.get(b"descr") != f"'{dtype}'".encode() or header.get(b"fortran_order") != b"False":
+        raise ValueError(f"array of {header.get(b'descr')}, expected {dtype}")
     return start + length
