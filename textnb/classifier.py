@@ -387,15 +387,16 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
             "stop_words": classifier.stop_words_}
     row = {str(label): i for i, label in enumerate(model.classes_)}
     bias, weights = model.decomposition()
-    vocabulary = classifier.vocabulary_
-    terms = np.frombuffer(_join_terms(vocabulary.terms_), dtype=np.uint8)
+    terms = np.frombuffer(_join_terms(classifier.vocabulary_.terms_), dtype=np.uint8)
+    # Where each term's line ends (after its line break): the scorer's index into the terms.
+    breaks = np.append(np.flatnonzero(terms == ord("\n")), terms.size)
+    term_ends = breaks[:len(classifier.vocabulary_)] + 1
     arrays = {"class_count": model.class_count_, "feature_count": model.feature_count_,
               "digests": classifier.digests_,
               "digest_classes": np.array([row[label] for label in classifier.digest_labels_],
                                          dtype=np.int64),
               "terms": terms,
-              "term_ends": np.cumsum([len(t.encode("utf-8")) + 1 for t in vocabulary.terms_],
-                                     dtype=np.uint64),
+              "term_ends": term_ends.astype(np.uint64),
               # What textnb.scorer reads to score one message without numpy: a term's weights
               # are one row, so it reads only the rows of the terms a message holds.
               "score_bias": bias, "score_weights": np.ascontiguousarray(weights.T)}

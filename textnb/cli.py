@@ -19,9 +19,9 @@ import numpy as np
 
 from . import __version__
 from .classifier import TextClassifier, load_model, save_model
-from .documents import is_maildir, parse_message, read_raw
-from .errors import DocumentError, ModelFileError, TextnbError
 from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, spam_cutoffs
+from .documents import is_maildir, read_raw
+from .errors import DocumentError, TextnbError
 from .mailfilter import filter_message
 from .paths import MODEL_ENV, default_model_path
 from .tablecli import table

@@ -20,7 +20,6 @@ SPAM_CUTOFF = 0.99
 HAM_CUTOFF = 0.5
 
 
-
 class Exit(enum.IntEnum):
     """``classify --exit-code`` answers as bogofilter does; elsewhere 0 is success."""
 

@@ -26,8 +26,8 @@ import codecs
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
 from collections import namedtuple
+from collections.abc import Callable, Iterable, Iterator
 
 from textnb.decoding import decode
 from textnb.errors import DocumentError
