@@ -359,3 +359,19 @@ def test_fast_path_agrees_on_every_message_of_the_corpora(archive):
                     fast += 1
                     assert document == _by_email_package(raw, member.name), member.name
     assert fast > {"spamassassin-public.tar.gz": 3000, "20news-bydate.tar.gz": 18000}[archive]
+
+
+def test_html_reader_edge_cases():
+    from textnb.markup import html_text
+    tags, hosts = {}, {}
+    html = ("<HTML><body>V<b>i</b>agra <a href=\"http://a.example/x?q=1>2\" title='it's'>now</a>"
+            "<!-- hidden --> <p>caf&eacute; &amp; more<br/>next "
+            "<script type=x>var s = '<p>no</p>';</SCRIPT >shown <img src=http&#58;//img.example/i>"
+            "<a href='HTTP://Upper.Example'>u</a> <!--unclosed>after</body>")
+    # Inline tags, comments and scripts join the text around them; block tags break lines.
+    assert html_text(html, tags, hosts) == "Viagra now\ncafé & more\nnext shown u after"
+    assert list(tags) == ["html", "body", "b", "a", "p", "br", "script", "img"]
+    assert list(hosts) == ["a.example", "img.example", "upper.example"]
+    # A lone "<" is text; an unclosed tag ends the text; an unclosed script hides the rest.
+    assert html_text("a < b <3 and <i", {}, {}) == "a < b <3 and"
+    assert html_text("x<style>p {}", {}, {}) == "x"
