@@ -35,9 +35,9 @@ What it measures
 
 Run::
 
-    /tmp/dev/bin/python scripts/bench_filter.py                    # unpacks ../shared/corpora/spamassassin-public.tar.gz
-    /tmp/dev/bin/python scripts/bench_filter.py --data /tmp/data
-    /tmp/dev/bin/python scripts/bench_filter.py --data /tmp/data --messages 20 --importtime
+    python scripts/bench_filter.py                    # unpacks ../shared/corpora/spamassassin-public.tar.gz
+    python scripts/bench_filter.py --data corpora/full/spamassassin
+    python scripts/bench_filter.py --data corpora/full/spamassassin --messages 20 --importtime
 
 ``--data DIR`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/; without it, ``--archive``
 (default ``../shared/corpora/spamassassin-public.tar.gz`` relative to the repository root) is

@@ -45,10 +45,10 @@ training data. bogofilter, when installed, is cross-validated on the same folds 
 
 Run::
 
-    /tmp/dev/bin/python scripts/bench_spam.py                 # unpacks ../shared/corpora/spamassassin-public.tar.gz
-    /tmp/dev/bin/python scripts/bench_spam.py --data /tmp/data
-    /tmp/dev/bin/python scripts/bench_spam.py --data /tmp/data --cv
-    /tmp/dev/bin/python scripts/bench_spam.py --data /tmp/data --settings alpha=0.1 --settings tf=log
+    python scripts/bench_spam.py                 # unpacks ../shared/corpora/spamassassin-public.tar.gz
+    python scripts/bench_spam.py --data corpora/full/spamassassin
+    python scripts/bench_spam.py --data corpora/full/spamassassin --cv
+    python scripts/bench_spam.py --data corpora/full/spamassassin --settings alpha=0.1 --settings tf=log
 
 ``--data DIR`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/. Without it, ``--archive``
 (default ``../shared/corpora/spamassassin-public.tar.gz`` relative to the repository root) is
