@@ -287,3 +287,9 @@ def test_counting_in_worker_processes_gives_the_same_model(monkeypatch, settings
     serial.unlearn(new, ["spam"] * len(new))
     _same_model(parallel, serial)
     np.testing.assert_array_equal(parallel.digests_, serial.digests_)
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "2"])
+def test_bad_n_jobs_is_refused_whatever_the_size(n_jobs):
+    with pytest.raises(ValueError, match="n_jobs must be a number of processes"):
+        TextClassifier(n_jobs=n_jobs).fit(TEXTS, LABELS)

@@ -282,6 +282,9 @@ class TextClassifier:
             raise ValueError(f"tf must be 'raw' or 'log', not {self.tf!r}")
         if self.norm not in (None, "l2"):
             raise ValueError(f"norm must be None or 'l2', not {self.norm!r}")
+        if self.n_jobs is not None and (not isinstance(self.n_jobs, int) or self.n_jobs == 0):
+            raise ValueError(f"n_jobs must be a number of processes (-1: every core) or None, "
+                             f"not {self.n_jobs!r}")
         self.stop_words_ = sorted(load_stop_words(self.stop_words))
         self.__dict__.pop("_cached_tokenizer", None)
 
