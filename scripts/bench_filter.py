@@ -267,6 +267,7 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
           f"{len(chosen) - len(disagree)}/{len(chosen)}" +
           (f"; disagreements: {disagree[:3]}" if disagree else ""))
 
+    print(stages(model, [Path(paths[i]).read_bytes() for i in chosen]))
     if args.importtime:
         print_importtime(textnb, model, first)
 
@@ -318,6 +319,25 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
     print(table(["command", "wall time", "msg/s", "vs bogofilter"], rows))
     print("  textnb classify on its own training data (resubstitution): " + ", ".join(
         f"{t}->{l}: {c}" for (t, l), c in sorted(resub.items())))
+
+
+def stages(model: Path, raws: list[bytes]) -> str:
+    """The filter's work after start-up, timed in this process (imports already done)."""
+    from textnb.documents import parse_message
+    from textnb.scorer import Scorer
+    load, parse, score = [], [], []
+    for raw in raws:
+        t0 = time.perf_counter()
+        scorer = Scorer(model)
+        t1 = time.perf_counter()
+        document = parse_message(raw)
+        t2 = time.perf_counter()
+        scorer.log_proba(document.text, document.fields)
+        t3 = time.perf_counter()
+        load.append(t1 - t0), parse.append(t2 - t1), score.append(t3 - t2)
+    ms = lambda times: 1000 * float(np.median(times))  # noqa: E731
+    return (f"  the filter's own work, median per message in one process: reading the model "
+            f"{ms(load):.1f} ms, parsing {ms(parse):.1f} ms, scoring {ms(score):.1f} ms")
 
 
 def print_importtime(textnb: str, model: Path, raw: bytes) -> None:
