@@ -73,7 +73,7 @@ def _parse(raw: bytes, headersonly: bool = False) -> Message:
 
 # A header field line starts with a field name (printable ASCII but ":") and a colon.
 _FIELD = re.compile(rb"[!-9;-~]+:")
-_FIELD_TEXT = re.compile(r"[!-9;-~]+:")
+_FIELD_TEXT = re.compile(_FIELD.pattern.decode("ascii"))  # the same, for decoded header lines
 # Fields of which at least one must appear for a header block to be taken as mail or news, so
 # that a text file starting with "Note: ..." stays a text file.
 _MAIL_FIELDS = frozenset({
