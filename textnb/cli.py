@@ -23,6 +23,7 @@ from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, spam_cutoffs
 from .documents import is_maildir, read_raw
 from .errors import DocumentError, TextnbError
 from .mailfilter import filter_message
+from .modelfile import locked
 from .paths import MODEL_ENV, default_model_path
 from .tablecli import table
 
@@ -413,7 +414,7 @@ def learn(label, unlearn, paths, model_path) -> int:
     if not documents:
         raise DocumentError("no readable documents to learn")
     path = _resolve_model(model_path)
-    with _locked(path):
+    with locked(path):
         if path.exists() or unlearn:
             classifier = load_model(path)
         else:
@@ -428,19 +429,6 @@ def learn(label, unlearn, paths, model_path) -> int:
     click.echo(f"{verb} {len(documents)} document{'s' if len(documents) != 1 else ''} "
                f"as {label} -> {path}")
     return FAILURE if skips.count else OK
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``<model>.lock`` (fcntl.flock) while updating the model."""
-    import fcntl
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(f"{path}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @main.command()

@@ -12,8 +12,9 @@ import json
 import os
 import tempfile
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -95,6 +96,22 @@ def load(path: str | os.PathLike, kind: str) -> tuple[dict[str, Any], dict[str, 
             NotImplementedError) as error:
         raise ModelFileError(f"model file '{name}' is truncated or corrupt ({error})") from None
     return meta, arrays
+
+
+@contextmanager
+def locked(path: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock on ``<model>.lock`` (fcntl.flock) while updating the model, so
+    that concurrent updates (``textnb learn`` from several deliveries, the daemon's TELL) are
+    serialised; readers need no lock, since :func:`save` replaces the file atomically."""
+    import fcntl
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _umask() -> int:
