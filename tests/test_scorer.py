@@ -81,7 +81,7 @@ def test_files_the_scorer_declines_are_scored_through_load_model(tmp_path):
     for declined, reason in ((old, "format version 1, not 2"), (packed, "stored members")):
         with pytest.raises(ModelFileError, match=reason):
             Scorer(declined)
-        classes, row = score(declined, MAIL.text, MAIL.fields)
+        classes, row, _ = score(declined, MAIL.text, MAIL.fields)
         assert classes == ["ham", "spam", "sport"]
         np.testing.assert_allclose(row, expected, rtol=1e-12)
 

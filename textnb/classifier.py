@@ -16,6 +16,8 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from .documents import read_bytes
+from . import cutoffs as _cutoffs
+from .decision import check_cutoffs
 from .errors import ModelFileError
 from .explain import Explanation, explain_document, informative_terms
 from .models import CSR, BernoulliNB, ComplementNB, MultinomialNB, _DiscreteNB
@@ -61,6 +63,13 @@ class TextClassifier:
         document does not outvote many short ones (Rennie et al., 2003).
     n_jobs : worker processes (joblib) that parse, tokenize and count; None: every core for
         2000 texts or more, else this process; 1: this process; -1: every core.
+    spam_class : for two-class mail, the spam class: ``fit`` then also learns the cutoffs on the
+        spam log-odds (``cutoffs_``) from out-of-fold scores (:mod:`textnb.cutoffs`), which
+        ``textnb classify`` and ``filter`` decide by. None (the default here; the CLI's
+        ``train`` sets "spam"): no cutoffs.
+    target_fpr, target_fnr : the share of ham the spam cutoff may call spam, and of spam the ham
+        cutoff may call ham, on the out-of-fold scores.
+    cutoff_folds : folds of that cross-validation (fewer when a class has fewer documents).
 
     >>> clf = TextClassifier(stop_words="none").fit(
     ...     ["cheap pills now", "cheap money now", "meeting at noon", "lunch at noon"],
@@ -75,7 +84,9 @@ class TextClassifier:
                  lowercase: bool = True, max_token_length: int = MAX_TOKEN_LENGTH,
                  min_df: int | float = 1, max_df: int | float = 1.0,
                  max_features: int | None = None, tf: str = "raw", norm: str | None = "l2",
-                 n_jobs: int | None = None) -> None:
+                 n_jobs: int | None = None, spam_class: str | None = None,
+                 target_fpr: float = _cutoffs.TARGET_FPR, target_fnr: float = _cutoffs.TARGET_FNR,
+                 cutoff_folds: int = _cutoffs.FOLDS) -> None:
         self.model = model
         self.alpha = alpha
         self.fit_prior = fit_prior
@@ -91,6 +102,10 @@ class TextClassifier:
         self.tf = tf
         self.norm = norm
         self.n_jobs = n_jobs
+        self.spam_class = spam_class
+        self.target_fpr = target_fpr
+        self.target_fnr = target_fnr
+        self.cutoff_folds = cutoff_folds
 
     # scikit-learn conventions
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -124,7 +139,38 @@ class TextClassifier:
         self.model_ = self._new_model().fit(X, labels)
         self.digests_ = np.concatenate([digests for _, digests in parts])
         self.digest_labels_ = np.array(labels, dtype=str)
+        self.cutoffs_ = self._learn_cutoffs(X, labels)
         return self
+
+    def _learn_cutoffs(self, X: CSR, labels: list) -> dict[str, Any] | None:
+        """The spam and ham cutoffs on the spam log-odds, chosen on out-of-fold scores of the
+        weighted counts X (:func:`textnb.cutoffs.choose_cutoffs`), with their estimated rates;
+        None without a spam class among exactly two classes.
+
+        The folds share the vocabulary of all of X, but each fold's model holds only the counts
+        of the other folds: a held-out document's terms are known, its counts are not.
+        """
+        y = np.array(labels, dtype=str)
+        classes = np.unique(y)
+        if self.spam_class is None or len(classes) != 2 or self.spam_class not in classes:
+            return None
+        is_spam = y == self.spam_class
+        k = int(min(self.cutoff_folds, is_spam.sum(), (~is_spam).sum()))
+        if k < 2:
+            return None
+        from .vocabulary import to_scipy
+        matrix = to_scipy(X)
+        folds = _cutoffs.folds_of(is_spam, k)
+        log_odds = np.empty(y.size)
+        for fold in range(k):
+            held = folds == fold
+            model = self._new_model().fit(matrix[~held], y[~held])
+            log_proba = model.predict_log_proba(matrix[held])
+            s = int(np.flatnonzero(model.classes_.astype(str) == self.spam_class)[0])
+            log_odds[held] = log_proba[:, s] - log_proba[:, 1 - s]
+        chosen = _cutoffs.choose_cutoffs(log_odds, is_spam, self.target_fpr, self.target_fnr)
+        return {"spam_class": self.spam_class, **chosen, "folds": k,
+                "target_fpr": self.target_fpr, "target_fnr": self.target_fnr}
 
     def partial_fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Add documents (new terms and new classes too) to the counts.
@@ -142,6 +188,7 @@ class TextClassifier:
             self.model_ = self._new_model()
             self.digests_ = np.zeros(0, dtype=np.uint64)
             self.digest_labels_ = np.zeros(0, dtype=str)
+            self.cutoffs_ = None  # learned by fit, or by textnb tune-cutoffs
         _check_labels(texts, labels)
         parts = self._count(texts)
         positions = self.vocabulary_.grow(counts.terms for counts, _ in parts)
@@ -353,7 +400,8 @@ def _merge_settings(classifier: TextClassifier) -> dict[str, Any]:
     """The settings two classifiers must share to merge, spelled alike whether fitted here or
     loaded (a model file stores tuples and sets as lists), with the stop words actually used."""
     settings = classifier.get_params()
-    del settings["n_jobs"]
+    for name in ("n_jobs", "spam_class", "target_fpr", "target_fnr", "cutoff_folds"):
+        del settings[name]  # how to fit, not what was counted
     settings["stop_words"] = sorted(classifier.stop_words_)
     for name in ("ngram_range", "class_prior"):
         if settings[name] is not None:
@@ -388,6 +436,8 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
         params["stop_words"] = sorted(params["stop_words"])
     meta = {"params": params, "classes": [_json_label(c) for c in model.classes_],
             "stop_words": classifier.stop_words_}
+    if getattr(classifier, "cutoffs_", None):
+        meta["cutoffs"] = classifier.cutoffs_
     row = {str(label): i for i, label in enumerate(model.classes_)}
     bias, weights = model.decomposition()
     terms = np.frombuffer(_join_terms(classifier.vocabulary_.terms_), dtype=np.uint8)
@@ -430,6 +480,7 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
         classifier.vocabulary_, classifier.model_ = vocabulary, model
         classifier.digests_ = arrays["digests"].astype(np.uint64)
         classifier.digest_labels_ = model.classes_.astype(str)[arrays["digest_classes"]]
+        classifier.cutoffs_ = check_cutoffs(meta.get("cutoffs"), meta["classes"])
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise ModelFileError(f"model file '{os.fspath(path)}' is corrupt ({error})") from None
     return classifier

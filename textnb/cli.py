@@ -19,6 +19,7 @@ import numpy as np
 
 from . import __version__
 from .classifier import TextClassifier, load_model, save_model
+from .cutoffs import TARGET_FNR, TARGET_FPR
 from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, spam_cutoffs
 from .documents import is_maildir, read_raw
 from .errors import DocumentError, TextnbError
@@ -131,6 +132,36 @@ _TRAINING_OPTIONS = [
                  help="Processes that parse and tokenize (default: every core for 2000 "
                       "documents or more; 1: none; -1: every core)."),
 ]
+
+
+def _cutoff_options(function):
+    options = [
+        click.option("--spam-cutoff", type=click.FloatRange(0, 1),
+                     help=f"P(spam) at or above which a message is spam (default: the "
+                          f"model's learned cutoff, else {SPAM_CUTOFF})."),
+        click.option("--ham-cutoff", type=click.FloatRange(0, 1),
+                     help=f"P(spam) at or below which a message is ham; between: unsure "
+                          f"(default: the model's learned cutoff, else {HAM_CUTOFF})."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _cutoff_learning_options(function):
+    options = [
+        click.option("--spam-class", default="spam", show_default=True,
+                     help="With two classes, the spam one: its cutoffs are learned."),
+        click.option("--target-fpr", type=click.FloatRange(0, 1, max_open=True),
+                     default=TARGET_FPR, show_default=True,
+                     help="Share of ham the learned spam cutoff may call spam."),
+        click.option("--target-fnr", type=click.FloatRange(0, 1, max_open=True),
+                     default=TARGET_FNR, show_default=True,
+                     help="Share of spam the learned ham cutoff may call ham."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
 
 
 def _training_options(function):
@@ -260,20 +291,26 @@ def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
               help="Train class NAME on PATH (repeatable).")
 @_model_path_option()
 @_training_options
+@_cutoff_learning_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
-def train(dirs, labels, model_path, quiet, **options) -> int:
+def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, **options) -> int:
     """Train on directories of labelled files: textnb train spam/ ham/.
 
     Each DIR is a class named after the directory; a single DIR holding only
     subdirectories trains one class per subdirectory (the 20 Newsgroups layout).
     Files may be plain text, RFC 822 mail, news articles, mbox files or Maildirs.
+
+    With two classes, one of them --spam-class, cross-validation on the training
+    documents also chooses the spam and ham cutoffs on the log-odds (see --target-fpr).
     """
     sources = _labelled_sources(dirs, labels)
     if len({label for label, _ in sources}) < 2:
         raise click.UsageError("need at least two classes to train, e.g. textnb train spam/ ham/")
     skips = _Skips()
     texts, y = _read_labelled(sources, skips, quiet)
-    classifier = _classifier(labels=y, **options).fit(texts, y)
+    classifier = _classifier(labels=y, **options)
+    classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr)
+    classifier.fit(texts, y)
     path = _resolve_model(model_path)
     save_model(classifier, path)
     skips.summary()
@@ -282,6 +319,48 @@ def train(dirs, labels, model_path, quiet, **options) -> int:
                            zip(classifier.classes_, classifier.model_.class_count_))
         click.echo(f"trained {len(y)} documents ({counts}), "
                    f"{len(classifier.vocabulary_)} terms -> {path}")
+        if classifier.cutoffs_:
+            click.echo(_cutoffs_line(classifier.cutoffs_))
+    return OK
+
+
+def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
+    """The learned cutoffs and what they gave on the out-of-fold scores, in one line."""
+    return (f"cutoffs     spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f} "
+            f"({cutoffs['folds']}-fold CV of {cutoffs['messages']} messages: "
+            f"FPR {cutoffs['fpr']:.2%}, FNR {cutoffs['fnr']:.2%}, "
+            f"unsure {cutoffs['unsure']:.2%}, spam not caught {cutoffs['spam_not_caught']:.2%})")
+
+
+@main.command("tune-cutoffs")
+@click.argument("dirs", nargs=-1, type=click.Path(exists=True))
+@click.option("--label", "labels", multiple=True, metavar="NAME=PATH",
+              help="Class NAME is on PATH (repeatable).")
+@_model_path_option()
+@_cutoff_learning_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, quiet) -> int:
+    """Choose a model's spam and ham cutoffs again, by cross-validation on labelled
+    directories (after many `learn`s, or for other target rates); its counts stay."""
+    sources = _labelled_sources(dirs, labels)
+    skips = _Skips()
+    texts, y = _read_labelled(sources, skips, quiet)
+    path = _resolve_model(model_path)
+    with locked(path):
+        classifier = load_model(path)
+        if sorted(set(y)) != sorted(map(str, classifier.classes_)):
+            raise DocumentError(f"the documents' classes ({', '.join(sorted(set(y)))}) are not "
+                                f"the model's ({', '.join(map(str, classifier.classes_))})")
+        probe = TextClassifier(**classifier.get_params())
+        probe.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr)
+        probe.fit(texts, y)
+        if probe.cutoffs_ is None:
+            raise click.UsageError(f"cutoffs need two classes, one named {spam_class!r}, and "
+                                   f"at least two documents of each")
+        classifier.cutoffs_ = probe.cutoffs_
+        save_model(classifier, path)
+    skips.summary()
+    click.echo(_cutoffs_line(classifier.cutoffs_))
     return OK
 
 
@@ -293,14 +372,12 @@ def train(dirs, labels, model_path, quiet, **options) -> int:
 @click.option("--explain", is_flag=True, help="Show the terms that decided each document.")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
               help="Terms shown by --explain.")
-@click.option("--spam-class", default="spam", show_default=True,
-              help="The positive class of a two-class model (for cutoffs and exit codes).")
+@click.option("--spam-class",
+              help="The positive class of a two-class model (for cutoffs and exit codes; "
+                   "default: the one its cutoffs were learned for, else spam).")
 @click.option("--threshold", type=click.FloatRange(0, 1),
               help="P(spam) at or above which a message is spam (no unsure band).")
-@click.option("--spam-cutoff", type=click.FloatRange(0, 1), default=SPAM_CUTOFF,
-              show_default=True, help="P(spam) at or above which a message is spam.")
-@click.option("--ham-cutoff", type=click.FloatRange(0, 1), default=HAM_CUTOFF,
-              show_default=True, help="P(spam) at or below which a message is ham; between: unsure.")
+@_cutoff_options
 @click.option("--exit-code", is_flag=True,
               help="For one document: exit 0 spam, 1 ham, 2 unsure, 3 error (as bogofilter).")
 def classify(paths, model_path, output, explain, top, spam_class, threshold, spam_cutoff,
@@ -329,20 +406,20 @@ def classify(paths, model_path, output, explain, top, spam_class, threshold, spa
     return FAILURE if skips.count else OK
 
 
-def _cutoffs(classifier: TextClassifier, spam_class: str, threshold, spam_cutoff, ham_cutoff,
-             required: bool) -> tuple[str, float, float] | None:
-    """(spam class, spam cutoff, ham cutoff) for a two-class model with a spam class, else None."""
+def _cutoffs(classifier: TextClassifier, spam_class: str | None, threshold, spam_cutoff,
+             ham_cutoff, required: bool) -> tuple[str, float, float] | None:
+    """(spam class, spam cutoff, ham cutoff) on the log-odds for a two-class model with a spam
+    class, else None: the options given, else the model's learned cutoffs, else the defaults."""
     classes = [str(c) for c in classifier.classes_]
-    if threshold is not None:
-        spam_cutoff = ham_cutoff = threshold
-    if ham_cutoff > spam_cutoff:
+    if spam_cutoff is not None and ham_cutoff is not None and ham_cutoff > spam_cutoff:
         raise click.BadParameter(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
-    cutoffs = spam_cutoffs(classes, spam_class, spam_cutoff, ham_cutoff)
+    cutoffs = spam_cutoffs(classes, classifier.cutoffs_, spam_class, spam_cutoff, ham_cutoff,
+                           threshold)
     if cutoffs:
         return cutoffs
     if required or threshold is not None:
         raise click.UsageError(f"cutoffs and exit codes need a two-class model with a class "
-                               f"named {spam_class!r} (classes: {', '.join(classes)}); "
+                               f"named {spam_class or 'spam'!r} (classes: {', '.join(classes)}); "
                                f"name it with --spam-class")
     return None
 
@@ -367,10 +444,10 @@ def _explanation(explanation) -> dict[str, Any]:
 
 @main.command("filter")
 @_model_path_option()
-@click.option("--spam-class", default="spam", show_default=True,
-              help="The class whose probability goes in the headers.")
-@click.option("--spam-cutoff", type=click.FloatRange(0, 1), default=SPAM_CUTOFF, show_default=True)
-@click.option("--ham-cutoff", type=click.FloatRange(0, 1), default=HAM_CUTOFF, show_default=True)
+@click.option("--spam-class",
+              help="The class whose probability goes in the headers (default: the one the "
+                   "model's cutoffs were learned for, else spam).")
+@_cutoff_options
 def filter_(model_path, spam_class, spam_cutoff, ham_cutoff) -> int:
     """Read a message on stdin, write it to stdout with X-TextNB-* headers added.
 
@@ -379,7 +456,7 @@ def filter_(model_path, spam_class, spam_cutoff, ham_cutoff) -> int:
     """
     raw = sys.stdin.buffer.read()
     try:
-        if ham_cutoff > spam_cutoff:
+        if spam_cutoff is not None and ham_cutoff is not None and ham_cutoff > spam_cutoff:
             raise click.BadParameter(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
         out = filter_message(raw, _resolve_model(model_path), spam_class, spam_cutoff, ham_cutoff)
     except BaseException as error:  # noqa: BLE001 — whatever happened, deliver the message
@@ -528,6 +605,7 @@ def info(model_path, top, output) -> int:
     data = {"model": str(path),
             "classes": {str(c): int(round(n)) for c, n in zip(model.classes_, model.class_count_)},
             "terms": len(classifier.vocabulary_), "parameters": classifier.get_params(),
+            "cutoffs": classifier.cutoffs_,
             "informative_terms": ({str(c): terms for c, terms in
                                    classifier.informative_terms(top).items()}
                                   if len(model.classes_) > 1 else {})}
@@ -537,6 +615,9 @@ def info(model_path, top, output) -> int:
     lines = [f"model       {data['model']}",
              "classes     " + ", ".join(f"{c} ({n} documents)" for c, n in data["classes"].items()),
              f"terms       {data['terms']}",
+             *([_cutoffs_line(data["cutoffs"])] if data["cutoffs"] else
+               [f"cutoffs     none learned: P(spam) >= {SPAM_CUTOFF} spam, <= {HAM_CUTOFF} ham"]
+               if len(data["classes"]) == 2 else []),
              "parameters  " + ", ".join(f"{k}={v}" for k, v in data["parameters"].items()
                                         if k != "stop_words" or isinstance(v, str))]
     for c, terms in data["informative_terms"].items():

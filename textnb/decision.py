@@ -14,8 +14,9 @@ TYPE_CHECKING = False  # typing costs a mail filter's start-up 4 ms
 if TYPE_CHECKING:
     from typing import Any
 
-# Default cutoffs on P(spam|x), as bogofilter's spam_cutoff/ham_cutoff: at or above SPAM_CUTOFF
-# is spam, at or below HAM_CUTOFF is ham, between is unsure.
+# Cutoffs for a model that learned none (an old file, one built by `learn` alone): on P(spam|x)
+# as bogofilter's spam_cutoff/ham_cutoff, applied as log-odds (logit 0.99 = 4.595, logit 0.5 = 0),
+# which give the same decisions without the rounding of a probability saturated at 1.
 SPAM_CUTOFF = 0.99
 HAM_CUTOFF = 0.5
 
@@ -34,41 +35,94 @@ class Exit(enum.IntEnum):
         return cls[status.upper()]
 
 
-# The cutoffs of a two-class model: (spam class, spam cutoff, ham cutoff).
+# The cutoffs of a two-class model: (spam class, spam cutoff, ham cutoff), the cutoffs on the
+# spam log-odds ln P(spam|x) − ln P(ham|x): spam at or above the first, ham at or below the
+# second, unsure between.
 Cutoffs = tuple[str, float, float]
 
 
-def spam_cutoffs(classes: Sequence[Any], spam_class: str, spam_cutoff: float,
-                 ham_cutoff: float) -> Cutoffs | None:
-    """The cutoffs, for a two-class model with a class named ``spam_class``; else None."""
+def logit(p: float) -> float:
+    """ln(p / (1 − p)): a cutoff on P(spam|x) as a cutoff on the log-odds (±inf at 0 and 1)."""
+    if p <= 0.0:
+        return -math.inf
+    if p >= 1.0:
+        return math.inf
+    return math.log(p / (1.0 - p))
+
+
+def spam_cutoffs(classes: Sequence[Any], learned: dict[str, Any] | None = None,
+                 spam_class: str | None = None, spam_cutoff: float | None = None,
+                 ham_cutoff: float | None = None, threshold: float | None = None) -> Cutoffs | None:
+    """The cutoffs that decide spam, ham or unsure; None unless the model has two classes, one
+    of them the spam class.
+
+    Each cutoff is, first found: the option given (``spam_cutoff``/``ham_cutoff`` on P(spam|x),
+    ``threshold`` for both, no unsure band), the one the model learned by cross-validation
+    (``learned``: its ``spam_class``, ``spam`` and ``ham`` log-odds), else SPAM_CUTOFF and
+    HAM_CUTOFF; a cutoff given alone moves the other one, if it must, to itself. ValueError if
+    the ham cutoff given is above the spam cutoff given.
+    """
+    learned = learned or {}
+    spam = spam_class or learned.get("spam_class") or "spam"
     names = [str(c) for c in classes]
-    if len(names) == 2 and spam_class in names:
-        return spam_class, spam_cutoff, ham_cutoff
-    return None
+    if len(names) != 2 or spam not in names:
+        return None
+    if threshold is not None:
+        spam_cutoff = ham_cutoff = threshold
+    if spam_class is not None and spam_class != learned.get("spam_class"):
+        learned = {}  # cutoffs learned for another class say nothing about this one
+    high = logit(spam_cutoff) if spam_cutoff is not None else learned.get("spam", logit(SPAM_CUTOFF))
+    low = logit(ham_cutoff) if ham_cutoff is not None else learned.get("ham", logit(HAM_CUTOFF))
+    if spam_cutoff is None:
+        high = max(high, low)  # a ham cutoff given alone moves a learned spam cutoff up to it
+    elif ham_cutoff is None:
+        low = min(low, high)   # and a spam cutoff given alone moves a learned ham cutoff down
+    if low > high:
+        raise ValueError(f"the ham cutoff (log-odds {low:+.3f}) is above the spam cutoff "
+                         f"(log-odds {high:+.3f})")
+    return spam, float(high), float(low)
+
+
+def check_cutoffs(cutoffs: Any, classes: Sequence[Any]) -> dict[str, Any] | None:
+    """Learned cutoffs as read from a model file: None, or a dict whose spam class is one of
+    two classes and whose cutoffs are finite numbers, the ham one not above the spam one;
+    ValueError for anything else."""
+    if cutoffs is None:
+        return None
+    if (not isinstance(cutoffs, dict) or len(classes) != 2
+            or cutoffs.get("spam_class") not in [str(c) for c in classes]):
+        raise ValueError("its cutoffs do not fit its classes")
+    high, low = cutoffs.get("spam"), cutoffs.get("ham")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+               for v in (high, low)) or low > high:
+        raise ValueError("its cutoffs are not two ordered finite numbers")
+    return cutoffs
 
 
 def decide(classes: Sequence[Any], row: Sequence[float], source: str,
            cutoffs: Cutoffs | None) -> dict[str, Any]:
     """The decision on a document whose log P(c|x) per class (``classes`` order) is ``row``.
 
-    label: the most probable class (the first of equals); probability: its P(c|x); log_odds:
-    ln P(label|x) − ln P(runner-up|x), finite where the probabilities round to 1 and 0. With
-    cutoffs: spam_probability, spam_log_odds, status (spam, ham or unsure) and the label of
-    that status.
+    label: always a class, the most probable one (the first of equals); probability: its
+    P(c|x); log_odds: ln P(label|x) − ln P(runner-up|x), finite where the probabilities round
+    to 1 and 0; verdict: what the document is called, the label or, with cutoffs, "unsure".
+    With cutoffs also status (spam, ham or unsure, decided on spam_log_odds), spam_probability
+    and spam_log_odds; label is then the class of the status (the most probable when unsure).
     """
     order = sorted(range(len(row)), key=lambda c: -row[c])
     best = order[0]
-    decision = {"source": source, "label": classes[best],
+    decision = {"source": source, "label": classes[best], "verdict": classes[best],
                 "probability": math.exp(row[best]),
                 "log_odds": row[best] - row[order[1]] if len(order) > 1 else 0.0,
                 "probabilities": {str(c): math.exp(p) for c, p in zip(classes, row)}}
     if cutoffs:
         spam, spam_cutoff, ham_cutoff = cutoffs
         s = [str(c) for c in classes].index(spam)
-        p_spam = math.exp(row[s])
-        status = "spam" if p_spam >= spam_cutoff else "ham" if p_spam <= ham_cutoff else "unsure"
-        decision.update(spam_probability=p_spam, spam_log_odds=row[s] - row[1 - s], status=status,
-                        label={"spam": spam, "ham": classes[1 - s], "unsure": "unsure"}[status])
+        log_odds = row[s] - row[1 - s]
+        status = "spam" if log_odds >= spam_cutoff else "ham" if log_odds <= ham_cutoff else "unsure"
+        label = {"spam": classes[s], "ham": classes[1 - s], "unsure": classes[best]}[status]
+        decision.update(spam_probability=math.exp(row[s]), spam_log_odds=log_odds, status=status,
+                        label=label, verdict="unsure" if status == "unsure" else label)
     return decision
 
 
@@ -76,7 +130,7 @@ def headers(decision: dict[str, Any]) -> list[tuple[str, str]]:
     """The X-TextNB-* header lines of a decision: with a spam status, P(spam) and its log-odds
     (which do not saturate); without, the label's probability and log-odds."""
     if "status" in decision:
-        return [("X-TextNB-Class", str(decision["label"])),
+        return [("X-TextNB-Class", str(decision["verdict"])),
                 ("X-TextNB-Status", {"spam": "Yes", "ham": "No", "unsure": "Unsure"}[decision["status"]]),
                 ("X-TextNB-Probability", f"{decision['spam_probability']:.6f}"),
                 ("X-TextNB-Log-Odds", f"{decision['spam_log_odds']:.4f}")]
@@ -91,9 +145,9 @@ def line(decision: dict[str, Any], output: str = "text") -> str:
         import json
         return json.dumps(decision, ensure_ascii=False)
     if output == "tsv":
-        return "\t".join([decision["source"], str(decision["label"]),
+        return "\t".join([decision["source"], str(decision["verdict"]),
                           f"{decision['probability']:.6f}", f"{decision['log_odds']:.4f}"])
-    text = (f"{decision['source']}\t{decision['label']}\t{decision['probability']:.4f}\t"
+    text = (f"{decision['source']}\t{decision['verdict']}\t{decision['probability']:.4f}\t"
             f"log-odds {decision['log_odds']:+.2f}")
     explanation = decision.get("explanation")
     if explanation:

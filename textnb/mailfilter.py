@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from .decision import HAM_CUTOFF, SPAM_CUTOFF, decide, headers, spam_cutoffs
+from .decision import decide, headers, spam_cutoffs
 
 HEADER_PREFIX = "X-TextNB-"
 
@@ -61,12 +61,14 @@ def _line(name: str, value: str, eol: bytes) -> bytes:
     return f"{name}: {' '.join(value.split())}".encode() + eol
 
 
-def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str = "spam",
-                   spam_cutoff: float = SPAM_CUTOFF, ham_cutoff: float = HAM_CUTOFF) -> bytes:
+def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str | None = None,
+                   spam_cutoff: float | None = None, ham_cutoff: float | None = None) -> bytes:
     """raw with the X-TextNB-* headers of its classification by the model file ``model``.
 
-    A two-class model with a class named ``spam_class`` gives Class (spam, ham or unsure by
-    the cutoffs on P(spam|x)), Status (Yes, No, Unsure), Probability (P(spam|x)) and Log-Odds
+    A two-class model with a spam class (``spam_class``, else the one its cutoffs were learned
+    for, else "spam") gives Class (spam, ham or unsure by the cutoffs on the log-odds: those
+    given on P(spam|x), else those the model learned, see :func:`~textnb.decision.spam_cutoffs`),
+    Status (Yes, No, Unsure), Probability (P(spam|x)) and Log-Odds
     (ln P(spam|x) − ln P(ham|x), which does not saturate); any other model gives the most
     probable class, its probability and its log-odds over the runner-up. Raises on any
     failure: the caller delivers the message unchanged.
@@ -75,6 +77,7 @@ def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str = "spam
     from .scorer import score
 
     document = parse_message(raw)
-    classes, row = score(model, document.text, document.fields)
-    decision = decide(classes, row, "-", spam_cutoffs(classes, spam_class, spam_cutoff, ham_cutoff))
+    classes, row, learned = score(model, document.text, document.fields)
+    cutoffs = spam_cutoffs(classes, learned, spam_class, spam_cutoff, ham_cutoff)
+    decision = decide(classes, row, "-", cutoffs)
     return add_headers(raw, headers(decision))

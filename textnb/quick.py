@@ -14,7 +14,7 @@ import io
 import sys
 from collections.abc import Sequence
 
-from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, spam_cutoffs
+from .decision import Exit, decide, line, spam_cutoffs
 
 _OPTIONS = {"-m": "model", "--model": "model", "--spam-class": "spam_class",
             "--spam-cutoff": "spam_cutoff", "--ham-cutoff": "ham_cutoff",
@@ -65,11 +65,10 @@ def _classify(args: Sequence[str]) -> int | None:
             raise ValueError("not one readable document")
         source, raw = documents[0]
         document = read_bytes(raw, source)
-        classes, row = score(settings["model"], document.text, document.fields)
-        threshold = settings.get("threshold")
-        cutoffs = spam_cutoffs(classes, settings.get("spam_class", "spam"),
-                               settings.get("spam_cutoff", SPAM_CUTOFF) if threshold is None else threshold,
-                               settings.get("ham_cutoff", HAM_CUTOFF) if threshold is None else threshold)
+        classes, row, learned = score(settings["model"], document.text, document.fields)
+        cutoffs = spam_cutoffs(classes, learned, settings.get("spam_class"),
+                               settings.get("spam_cutoff"), settings.get("ham_cutoff"),
+                               settings.get("threshold"))
         if cutoffs is None:
             raise ValueError("no spam class")
         decision = decide(classes, row, source, cutoffs)
@@ -86,7 +85,7 @@ def _classify(args: Sequence[str]) -> int | None:
 def options(args: Sequence[str]) -> tuple[dict, list[str]] | None:
     """(options, positional arguments) when every option is one of the usual ones, well
     formed (``-m FILE``, ``--name VALUE`` or ``--name=VALUE``; cutoffs in [0, 1], the ham
-    cutoff not above the spam cutoff); else None."""
+    cutoff not above the spam cutoff when both are given); else None."""
     found: dict = {}
     positional: list[str] = []
     args = list(args)
@@ -111,7 +110,7 @@ def options(args: Sequence[str]) -> tuple[dict, list[str]] | None:
     if "model" not in found:
         from .paths import default_model_path
         found["model"] = default_model_path()
-    if found.get("ham_cutoff", HAM_CUTOFF) > found.get("spam_cutoff", SPAM_CUTOFF):
+    if found.get("ham_cutoff", 0.0) > found.get("spam_cutoff", 1.0):
         return None
     return found, positional
 

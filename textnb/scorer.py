@@ -29,6 +29,7 @@ import zlib
 from array import array
 from collections import Counter
 
+from .decision import check_cutoffs
 from .errors import ModelFileError
 from .tokens import Tokenizer
 
@@ -53,6 +54,7 @@ class Scorer:
                 if meta.get("version") != 2:
                     raise ValueError(f"format version {meta.get('version')}, not 2")
                 self.classes = list(meta["classes"])
+                self.cutoffs = check_cutoffs(meta.get("cutoffs"), self.classes)
                 params = meta["params"]
                 self.tokenizer = Tokenizer(
                     lowercase=params["lowercase"], stop_words=meta["stop_words"],
@@ -133,8 +135,9 @@ class Scorer:
 
 
 def score(path: str | os.PathLike, text: str,
-          fields: tuple[tuple[str, str], ...] = ()) -> tuple[list, list[float]]:
-    """(classes, log P(c|x) per class) of one text and its fields by the model file at path:
+          fields: tuple[tuple[str, str], ...] = ()) -> tuple[list, list[float], dict | None]:
+    """(classes, log P(c|x) per class, learned cutoffs or None) of one text and its fields by
+    the model file at path:
     read by a Scorer, or, for a file it declines (an older format, a re-packed zip), by
     :func:`~textnb.classifier.load_model`, which reads every file textnb wrote or says what is
     wrong with it."""
@@ -145,8 +148,9 @@ def score(path: str | os.PathLike, text: str,
         from .documents import Document
         classifier = load_model(path)
         classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
-        return classes, classifier.predict_log_proba([Document("-", text, fields)])[0].tolist()
-    return scorer.classes, scorer.log_proba(text, fields)
+        return (classes, classifier.predict_log_proba([Document("-", text, fields)])[0].tolist(),
+                classifier.cutoffs_)
+    return scorer.classes, scorer.log_proba(text, fields), scorer.cutoffs
 
 
 def _members(f) -> dict[str, tuple[int, int, int]]:

@@ -1,0 +1,199 @@
+"""Cutoffs learned from out-of-fold scores: choice, storage, and use by every command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from textnb import TextClassifier, load_model, save_model
+from textnb.cli import main
+from textnb.cutoffs import choose_cutoffs, folds_of, rates
+from textnb.decision import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_cutoffs
+from textnb.mailfilter import filter_message
+
+ROOT = Path(__file__).resolve().parent.parent
+SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
+HAM_DIR = ROOT / "corpora" / "spamassassin" / "ham"
+SPAM_MESSAGE = ROOT / "corpora" / "messages" / "spam.eml"
+HAM_MESSAGE = ROOT / "corpora" / "messages" / "ham.eml"
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+# -- choosing ---------------------------------------------------------------------------------
+
+def test_cutoffs_on_synthetic_scores_with_a_known_answer():
+    # 1000 ham at -10..-0.01 plus three high ham at 3, 4, 5; 100 spam at 1..100 plus two low
+    # spam at -20 and -0.5.
+    ham = np.concatenate([-np.arange(1, 1001) / 100, [3.0, 4.0, 5.0]])
+    spam = np.concatenate([np.arange(1, 101, dtype=float), [-20.0, -0.5]])
+    scores = np.concatenate([ham, spam])
+    is_spam = np.r_[np.zeros(ham.size, bool), np.ones(spam.size, bool)]
+    # FPR <= 0.1 % of 1003 ham allows one ham above the spam cutoff: the cutoff lies halfway
+    # between the second-highest ham (4) and the next score above it (the ham at 5).
+    # FNR <= 1 % of 102 spam allows one spam below the ham cutoff: halfway between the
+    # second-lowest spam (-0.5) and the next score below it (the ham at -0.51).
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001, target_fnr=0.01)
+    assert chosen["spam"] == pytest.approx(4.5)
+    assert chosen["ham"] == pytest.approx(-0.505)
+    assert chosen["fpr"] == pytest.approx(1 / 1003)
+    assert chosen["fnr"] == pytest.approx(1 / 102)
+    # Unsure: spam at -0.5, 1, 2, 3, 4 (5 of 102) and ham at -0.50 .. -0.01 (50), 3 and 4.
+    assert chosen["spam_unsure"] == pytest.approx(5 / 102)
+    assert chosen["ham_unsure"] == pytest.approx(52 / 1003)
+    assert chosen["unsure"] == pytest.approx(57 / 1105)
+    assert chosen["spam_not_caught"] == pytest.approx(6 / 102)
+    assert rates(scores, is_spam, chosen["spam"], chosen["ham"]) == \
+        {k: v for k, v in chosen.items() if k not in ("spam", "ham")}
+
+
+def test_separated_classes_get_no_unsure_band():
+    scores = np.array([-5.0, -4.0, -3.0, 2.0, 3.0, 6.0])
+    is_spam = np.array([False, False, False, True, True, True])
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.0, target_fnr=0.0)
+    assert chosen["spam"] == chosen["ham"] == pytest.approx(-0.5)
+    assert chosen["unsure"] == chosen["fpr"] == chosen["fnr"] == 0.0
+
+
+def test_a_zero_target_keeps_every_ham_below_the_spam_cutoff():
+    scores = np.array([-2.0, 7.0, 1.0, 8.0, 9.0])
+    is_spam = np.array([False, False, True, True, True])
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.0, target_fnr=0.0)
+    assert chosen["spam"] == pytest.approx(7.5) and chosen["ham"] == pytest.approx(-0.5)
+    assert (chosen["fpr"], chosen["fnr"], chosen["spam_unsure"]) == (0.0, 0.0, pytest.approx(1 / 3))
+
+
+@pytest.mark.parametrize("bad", [dict(target_fpr=1.0), dict(target_fnr=-0.1)])
+def test_bad_targets_are_refused(bad):
+    with pytest.raises(ValueError, match="target rates"):
+        choose_cutoffs(np.array([0.0, 1.0]), np.array([False, True]), **bad)
+
+
+def test_folds_are_stratified():
+    is_spam = np.r_[np.ones(10, bool), np.zeros(25, bool)]
+    folds = folds_of(is_spam, 5, seed=3)
+    assert sorted(np.bincount(folds[is_spam]).tolist()) == [2] * 5
+    assert sorted(np.bincount(folds[~is_spam]).tolist()) == [5] * 5
+
+
+def test_explicit_options_override_learned_cutoffs():
+    learned = {"spam_class": "spam", "spam": 2.0, "ham": -1.0}
+    classes = ["ham", "spam"]
+    assert spam_cutoffs(classes, learned) == ("spam", 2.0, -1.0)
+    assert spam_cutoffs(classes, None) == ("spam", logit(SPAM_CUTOFF), logit(HAM_CUTOFF))
+    assert spam_cutoffs(classes, learned, spam_cutoff=0.5) == ("spam", 0.0, -1.0)
+    assert spam_cutoffs(classes, learned, threshold=0.9) == ("spam", logit(0.9), logit(0.9))
+    # Cutoffs learned for spam say nothing about "ham" as the positive class.
+    assert spam_cutoffs(classes, learned, spam_class="ham") == \
+        ("ham", logit(SPAM_CUTOFF), logit(HAM_CUTOFF))
+    # One cutoff given alone moves the other to itself; both given must be in order.
+    assert spam_cutoffs(classes, learned, ham_cutoff=0.99) == ("spam", logit(0.99), logit(0.99))
+    assert spam_cutoffs(classes, learned, spam_cutoff=0.1) == ("spam", logit(0.1), logit(0.1))
+    with pytest.raises(ValueError, match="above the spam cutoff"):
+        spam_cutoffs(classes, learned, spam_cutoff=0.5, ham_cutoff=0.9)
+    assert spam_cutoffs(["a", "b", "c"], learned) is None
+
+
+# -- learning, saving, using --------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sample_model(tmp_path_factory) -> Path:
+    """The README's quick start: train on the bundled sample."""
+    path = tmp_path_factory.mktemp("cutoffs") / "demo.model"
+    result = run("train", "-q", "-m", path, SPAM_DIR, HAM_DIR)
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_train_learns_cutoffs_and_info_shows_them(sample_model):
+    cutoffs = load_model(sample_model).cutoffs_
+    assert cutoffs["spam_class"] == "spam" and cutoffs["folds"] == 5
+    assert cutoffs["messages"] == 300 and cutoffs["ham"] <= cutoffs["spam"]
+    assert cutoffs["fpr"] <= 0.001 and cutoffs["fnr"] <= 0.01
+    info = run("info", "-m", sample_model)
+    assert f"spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f}" in info.output
+    assert json.loads(run("info", "--format", "json", "-m", sample_model).output)["cutoffs"] == cutoffs
+
+
+def test_the_quick_start_labels_its_spam_sample_spam_and_its_ham_sample_ham(sample_model):
+    result = run("classify", "--format", "json", "-m", sample_model, SPAM_MESSAGE, HAM_MESSAGE)
+    spam, ham = (json.loads(line) for line in result.output.splitlines())
+    assert (spam["status"], ham["status"]) == ("spam", "ham")
+    # The installed console script, as the README runs it: the quick path decides the same.
+    for message, code in ((SPAM_MESSAGE, 0), (HAM_MESSAGE, 1)):
+        done = subprocess.run([sys.executable, "-m", "textnb", "classify", "--exit-code", "-m",
+                               str(sample_model), str(message)], capture_output=True)
+        assert done.returncode == code, done.stderr
+
+
+def test_every_command_decides_by_the_learned_cutoffs(sample_model, tmp_path):
+    """A model whose learned cutoffs put the spam sample in the unsure band: classify, the
+    quick --exit-code, the full --exit-code and filter all say unsure; options override."""
+    classifier = load_model(sample_model)
+    log_odds = json.loads(run("classify", "--format", "json", "-m", sample_model,
+                              SPAM_MESSAGE).output)["spam_log_odds"]
+    classifier.cutoffs_ = {**classifier.cutoffs_, "spam": log_odds + 1, "ham": log_odds - 1}
+    path = tmp_path / "unsure.model"
+    save_model(classifier, path)
+    assert load_model(path).cutoffs_["spam"] == log_odds + 1
+    assert json.loads(run("classify", "--format", "json", "-m", path,
+                          SPAM_MESSAGE).output)["status"] == "unsure"
+    assert run("classify", "--exit-code", "--explain", "-m", path, SPAM_MESSAGE).exit_code == 2
+    quick = subprocess.run([sys.executable, "-m", "textnb", "classify", "--exit-code", "-m",
+                            str(path), str(SPAM_MESSAGE)], capture_output=True)
+    assert quick.returncode == 2
+    raw = SPAM_MESSAGE.read_bytes()
+    assert b"X-TextNB-Status: Unsure\n" in filter_message(raw, path)
+    filtered = subprocess.run([sys.executable, "-m", "textnb", "filter", "-m", str(path)],
+                              input=raw, capture_output=True)
+    assert b"X-TextNB-Status: Unsure\n" in filtered.stdout
+    # Options on P(spam) still override what was learned.
+    assert b"X-TextNB-Status: Yes\n" in filter_message(raw, path, spam_cutoff=0.9)
+    assert run("classify", "--exit-code", "--spam-cutoff", "0.9", "-m", path,
+               SPAM_MESSAGE).exit_code == 0
+
+
+def test_learn_keeps_the_cutoffs_and_tune_cutoffs_chooses_them_again(sample_model, tmp_path):
+    path = tmp_path / "m.model"
+    path.write_bytes(sample_model.read_bytes())
+    before = load_model(path).cutoffs_
+    assert run("learn", "--class", "spam", "-m", path, SPAM_MESSAGE).exit_code == 0
+    assert load_model(path).cutoffs_ == before
+    result = run("tune-cutoffs", "-m", path, "--target-fpr", "0.05", "--target-fnr", "0.05",
+                 SPAM_DIR, HAM_DIR)
+    assert result.exit_code == 0, result.output
+    after = load_model(path)
+    assert after.cutoffs_["target_fpr"] == 0.05 and after.cutoffs_["fnr"] <= 0.05
+    assert after.model_.class_count_.tolist() == [150.0, 151.0]
+    wrong = run("tune-cutoffs", "-m", path, "--spam-class", "junk", SPAM_DIR, HAM_DIR)
+    assert wrong.exit_code != 0 and "junk" in wrong.output
+
+
+def test_the_python_api_learns_cutoffs_only_when_asked():
+    texts = [f"cheap pills offer {i}" for i in range(6)] + [f"meeting notes {i}" for i in range(6)]
+    labels = ["spam"] * 6 + ["ham"] * 6
+    assert TextClassifier(stop_words="none").fit(texts, labels).cutoffs_ is None
+    clf = TextClassifier(stop_words="none", spam_class="spam", cutoff_folds=3).fit(texts, labels)
+    assert clf.cutoffs_["folds"] == 3 and clf.cutoffs_["fpr"] == 0.0
+    assert TextClassifier(spam_class="junk", stop_words="none").fit(texts, labels).cutoffs_ is None
+
+
+def test_a_model_file_with_bad_cutoffs_is_refused(sample_model, tmp_path):
+    classifier = load_model(sample_model)
+    for bad in ({"spam_class": "spam", "spam": -1.0, "ham": 1.0},
+                {"spam_class": "nope", "spam": 1.0, "ham": 0.0},
+                {"spam_class": "spam", "spam": float("nan"), "ham": 0.0}):
+        classifier.cutoffs_ = bad
+        path = tmp_path / "bad.model"
+        save_model(classifier, path)
+        result = run("classify", "-m", path, SPAM_MESSAGE)
+        assert result.exit_code == 1 and "cutoffs" in result.output
+
