@@ -173,10 +173,11 @@ def test_classify_held_out_messages(spam_model):
     spam, ham = (json.loads(line) for line in result.stdout.splitlines())
     # The cutoffs the model learned by cross-validation at training time.
     assert (spam["label"], spam["status"], ham["label"], ham["status"]) == ("spam", "spam", "ham", "ham")
-    assert 0.9 < spam["spam_probability"] < 0.99 and ham["spam_probability"] < 0.01
-    # Fixed cutoffs on the probability, as before cutoffs were learned, leave it unsure; the
-    # label stays a class, the verdict says unsure.
-    result = run("classify", "-m", spam_model, "--format", "json", "--spam-cutoff", "0.99",
+    assert spam["spam_probability"] > 0.9 and ham["spam_probability"] < 0.01
+    # A spam cutoff above its probability leaves it unsure: the label stays a class, the
+    # verdict says unsure.
+    cutoff = str(1 - (1 - spam["spam_probability"]) / 2)
+    result = run("classify", "-m", spam_model, "--format", "json", "--spam-cutoff", cutoff,
                  "--ham-cutoff", "0.5", SPAM_MESSAGE)
     fixed = json.loads(result.stdout)
     assert (fixed["label"], fixed["status"], fixed["verdict"]) == ("spam", "unsure", "unsure")

@@ -334,7 +334,10 @@ def _tree(top: str, report: ErrorHandler) -> Iterator[tuple[str, bool]]:
 
 
 def _header_fields(message: Message) -> list[tuple[str, str]]:
+    from .headers import envelope_fields
     fields = []
+    items = [(name.lower(), value if isinstance(value, str) else str(value))
+             for name, value in message.items()]
     for name, value in message.items():
         name = name.lower()
         if name == "content-type":
@@ -345,7 +348,7 @@ def _header_fields(message: Message) -> list[tuple[str, str]]:
             text = _header_text(value)
             if text:
                 fields.append((name, text))
-    return fields
+    return fields + envelope_fields(items)
 
 
 def _header_text(value: object) -> str:
@@ -472,6 +475,8 @@ def _simple_message(raw: bytes, source: str) -> Document | None:
             text = _header_text("".join(value))
             if text:
                 fields.append((name, text))
+    from .headers import envelope_fields
+    fields += envelope_fields((name, "".join(value)) for name, *value in headers)
     tags: dict[str, None] = {}
     hosts: dict[str, None] = {}
     text = _text(body, charset, "text/plain", tags, hosts)

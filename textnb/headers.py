@@ -1,0 +1,81 @@
+"""header fields → the fields a spam filter learns from the envelope: relays, domains, shapes.
+
+SpamBayes and bogofilter learn from every header, not only Subject and From: the relays a
+message passed (Received hosts and their IP prefixes), the domains of its addresses, the shape
+of its Message-ID, its encodings and its time zone mark the software and networks that send
+spam. Each becomes a field of its own, so its tokens get their own prefix (``ip:64.12``,
+``received:mx.example.com``, ``return-path-domain:example.com``, ``message-id-shape:9.a9``).
+
+Measured by 10-fold cross-validation on the SpamAssassin training part (the default
+complement model): 1 − ROC AUC 0.104 % with the fields of :data:`documents.HEADER_FIELDS`
+alone, 0.083 % with these as well (/work notes, scripts/bench_spam.py --cv reproduces it).
+
+Every pattern here matches from a token's start only (a look-behind), so it reads a header in
+one pass whatever its content: a hostile header of a megabyte costs linear time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# At most this much of one header value is read: real ones are under a kilobyte.
+MAX_VALUE = 4096
+# Address headers whose domains are evidence (From, To and Cc words are tokens already).
+_ADDRESS_FIELDS = ("from", "reply-to", "return-path", "sender", "to", "cc")
+# Headers whose whole (short) value is a token: encodings, priorities, list software.
+_VALUE_FIELDS = frozenset({"content-transfer-encoding", "mime-version", "x-priority",
+                           "x-msmail-priority", "importance", "precedence"})
+
+_IP = re.compile(r"(?<![\d.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d.])")
+_HOST = re.compile(r"(?<![\w.-])[a-z\d][\w-]*(?:\.[\w-]+)+")
+_DOMAIN = re.compile(r"(?<=@)[\w-]+(?:\.[\w-]+)+")
+_MESSAGE_ID = re.compile(r"<?([^@<>\s]{0,200})@?([^>\s]{0,200})")
+_ZONE = re.compile(r"([+-]\d{4}|[A-Za-z]{1,5})\W*$")
+_SHAPES = ((re.compile(r"\d+"), "9"), (re.compile(r"[a-z]+"), "a"), (re.compile(r"[A-Z]+"), "A"))
+
+
+def envelope_fields(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The extra fields of a message's headers, given as (lower-case name, value) pairs."""
+    fields: list[tuple[str, str]] = []
+    for name, value in headers:
+        value = value[:MAX_VALUE]
+        if name == "received":
+            lower = value.lower()
+            ips = [m.groups() for m in _IP.finditer(lower)]
+            if ips:
+                fields.append(("ip", " ".join(f"{a}.{b} {a}.{b}.{c} {a}.{b}.{c}.{d}"
+                                              for a, b, c, d in ips)))
+            hosts = [h for h in _HOST.findall(lower) if not h.replace(".", "").isdigit()]
+            if hosts:
+                fields.append(("received", _joined(hosts + [_registered(h) for h in hosts])))
+        elif name in _ADDRESS_FIELDS:
+            domains = _DOMAIN.findall(value.lower())
+            if domains:
+                fields.append((f"{name}-domain", _joined(domains + [_registered(d) for d in domains])))
+                fields.append((f"{name}-tld", _joined(d.rsplit(".", 1)[-1] for d in domains)))
+        elif name == "message-id":
+            match = _MESSAGE_ID.match(value.strip())
+            if match:
+                shape = match[1]
+                for pattern, mark in _SHAPES:
+                    shape = pattern.sub(mark, shape)
+                fields.append(("message-id-shape", shape[:30]))
+                if match[2]:
+                    fields.append(("message-id-domain", match[2].lower()))
+        elif name in _VALUE_FIELDS:
+            fields.append((name, " ".join(value.lower().split())[:40]))
+        elif name == "date":
+            zone = _ZONE.search(value.strip()[-40:])
+            fields.append(("date-zone", zone[1] if zone else "none"))
+    return fields
+
+
+def _joined(words: Iterable[str]) -> str:
+    """The distinct words, in their first order, as one field value."""
+    return " ".join(dict.fromkeys(words))
+
+
+def _registered(host: str) -> str:
+    """The last two labels of a host name: the domain a sender registers (example.com)."""
+    return ".".join(host.rsplit(".", 2)[-2:])
