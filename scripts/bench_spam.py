@@ -245,9 +245,10 @@ def warm_up(paths: list[str], y: np.ndarray) -> float:
 
 
 def run_textnb(name: str, settings: dict, train_paths, y_train, test_paths) -> Result:
+    """textnb as `textnb train` runs it: the cutoffs learned by CV on the training part."""
     from textnb import TextClassifier
     t0 = time.perf_counter()
-    clf = TextClassifier(**settings).fit(_documents(train_paths), y_train)
+    clf = TextClassifier(spam_class="spam", **settings).fit(_documents(train_paths), y_train)
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     log_proba = clf.predict_log_proba(_documents(test_paths))
@@ -255,9 +256,10 @@ def run_textnb(name: str, settings: dict, train_paths, y_train, test_paths) -> R
     s = list(clf.classes_).index("spam")
     log_odds = log_proba[:, s] - log_proba[:, 1 - s]
     p_spam = np.exp(log_proba[:, s])
-    status = decide(p_spam, SPAM_CUTOFF, HAM_CUTOFF)
+    cut = clf.cutoffs_
+    status = decide(log_odds, cut["spam"], cut["ham"])
     return Result(name, log_odds, status, train_s, classify_s, len(train_paths), len(test_paths),
-                  note=f"CLI default: P(spam) >= {SPAM_CUTOFF} spam, <= {HAM_CUTOFF} ham",
+                  note=f"learned: log-odds >= {cut['spam']:+.2f} spam, <= {cut['ham']:+.2f} ham",
                   extra={"p_spam": p_spam, "threshold_0.5": decide(p_spam, 0.5, 0.5),
                          "terms": len(clf.vocabulary_)})
 
@@ -480,6 +482,12 @@ def run_bench(args, paths, y, scratch: Path) -> dict:
         print(f"  {name} ...", end="", flush=True)
         results.append(run_textnb(name, custom, train_paths, y_train, test_paths))
         print(f" {results[-1].train_s + results[-1].classify_s:.1f} s", flush=True)
+    for spec in args.candidate:
+        extra = parse_settings(spec.split(";"))
+        name = "textnb " + ",".join(f"{k}={v}" for k, v in extra.items())
+        print(f"  {name} ...", end="", flush=True)
+        results.append(run_textnb(name, extra, train_paths, y_train, test_paths))
+        print(f" {results[-1].train_s + results[-1].classify_s:.1f} s", flush=True)
     bogofilter = None if args.no_bogofilter else bogofilter_path(args.bogofilter)
     if bogofilter:
         print(f"  bogofilter ({bogofilter}) ...", end="", flush=True)
@@ -594,6 +602,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE,
                         help=f"archive unpacked when --data is not given (default {DEFAULT_ARCHIVE})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split and folds (default 0)")
+    parser.add_argument("--candidate", action="append", default=[], metavar="K=V[,K=V]",
+                        help="a further textnb row with these settings, separated by ; (repeatable); "
+                             "e.g. --candidate alpha=0.01 --candidate ngram_range=(1,2)")
     parser.add_argument("--settings", action="append", default=[], metavar="KEY=VALUE",
                         help="extra textnb row (or the CV model) with these TextClassifier "
                              "settings (repeatable)")

@@ -21,8 +21,9 @@ from collections.abc import Iterable
 
 # At most this much of one header value is read: real ones are under a kilobyte.
 MAX_VALUE = 4096
-# Address headers whose domains are evidence (From, To and Cc words are tokens already).
-_ADDRESS_FIELDS = ("from", "reply-to", "return-path", "sender", "to", "cc")
+# Address headers whose domains are evidence. From, To and Cc are left out: their words are
+# tokens already, and their domains again cost 20 Newsgroups 0.3 points of accuracy.
+_ADDRESS_FIELDS = ("reply-to", "return-path", "sender")
 # Headers whose whole (short) value is a token: encodings, priorities, list software.
 _VALUE_FIELDS = frozenset({"content-transfer-encoding", "mime-version", "x-priority",
                            "x-msmail-priority", "importance", "precedence"})
