@@ -336,3 +336,21 @@ def test_explain_reads_stdin_and_refuses_a_missing_file(tmp_path, two_models):
     running = float(lines[-2].split()[-1])
     assert running == pytest.approx(float(lines[-1].split()[-1]), abs=1e-3)
     _one_line_error(run("explain", tmp_path / "nothing", "-m", two_models["all"]), "nothing")
+
+
+def test_shell_completion_offers_the_new_commands():
+    """The README's completion line works: click answers _TEXTNB_COMPLETE for the console
+    script's name (textnb), through the group's own main()."""
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "_TEXTNB_COMPLETE": "bash_complete", "COMP_WORDS": "textnb me",
+           "COMP_CWORD": "1"}
+    done = subprocess.run([sys.executable, "-m", "textnb"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["plain,merge"]
+    env.update(_TEXTNB_COMPLETE="bash_source")
+    script = subprocess.run([sys.executable, "-m", "textnb"], env=env, capture_output=True,
+                            text=True, timeout=60).stdout
+    assert "_textnb_completion()" in script and "complete -o nosort -F _textnb_completion" in script
