@@ -86,6 +86,8 @@ def test_text_classifier_score_is_accuracy():
     predicted = clf.predict(texts).tolist()
     assert predicted == ["spam", "ham", "spam", "spam"]
     assert clf.score(texts, ["spam", "ham", "ham", "ham"]) == 0.5
+    assert clf.score(texts, ["spammy", "ham", "spam", "spam"]) == 0.75   # no truncation to <U4
+    assert clf.score(texts, ["spam", "ham", "ham", "ham"], sample_weight=[1, 1, 0, 2]) == 0.5
     assert clf.score(texts, np.array(predicted)) == 1.0
     with pytest.raises(ValueError, match="got 4 texts but 3 labels"):
         clf.score(texts, ["spam", "ham", "ham"])

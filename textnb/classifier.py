@@ -248,7 +248,7 @@ class TextClassifier:
         """
         texts, labels = _text_list(texts), list(y)
         _check_labels(texts, labels)
-        hits = self.predict(texts) == np.asarray(labels, dtype=self.classes_.dtype)
+        hits = self.predict(texts) == np.asarray(labels)
         return float(np.average(hits, weights=sample_weight))
 
     def explain(self, text: Text, top: int = 10) -> Explanation:
