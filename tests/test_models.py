@@ -62,8 +62,12 @@ def test_as_csr_accepts_scipy_dense_and_csr_and_sums_duplicates():
     assert from_coo.data.tolist() == [5.0, 3.0] and from_coo.indices.tolist() == [1, 2]
     csr = CSR(np.ones(1), np.array([0]), np.array([0, 1]), (1, 1))
     assert as_csr(csr) is csr
-    with pytest.raises(ValueError, match="X must be 2-dimensional"):
+    with pytest.raises(ValueError, match="X must be 2-dimensional.*Reshape your data"):
         as_csr([1, 2, 3])
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        as_csr(np.array([[1 + 1j, 0]]))
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        as_csr(sp.csr_matrix(np.array([[1 + 1j, 0]])))
 
 
 # -- identities, shared by every model ----------------------------------------------------
@@ -292,20 +296,74 @@ def test_a_bad_alpha_leaves_no_half_fitted_model(Model):
 def test_bad_training_input(Model):
     with pytest.raises(ValueError, match="X has 2 documents but y has 3 labels"):
         Model().fit(np.eye(2), [0, 1, 1])
-    with pytest.raises(ValueError, match="X must hold non-negative counts"):
+    with pytest.raises(ValueError, match="Negative values in data passed to X"):
         Model().fit(np.array([[1, -1], [0, 1]]), [0, 1])
     for bad in (np.nan, np.inf):
-        with pytest.raises(ValueError, match=r"X must hold non-negative counts \(finite numbers\)"):
+        with pytest.raises(ValueError, match=r"X holds NaN or inf"):
             Model().fit(np.array([[1, bad], [0, 1]]), [0, 1])
+        with pytest.raises(ValueError, match=r"X holds NaN or inf"):
+            Model().fit(np.eye(2), [0, 1]).predict(sp.csr_matrix([[1, bad]]))
     with pytest.raises(ValueError, match="cannot fit on an empty training set"):
         Model().fit(np.zeros((0, 3)), [])
+    with pytest.raises(ValueError, match=r"X has 0 feature\(s\) \(shape=\(2, 0\)\)"):
+        Model().fit(np.zeros((2, 0)), [0, 1])
     with pytest.raises(ValueError, match="is not fitted yet"):
         Model().predict(np.eye(2))
     model = Model().fit(np.eye(2), [0, 1])
-    with pytest.raises(ValueError, match="X has 3 terms; the model was fitted on 2"):
+    with pytest.raises(ValueError, match=f"X has 3 features, but {Model.__name__} is expecting 2"):
         model.predict(np.eye(3))
-    with pytest.raises(ValueError, match="X has 3 terms; the model was fitted on 2"):
+    with pytest.raises(ValueError, match=f"X has 3 features, but {Model.__name__} is expecting 2"):
         model.partial_fit(np.eye(3), [0, 1, 1])
+    with pytest.raises(ValueError, match="Reshape your data"):
+        model.predict([1, 0])
+    with pytest.raises(ValueError, match="requires y to be passed, but the target y is None"):
+        Model().fit(np.eye(2), None)
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        Model().fit(np.eye(3), [0.5, 1.0, 2.0])
+    with pytest.raises(ValueError, match="y should be a 1d array"):
+        Model().fit(np.eye(2), [[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="sample_weight must hold finite numbers >= 0"):
+        Model().fit(np.eye(2), [0, 1], sample_weight=[1, -1])
+    with pytest.raises(ValueError, match="sample_weight is all zero"):
+        Model().fit(np.eye(2), [0, 1], sample_weight=[0, 0])
+
+
+@pytest.mark.parametrize("Model", MODELS)
+def test_bad_input_leaves_no_half_fitted_model(Model):
+    model = Model()
+    with pytest.raises(ValueError, match="sample_weight must have one weight per document"):
+        model.fit(np.eye(2), [0, 1], sample_weight=[1])
+    assert not hasattr(model, "classes_") and not hasattr(model, "n_features_in_")
+    model.fit(np.eye(2), [0, 1])
+    assert model.n_features_in_ == 2
+    counts = model.feature_count_.copy()
+    with pytest.raises(ValueError, match="sample_weight must hold finite numbers"):
+        model.partial_fit(np.eye(2), [0, 1], sample_weight=[1, np.nan])
+    np.testing.assert_array_equal(model.feature_count_, counts)
+
+
+def test_not_fitted_error_is_a_value_and_attribute_error():
+    """Without scikit-learn loaded it is textnb's own; check_estimator (with it loaded) requires
+    scikit-learn's NotFittedError, which tests/test_sklearn_conformance.py checks."""
+    with pytest.raises(textnb.models.NotFittedError) as caught:
+        MultinomialNB().predict_proba(np.eye(2))
+    assert isinstance(caught.value, ValueError) and isinstance(caught.value, AttributeError)
+
+
+def test_column_vector_y_is_flattened_with_a_warning():
+    X = np.array([[2, 0], [0, 3], [1, 0]])
+    flat = MultinomialNB().fit(X, np.array(["a", "b", "a"]))
+    with pytest.warns(UserWarning, match="A column-vector y was passed when a 1d array"):
+        column = MultinomialNB().fit(X, np.array([["a"], ["b"], ["a"]]))
+    np.testing.assert_array_equal(column.feature_count_, flat.feature_count_)
+    assert column.classes_.tolist() == ["a", "b"]
+
+
+def test_labels_from_a_generator_and_whole_floats():
+    X = np.array([[2, 0], [0, 3], [1, 0]])
+    model = MultinomialNB().fit(X, (label for label in "aba"))
+    assert model.classes_.tolist() == ["a", "b"]
+    np.testing.assert_array_equal(MultinomialNB().fit(X, [1.0, 2.0, 1.0]).classes_, [1.0, 2.0])
 
 
 def test_single_class_model_predicts_that_class_with_certainty():
@@ -320,8 +378,10 @@ def test_single_class_model_predicts_that_class_with_certainty():
 def test_get_params_and_set_params(Model, random_counts):
     X, y = random_counts
     model = Model(alpha=0.3, fit_prior=False)
-    assert model.get_params() == {"alpha": 0.3, "fit_prior": False, "class_prior": None}
-    assert repr(model) == f"{Model.__name__}(alpha=0.3, fit_prior=False, class_prior=None)"
+    extra = {"norm": False} if Model is ComplementNB else {}
+    assert model.get_params() == {"alpha": 0.3, "fit_prior": False, "class_prior": None, **extra}
+    assert repr(model) == (f"{Model.__name__}(alpha=0.3, fit_prior=False, class_prior=None"
+                           + (", norm=False)" if extra else ")"))
     model.fit(X, y)
     # set_params on a fitted model re-derives the log parameters from the counts.
     model.set_params(alpha=2.0, fit_prior=True)
@@ -335,10 +395,9 @@ def test_get_params_and_set_params(Model, random_counts):
 def test_agrees_with_scikit_learn(name, random_counts):
     sk = pytest.importorskip("sklearn.naive_bayes", reason=NO_SKLEARN)
     X, y = random_counts
-    ours = {"MultinomialNB": MultinomialNB(alpha=0.7), "BernoulliNB": BernoulliNB(alpha=0.7),
-            # scikit-learn's ComplementNB adds no prior with two or more classes.
-            "ComplementNB": ComplementNB(alpha=0.7, fit_prior=False)}[name]
-    theirs = getattr(sk, name)(alpha=0.7, **({"norm": False} if name == "ComplementNB" else {}))
+    ours = {"MultinomialNB": MultinomialNB, "BernoulliNB": BernoulliNB,
+            "ComplementNB": ComplementNB}[name](alpha=0.7)
+    theirs = getattr(sk, name)(alpha=0.7)
     ours.fit(X, y)
     theirs.fit(X, y)
     np.testing.assert_array_equal(ours.classes_, theirs.classes_)
@@ -346,6 +405,57 @@ def test_agrees_with_scikit_learn(name, random_counts):
     np.testing.assert_allclose(ours.predict_log_proba(X), theirs.predict_log_proba(X),
                                rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+
+
+POISSON_SETTINGS = [
+    {"alpha": 1.0}, {"alpha": 0.03, "fit_prior": False}, {"alpha": 0.5, "norm": True},
+    {"alpha": 2.0, "class_prior": [0.7, 0.2, 0.1]}, {"alpha": 0.1, "fit_prior": False, "norm": True}]
+
+
+@pytest.mark.parametrize("params", POISSON_SETTINGS)
+def test_complement_nb_equals_scikit_learn_on_poisson_counts(params):
+    """The issue's case: random Poisson counts (200 × 50, 3 classes). Before the fix ours added
+    log P(c) to the score, scikit-learn does not: 8 % of predictions differed, probabilities by
+    up to 0.05. Now every setting of the same parameters gives the same model."""
+    sk = pytest.importorskip("sklearn.naive_bayes", reason=NO_SKLEARN)
+    rng = np.random.default_rng(14)
+    X = rng.poisson(1.5, size=(200, 50))
+    y = rng.choice([0, 1, 2], size=200, p=[0.6, 0.3, 0.1])
+    test = rng.poisson(1.5, size=(300, 50))
+    ours = ComplementNB(**params).fit(X, y)
+    theirs = sk.ComplementNB(**params).fit(X, y)
+    np.testing.assert_allclose(ours.feature_log_prob_, theirs.feature_log_prob_, rtol=1e-12)
+    np.testing.assert_allclose(ours.class_log_prior_, theirs.class_log_prior_, rtol=1e-12)
+    np.testing.assert_array_equal(ours.predict(test), theirs.predict(test))
+    np.testing.assert_allclose(ours.predict_log_proba(test), theirs.predict_log_proba(test),
+                               rtol=1e-10, atol=1e-12)
+    # Sparse input, scored in blocks by our own code path: the same numbers.
+    np.testing.assert_allclose(ours.predict_log_proba(sp.csr_matrix(test[:40])),
+                               theirs.predict_log_proba(test[:40]), rtol=1e-10, atol=1e-12)
+    if params.get("fit_prior", True) and "class_prior" not in params:
+        # The prior is learned (0.6/0.3/0.1) but, as in scikit-learn, not part of the score;
+        # ComplementNBWithPrior adds it, and then disagrees on some documents.
+        with_prior = textnb.models.ComplementNBWithPrior(**params).fit(X, y)
+        jll = ours.predict_joint_log_proba(test) + ours.class_log_prior_
+        np.testing.assert_allclose(with_prior.predict_joint_log_proba(test), jll, rtol=1e-13)
+        assert (with_prior.predict(test) != ours.predict(test)).sum() > 0
+
+
+def test_complement_with_uniform_prior_equals_complement():
+    """TextClassifier's default (uniform priors): the prior cancels, predictions are the same."""
+    rng = np.random.default_rng(3)
+    X, y = rng.poisson(1.0, size=(60, 20)), rng.choice(["a", "b", "c"], size=60)
+    plain = ComplementNB(alpha=0.03, fit_prior=False).fit(X, y)
+    with_prior = textnb.models.ComplementNBWithPrior(alpha=0.03, fit_prior=False).fit(X, y)
+    np.testing.assert_allclose(with_prior.predict_log_proba(X), plain.predict_log_proba(X),
+                               rtol=1e-13)
+    np.testing.assert_allclose(with_prior.predict_joint_log_proba(X),
+                               plain.predict_joint_log_proba(X) - log(3), rtol=1e-14)
+    # One class: scikit-learn adds the prior then (its only use); θ_~c,k = α/(α|V|) = 1/20.
+    one = ComplementNB(class_prior=[1.0]).fit(X[:3], ["a"] * 3)
+    np.testing.assert_allclose(one.predict_joint_log_proba(X[:2]),
+                               X[:2].sum(axis=1, keepdims=True) * log(20), rtol=1e-14)
+    np.testing.assert_array_equal(one.decomposition()[0], [0.0])
 
 
 def test_scikit_learn_clone_pipeline_and_cross_val_score():

@@ -16,7 +16,8 @@ _EXPORTS = {
     "DocumentError": "errors", "ModelFileError": "errors", "TextnbError": "errors",
     "Contribution": "explain", "Explanation": "explain", "explain_document": "explain",
     "informative_terms": "explain",
-    "BaseNB": "models", "BernoulliNB": "models", "ComplementNB": "models", "MultinomialNB": "models",
+    "BaseNB": "models", "BernoulliNB": "models", "ComplementNB": "models",
+    "ComplementNBWithPrior": "models", "MultinomialNB": "models",
     "Tokenizer": "tokens", "Vocabulary": "vocabulary",
 }
 

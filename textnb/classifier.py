@@ -20,13 +20,17 @@ from . import cutoffs as _cutoffs
 from .decision import check_cutoffs
 from .errors import ModelFileError
 from .explain import Explanation, explain_document, informative_terms
-from .models import CSR, BernoulliNB, ComplementNB, MultinomialNB, _DiscreteNB
+from .models import (CSR, BernoulliNB, ComplementNBWithPrior, MultinomialNB, _DiscreteNB,
+                     _sklearn_tags)
 from .stopwords import load_stop_words
 from .tokens import MAX_TOKEN_LENGTH, Tokenizer
 from . import modelfile
 from .vocabulary import Counts, Vocabulary, count_tokens
 
-MODELS = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB, "complement": ComplementNB}
+# "complement" keeps the class prior in its score (scikit-learn's ComplementNB drops it), so
+# that fit_prior and class_prior take effect; with the default uniform priors the two agree.
+MODELS = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB,
+          "complement": ComplementNBWithPrior}
 _KIND = "text-classifier"
 # Below this many documents, starting worker processes costs more than tokenizing.
 _PARALLEL_MIN_DOCUMENTS = 2000
@@ -117,6 +121,11 @@ class TextClassifier:
                 raise ValueError(f"invalid parameter {name!r}; valid: {', '.join(_PARAMS)}")
             setattr(self, name, value)
         return self
+
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn >= 1.6 tags (GridSearchCV asks, to stratify its folds): a classifier of
+        strings. Only scikit-learn calls this; it is imported there."""
+        return _sklearn_tags(one_d_array=True, two_d_array=False, string=True)
 
     def __repr__(self) -> str:
         return f"TextClassifier({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
@@ -277,6 +286,17 @@ class TextClassifier:
         """The most probable label of each text: ndarray of shape (n_documents,)."""
         X = self.transform(texts)
         return self.model_.predict(X)
+
+    def score(self, texts: Iterable[Text], y: Iterable,
+              sample_weight: Sequence[float] | None = None) -> float:
+        """Accuracy: the (weighted) share of ``texts`` whose predicted label is ``y``'s.
+
+        scikit-learn's default classifier score, so that GridSearchCV and cross_val_score work.
+        """
+        texts, labels = _text_list(texts), list(y)
+        _check_labels(texts, labels)
+        hits = self.predict(texts) == np.asarray(labels)
+        return float(np.average(hits, weights=sample_weight))
 
     def explain(self, text: Text, top: int = 10) -> Explanation:
         """Why ``text`` got its label: prior log-odds and each term's log-odds contribution."""

@@ -628,3 +628,6 @@ def info(model_path, top, output) -> int:
 
 
 main.add_command(table)
+from .dumpcli import dump, explain, load, merge  # noqa: E402 — commands of their own module
+for _command in (dump, load, merge, explain):
+    main.add_command(_command)

@@ -1,6 +1,7 @@
-"""X, y → MultinomialNB, BernoulliNB: exact counts, log-space scores, partial_fit, merge, unlearn.
+"""X, y → MultinomialNB, BernoulliNB, ComplementNB: exact counts, log-space scores, partial_fit,
+merge, unlearn.
 
-Both models keep exact counts (``class_count_``, ``feature_count_``) and derive their log
+The models keep exact counts (``class_count_``, ``feature_count_``) and derive their log
 parameters from them in one step (``_update``), so ``partial_fit``, ``merge`` and ``unlearn``
 are additions and subtractions, and a model trained in pieces equals one trained at once.
 
@@ -9,6 +10,11 @@ with log-sum-exp, so a document of any length never underflows. ``X`` may be a
 ``scipy.sparse`` matrix, an object with CSR arrays (``data``, ``indices``, ``indptr``, ``shape``),
 or a small dense array-like; it is never densified. The module needs numpy only: scoring one
 document does not pay for importing scipy.
+
+The estimators follow scikit-learn's conventions without importing it, and pass its
+``check_estimator`` (tests/test_sklearn_conformance.py): input is validated in O(stored entries),
+and where scikit-learn is already loaded the errors and warnings raised are also its own
+``NotFittedError`` and ``DataConversionWarning``.
 
 Examples
 --------
@@ -23,8 +29,11 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
+import sys
+import warnings
 from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
@@ -46,22 +55,107 @@ class CSR(NamedTuple):
 
 
 def as_csr(X: Any) -> CSR:
-    """Return X's CSR arrays: from scipy.sparse, a CSR tuple, or a dense array-like."""
+    """Return X's CSR arrays: from scipy.sparse, a CSR tuple, or a dense array-like.
+
+    ValueError for complex numbers (a cast to float would drop their imaginary parts silently)
+    and for anything but two dimensions.
+    """
     if isinstance(X, CSR):
-        return X
-    if hasattr(X, "tocsr"):
+        csr = X
+    elif hasattr(X, "tocsr"):
         X = X.tocsr()
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
-        return CSR(X.data, X.indices, X.indptr, X.shape)
-    dense = np.asarray(X, dtype=float)
+        csr = CSR(X.data, X.indices, X.indptr, X.shape)
+    else:
+        csr = None
+    if csr is not None:
+        if np.iscomplexobj(csr.data):
+            raise ValueError("Complex data not supported: X holds complex numbers, not counts")
+        return csr
+    dense = np.asarray(X)
+    if np.iscomplexobj(dense):
+        raise ValueError("Complex data not supported: X holds complex numbers, not counts")
+    dense = np.asarray(dense, dtype=float)
     if dense.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional (documents × terms), got shape {dense.shape}")
+        raise ValueError(f"X must be 2-dimensional (documents × terms), got shape {dense.shape}. "
+                         f"Reshape your data: X.reshape(1, -1) for one document")
     rows, cols = np.nonzero(dense)
     indptr = np.zeros(dense.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=indptr[1:])
     return CSR(dense[rows, cols], cols, indptr, dense.shape)
+
+
+class NotFittedError(ValueError, AttributeError):
+    """A model was used before ``fit``; a ValueError, and an AttributeError as scikit-learn's is."""
+
+
+class DataConversionWarning(UserWarning):
+    """Input was converted to what the model expects, e.g. y of shape (n, 1) flattened."""
+
+
+def _sklearn_compatible(ours: type) -> type:
+    """``ours``, or, if scikit-learn is already imported, a subclass of ``ours`` and of the class
+    of the same name in ``sklearn.exceptions``, so that scikit-learn code catching its own
+    exception (``check_is_fitted``, ``check_estimator``) catches ours. Never imports it."""
+    theirs = getattr(sys.modules.get("sklearn.exceptions"), ours.__name__, None)
+    return ours if theirs is None else _joined(ours, theirs)
+
+
+@functools.lru_cache(maxsize=None)
+def _joined(ours: type, theirs: type) -> type:
+    return type(ours.__name__, (ours, theirs), {"__module__": ours.__module__})
+
+
+def _sklearn_tags(poor_score: bool = False, **input_tags: bool) -> Any:
+    """scikit-learn >= 1.6 tags of a classifier taking ``input_tags`` (imported here: only
+    scikit-learn calls ``__sklearn_tags__``, so other users never pay for importing it)."""
+    from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+    return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
+                classifier_tags=ClassifierTags(poor_score=poor_score),
+                input_tags=InputTags(**input_tags))
+
+
+def check_labels(y: Any, n_documents: int) -> np.ndarray:
+    """y as a 1-D array of ``n_documents`` class labels; ValueError for anything else.
+
+    A column vector (n, 1) is flattened with a DataConversionWarning; whole numbers in a float
+    array are labels, other floats a regression target (refused, as scikit-learn does).
+    """
+    if y is None:
+        raise ValueError("a classifier requires y to be passed, but the target y is None")
+    labels = np.asarray(y if hasattr(y, "__len__") or hasattr(y, "__array__") else list(y))
+    if labels.ndim == 2 and labels.shape[1] == 1:
+        warnings.warn(_sklearn_compatible(DataConversionWarning)(
+            "A column-vector y was passed when a 1d array was expected; it was flattened"),
+            stacklevel=3)
+        labels = labels.ravel()
+    if labels.ndim != 1:
+        raise ValueError(f"y should be a 1d array of labels, got an array of shape {labels.shape}")
+    if labels.shape[0] != n_documents:
+        raise ValueError(f"X has {n_documents} documents but y has {labels.shape[0]} labels")
+    if np.iscomplexobj(labels):
+        raise ValueError("Complex data not supported: y holds complex numbers, not labels")
+    if labels.dtype.kind == "f" and not (np.isfinite(labels) & (labels == np.round(labels))).all():
+        raise ValueError("Unknown label type: continuous (y holds fractional numbers; a "
+                         "classifier needs class labels)")
+    return labels
+
+
+def check_weights(sample_weight: Any, n_documents: int) -> np.ndarray:
+    """One finite, non-negative weight per document, not all zero: ndarray of shape (n,)."""
+    if sample_weight is None:
+        return np.ones(n_documents)
+    weight = np.asarray(sample_weight, dtype=float)
+    if weight.shape != (n_documents,):
+        raise ValueError(f"sample_weight must have one weight per document ({n_documents})")
+    if weight.size and not (np.isfinite(weight).all() and weight.min() >= 0):
+        raise ValueError("sample_weight must hold finite numbers >= 0")
+    if weight.size and not weight.any():
+        raise ValueError("sample_weight is all zero: Sample weights must contain at least one "
+                         "non-zero number")
+    return weight
 
 
 def logsumexp(a: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -106,13 +200,11 @@ class BaseNB:
     _estimator_type = "classifier"  # what scikit-learn < 1.6 reads; newer versions ask for tags
 
     def __sklearn_tags__(self) -> Any:
-        """Tags for scikit-learn >= 1.6, whose Pipeline and check_is_fitted require them.
-
-        Only scikit-learn calls this, so importing it here costs nothing to other users.
-        """
-        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
-        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
-                    classifier_tags=ClassifierTags(), input_tags=InputTags(sparse=True))
+        """Tags for scikit-learn >= 1.6, whose Pipeline and check_is_fitted require them:
+        sparse input, counts only (``positive_only``: negative X is refused), and, as
+        scikit-learn's own naive Bayes models declare, ``poor_score``: check_estimator's
+        accuracy test uses Gaussian blobs, which are no term counts."""
+        return _sklearn_tags(poor_score=True, sparse=True, positive_only=True)
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's keyword arguments, as scikit-learn's ``BaseEstimator`` gives them."""
@@ -137,7 +229,8 @@ class BaseNB:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "classes_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet; call fit first")
+            raise _sklearn_compatible(NotFittedError)(
+                f"this {type(self).__name__} is not fitted yet; call fit first")
 
     def _update(self) -> None:
         """Derive log parameters from counts; subclasses override."""
@@ -166,7 +259,8 @@ class BaseNB:
 
     def score(self, X: Any, y: Iterable, sample_weight: Sequence[float] | None = None) -> float:
         """Mean accuracy of ``predict(X)`` against ``y`` (scikit-learn's default classifier score)."""
-        hits = (self.predict(X) == np.asarray(list(y) if not isinstance(y, np.ndarray) else y))
+        predicted = self.predict(X)   # first: it checks X
+        hits = predicted == check_labels(y, len(predicted))
         return float(np.average(hits, weights=sample_weight))
 
 
@@ -181,6 +275,11 @@ class _DiscreteNB(BaseNB):
         self.fit_prior = fit_prior
         self.class_prior = class_prior
 
+    @property
+    def n_features_in_(self) -> int:
+        """The number of terms, columns of X (scikit-learn's name); AttributeError before fit."""
+        return self.feature_count_.shape[1]
+
     # -- learning: counts in, counts out --------------------------------------------------
 
     def fit(self, X: Any, y: Iterable, sample_weight: Sequence[float] | None = None) -> "_DiscreteNB":
@@ -194,6 +293,7 @@ class _DiscreteNB(BaseNB):
         """Add documents to the counts; labels never seen before become new classes."""
         self._check_alpha()   # before any count changes: a bad alpha must not leave half a model
         X, labels = self._check_xy(X, y)
+        weight = check_weights(sample_weight, X.shape[0])
         wanted = np.unique(labels) if classes is None else np.union1d(labels, list(classes))
         if not hasattr(self, "classes_"):
             if len(labels) == 0:
@@ -203,7 +303,7 @@ class _DiscreteNB(BaseNB):
             self.feature_count_ = np.zeros((len(self.classes_), X.shape[1]))
         else:
             self._add_classes(wanted)
-        self._count(X, labels, sample_weight, sign=1.0)
+        self._count(X, labels, weight, sign=1.0)
         self._update()
         return self
 
@@ -211,11 +311,12 @@ class _DiscreteNB(BaseNB):
         """Subtract documents learned before; ValueError (model unchanged) if they were not."""
         self._check_fitted()
         X, labels = self._check_xy(X, y)
+        weight = check_weights(sample_weight, X.shape[0])
         unknown = sorted(set(labels.tolist()) - set(self.classes_.tolist()))
         if unknown:
             raise ValueError(f"cannot unlearn class {unknown[0]!r}: the model never learned it")
         saved = self.class_count_.copy(), self.feature_count_.copy()
-        self._count(X, labels, sample_weight, sign=-1.0)
+        self._count(X, labels, weight, sign=-1.0)
         # A tolerance, because weighted counts are floats summed in another order.
         if (self.class_count_ < -1e-9).any() or (self.feature_count_ < -1e-9).any():
             self.class_count_, self.feature_count_ = saved
@@ -258,17 +359,25 @@ class _DiscreteNB(BaseNB):
             self._update()
 
     def _check_xy(self, X: Any, y: Iterable) -> tuple[CSR, np.ndarray]:
+        X = self._check_x(X, fitting=True)
+        return X, check_labels(y, X.shape[0])
+
+    def _check_x(self, X: Any, fitting: bool = False) -> CSR:
+        """X as CSR arrays, checked in O(stored entries): finite, as many terms as the model has,
+        and, to be learned (``fitting``), non-negative with at least one term."""
         X = as_csr(X)
-        labels = np.asarray(list(y) if not isinstance(y, np.ndarray) else y)
-        if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} documents but y has {labels.shape[0]} labels")
-        # NaN passes "min < 0" and would poison the counts for good: test for finite too.
-        if X.data.size and not (np.min(X.data) >= 0 and np.isfinite(X.data).all()):
-            raise ValueError("X must hold non-negative counts (finite numbers)")
         if hasattr(self, "feature_count_") and X.shape[1] != self.feature_count_.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} terms; the model was fitted on "
-                             f"{self.feature_count_.shape[1]}")
-        return X, labels
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.feature_count_.shape[1]} features as input (its terms)")
+        if fitting and X.shape[1] == 0:
+            raise ValueError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                             f"required: there are no terms to count")
+        # NaN passes "min < 0" and would poison the counts for good: test for finite too.
+        if X.data.dtype.kind not in "biu" and not np.isfinite(X.data).all():
+            raise ValueError("X holds NaN or inf; counts must be finite numbers")
+        if fitting and X.data.size and np.min(X.data) < 0:
+            raise ValueError("Negative values in data passed to X: counts must be >= 0")
+        return X
 
     def _add_classes(self, labels: np.ndarray) -> None:
         new = np.setdiff1d(labels, self.classes_)
@@ -281,13 +390,9 @@ class _DiscreteNB(BaseNB):
             feature_count[rows] = self.feature_count_
             self.classes_, self.class_count_, self.feature_count_ = classes, class_count, feature_count
 
-    def _count(self, X: CSR, labels: np.ndarray, sample_weight: Sequence[float] | None,
-               sign: float) -> None:
+    def _count(self, X: CSR, labels: np.ndarray, weight: np.ndarray, sign: float) -> None:
         """class_count_[c] ± Σ w_d and feature_count_[c, k] ± Σ w_d x_dk over documents d of c."""
         n_docs, n_terms = X.shape
-        weight = np.ones(n_docs) if sample_weight is None else np.asarray(sample_weight, float)
-        if weight.shape != (n_docs,):
-            raise ValueError(f"sample_weight must have one weight per document ({n_docs})")
         row_class = np.searchsorted(self.classes_, labels)
         n_classes = len(self.classes_)
         self.class_count_ += sign * np.bincount(row_class, weights=weight, minlength=n_classes)
@@ -321,10 +426,7 @@ class _DiscreteNB(BaseNB):
         raise NotImplementedError
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
-        X = as_csr(X)
-        if X.shape[1] != self.feature_count_.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} terms; the model was fitted on "
-                             f"{self.feature_count_.shape[1]}")
+        X = self._check_x(X)
         bias, weights = self.decomposition()
         if X.shape[0] >= _SCIPY_MIN_DOCUMENTS:
             # Many documents: scipy's sparse product, 10x faster than gathering below, and worth
@@ -413,21 +515,67 @@ class BernoulliNB(_DiscreteNB):
 
 
 class ComplementNB(_DiscreteNB):
-    """Complement Naive Bayes (Rennie et al., 2003): each class is scored by how unlike the
-    *other* classes' text a document is, which corrects multinomial NB's bias towards classes
-    with more training text.
+    """Complement Naive Bayes (Rennie et al., 2003) as scikit-learn's ``ComplementNB``: each class
+    is scored by how unlike the *other* classes' text a document is, which corrects multinomial
+    NB's bias towards classes with more training text.
 
-    θ_~c,k = (Σ_{c'≠c} n_kc' + α) / (Σ_{c'≠c} n_c' + α|V|); score: log P(c) − Σ_k x_k log θ_~c,k.
-    With two classes the score difference is the multinomial log-likelihood ratio, so the two
-    models rank documents alike there. ``feature_log_prob_`` holds −log θ_~c,k, the weights, as
-    scikit-learn's ``ComplementNB(norm=False)`` does.
+    θ_~c,k = (Σ_c' n_kc' − n_kc + α) / Σ_k' (Σ_c' n_k'c' − n_k'c + α), the smoothed share of term
+    k in the complement of class c; ``feature_log_prob_`` holds the weights w_ck = −log θ_~c,k,
+    or with ``norm`` w_ck = log θ_~c,k / Σ_k' log θ_~c,k' (Rennie's weight normalisation).
+    Score: Σ_k x_k w_ck, with no prior term: scikit-learn drops Rennie's log P(c) (it "is
+    dominated" by the evidence) and uses ``class_log_prior_`` only when there is a single class.
+    So ``fit_prior`` and ``class_prior`` change ``class_log_prior_`` but not the predictions;
+    :class:`ComplementNBWithPrior` keeps the prior in the score. With two classes the score
+    difference (``norm=False``) is the multinomial log-likelihood ratio, so the two models rank
+    documents alike there. Predictions and probabilities equal scikit-learn's for the same
+    parameters (tests/test_models.py checks to 1e-10 on random counts).
+
+    Parameters
+    ----------
+    alpha, fit_prior, class_prior : as in :class:`MultinomialNB`.
+    norm : bool, default False — normalise each class's weights to sum to 1.
+
+    >>> import numpy as np
+    >>> model = ComplementNB().fit(np.array([[3, 0, 1], [0, 2, 1], [1, 3, 0]]), ["a", "b", "b"])
+    >>> model.predict(np.array([[2, 0, 0], [0, 1, 0]])).tolist()
+    ['a', 'b']
     """
+
+    def __init__(self, *, alpha: float = 1.0, fit_prior: bool = True,
+                 class_prior: Sequence[float] | None = None, norm: bool = False) -> None:
+        super().__init__(alpha=alpha, fit_prior=fit_prior, class_prior=class_prior)
+        self.norm = norm
 
     def _update_feature_log_prob(self) -> None:
         complement = self.feature_count_.sum(axis=0) - self.feature_count_ + self.alpha
         # A float residue of unlearning must not make a complement count negative.
         np.maximum(complement, self.alpha, out=complement)
-        self.feature_log_prob_ = np.log(complement.sum(axis=1, keepdims=True)) - np.log(complement)
+        log_theta = np.log(complement) - np.log(complement.sum(axis=1, keepdims=True))
+        if self.norm:
+            self.feature_log_prob_ = log_theta / log_theta.sum(axis=1, keepdims=True)
+        else:
+            self.feature_log_prob_ = -log_theta
+
+    def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
+        n_classes = len(self.class_log_prior_)
+        bias = self.class_log_prior_ if n_classes == 1 else np.zeros(n_classes)
+        return bias, self.feature_log_prob_
+
+
+class ComplementNBWithPrior(ComplementNB):
+    """:class:`ComplementNB` with the class prior in the score, as Rennie et al. (2003, eq. 6)
+    write it: log P(c) + Σ_k x_k w_ck. TextClassifier's ``model="complement"`` is this model, so
+    that its ``fit_prior`` and ``class_prior`` (``textnb train --prior``) take effect. With
+    uniform priors (TextClassifier's default) predictions and probabilities equal
+    :class:`ComplementNB`'s; only the joint log-likelihood differs, by −log(n_classes).
+
+    >>> import numpy as np
+    >>> X, y = np.array([[3, 0, 1], [0, 2, 1], [1, 3, 0]]), ["a", "b", "b"]
+    >>> ComplementNBWithPrior(class_prior=[0.999, 0.001]).fit(X, y).predict([[0, 1, 0]]).tolist()
+    ['a']
+    >>> ComplementNB(class_prior=[0.999, 0.001]).fit(X, y).predict([[0, 1, 0]]).tolist()
+    ['b']
+    """
 
     def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
         return self.class_log_prior_, self.feature_log_prob_
