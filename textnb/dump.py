@@ -30,6 +30,7 @@ import numpy as np
 
 from . import __version__
 from .classifier import TextClassifier, load_model
+from .decision import check_cutoffs
 from .errors import ModelFileError
 from .vocabulary import Vocabulary
 
@@ -55,6 +56,8 @@ def dump_lines(classifier: TextClassifier) -> Iterator[str]:
     header = {"kind": _KIND, "textnb": __version__, "params": _params(classifier),
               "classes": labels, "class_count": model.class_count_.tolist(),
               "stop_words": list(classifier.stop_words_)}
+    if getattr(classifier, "cutoffs_", None):
+        header["cutoffs"] = classifier.cutoffs_
     yield f"{MAGIC}\t{VERSION}\n"
     yield "#" + json.dumps(header, ensure_ascii=False) + "\n"
     yield "\t".join(["#term"] + [escape(str(label)) for label in labels]) + "\n"
@@ -253,6 +256,7 @@ def _assemble(header: dict[str, Any], terms: list[str], feature_count: np.ndarra
         if not (np.isfinite(model.class_count_).all() and (model.class_count_ >= 0).all()):
             raise ValueError("class counts must be numbers >= 0")
         model._update()
+        classifier.cutoffs_ = check_cutoffs(header.get("cutoffs"), header["classes"])
     except (KeyError, TypeError, ValueError) as error:
         raise ModelFileError(f"dump '{name}', line 2: bad settings ({error})") from None
     classifier.vocabulary_, classifier.model_ = vocabulary, model
