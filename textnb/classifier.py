@@ -20,6 +20,7 @@ from . import cutoffs as _cutoffs
 from .decision import check_cutoffs
 from .errors import ModelFileError
 from .explain import Explanation, explain_document, informative_terms
+from .onerror import MARGIN, MAX_PASSES
 from .models import (CSR, BernoulliNB, ComplementNBWithPrior, MultinomialNB, _DiscreteNB,
                      _sklearn_tags)
 from .stopwords import load_stop_words
@@ -151,13 +152,42 @@ class TextClassifier:
         self.cutoffs_ = self._learn_cutoffs(X, labels)
         return self
 
-    def _learn_cutoffs(self, X: CSR, labels: list) -> dict[str, Any] | None:
+    def fit_on_error(self, texts: Iterable[Text], y: Iterable, margin: float = MARGIN,
+                     max_passes: int = MAX_PASSES) -> "TextClassifier":
+        """Fit on the documents that training on error picks (:mod:`textnb.onerror`): the model
+        equals ``fit`` on those alone. ``on_error_`` says how many each pass learned; cutoffs,
+        with a spam class, come from cross-validation of the whole procedure."""
+        from .onerror import train_on_error
+        from .vocabulary import to_scipy
+        texts, labels = _text_list(texts), list(y)
+        _check_training(texts, labels)
+        self._build()
+        parts = self._count(texts, digests=False)
+        vocabulary = Vocabulary(min_df=self.min_df, max_df=self.max_df,
+                                max_features=self.max_features)
+        X = self._weigh(vocabulary.fit_parts(counts for counts, _ in parts))
+        _, learned, per_pass = train_on_error(to_scipy(X), labels, self._new_model, margin,
+                                              max_passes)
+        spam_class, self.spam_class = self.spam_class, None
+        try:  # fit on the chosen documents, then choose the cutoffs the procedure earns
+            self.fit([t for t, keep in zip(texts, learned) if keep],
+                     [label for label, keep in zip(labels, learned) if keep])
+        finally:
+            self.spam_class = spam_class
+        self.cutoffs_ = self._learn_cutoffs(X, labels, fit=lambda Xf, yf: train_on_error(
+            Xf, yf, self._new_model, margin, max_passes)[0])
+        self.on_error_ = {"documents": len(texts), "learned": int(learned.sum()),
+                          "passes": per_pass}
+        return self
+
+    def _learn_cutoffs(self, X: CSR, labels: list, fit=None) -> dict[str, Any] | None:
         """The spam and ham cutoffs on the spam log-odds, chosen on out-of-fold scores of the
         weighted counts X (:func:`textnb.cutoffs.choose_cutoffs`), with their estimated rates;
         None without a spam class among exactly two classes.
 
         The folds share the vocabulary of all of X, but each fold's model holds only the counts
         of the other folds: a held-out document's terms are known, its counts are not.
+        ``fit(X, y)`` gives a fold's model (default: a new model's fit).
         """
         y = np.array(labels, dtype=str)
         classes = np.unique(y)
@@ -173,7 +203,7 @@ class TextClassifier:
         log_odds = np.empty(y.size)
         for fold in range(k):
             held = folds == fold
-            model = self._new_model().fit(matrix[~held], y[~held])
+            model = (fit or (lambda Xf, yf: self._new_model().fit(Xf, yf)))(matrix[~held], y[~held])
             log_proba = model.predict_log_proba(matrix[held])
             s = int(np.flatnonzero(model.classes_.astype(str) == self.spam_class)[0])
             log_odds[held] = log_proba[:, s] - log_proba[:, 1 - s]
