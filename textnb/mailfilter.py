@@ -71,10 +71,10 @@ def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str = "spam
     probable class, its probability and its log-odds over the runner-up. Raises on any
     failure: the caller delivers the message unchanged.
     """
-    from .documents import parse_message
+    from .documents import read_bytes
     from .scorer import score
 
-    document = parse_message(raw)
+    document = read_bytes(raw)
     classes, row = score(model, document.text, document.fields)
     decision = decide(classes, row, "-", spam_cutoffs(classes, spam_class, spam_cutoff, ham_cutoff))
     return add_headers(raw, headers(decision))
