@@ -505,7 +505,7 @@ def _text(payload: bytes, charset: str | None, kind: str, tags: dict[str, None],
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     if "begin " in text:
-        text = _UUENCODED.sub(_uuencoded_name, text)
+        text = _name_uuencoded(text)
     return text.strip()
 
 
@@ -519,8 +519,10 @@ def _markup_fields(tags: dict[str, None], hosts: dict[str, None],
 
 # -- the common case without the email package ----------------------------------------------
 
-# A Content-Type the fast path reads: plain text, at most a plain charset parameter.
-_PLAIN_TYPE = re.compile(r'text/plain\s*(?:;\s*charset\s*=\s*"?([\w.:-]+)"?\s*;?)?\s*',
+# A Content-Type the fast path reads: plain text, at most a plain charset parameter. No two
+# blank runs are adjacent: "\s*;?\s*" made a run of spaces without ";" quadratic (a minute on
+# 100 kB of them, issue #10).
+_PLAIN_TYPE = re.compile(r'text/plain\s*(?:;\s*charset\s*=\s*"?([\w.:-]+)"?\s*(?:;\s*)?)?',
                          re.IGNORECASE)
 _RAW_ENCODINGS = frozenset({"", "7bit", "8bit", "binary"})
 
@@ -582,8 +584,10 @@ def _simple_message(raw: bytes, source: str) -> Document | None:
 # Common tags; a body opening with one, or holding several, is HTML whatever its MIME type says.
 _HTML_TAG = re.compile(r"<(?:html|!doctype|head|body|br|p|div|table|tr|td|font|a\s+href|img)\b",
                        re.IGNORECASE)
-# A uuencoded file in a body ("begin 644 name" ... "end"): its lines are junk to a tokenizer.
-_UUENCODED = re.compile(r"^begin [0-7]{3,4} (\S[^\n]*)\n(?:[^\n]*\n)*?end$", re.MULTILINE)
+# The first line of a uuencoded file in a body ("begin 644 name" ... "end"): its lines are junk
+# to a tokenizer. The "end" line is found with str.find: a pattern that matched up to it
+# rescanned the rest of the text from every "begin" line without one (quadratic, issue #10).
+_UU_BEGIN = re.compile(r"^begin [0-7]{3,4} (\S[^\n]*)\n", re.MULTILINE)
 
 
 def _looks_like_html(text: str) -> bool:
@@ -593,6 +597,26 @@ def _looks_like_html(text: str) -> bool:
         or len(_HTML_TAG.findall(head)) >= 5
 
 
-def _uuencoded_name(match: re.Match) -> str:
-    """A uuencoded file stands as an attachment does: by its name, not its bytes."""
-    return f"uuencoded {match.group(1)}"
+def _name_uuencoded(text: str) -> str:
+    """text with each uuencoded file, from its "begin" line to its "end" line, standing as an
+    attachment does: "uuencoded name"."""
+    out: list[str] = []
+    pos = 0
+    while (begin := _UU_BEGIN.search(text, pos)) is not None:
+        end = _end_line(text, begin.end() - 1)
+        if end < 0:  # no "end" line after this one, nor after any later "begin"
+            break
+        out += [text[pos:begin.start()], f"uuencoded {begin[1]}"]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _end_line(text: str, newline: int) -> int:
+    """The position after the first line "end" that follows the line end at ``newline``, or -1."""
+    while (found := text.find("\nend", newline)) >= 0:
+        after = found + 4
+        if after == len(text) or text[after] == "\n":
+            return after
+        newline = after
+    return -1
