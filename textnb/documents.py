@@ -135,6 +135,29 @@ def _parse(raw: bytes, headersonly: bool = False) -> Message:
             raise ValueError(f"more than {MAX_PARTS} MIME parts or {MAX_DEPTH} levels")
     return parser.close()
 
+def _parse_headers(raw: bytes) -> Message:
+    """The Message of raw's header block, its body the rest of raw, not split into parts: what
+    a headers-only parse gives, without the email package reading the body line by line."""
+    if raw.startswith(b"\n"):  # an empty header block
+        head, body = b"", raw[1:]
+    else:
+        end = raw.find(b"\n\n")
+        if end < 0:
+            return _parse(raw, headersonly=True)
+        head, body = raw[:end + 1], raw[end + 2:]
+    message = _parse(head, headersonly=True)
+    # The header block may have ended before the blank line, at a line that is no header field:
+    # the payload is then from that line on, blank line included; a "From " line just before
+    # the blank line is put back as the body's first line, and the blank line still ends the
+    # header block. (_payload: get_payload() would replace 8-bit bytes.)
+    rest = message._payload or ""
+    last_line = head[head.rfind(b"\n", 0, -1) + 1:]
+    if rest and not (last_line.startswith(b"From ") and rest.encode("ascii", "surrogateescape") == last_line):
+        rest += "\n"
+    message.set_payload(rest + body.decode("ascii", "surrogateescape"))
+    return message
+
+
 # A header field line starts with a field name (printable ASCII but ":") and a colon.
 _FIELD = re.compile(rb"[!-9;-~]+:")
 _FIELD_TEXT = re.compile(_FIELD.pattern.decode("ascii"))  # the same, for decoded header lines
@@ -199,7 +222,7 @@ def _message(raw: bytes, source: str) -> Document:
         # The email package promises nothing on hostile input: a few kilobytes of nested
         # multiparts make it raise RecursionError; _parse refuses more than MAX_PARTS parts.
         # Keep the headers (a flat parse) and read the body as plain text.
-        message = _parse(raw, headersonly=True)
+        message = _parse_headers(raw)
         fields = _header_fields(message)
         texts = [decode(message.get_payload(decode=True) or b"")]
     return Document(source, "\n".join(texts), tuple(fields))
