@@ -381,3 +381,25 @@ def test_html_reader_edge_cases():
     # A lone "<" is text; an unclosed tag ends the text; an unclosed script hides the rest.
     assert html_text("a < b <3 and <i", {}, {}) == "a < b <3 and"
     assert html_text("x<style>p {}", {}, {}) == "x"
+
+
+def test_symbolic_link_loops_are_reported_and_skipped(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "real.txt").write_text("real words")
+    (tmp_path / "d" / "link.txt").symlink_to(tmp_path / "d" / "real.txt")  # read as a file
+    (tmp_path / "d" / "here").symlink_to(".")                               # a -> .
+    (tmp_path / "d" / "a").symlink_to("b")                                  # a -> b -> a
+    (tmp_path / "d" / "b").symlink_to("a")
+    (tmp_path / "d" / "self").symlink_to("self")                            # self -> self
+    (tmp_path / "d" / "gone").symlink_to("nowhere")                         # broken
+    docs, errors = read(tmp_path)
+    d = tmp_path / "d"
+    assert [(doc.source, doc.text) for doc in docs] == [(str(d / "link.txt"), "real words"),
+                                                        (str(d / "real.txt"), "real words")]
+    assert errors == [(str(d / "a"), "too many levels of symbolic links"),
+                      (str(d / "b"), "too many levels of symbolic links"),
+                      (str(d / "gone"), "no such file or directory"),
+                      (str(d / "here"), "symbolic link loop"),
+                      (str(d / "self"), "too many levels of symbolic links")]
+    # Given as a path itself, a looping link is one unreadable document.
+    assert read(d / "self") == ([], [(str(d / "self"), "too many levels of symbolic links")])

@@ -443,15 +443,17 @@ def _tree(top: str, report: ErrorHandler) -> Iterator[tuple[str, bool]]:
         seen.add(key)
         ancestors = ancestors | {key}
         for entry in entries:
-            if entry.is_dir():
-                yield from walk(entry.path, ancestors)
-            elif entry.is_file():
-                yield entry.path, False
-            elif entry.is_symlink():  # broken, or a loop of links: os.stat says which
-                try:
-                    os.stat(entry.path)
-                except OSError as error:
-                    report(entry.path, _reason(error))
+            try:
+                # is_dir and is_file follow links; a loop of links raises ELOOP (which aborted
+                # a whole training run, issue #10), a broken link gives False to both.
+                if entry.is_dir():
+                    yield from walk(entry.path, ancestors)
+                elif entry.is_file():
+                    yield entry.path, False
+                elif entry.is_symlink():
+                    os.stat(entry.path)  # raises: broken
+            except OSError as error:
+                report(entry.path, _reason(error))
 
     found = False
     for item in walk(top, frozenset()):
