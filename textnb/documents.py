@@ -135,6 +135,7 @@ def _parse(raw: bytes, headersonly: bool = False) -> Message:
             raise ValueError(f"more than {MAX_PARTS} MIME parts or {MAX_DEPTH} levels")
     return parser.close()
 
+
 def _parse_headers(raw: bytes) -> Message:
     """The Message of raw's header block, its body the rest of raw, not split into parts: what
     a headers-only parse gives, without the email package reading the body line by line."""
@@ -178,6 +179,7 @@ _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 # from making it an mbox.
 _MBOX_SEPARATOR = re.compile(rb"\nFrom \S* +[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{1,2}:\d\d")
 _MBOX_SEPARATOR_MAX = 1024  # overlap kept between chunks when scanning a long file
+
 
 def read_bytes(raw: bytes, source: str = "-") -> Document:
     """Document of a mail/news message (it starts with a header block), else of plain text.
