@@ -24,8 +24,9 @@ _spec = importlib.util.spec_from_file_location("bench_hostile", ROOT / "scripts"
 bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 
-# Timer noise on a shared machine: a family faster than this at 100 kB is compared with it.
-FLOOR = 0.005
+# Timer noise on a shared machine (a 1 MB run of a 5 ms family measured 19x): a family faster
+# than this at 100 kB is compared with it.
+FLOOR = 0.01
 # Before issue #10 the slowest families took an hour or more at 1 MB; the run is cut here.
 TIMEOUT = 120
 
