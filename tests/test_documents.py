@@ -90,25 +90,31 @@ def test_plain_text_files():
     ]
 
 
-def test_empty_binary_and_missing_files_are_reported():
+def test_empty_and_missing_files_are_reported_binary_files_read():
     missing = DATA / "no-such-file"
     docs, errors = read(DATA / "empty.txt", DATA / "binary.bin", missing)
-    assert docs == []
     assert errors == [(str(DATA / "empty.txt"), "empty file"),
-                      (str(DATA / "binary.bin"), "binary file"),
                       (str(missing), "no such file or directory")]
-    with pytest.raises(DocumentError, match="binary.bin: binary file"):
-        list(read_documents([str(DATA / "binary.bin")]))
-
-
-def test_read_bytes_of_binary_is_empty():
-    assert read_bytes((DATA / "binary.bin").read_bytes(), "b") == Document("b", "")
+    # A binary file is a document of what its bytes decode to, NULs dropped (issue #10).
+    raw = (DATA / "binary.bin").read_bytes()
+    assert b"\0" in raw[:16] and docs == [read_bytes(raw, str(DATA / "binary.bin"))]
+    assert docs[0].text.startswith("‰PNG\n\x1a\n\nIHDR\x01\x02") and "\0" not in docs[0].text
+    with pytest.raises(DocumentError, match="empty.txt: empty file"):
+        list(read_documents([str(DATA / "empty.txt")]))
 
 
 def test_mail_with_nul_bytes_is_mail(tmp_path):
-    (tmp_path / "m").write_bytes(b"From: a@example.com\nSubject: nul\n\nbody \x00 here\n")
+    (tmp_path / "m").write_bytes(b"\0From: a@example.com\nSubject: n\0ul\n\nbody \x00 here\n\0")
     docs, errors = read(tmp_path / "m")
-    assert errors == [] and docs[0].fields == (("from", "a@example.com"), ("subject", "nul"))
+    assert errors == [] and docs == [Document(str(tmp_path / "m"), "body  here", (
+        ("from", "a@example.com"), ("subject", "nul")))]
+
+
+def test_cr_and_crlf_line_ends_read_as_lf():
+    lf = b"Subject: mac\nFrom: a@example.com\n\nline one\nline two\n"
+    for raw in (lf.replace(b"\n", b"\r"), lf.replace(b"\n", b"\r\n")):
+        assert read_bytes(raw) == parse_message(raw) == read_bytes(lf)
+    assert read_bytes(b"plain\rtext\r") == Document("-", "plain\ntext\n")
 
 
 def test_mbox_yields_each_message():
@@ -165,11 +171,11 @@ def test_directory_is_read_recursively_sorted_without_hidden(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config").write_text("hidden")
     (tmp_path / ".hidden.txt").write_text("hidden")
-    (tmp_path / "b" / "loop").symlink_to(tmp_path)  # walked once
+    (tmp_path / "b" / "loop").symlink_to(tmp_path)  # a loop: reported, walked once
     docs, errors = read(tmp_path)
-    assert errors == []
+    assert errors == [(str(tmp_path / "b" / "loop"), "symbolic link loop")]
     assert [d.text for d in docs] == ["one", "two", "three"]
-    assert list(iter_files(str(tmp_path))) == [str(tmp_path / "a.txt"), str(tmp_path / "b" / "2.txt"),
+    assert list(iter_files(str(tmp_path), on_error=lambda *_: None)) == [str(tmp_path / "a.txt"), str(tmp_path / "b" / "2.txt"),
                                              str(tmp_path / "c.txt")]
     assert list(iter_files(str(tmp_path / "a.txt"))) == [str(tmp_path / "a.txt")]
 
@@ -383,3 +389,25 @@ def test_html_reader_edge_cases():
     # A lone "<" is text; an unclosed tag ends the text; an unclosed script hides the rest.
     assert html_text("a < b <3 and <i", {}, {}) == "a < b <3 and"
     assert html_text("x<style>p {}", {}, {}) == "x"
+
+
+def test_symbolic_link_loops_are_reported_and_skipped(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "real.txt").write_text("real words")
+    (tmp_path / "d" / "link.txt").symlink_to(tmp_path / "d" / "real.txt")  # read as a file
+    (tmp_path / "d" / "here").symlink_to(".")                               # a -> .
+    (tmp_path / "d" / "a").symlink_to("b")                                  # a -> b -> a
+    (tmp_path / "d" / "b").symlink_to("a")
+    (tmp_path / "d" / "self").symlink_to("self")                            # self -> self
+    (tmp_path / "d" / "gone").symlink_to("nowhere")                         # broken
+    docs, errors = read(tmp_path)
+    d = tmp_path / "d"
+    assert [(doc.source, doc.text) for doc in docs] == [(str(d / "link.txt"), "real words"),
+                                                        (str(d / "real.txt"), "real words")]
+    assert errors == [(str(d / "a"), "too many levels of symbolic links"),
+                      (str(d / "b"), "too many levels of symbolic links"),
+                      (str(d / "gone"), "no such file or directory"),
+                      (str(d / "here"), "symbolic link loop"),
+                      (str(d / "self"), "too many levels of symbolic links")]
+    # Given as a path itself, a looping link is one unreadable document.
+    assert read(d / "self") == ([], [(str(d / "self"), "too many levels of symbolic links")])

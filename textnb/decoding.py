@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import codecs
+import sys
 
 # Windows-1252 is the fallback because it is what mislabelled "ISO-8859-1" mail and pre-Unicode
 # Usenet posts really are (the WHATWG encoding standard maps the latin-1 label to it for this
 # reason). Its five undefined bytes (0x81 0x8D 0x8F 0x90 0x9D) are decoded as latin-1 so that
 # every byte sequence decodes to something.
 FALLBACK = "cp1252"
+
+# Appended to a regular expression's repeat, makes it possessive (it never gives back what it
+# matched) where Python has them (3.11). Used where nothing after the repeat could take back
+# its characters, so matches are the same; the regex engine then keeps no backtracking state
+# per repetition, which made megabyte-long matches up to 50 times as slow as 100 kB ones
+# (tokens.py, markup.py). Here because both stages read text from this one.
+POSSESSIVE = "+" if sys.version_info >= (3, 11) else ""
 
 
 def _latin1_fill(error: UnicodeDecodeError) -> tuple[str, int]:

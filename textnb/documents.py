@@ -8,16 +8,30 @@ fields (``html``, ``url``, ``attachment``); an attachment's bytes never do.
 
 Choices:
 
+* :func:`read_bytes` is the one way bytes become a Document: ``classify``, ``train``,
+  ``learn``, ``filter`` and :class:`~textnb.classifier.TextClassifier` all call it, so the same
+  bytes give the same tokens and the same verdict whichever way they come in.
 * At most :data:`MAX_BYTES` of a document are read (cut at a line end, so that a multibyte
-  character or a base64 line is not split).
-* A file with NUL bytes in its first 8 KiB that is not mail is binary: :func:`read_documents`
-  skips it through ``on_error(source, "binary file")``, :func:`read_bytes` gives it empty text.
-* An empty file is skipped through ``on_error(source, "empty file")``.
+  character or a base64 line is not split); a file is read with one buffer of its own size, never
+  a :data:`MAX_BYTES` one (see :func:`_read_capped`).
+* NUL bytes are dropped and CR or CRLF line ends become LF before anything else looks at the
+  bytes (the email package reads CR and CRLF as LF already; a NUL is no text in any charset),
+  so "\0From: ..." is mail and an old Mac's CR-only file is read as it is shown. A binary file
+  (an image in a training directory) is read as what its bytes decode to: its junk gives
+  few tokens, most of them longer than the token length cap and dropped. Only an empty file is
+  skipped, through ``on_error(source, "empty file")``.
+* Every parser step is linear in its input: the email package gets at most
+  :data:`MAX_PARTS` MIME parts and Content-Type/Content-Disposition values of at most
+  :data:`MAX_PARAMETER_FIELD` characters (its parameter parser is quadratic), and no regular
+  expression applied to a message can rescan it (tests/test_hostile_input.py times 1 MB
+  adversarial inputs).
 * A file is an mbox when it starts with "From " and a later line is a dated From_ separator
   ("From jo@example.com Mon Jan  6 10:00:00 2003"); a SpamAssassin file, one message after a
   From_ line, is one message even if its body has a line starting with "From ".
 * Directories are read recursively in sorted order; hidden files and directories (name starting
   with ".") are skipped, and so are the special files (FIFOs, sockets, devices) found in them.
+  A symbolic link is followed: one to a file is read as a file; one to a directory already being
+  read (a loop), and a broken or looping link, is reported through ``on_error`` and skipped.
 """
 
 from __future__ import annotations
@@ -25,6 +39,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import stat
 import sys
 from collections import namedtuple
 from collections.abc import Callable, Iterable, Iterator
@@ -62,14 +77,87 @@ HEADER_FIELDS = frozenset({
 })
 
 
+# Real mail has a few MIME parts (at most 22 in a SpamAssassin message); a crafted one can hold
+# a hundred thousand in a megabyte, at 20 µs each in the email package. The parser stops at the
+# chunk where the cap is passed, and the message is read as a deeply nested one is: its
+# headers, and its body as plain text.
+MAX_PARTS = 500
+# The email package's parser is a generator per nesting level, and each line passes through all
+# of them: 400 nested multiparts took 0.15 s, 800 raise RecursionError. Real mail nests a few
+# levels (forwarded messages inside digests).
+MAX_DEPTH = 30
+# RFC 2045 boundaries are at most 70 characters; the longest Content-Type of the SpamAssassin
+# corpus is 14 kB of "; " (spam_2/00471), whose type comes first. email.message._parseparam
+# copies the rest of the value for each ";" (quadratic: 11 s on 100 kB of them): values of the
+# fields it parses are cut at this length before it sees them.
+MAX_PARAMETER_FIELD = 1024
+_PARAMETER_FIELDS = frozenset({"content-type", "content-disposition"})
+_PARSE_CHUNK = 8192  # what email.parser.Parser feeds at a time
+_Part = None  # email.message.Message with the cut above, defined with the email package's import
+
+
 def _parse(raw: bytes, headersonly: bool = False) -> Message:
+    """The email package's Message of raw (line ends LF), as BytesParser gives it, with at most
+    MAX_PARAMETER_FIELD characters of each Content-Type/-Disposition; ValueError beyond
+    MAX_PARTS parts or MAX_DEPTH levels of nesting."""
     # The email package is imported here: a plain message (see _simple_message) never needs
     # it, and it is a third of a mail filter's start-up. compat32 is its legacy policy: it
     # never raises on broken headers and keeps their values as found, where the modern
     # policies parse (and fail on) every address and date.
-    from email.parser import BytesParser
+    from email.feedparser import FeedParser
+    from email.message import Message
     from email.policy import compat32
-    return BytesParser(policy=compat32).parsebytes(raw, headersonly)
+
+    global _Part
+    if _Part is None:
+        class _Part(Message):  # noqa: N801 — defined once, at first use
+            def set_raw(self, name: str, value: str) -> None:
+                if len(value) > MAX_PARAMETER_FIELD and name.lower() in _PARAMETER_FIELDS:
+                    value = value[:MAX_PARAMETER_FIELD]
+                super().set_raw(name, value)
+
+    parts = 0
+
+    def new_part(policy: object = compat32) -> Message:
+        nonlocal parts
+        parts += 1
+        return _Part(policy)
+
+    parser = FeedParser(new_part, policy=compat32)
+    if headersonly:
+        parser._set_headersonly()
+    # BytesParser reads bytes as ASCII with surrogate escapes (8-bit bytes survive into
+    # get_payload(decode=True) and raw headers) and feeds 8 kB at a time.
+    text = raw.decode("ascii", "surrogateescape")
+    for start in range(0, len(text), _PARSE_CHUNK):
+        parser.feed(text[start:start + _PARSE_CHUNK])
+        if parts > MAX_PARTS or len(parser._msgstack) > MAX_DEPTH:
+            raise ValueError(f"more than {MAX_PARTS} MIME parts or {MAX_DEPTH} levels")
+    return parser.close()
+
+
+def _parse_headers(raw: bytes) -> Message:
+    """The Message of raw's header block, its body the rest of raw, not split into parts: what
+    a headers-only parse gives, without the email package reading the body line by line."""
+    if raw.startswith(b"\n"):  # an empty header block
+        head, body = b"", raw[1:]
+    else:
+        end = raw.find(b"\n\n")
+        if end < 0:
+            return _parse(raw, headersonly=True)
+        head, body = raw[:end + 1], raw[end + 2:]
+    message = _parse(head, headersonly=True)
+    # The header block may have ended before the blank line, at a line that is no header field:
+    # the payload is then from that line on, blank line included; a "From " line just before
+    # the blank line is put back as the body's first line, and the blank line still ends the
+    # header block. (_payload: get_payload() would replace 8-bit bytes.)
+    rest = message._payload or ""
+    last_line = head[head.rfind(b"\n", 0, -1) + 1:]
+    if rest and not (last_line.startswith(b"From ") and rest.encode("ascii", "surrogateescape") == last_line):
+        rest += "\n"
+    message.set_payload(rest + body.decode("ascii", "surrogateescape"))
+    return message
+
 
 # A header field line starts with a field name (printable ASCII but ":") and a colon.
 _FIELD = re.compile(rb"[!-9;-~]+:")
@@ -83,7 +171,7 @@ _MAIL_FIELDS = frozenset({
 })
 # Real header blocks are a few kilobytes; spam with hundreds of Received lines stays under this.
 _SNIFF_BYTES = 64 * 1024
-_BINARY_SNIFF_BYTES = 8 * 1024
+_READ_CHUNK = 64 * 1024  # under glibc's 128 kB threshold for giving an allocation its own map
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 # An mbox separator: "From sender asctime-date", e.g. "From jo@example.com  Thu Aug 22 13:17:22
@@ -92,9 +180,39 @@ _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _MBOX_SEPARATOR = re.compile(rb"\nFrom \S* +[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{1,2}:\d\d")
 _MBOX_SEPARATOR_MAX = 1024  # overlap kept between chunks when scanning a long file
 
+
+def read_bytes(raw: bytes, source: str = "-") -> Document:
+    """Document of a mail/news message (it starts with a header block), else of plain text.
+
+    The one way bytes become a Document: every command and the Python API read through it.
+    """
+    if raw.startswith(_UTF16_BOMS):
+        # Windows Notepad's "Unicode" is UTF-16 with a byte order mark: its NULs are text.
+        return Document(source, _cap(raw).decode("utf-16", errors="replace"))
+    raw = _clean(_cap(raw))
+    if _is_message(raw):
+        return _message(raw, source)
+    return Document(source, decode(raw).removeprefix("\ufeff"))
+
+
 def parse_message(raw: bytes, source: str = "-") -> Document:
-    """Document of an RFC 822 / MIME message or news article; never raises on bad MIME."""
-    raw = _cap(raw)
+    """Document of raw read as an RFC 822 / MIME message or news article, even when it does not
+    start with a header block; never raises on bad MIME. :func:`read_bytes` is the entry point
+    that decides; this is for callers that know they hold a message."""
+    return _message(_clean(_cap(raw)), source)
+
+
+def _clean(raw: bytes) -> bytes:
+    """raw without NUL bytes, its CR and CRLF line ends made LF."""
+    if b"\0" in raw:
+        raw = raw.replace(b"\0", b"")
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return raw
+
+
+def _message(raw: bytes, source: str) -> Document:
+    """Document of a message whose bytes went through _cap and _clean."""
     simple = _simple_message(raw, source)
     if simple is not None:
         return simple
@@ -104,21 +222,12 @@ def parse_message(raw: bytes, source: str = "-") -> Document:
         texts = _body(message, fields)
     except Exception:
         # The email package promises nothing on hostile input: a few kilobytes of nested
-        # multiparts make it raise RecursionError. Keep the headers (a flat parse) and read
-        # the body as plain text.
-        message = _parse(raw, headersonly=True)
+        # multiparts make it raise RecursionError; _parse refuses more than MAX_PARTS parts.
+        # Keep the headers (a flat parse) and read the body as plain text.
+        message = _parse_headers(raw)
         fields = _header_fields(message)
         texts = [decode(message.get_payload(decode=True) or b"")]
     return Document(source, "\n".join(texts), tuple(fields))
-
-
-def read_bytes(raw: bytes, source: str = "-") -> Document:
-    """Document of a mail/news message (it starts with a header block), else of plain text."""
-    if _is_message(raw):
-        return parse_message(raw, source)
-    if _is_binary(raw):
-        return Document(source, "")
-    return Document(source, _plain_text(_cap(raw)))
 
 
 def read_documents(paths: Iterable[str], on_error: ErrorHandler | None = None) -> Iterator[Document]:
@@ -178,10 +287,6 @@ def _cap(raw: bytes) -> bytes:
     return raw[:end + 1] if end >= 0 else raw[:MAX_BYTES]
 
 
-def _is_binary(raw: bytes) -> bool:
-    return b"\0" in raw[:_BINARY_SNIFF_BYTES] and not raw.startswith(_UTF16_BOMS)
-
-
 def _is_message(raw: bytes) -> bool:
     """Whether raw starts with a header block: after an optional mbox "From " line, every line
     up to the first blank one is a header field or its continuation, and one is a mail field."""
@@ -204,27 +309,42 @@ def _is_message(raw: bytes) -> bool:
     return known
 
 
-def _plain_text(raw: bytes) -> str:
-    # Windows Notepad's "Unicode" is UTF-16 with a byte order mark; decode() knows 8-bit text.
-    if raw.startswith(_UTF16_BOMS):
-        return raw.decode("utf-16", errors="replace")
-    return decode(raw).removeprefix("\ufeff")
-
-
 def _documents(raw: bytes, source: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
     """One file's bytes, or a report of why they are no document."""
-    if not raw:
-        report(source, "empty file")
-    elif _is_binary(raw) and not _is_message(raw):
-        report(source, "binary file")
-    else:
+    if raw:
         yield source, raw
+    else:
+        report(source, "empty file")
+
+
+def _read_capped(file: BinaryIO, size: int | None = None) -> bytes:
+    """The first MAX_BYTES + 1 bytes of file (one more than the cap tells _cap it was longer),
+    reading ``size + 1`` bytes when the file's size is known, else 64 kB at a time.
+
+    A read of n bytes allocates n first: a MAX_BYTES buffer is a memory map of its own, which
+    the bytes shrunk from it keep. Training on 100,000 small files that way passed the kernel's
+    65,530 maps per process (vm.max_map_count) and failed (issue #10).
+    """
+    chunks = []
+    left = MAX_BYTES + 1
+    want = _READ_CHUNK if size is None else size + 1  # + 1: a file that grew since fstat
+    while left > 0:
+        ask = min(want, left)
+        chunk = file.read(ask)
+        if chunk:
+            chunks.append(chunk)
+            left -= len(chunk)
+        if len(chunk) < ask:
+            break
+        want = _READ_CHUNK
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _read_file(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
     try:
-        with open(path, "rb") as file:
-            head = file.read(MAX_BYTES + 1)
+        with open(path, "rb", buffering=0) as file:
+            status = os.fstat(file.fileno())
+            head = _read_capped(file, status.st_size if stat.S_ISREG(status.st_mode) else None)
             is_mbox = _is_mbox(head, file)
     except OSError as error:
         report(path, _reason(error))
@@ -244,7 +364,7 @@ def _is_mbox(head: bytes, file: BinaryIO) -> bool:
     while chunk:
         if _MBOX_SEPARATOR.search(tail + chunk):
             return True
-        tail, chunk = chunk[-_MBOX_SEPARATOR_MAX:], file.read(MAX_BYTES)
+        tail, chunk = chunk[-_MBOX_SEPARATOR_MAX:], file.read(_READ_CHUNK)
     return False
 
 
@@ -259,7 +379,7 @@ def _read_mbox(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
     try:
         for number, key in enumerate(box.iterkeys(), 1):
             with box.get_file(key) as file:
-                raw = file.read(MAX_BYTES + 1)
+                raw = _read_capped(file)
             yield f"{path}:{number}", raw
     except OSError as error:
         report(path, _reason(error))
@@ -280,7 +400,7 @@ def _read_maildir(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]
         source = f"{path}:{key}"
         try:
             with box.get_file(key) as file:
-                raw = file.read(MAX_BYTES + 1)
+                raw = _read_capped(file)
         except KeyError:  # moved away (deleted, refiled) since the listing
             report(source, "no such message")
             continue
@@ -303,30 +423,42 @@ def _listdir(path: str, sub: str) -> list[str]:
 
 def _tree(top: str, report: ErrorHandler) -> Iterator[tuple[str, bool]]:
     """(path, is_maildir) of the files and Maildirs under the directory top, sorted."""
-    seen: set[tuple[int, int]] = set()  # directories entered: a symlink loop is walked once
+    seen: set[tuple[int, int]] = set()  # directories entered: each is read once
 
-    def walk(path: str) -> Iterator[tuple[str, bool]]:
+    def walk(path: str, ancestors: frozenset[tuple[int, int]]) -> Iterator[tuple[str, bool]]:
         if is_maildir(path):
             yield path, True
             return
         try:
             status = os.stat(path)
-            if (status.st_dev, status.st_ino) in seen:
+            key = (status.st_dev, status.st_ino)
+            if key in ancestors:
+                report(path, "symbolic link loop")
+                return
+            if key in seen:  # a second link to a directory read already
                 return
             with os.scandir(path) as scan:
                 entries = sorted((e for e in scan if e.name[0] != "."), key=lambda e: e.name)
         except OSError as error:
             report(path, _reason(error))
             return
-        seen.add((status.st_dev, status.st_ino))
+        seen.add(key)
+        ancestors = ancestors | {key}
         for entry in entries:
-            if entry.is_dir():
-                yield from walk(entry.path)
-            elif entry.is_file():
-                yield entry.path, False
+            try:
+                # is_dir and is_file follow links; a loop of links raises ELOOP (which aborted
+                # a whole training run, issue #10), a broken link gives False to both.
+                if entry.is_dir():
+                    yield from walk(entry.path, ancestors)
+                elif entry.is_file():
+                    yield entry.path, False
+                elif entry.is_symlink():
+                    os.stat(entry.path)  # raises: broken
+            except OSError as error:
+                report(entry.path, _reason(error))
 
     found = False
-    for item in walk(top):
+    for item in walk(top, frozenset()):
         found = True
         yield item
     if not found and seen:  # top was listed (an unlistable top has been reported already)
@@ -408,7 +540,7 @@ def _text(payload: bytes, charset: str | None, kind: str, tags: dict[str, None],
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     if "begin " in text:
-        text = _UUENCODED.sub(_uuencoded_name, text)
+        text = _name_uuencoded(text)
     return text.strip()
 
 
@@ -422,8 +554,10 @@ def _markup_fields(tags: dict[str, None], hosts: dict[str, None],
 
 # -- the common case without the email package ----------------------------------------------
 
-# A Content-Type the fast path reads: plain text, at most a plain charset parameter.
-_PLAIN_TYPE = re.compile(r'text/plain\s*(?:;\s*charset\s*=\s*"?([\w.:-]+)"?\s*;?)?\s*',
+# A Content-Type the fast path reads: plain text, at most a plain charset parameter. No two
+# blank runs are adjacent: "\s*;?\s*" made a run of spaces without ";" quadratic (a minute on
+# 100 kB of them, issue #10).
+_PLAIN_TYPE = re.compile(r'text/plain\s*(?:;\s*charset\s*=\s*"?([\w.:-]+)"?\s*(?:;\s*)?)?',
                          re.IGNORECASE)
 _RAW_ENCODINGS = frozenset({"", "7bit", "8bit", "binary"})
 
@@ -487,8 +621,10 @@ def _simple_message(raw: bytes, source: str) -> Document | None:
 # Common tags; a body opening with one, or holding several, is HTML whatever its MIME type says.
 _HTML_TAG = re.compile(r"<(?:html|!doctype|head|body|br|p|div|table|tr|td|font|a\s+href|img)\b",
                        re.IGNORECASE)
-# A uuencoded file in a body ("begin 644 name" ... "end"): its lines are junk to a tokenizer.
-_UUENCODED = re.compile(r"^begin [0-7]{3,4} (\S[^\n]*)\n(?:[^\n]*\n)*?end$", re.MULTILINE)
+# The first line of a uuencoded file in a body ("begin 644 name" ... "end"): its lines are junk
+# to a tokenizer. The "end" line is found with str.find: a pattern that matched up to it
+# rescanned the rest of the text from every "begin" line without one (quadratic, issue #10).
+_UU_BEGIN = re.compile(r"^begin [0-7]{3,4} (\S[^\n]*)\n", re.MULTILINE)
 
 
 def _looks_like_html(text: str) -> bool:
@@ -498,6 +634,26 @@ def _looks_like_html(text: str) -> bool:
         or len(_HTML_TAG.findall(head)) >= 5
 
 
-def _uuencoded_name(match: re.Match) -> str:
-    """A uuencoded file stands as an attachment does: by its name, not its bytes."""
-    return f"uuencoded {match.group(1)}"
+def _name_uuencoded(text: str) -> str:
+    """text with each uuencoded file, from its "begin" line to its "end" line, standing as an
+    attachment does: "uuencoded name"."""
+    out: list[str] = []
+    pos = 0
+    while (begin := _UU_BEGIN.search(text, pos)) is not None:
+        end = _end_line(text, begin.end() - 1)
+        if end < 0:  # no "end" line after this one, nor after any later "begin"
+            break
+        out += [text[pos:begin.start()], f"uuencoded {begin[1]}"]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _end_line(text: str, newline: int) -> int:
+    """The position after the first line "end" that follows the line end at ``newline``, or -1."""
+    while (found := text.find("\nend", newline)) >= 0:
+        after = found + 4
+        if after == len(text) or text[after] == "\n":
+            return after
+        newline = after
+    return -1

@@ -73,10 +73,10 @@ def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str | None 
     probable class, its probability and its log-odds over the runner-up. Raises on any
     failure: the caller delivers the message unchanged.
     """
-    from .documents import parse_message
+    from .documents import read_bytes
     from .scorer import score
 
-    document = parse_message(raw)
+    document = read_bytes(raw)
     classes, row, learned = score(model, document.text, document.fields)
     cutoffs = spam_cutoffs(classes, learned, spam_class, spam_cutoff, ham_cutoff)
     decision = decide(classes, row, "-", cutoffs)

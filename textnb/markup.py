@@ -13,6 +13,8 @@ import re
 from html import unescape
 from urllib.parse import urlsplit
 
+from .decoding import POSSESSIVE
+
 # Tags after which HTML text starts a new line; other tags (b, font, span, a) join their text,
 # so "V<b>i</b>agra" is one word, as the reader sees it.
 _BLOCK_TAGS = frozenset(
@@ -21,12 +23,17 @@ _BLOCK_TAGS = frozenset(
 )
 _HIDDEN_TAGS = frozenset({"script", "style"})
 
+# Each branch either consumes what it scans or fails at once, so a search from a position is
+# linear in what it passes: a comment's end is found in html_text, because "<!--.*?-->"
+# rescanned the rest of the text from every unclosed "<!--" (an hour on 1 MB, issue #10).
 _MARKUP = re.compile(r"""
-      <!--(?:.*?--!?>|[^>]*>?)                            # a comment (unclosed: to a ">")
+      <!--                                                # a comment: see html_text
     | <(?P<end>/?)(?P<name>[a-zA-Z][^\s/>]*)              # a start or end tag:
-      (?P<attrs>(?:[^>=]|=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))*)>?  # attributes; values may be quoted
+      (?P<attrs>[^>=]*(?:=\s*(?:"[^"]*"|'[^']*'|[^\s>]*)[^>=]*)*""" + POSSESSIVE + r""")>?
+                                                          # attributes; values may be quoted
     | <[!?/][^>]*>?                                       # <!DOCTYPE>, <![if]>, <?xml?>, </ >
     """, re.DOTALL | re.VERBOSE)
+_COMMENT_END = re.compile(r"--!?>")
 _LINK = re.compile(r"""(?:^|[\s"'/])(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""",
                    re.IGNORECASE)
 _HIDDEN_END = {name: re.compile(rf"</{name}\s*>", re.IGNORECASE) for name in _HIDDEN_TAGS}
@@ -39,16 +46,26 @@ def html_text(html: str, tags: dict[str, None], hosts: dict[str, None]) -> str:
     lines: list[str] = []
     line: list[str] = []
     pos = 0
-    for match in _MARKUP.finditer(html):
-        if match.start() < pos:  # inside a script or style element skipped below
-            continue
-        line.append(html[pos:match.start()])
+    comments_close = True  # until a comment is found without "-->" after it
+    while (match := _MARKUP.search(html, pos)) is not None:
+        if match.start() > pos:
+            line.append(html[pos:match.start()])
         pos = match.end()
         name = match["name"]
         if name is None:
+            if match[0] == "<!--":
+                # To its "-->" (or "--!>"); an unclosed comment ends at the next ">" (or with
+                # the text). Once one has no "-->" after it, no later one has.
+                close = _COMMENT_END.search(html, pos) if comments_close else None
+                if close is not None:
+                    pos = close.end()
+                else:
+                    comments_close = False
+                    end = html.find(">", pos)
+                    pos = end + 1 if end >= 0 else len(html)
             continue
         name = name.lower()
-        if name in _BLOCK_TAGS:
+        if name in _BLOCK_TAGS and line:
             _break(line, lines)
         if match["end"]:
             continue
