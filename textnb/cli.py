@@ -20,6 +20,7 @@ import numpy as np
 from . import __version__
 from .classifier import TextClassifier, load_model, save_model
 from .cutoffs import TARGET_FNR, TARGET_FPR
+from .onerror import MARGIN, MAX_PASSES
 from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, spam_cutoffs
 from .documents import is_maildir, read_raw
 from .errors import DocumentError, TextnbError
@@ -292,8 +293,16 @@ def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
 @_model_path_option()
 @_training_options
 @_cutoff_learning_options
+@click.option("--on-error", is_flag=True,
+              help="Learn only the documents the model gets wrong or is unsure of, pass after "
+                   "pass (as bogominitrain).")
+@click.option("--margin", type=click.FloatRange(min=0), default=MARGIN, show_default=True,
+              help="With --on-error: the log-odds by which the right class must lead.")
+@click.option("--passes", type=click.IntRange(min=1), default=MAX_PASSES, show_default=True,
+              help="With --on-error: at most this many passes.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
-def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, **options) -> int:
+def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, on_error, margin,
+          passes, **options) -> int:
     """Train on directories of labelled files: textnb train spam/ ham/.
 
     Each DIR is a class named after the directory; a single DIR holding only
@@ -310,15 +319,23 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, *
     texts, y = _read_labelled(sources, skips, quiet)
     classifier = _classifier(labels=y, **options)
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr)
-    classifier.fit(texts, y)
+    if on_error:
+        classifier.fit_on_error(texts, y, margin=margin, max_passes=passes)
+    else:
+        classifier.fit(texts, y)
     path = _resolve_model(model_path)
     save_model(classifier, path)
     skips.summary()
     if not quiet:
         counts = ", ".join(f"{c}: {int(n)}" for c, n in
                            zip(classifier.classes_, classifier.model_.class_count_))
-        click.echo(f"trained {len(y)} documents ({counts}), "
+        click.echo(f"trained {int(classifier.model_.class_count_.sum())} documents ({counts}), "
                    f"{len(classifier.vocabulary_)} terms -> {path}")
+        if on_error:
+            report = classifier.on_error_
+            click.echo(f"on error    learned {report['learned']} of {report['documents']} "
+                       f"documents in {len(report['passes'])} passes "
+                       f"({', '.join(map(str, report['passes']))} per pass)")
         if classifier.cutoffs_:
             click.echo(_cutoffs_line(classifier.cutoffs_))
     return OK

@@ -1,0 +1,77 @@
+"""Train on error: convergence, the model it leaves, and the command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from scipy.sparse import csr_matrix
+
+from textnb import TextClassifier, load_model
+from textnb.cli import main
+from textnb.models import MultinomialNB
+from textnb.onerror import train_on_error
+
+ROOT = Path(__file__).resolve().parent.parent
+SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
+HAM_DIR = ROOT / "corpora" / "spamassassin" / "ham"
+
+
+def test_a_worked_example_learns_only_what_it_gets_wrong():
+    # Terms: cheap, pills, meeting, noon. Seeds are the first of each class (rows 0 and 2).
+    X = csr_matrix(np.array([[2, 1, 0, 0],    # spam (seed)
+                             [1, 1, 0, 0],    # spam: right by a wide margin after the seeds
+                             [0, 0, 1, 1],    # ham (seed)
+                             [0, 0, 2, 1],    # ham: right by 2.54 after the seeds
+                             [1, 0, 1, 1]]))  # spam that looks like ham: learned in pass 1
+    y = np.array(["spam", "spam", "ham", "ham", "spam"])
+    # After the seeds (α = 1): row 1 leads by 1.48, row 3 by 2.54, row 4 trails by 0.75, so
+    # pass 1 learns row 4; that spam holds "meeting" and "noon", so row 3's lead falls below
+    # the margin and pass 2 learns it; pass 3 learns nothing.
+    model, learned, per_pass = train_on_error(X, y, lambda: MultinomialNB(alpha=1.0), margin=1.0)
+    assert learned.tolist() == [True, False, True, True, True]
+    assert per_pass == [1, 1, 0]
+    after_pass_1 = MultinomialNB(alpha=1.0).fit(X[[0, 2, 4]], y[[0, 2, 4]]).predict_log_proba(X[3])
+    assert after_pass_1[0, 0] - after_pass_1[0, 1] < 1.0
+    exact = MultinomialNB(alpha=1.0).fit(X[learned], y[learned])
+    np.testing.assert_array_equal(model.feature_count_, exact.feature_count_)
+    np.testing.assert_allclose(model.feature_log_prob_, exact.feature_log_prob_)
+
+
+def test_it_converges_on_the_sample_corpus():
+    from textnb.documents import read_documents
+    spam = list(read_documents([str(SPAM_DIR)]))
+    ham = list(read_documents([str(HAM_DIR)]))
+    texts, y = spam + ham, ["spam"] * len(spam) + ["ham"] * len(ham)
+    clf = TextClassifier(spam_class="spam").fit_on_error(texts, y, margin=2.0)
+    report = clf.on_error_
+    assert report["passes"][-1] == 0 and len(report["passes"]) < 10   # a pass learned nothing
+    assert report["documents"] == 300 and 2 < report["learned"] < 300
+    assert int(clf.model_.class_count_.sum()) == report["learned"]
+    # The model is fit on the documents it learned, so every document it did not learn is
+    # classified right by the margin (the last pass checked each of them).
+    lead = clf.predict_log_proba(texts)
+    column = [list(clf.classes_).index(label) for label in y]
+    right = lead[np.arange(len(y)), column] - lead[np.arange(len(y)), [1 - c for c in column]]
+    assert (right > 0).mean() > 0.97
+    assert clf.cutoffs_["folds"] == 5 and clf.cutoffs_["ham"] <= clf.cutoffs_["spam"]
+
+
+def test_bad_settings_are_refused():
+    X, y = csr_matrix(np.eye(2)), np.array(["a", "b"])
+    with pytest.raises(ValueError, match="margin"):
+        train_on_error(X, y, MultinomialNB, margin=-1)
+    with pytest.raises(ValueError, match="two classes"):
+        train_on_error(X, np.array(["a", "a"]), MultinomialNB)
+
+
+def test_train_on_error_from_the_command_line(tmp_path):
+    path = tmp_path / "oe.model"
+    result = CliRunner().invoke(main, ["train", "--on-error", "--passes", "2", "-m", str(path),
+                                       str(SPAM_DIR), str(HAM_DIR)])
+    assert result.exit_code == 0, result.output
+    assert "on error    learned" in result.output and "in 2 passes" in result.output
+    model = load_model(path)
+    assert 2 < model.model_.class_count_.sum() < 300 and model.cutoffs_ is not None
