@@ -238,7 +238,7 @@ def test_bad_training_sets():
 
 @pytest.mark.parametrize("settings, message", [
     ({"model": "svm"}, "model must be one of multinomial, bernoulli, complement, not 'svm'"),
-    ({"tf": "binary"}, "tf must be 'raw' or 'log', not 'binary'"),
+    ({"tf": "presence"}, "tf must be 'raw', 'log' or 'binary', not 'presence'"),
     ({"norm": "l1"}, "norm must be None or 'l2', not 'l1'"),
     ({"alpha": 0}, "alpha must be a number > 0"),
     ({"alpha": -0.5}, "alpha must be a number > 0"),

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from textnb import TextClassifier, load_model, save_model
 from textnb.cli import main
-from textnb.cutoffs import choose_cutoffs, folds_of, rates
+from textnb.cutoffs import choose_cutoffs, rates
 from textnb.decision import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_cutoffs
 from textnb.mailfilter import filter_message
 
@@ -75,13 +75,6 @@ def test_a_zero_target_keeps_every_ham_below_the_spam_cutoff():
 def test_bad_targets_are_refused(bad):
     with pytest.raises(ValueError, match="target rates"):
         choose_cutoffs(np.array([0.0, 1.0]), np.array([False, True]), **bad)
-
-
-def test_folds_are_stratified():
-    is_spam = np.r_[np.ones(10, bool), np.zeros(25, bool)]
-    folds = folds_of(is_spam, 5, seed=3)
-    assert sorted(np.bincount(folds[is_spam]).tolist()) == [2] * 5
-    assert sorted(np.bincount(folds[~is_spam]).tolist()) == [5] * 5
 
 
 def test_explicit_options_override_learned_cutoffs():

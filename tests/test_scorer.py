@@ -26,6 +26,7 @@ PROBES = [MAIL, parse_message(b"Subject: nothing known\n\nzebra\n"), parse_messa
 @pytest.mark.parametrize("settings", [
     {}, {"model": "multinomial", "alpha": 1.0, "norm": None, "fit_prior": True},
     {"model": "bernoulli"}, {"tf": "log"}, {"ngram_range": (1, 2), "stop_words": "none"},
+    {"tf": "binary"}, {"tf": "binary", "norm": None, "model": "multinomial"},
     {"class_prior": [0.2, 0.3, 0.5], "model": "multinomial"},
 ])
 def test_scores_agree_with_the_classifier(tmp_path, settings):

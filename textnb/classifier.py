@@ -63,7 +63,9 @@ class TextClassifier:
     ngram_range : (min_n, max_n) word n-grams.
     lowercase, max_token_length : tokenizer settings.
     min_df, max_df, max_features : vocabulary pruning at ``fit`` (see :class:`Vocabulary`).
-    tf : "raw" counts, or "log" for log(1 + count), which damps a word repeated many times.
+    tf : "raw" counts, "log" for log(1 + count), which damps a word repeated many times, or
+        "binary" for presence (1 if the term occurs), which often wins on short texts and
+        sentiment (Wang & Manning, 2012).
     norm : None, or "l2" to scale each document's weighted counts to unit length, so a long
         document does not outvote many short ones (Rennie et al., 2003).
     n_jobs : worker processes (joblib) that parse, tokenize and count; None: every core for
@@ -197,9 +199,10 @@ class TextClassifier:
         k = int(min(self.cutoff_folds, is_spam.sum(), (~is_spam).sum()))
         if k < 2:
             return None
+        from .metrics import stratified_folds
         from .vocabulary import to_scipy
         matrix = to_scipy(X)
-        folds = _cutoffs.folds_of(is_spam, k)
+        folds = stratified_folds(y, k)
         log_odds = np.empty(y.size)
         for fold in range(k):
             held = folds == fold
@@ -364,7 +367,8 @@ class TextClassifier:
     def _weigh(self, X: CSR) -> CSR:
         if self.model == "bernoulli" or (self.tf == "raw" and self.norm is None):
             return X
-        data = np.log1p(X.data) if self.tf == "log" else X.data.copy()
+        data = (np.log1p(X.data) if self.tf == "log" else np.ones_like(X.data, dtype=float)
+                if self.tf == "binary" else X.data.copy())
         if self.norm == "l2":
             row = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
             lengths = np.sqrt(np.bincount(row, weights=data ** 2, minlength=X.shape[0]))
@@ -375,8 +379,8 @@ class TextClassifier:
         """Validate the settings and load the stop words (kept for the model file)."""
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {', '.join(MODELS)}, not {self.model!r}")
-        if self.tf not in ("raw", "log"):
-            raise ValueError(f"tf must be 'raw' or 'log', not {self.tf!r}")
+        if self.tf not in ("raw", "log", "binary"):
+            raise ValueError(f"tf must be 'raw', 'log' or 'binary', not {self.tf!r}")
         if self.norm not in (None, "l2"):
             raise ValueError(f"norm must be None or 'l2', not {self.norm!r}")
         if self.n_jobs is not None and (not isinstance(self.n_jobs, int) or self.n_jobs == 0):
@@ -488,6 +492,8 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
             "stop_words": classifier.stop_words_}
     if getattr(classifier, "cutoffs_", None):
         meta["cutoffs"] = classifier.cutoffs_
+    if getattr(classifier, "tuning_", None):
+        meta["tuning"] = classifier.tuning_
     row = {str(label): i for i, label in enumerate(model.classes_)}
     bias, weights = model.decomposition()
     terms = np.frombuffer(_join_terms(classifier.vocabulary_.terms_), dtype=np.uint8)
@@ -531,6 +537,9 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
         classifier.digests_ = arrays["digests"].astype(np.uint64)
         classifier.digest_labels_ = model.classes_.astype(str)[arrays["digest_classes"]]
         classifier.cutoffs_ = check_cutoffs(meta.get("cutoffs"), meta["classes"])
+        classifier.tuning_ = meta.get("tuning")  # what --tune found: shown by info, not used
+        if classifier.tuning_ is not None and not isinstance(classifier.tuning_, dict):
+            raise ValueError("its tuning record is not an object")
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise ModelFileError(f"model file '{os.fspath(path)}' is corrupt ({error})") from None
     return classifier

@@ -127,7 +127,8 @@ _TRAINING_OPTIONS = [
     click.option("--stop-words", metavar="english|none|FILE", help="Stop words to drop."),
     click.option("--stem", type=click.Choice(["porter", "snowball"]), help="Stem tokens with NLTK."),
     click.option("--ngrams", type=click.IntRange(min=1), help="Use word n-grams up to N."),
-    click.option("--tf", type=click.Choice(["raw", "log"]), help="Term weights: counts or log(1+count)."),
+    click.option("--tf", type=click.Choice(["raw", "log", "binary"]),
+                 help="Term weights: counts, log(1+count) or presence."),
     click.option("--norm", type=click.Choice(["none", "l2"]), help="Scale documents to unit length."),
     click.option("-j", "--jobs", type=int,
                  help="Processes that parse and tokenize (default: every core for 2000 "
@@ -300,9 +301,14 @@ def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
               help="With --on-error: the log-odds by which the right class must lead.")
 @click.option("--passes", type=click.IntRange(min=1), default=MAX_PASSES, show_default=True,
               help="With --on-error: at most this many passes.")
+@click.option("--tune", is_flag=True,
+              help="Choose the event model, alpha, word pairs, term weights and length "
+                   "normalisation by cross-validation on the training documents.")
+@click.option("--tune-folds", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Folds of --tune's cross-validation.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, on_error, margin,
-          passes, **options) -> int:
+          passes, tune, tune_folds, **options) -> int:
     """Train on directories of labelled files: textnb train spam/ ham/.
 
     Each DIR is a class named after the directory; a single DIR holding only
@@ -319,10 +325,21 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, o
     texts, y = _read_labelled(sources, skips, quiet)
     classifier = _classifier(labels=y, **options)
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr)
+    tuned = None
+    if tune:
+        from .tuning import tune as cross_validate
+        tuned = cross_validate(classifier, texts, y, folds=tune_folds)
+        best = tuned.best
+        classifier.set_params(model=best["model"], alpha=best["alpha"], tf=best["tf"],
+                              norm=best["norm"], ngram_range=tuple(best["ngram_range"]))
+        if not quiet:
+            click.echo(_tuning_table(tuned))
     if on_error:
         classifier.fit_on_error(texts, y, margin=margin, max_passes=passes)
     else:
         classifier.fit(texts, y)
+    if tuned is not None:
+        classifier.tuning_ = tuned.summary()
     path = _resolve_model(model_path)
     save_model(classifier, path)
     skips.summary()
@@ -339,6 +356,19 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, o
         if classifier.cutoffs_:
             click.echo(_cutoffs_line(classifier.cutoffs_))
     return OK
+
+
+def _tuning_table(tuned, top: int = 10) -> str:
+    """--tune's cross-validation: the best settings first, mean ± sd over the folds."""
+    lines = [f"{tuned.folds}-fold cross-validation of {len(tuned.rows)} settings "
+             f"({tuned.metric}; best first):",
+             f"  {'model':<12} {'alpha':>6} {'ngrams':>6} {'tf':<7} {'norm':<5} "
+             f"{tuned.metric:>14}"]
+    for row in tuned.rows[:top]:
+        lines.append(f"  {row['model']:<12} {row['alpha']:>6g} {row['ngram_range'][1]:>6} "
+                     f"{row['tf']:<7} {str(row['norm'] or 'none'):<5} "
+                     f"{row['mean']:>8.4f} ± {row['sd']:.4f}")
+    return "\n".join(lines)
 
 
 def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
@@ -622,7 +652,7 @@ def info(model_path, top, output) -> int:
     data = {"model": str(path),
             "classes": {str(c): int(round(n)) for c, n in zip(model.classes_, model.class_count_)},
             "terms": len(classifier.vocabulary_), "parameters": classifier.get_params(),
-            "cutoffs": classifier.cutoffs_,
+            "cutoffs": classifier.cutoffs_, "tuning": getattr(classifier, "tuning_", None),
             "informative_terms": ({str(c): terms for c, terms in
                                    classifier.informative_terms(top).items()}
                                   if len(model.classes_) > 1 else {})}
@@ -635,6 +665,9 @@ def info(model_path, top, output) -> int:
              *([_cutoffs_line(data["cutoffs"])] if data["cutoffs"] else
                [f"cutoffs     none learned: P(spam) >= {SPAM_CUTOFF} spam, <= {HAM_CUTOFF} ham"]
                if len(data["classes"]) == 2 else []),
+             *([f"tuned       {data['tuning']['folds']}-fold CV {data['tuning']['metric']} "
+                f"{data['tuning']['best']['mean']:.4f} ± {data['tuning']['best']['sd']:.4f}, "
+                f"best of {data['tuning']['candidates']} settings"] if data["tuning"] else []),
              "parameters  " + ", ".join(f"{k}={v}" for k, v in data["parameters"].items()
                                         if k != "stop_words" or isinstance(v, str))]
     for c, terms in data["informative_terms"].items():

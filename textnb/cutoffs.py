@@ -78,14 +78,3 @@ def rates(log_odds: np.ndarray, is_spam: np.ndarray, spam_cutoff: float,
             "unsure": float(unsure.mean()), "spam_unsure": spam_unsure,
             "ham_unsure": float((unsure & ~is_spam).sum() / n_ham),
             "spam_not_caught": fnr + spam_unsure, "messages": int(is_spam.size)}
-
-
-def folds_of(is_spam: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
-    """A fold number in [0, k) per message, stratified: each fold holds its share of spam."""
-    is_spam = np.asarray(is_spam, dtype=bool)
-    rng = np.random.default_rng(seed)
-    folds = np.empty(is_spam.size, dtype=np.int64)
-    for members in (np.flatnonzero(is_spam), np.flatnonzero(~is_spam)):
-        members = rng.permutation(members)
-        folds[members] = np.arange(members.size) % k
-    return folds

@@ -60,9 +60,9 @@ class Scorer:
                     lowercase=params["lowercase"], stop_words=meta["stop_words"],
                     stemmer=params["stemmer"], ngram_range=params["ngram_range"],
                     max_length=params["max_token_length"])
-                self._binary = params["model"] == "bernoulli"
+                self._binary = params["model"] == "bernoulli" or params["tf"] == "binary"
                 self._log_tf = params["tf"] == "log" and not self._binary
-                self._l2 = params["norm"] == "l2" and not self._binary
+                self._l2 = params["norm"] == "l2" and params["model"] != "bernoulli"
                 self._terms = _npy(self._read(f, "terms.npy"), "|u1")
                 self._ends = array("Q", _npy(self._read(f, "term_ends.npy"), "<u8"))
                 self.bias = list(array("d", _npy(self._read(f, "score_bias.npy"), "<f8")))

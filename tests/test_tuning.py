@@ -1,0 +1,70 @@
+"""train --tune: the grid, its cross-validation, and what it leaves in the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from scipy.sparse import csr_matrix
+
+from textnb import TextClassifier, load_model
+from textnb.cli import main
+from textnb.models import MultinomialNB
+from textnb.tuning import _cross_validate, _weigh, tune
+
+ROOT = Path(__file__).resolve().parent.parent
+SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
+HAM_DIR = ROOT / "corpora" / "spamassassin" / "ham"
+
+TEXTS = ([f"cheap pills offer now {i}" for i in range(8)] + [f"pills pills pills {i}" for i in range(4)]
+         + [f"meeting notes lunch {i}" for i in range(8)] + [f"notes pills {i}" for i in range(4)])
+LABELS = ["spam"] * 12 + ["ham"] * 12
+
+
+def test_one_fit_per_fold_gives_what_a_fit_per_alpha_gives(random_counts):
+    X, y = random_counts
+    fold = np.arange(y.size) % 3
+    scores = _cross_validate(TextClassifier(model="multinomial", fit_prior=True),
+                             _weigh(X, "log", "l2"), y, fold, 3, "multinomial", (0.1, 1.0), None)
+    W = _weigh(X, "log", "l2")
+    for alpha, per_fold in scores.items():
+        for f in range(3):
+            held = fold == f
+            model = MultinomialNB(alpha=alpha).fit(W[~held], y[~held])
+            assert per_fold[f] == pytest.approx(np.mean(model.predict(W[held]) == y[held]), abs=1e-12)
+
+
+def test_weighing_matches_the_classifier():
+    X = csr_matrix(np.array([[3.0, 0.0, 4.0], [0.0, 1.0, 0.0]]))
+    np.testing.assert_allclose(_weigh(X, "raw", "l2").toarray(), [[0.6, 0, 0.8], [0, 1, 0]])
+    np.testing.assert_allclose(_weigh(X, "binary", None).toarray(), [[1, 0, 1], [0, 1, 0]])
+    np.testing.assert_allclose(_weigh(X, "log", None).toarray(), np.log1p(X.toarray()))
+
+
+def test_the_grid_is_searched_and_sorted():
+    result = tune(TextClassifier(stop_words="none"), TEXTS, LABELS, folds=3)
+    # 5 alphas × (complement and multinomial × 3 term weights × 2 norms + Bernoulli) × 2 n-grams
+    assert len(result.rows) == 130 and result.metric == "accuracy" and result.folds == 3
+    means = [row["mean"] for row in result.rows]
+    assert means == sorted(means, reverse=True) and 0.5 < means[0] <= 1.0
+    assert set(result.best) == {"model", "alpha", "ngram_range", "tf", "norm", "mean", "sd"}
+    spam = tune(TextClassifier(stop_words="none", spam_class="spam"), TEXTS, LABELS, folds=3,
+                alphas=(1.0,), ngrams=((1, 1),))
+    assert spam.metric == "1 - ROC AUC" and len(spam.rows) == 13
+    assert [r["mean"] for r in spam.rows] == sorted(r["mean"] for r in spam.rows)
+
+
+def test_train_tune_keeps_its_choice_in_the_model(tmp_path):
+    path = tmp_path / "tuned.model"
+    result = CliRunner().invoke(main, ["train", "--tune", "--tune-folds", "3", "-m", str(path),
+                                       str(SPAM_DIR), str(HAM_DIR)])
+    assert result.exit_code == 0, result.output
+    assert "3-fold cross-validation of 130 settings (1 - ROC AUC; best first)" in result.output
+    model = load_model(path)
+    best = model.tuning_["best"]
+    assert (model.model, model.alpha, model.tf, list(model.ngram_range)) == \
+        (best["model"], best["alpha"], best["tf"], best["ngram_range"])
+    info = CliRunner().invoke(main, ["info", "-m", str(path)])
+    assert f"tuned       3-fold CV 1 - ROC AUC {best['mean']:.4f}" in info.output
