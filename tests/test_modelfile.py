@@ -282,7 +282,7 @@ def test_missing_or_misshapen_arrays(model_path, tmp_path):
     _expect_error(missing, "is corrupt")
     misshapen = tmp_path / "shape.model"
     _zip(misshapen, {**files, "feature_count.npy": _npy(np.zeros((3, 2)))})
-    _expect_error(misshapen, r"is corrupt \(counts of shape \(3, 2\)")
+    _expect_error(misshapen, r"is corrupt \(feature_count of shape \(3, 2\)")
     bad_index = tmp_path / "index.model"
     _zip(bad_index, {**files, "digest_classes.npy": _npy(np.full(8, 99, dtype=np.int64))})
     _expect_error(bad_index, "is corrupt")

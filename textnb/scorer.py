@@ -3,16 +3,22 @@
 A TextClassifier's file holds its scores decomposed as jll(x) = bias + Σ_k x'_k W_k, where x'
 is the document's weighted counts over the vocabulary (:meth:`~textnb.models._DiscreteNB.
 decomposition`; term k's weights W_k are row k of ``score_weights``). Scoring one message needs
-the settings, the sorted terms, and the rows of the terms the message holds, which are read
-alone. The terms are searched as UTF-8 bytes, whose order is the code-point order they were
-sorted in, so they are never decoded. So ``textnb filter`` costs milliseconds more than
-Python's start-up, where importing numpy and reading the whole model took 200
-(scripts/bench_filter.py).
+the settings, the sorted terms, and the rows of the terms the message holds. The terms are
+searched as UTF-8 bytes, whose order is the code-point order they were sorted in, so they are
+never decoded. So ``textnb filter`` costs milliseconds more than Python's start-up, where
+importing numpy and reading the whole model took 200 (scripts/bench_filter.py).
+
+The file is opened once and every member is read whole from that one open file, its CRC-32
+checked: a model replaced meanwhile (``textnb learn``) is read as one version, never two, and a
+flipped byte anywhere is found. Reading and checking the weights costs about 1 ms for 100,000
+terms of two classes (0.3 ms per MB for the CRC). The checks of :mod:`textnb.modelfile` apply
+(a regular file, a known version, settings in bounds), and each array must have the size its
+header declares and the shape the classes and terms imply; a score that is not finite (NaN or
+infinite weights) is refused.
 
 The file is read directly, not with :mod:`zipfile` (whose import alone costs 8 ms): only the
 stored, non-zip64 members textnb writes are accepted; anything else is a ModelFileError, and
-the caller falls back to :func:`textnb.classifier.load_model`. The CRC-32 of the small members
-is checked; the weight rows are read where they lie, unchecked.
+the caller falls back to :func:`textnb.classifier.load_model`.
 
 The arithmetic is that of :meth:`TextClassifier.predict_log_proba`, in the same order, so the
 two agree to rounding (tests/test_scorer.py).
@@ -30,6 +36,8 @@ from array import array
 from collections import Counter
 
 from .errors import ModelFileError
+from .modelfile import (MAX_META_BYTES, TEXT_CLASSIFIER, check_header, check_text_classifier,
+                        open_model)
 from .tokens import Tokenizer
 
 _NPY_MAGIC = b"\x93NUMPY"
@@ -44,14 +52,14 @@ class Scorer:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
-        try:
-            with open(self.path, "rb") as f:
+        with open_model(self.path) as f:
+            try:
                 self._members = _members(f)
                 meta = json.loads(self._read(f, "meta.json"))
-                if (meta.get("format"), meta.get("kind")) != ("textnb-model", "text-classifier"):
-                    raise ValueError("not a textnb text classifier")
-                if meta.get("version") != 2:
-                    raise ValueError(f"format version {meta.get('version')}, not 2")
+                version = check_header(meta, self.path, TEXT_CLASSIFIER)
+                if version != 2:
+                    raise ValueError(f"format version {version}, not 2")
+                check_text_classifier(meta, self.path)
                 self.classes = list(meta["classes"])
                 params = meta["params"]
                 self.tokenizer = Tokenizer(
@@ -63,16 +71,19 @@ class Scorer:
                 self._l2 = params["norm"] == "l2" and not self._binary
                 self._terms = _npy(self._read(f, "terms.npy"), "|u1")
                 self._ends = array("Q", _npy(self._read(f, "term_ends.npy"), "<u8"))
-                self.bias = list(array("d", _npy(self._read(f, "score_bias.npy"), "<f8")))
-                offset, size, _ = self._members["score_weights.npy"]
-                f.seek(offset)
-                self._weights = offset + _npy_header_length(f.read(min(size, 4096)), "<f8")
-        except FileNotFoundError:
-            raise ModelFileError(f"model file '{self.path}' does not exist") from None
-        except (OSError, KeyError, TypeError, ValueError, struct.error) as error:
-            raise ModelFileError(f"model file '{self.path}' cannot be scored without numpy "
-                                 f"({error})") from None
-        if len(self.bias) != len(self.classes) or (self._ends and self._ends[-1] != len(self._terms) + 1):
+                n_terms, n_classes = len(self._ends), len(self.classes)
+                self.bias = list(array("d", _npy(self._read(f, "score_bias.npy"), "<f8",
+                                                 (n_classes,))))
+                self._weights = array("d", _npy(self._read(f, "score_weights.npy"), "<f8",
+                                                (n_terms, n_classes)))
+            except ModelFileError:
+                raise
+            except (OSError, KeyError, TypeError, ValueError, struct.error,
+                    RecursionError) as error:
+                raise ModelFileError(f"model file '{self.path}' cannot be scored without numpy "
+                                     f"({error})") from None
+        if ((self._ends and self._ends[-1] != len(self._terms) + 1)
+                or not all(map(math.isfinite, self.bias))):
             raise ModelFileError(f"model file '{self.path}' is corrupt")
 
     def log_proba(self, text: str, fields: tuple[tuple[str, str], ...] = ()) -> list[float]:
@@ -83,12 +94,16 @@ class Scorer:
         if self._l2 and values:
             length = math.sqrt(sum(v * v for v in values))
             values = [v / length for v in values]
-        n_classes = len(self.classes)
+        n_classes, weights = len(self.classes), self._weights
         sums = [0.0] * n_classes
-        for value, row in zip(values, self._rows([k for k, _ in counts])):
+        for value, (k, _) in zip(values, counts):
+            row = k * n_classes
             for c in range(n_classes):
-                sums[c] += value * row[c]
+                sums[c] += value * weights[row + c]
         jll = [s + b for s, b in zip(sums, self.bias)]
+        if not all(map(math.isfinite, jll)):
+            raise ModelFileError(f"model file '{self.path}' is corrupt "
+                                 f"(weights that are not finite numbers)")
         top = max(jll)
         norm = top + math.log(sum(math.exp(j - top) for j in jll))
         return [j - norm for j in jll]
@@ -109,22 +124,11 @@ class Scorer:
                 found[lo] = n
         return found
 
-    def _rows(self, columns: list[int]) -> list[array]:
-        """The weight rows of the given columns, each read where it lies in the file."""
-        width = 8 * len(self.classes)
-        rows = []
-        with open(self.path, "rb") as f:
-            for k in columns:
-                f.seek(self._weights + k * width)
-                row = array("d", f.read(width))
-                if len(row) != len(self.classes):
-                    raise ModelFileError(f"model file '{self.path}' is truncated")
-                rows.append(row)
-        return rows
-
     def _read(self, f, name: str) -> bytes:
-        """A small member's bytes, its CRC-32 checked."""
+        """A member's bytes, read whole from the one open file, its CRC-32 checked."""
         offset, size, crc = self._members[name]
+        if name == "meta.json" and size > MAX_META_BYTES:
+            raise ValueError(f"meta.json of {size} bytes, over the {MAX_META_BYTES} allowed")
         f.seek(offset)
         data = f.read(size)
         if len(data) != size or zlib.crc32(data) != crc:
@@ -151,14 +155,15 @@ def score(path: str | os.PathLike, text: str,
 
 def _members(f) -> dict[str, tuple[int, int, int]]:
     """name → (data offset, size, CRC-32) of a zip's members, stored (uncompressed) ones only."""
-    f.seek(0, os.SEEK_END)
-    size = f.tell()
+    size = os.fstat(f.fileno()).st_size
     f.seek(max(0, size - _END_OF_DIRECTORY.size - 0xFFFF))
     tail = f.read()
     at = tail.rfind(b"PK\x05\x06")
     if at < 0:
         raise ValueError("not a zip file")
     *_, count, directory_size, directory_offset, _ = _END_OF_DIRECTORY.unpack_from(tail, at)
+    if directory_offset + directory_size > size:
+        raise ValueError("the zip directory runs past the end of the file")
     f.seek(directory_offset)
     directory = f.read(directory_size)
     members, pos = {}, 0
@@ -174,25 +179,31 @@ def _members(f) -> dict[str, tuple[int, int, int]]:
         header = _LOCAL_HEADER.unpack(f.read(_LOCAL_HEADER.size))
         if header[0] != b"PK\x03\x04":
             raise ValueError(f"bad local header of {name}")
-        members[name] = (local + _LOCAL_HEADER.size + header[-2] + header[-1], packed, crc)
+        start = local + _LOCAL_HEADER.size + header[-2] + header[-1]
+        if start + packed > size:
+            raise ValueError(f"{name} runs past the end of the file")
+        members[name] = (start, packed, crc)
     return members
 
 
-def _npy(data: bytes, dtype: str) -> bytes:
-    """The data bytes of a .npy file holding a C-ordered array of ``dtype``."""
-    return data[_npy_header_length(data, dtype):]
-
-
-def _npy_header_length(head: bytes, dtype: str) -> int:
-    """Where the data of the .npy file starting with ``head`` starts. Only plain C-ordered
-    arrays of ``dtype`` are accepted (a pickle never is: its dtype is 'O')."""
-    if head[:6] != _NPY_MAGIC or head[6] not in (1, 2, 3):
+def _npy(data: bytes, dtype: str, shape: tuple[int, ...] | None = None) -> bytes:
+    """The data bytes of a .npy file holding a C-ordered array of ``dtype``: one-dimensional,
+    or of ``shape`` if given, and exactly as long as its header declares. Only plain arrays
+    are accepted (a pickle never is: its dtype is 'O')."""
+    if data[:6] != _NPY_MAGIC or data[6] not in (1, 2, 3):
         raise ValueError("not a .npy array")
-    if head[6] == 1:
-        length, start = int.from_bytes(head[8:10], "little"), 10
+    if data[6] == 1:
+        length, start = int.from_bytes(data[8:10], "little"), 10
     else:
-        length, start = int.from_bytes(head[8:12], "little"), 12
-    header = dict(_NPY_FIELD.findall(head[start:start + length]))
+        length, start = int.from_bytes(data[8:12], "little"), 12
+    header = dict(_NPY_FIELD.findall(data[start:start + length]))
     if header.get(b"descr") != f"'{dtype}'".encode() or header.get(b"fortran_order") != b"False":
         raise ValueError(f"array of {header.get(b'descr')}, expected {dtype}")
-    return start + length
+    declared = tuple(int(n) for n in header.get(b"shape", b"()").strip(b"()").split(b",")
+                     if n.strip())
+    if declared != shape if shape is not None else len(declared) != 1:
+        raise ValueError(f"array of shape {declared}, expected {shape or 'one dimension'}")
+    body = data[start + length:]
+    if len(body) != math.prod(declared) * int(dtype[2:]):  # "<f8": 8 bytes each
+        raise ValueError(f"array of shape {declared} in {len(body)} bytes")
+    return body
