@@ -438,6 +438,10 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
         digest_classes = _array(arrays, "digest_classes", np.integer, digests.shape)
         if digest_classes.size and not 0 <= digest_classes.min() <= digest_classes.max() < shape[0]:
             raise ValueError("digest_classes holds a class number out of range")
+        if meta["version"] >= 2:  # what the mail filter scores with (textnb.scorer) must be sane too
+            for name, want in (("score_bias", shape[:1]), ("score_weights", shape[::-1])):
+                if not np.isfinite(_array(arrays, name, np.floating, want)).all():
+                    raise ValueError(f"{name} holds numbers that are not finite")
         model._update()
         classifier.vocabulary_, classifier.model_ = vocabulary, model
         classifier.digests_ = digests.astype(np.uint64)

@@ -54,8 +54,10 @@ class Scorer:
         self.path = os.fspath(path)
         with open_model(self.path) as f:
             try:
-                self._members = _members(f)
-                meta = json.loads(self._read(f, "meta.json"))
+                # One read of the whole file: every member below comes from this snapshot.
+                blob = memoryview(f.read())
+                self._members = _members(blob)
+                meta = json.loads(bytes(self._member(blob, "meta.json")))
                 version = check_header(meta, self.path, TEXT_CLASSIFIER)
                 if version != 2:
                     raise ValueError(f"format version {version}, not 2")
@@ -69,21 +71,27 @@ class Scorer:
                 self._binary = params["model"] == "bernoulli"
                 self._log_tf = params["tf"] == "log" and not self._binary
                 self._l2 = params["norm"] == "l2" and not self._binary
-                self._terms = _npy(self._read(f, "terms.npy"), "|u1")
-                self._ends = array("Q", _npy(self._read(f, "term_ends.npy"), "<u8"))
+                data = {name: self._member(blob, name) for name in self._members}
+                self._terms = bytes(_npy(data["terms.npy"], "|u1"))
+                self._ends = _array("Q", _npy(data["term_ends.npy"], "<u8"))
                 n_terms, n_classes = len(self._ends), len(self.classes)
-                self.bias = list(array("d", _npy(self._read(f, "score_bias.npy"), "<f8",
-                                                 (n_classes,))))
-                self._weights = array("d", _npy(self._read(f, "score_weights.npy"), "<f8",
-                                                (n_terms, n_classes)))
+                # The counts are learning's, not scoring's: checked, so that what classify
+                # refuses is refused here too.
+                for name, shape in (("class_count", (n_classes,)),
+                                    ("feature_count", (n_classes, n_terms))):
+                    _check_floats(_npy(data[f"{name}.npy"], "<f8", shape), name, counts=True)
+                bias = _npy(data["score_bias.npy"], "<f8", (n_classes,))
+                weights = _npy(data["score_weights.npy"], "<f8", (n_terms, n_classes))
+                _check_floats(bias, "score_bias")
+                _check_floats(weights, "score_weights")
+                self.bias, self._weights = list(_array("d", bias)), _array("d", weights)
             except ModelFileError:
                 raise
             except (OSError, KeyError, TypeError, ValueError, struct.error,
                     RecursionError) as error:
                 raise ModelFileError(f"model file '{self.path}' cannot be scored without numpy "
                                      f"({error})") from None
-        if ((self._ends and self._ends[-1] != len(self._terms) + 1)
-                or not all(map(math.isfinite, self.bias))):
+        if self._ends and self._ends[-1] != len(self._terms) + 1:
             raise ModelFileError(f"model file '{self.path}' is corrupt")
 
     def log_proba(self, text: str, fields: tuple[tuple[str, str], ...] = ()) -> list[float]:
@@ -124,14 +132,13 @@ class Scorer:
                 found[lo] = n
         return found
 
-    def _read(self, f, name: str) -> bytes:
-        """A member's bytes, read whole from the one open file, its CRC-32 checked."""
+    def _member(self, blob: memoryview, name: str) -> memoryview:
+        """A member's bytes, its CRC-32 checked."""
         offset, size, crc = self._members[name]
         if name == "meta.json" and size > MAX_META_BYTES:
             raise ValueError(f"meta.json of {size} bytes, over the {MAX_META_BYTES} allowed")
-        f.seek(offset)
-        data = f.read(size)
-        if len(data) != size or zlib.crc32(data) != crc:
+        data = blob[offset:offset + size]
+        if zlib.crc32(data) != crc:
             raise ValueError(f"{name} is truncated or corrupt")
         return data
 
@@ -153,19 +160,19 @@ def score(path: str | os.PathLike, text: str,
     return scorer.classes, scorer.log_proba(text, fields)
 
 
-def _members(f) -> dict[str, tuple[int, int, int]]:
-    """name → (data offset, size, CRC-32) of a zip's members, stored (uncompressed) ones only."""
-    size = os.fstat(f.fileno()).st_size
-    f.seek(max(0, size - _END_OF_DIRECTORY.size - 0xFFFF))
-    tail = f.read()
-    at = tail.rfind(b"PK\x05\x06")
+def _members(blob: memoryview) -> dict[str, tuple[int, int, int]]:
+    """name → (data offset, size, CRC-32) of a zip's members, stored (uncompressed) ones only,
+    each within the file."""
+    size = len(blob)
+    tail_start = max(0, size - _END_OF_DIRECTORY.size - 0xFFFF)
+    at = bytes(blob[tail_start:]).rfind(b"PK\x05\x06")
     if at < 0:
         raise ValueError("not a zip file")
-    *_, count, directory_size, directory_offset, _ = _END_OF_DIRECTORY.unpack_from(tail, at)
+    *_, count, directory_size, directory_offset, _ = _END_OF_DIRECTORY.unpack_from(
+        blob, tail_start + at)
     if directory_offset + directory_size > size:
         raise ValueError("the zip directory runs past the end of the file")
-    f.seek(directory_offset)
-    directory = f.read(directory_size)
+    directory = blob[directory_offset:directory_offset + directory_size]
     members, pos = {}, 0
     for _ in range(count):
         (signature, _, _, _, method, _, _, crc, packed, unpacked, name_length, extra_length,
@@ -173,10 +180,9 @@ def _members(f) -> dict[str, tuple[int, int, int]]:
         if signature != b"PK\x01\x02" or method != 0 or packed != unpacked or packed == 0xFFFFFFFF:
             raise ValueError("not a zip file of stored members")
         start = pos + _DIRECTORY_ENTRY.size
-        name = directory[start:start + name_length].decode("utf-8")
+        name = bytes(directory[start:start + name_length]).decode("utf-8")
         pos = start + name_length + extra_length + comment_length
-        f.seek(local)
-        header = _LOCAL_HEADER.unpack(f.read(_LOCAL_HEADER.size))
+        header = _LOCAL_HEADER.unpack_from(blob, local)
         if header[0] != b"PK\x03\x04":
             raise ValueError(f"bad local header of {name}")
         start = local + _LOCAL_HEADER.size + header[-2] + header[-1]
@@ -186,7 +192,35 @@ def _members(f) -> dict[str, tuple[int, int, int]]:
     return members
 
 
-def _npy(data: bytes, dtype: str, shape: tuple[int, ...] | None = None) -> bytes:
+def _array(typecode: str, data: memoryview) -> array:
+    """An array of the numbers in ``data`` (array() would read a memoryview as bytes' ints)."""
+    numbers = array(typecode)
+    numbers.frombytes(data)
+    return numbers
+
+
+# Bytes of little-endian float64s: a NaN or an infinity has every exponent bit set — its top
+# byte 0x7F or 0xFF, the high half of the next one 0xF — and a negative number its top bit.
+# Found by slicing and translating bytes in C: 0.5 ms for 200,000 numbers, where summing them
+# in Python takes 2 ms and min() 5.
+_EXPONENT_HIGH = bytes(b & 0x7F == 0x7F for b in range(256))
+_EXPONENT_LOW = bytes(b & 0xF0 == 0xF0 for b in range(256))
+_SIGN = bytes(b >= 0x80 for b in range(256))
+
+
+def _check_floats(data: bytes, name: str, counts: bool = False) -> None:
+    """ValueError if the float64s in ``data`` include a NaN or an infinity, or, for counts,
+    a negative number (-0.0 is not)."""
+    data = bytes(data)  # a strided slice of bytes is a fast copy, of a memoryview a slow one
+    top = data[7::8]
+    if int.from_bytes(top.translate(_EXPONENT_HIGH), "little") & int.from_bytes(
+            data[6::8].translate(_EXPONENT_LOW), "little"):
+        raise ValueError(f"{name} holds numbers that are not finite")
+    if counts and 1 in top.translate(_SIGN) and min(_array("d", data)) < 0:
+        raise ValueError(f"{name} holds negative counts")
+
+
+def _npy(data: memoryview, dtype: str, shape: tuple[int, ...] | None = None) -> memoryview:
     """The data bytes of a .npy file holding a C-ordered array of ``dtype``: one-dimensional,
     or of ``shape`` if given, and exactly as long as its header declares. Only plain arrays
     are accepted (a pickle never is: its dtype is 'O')."""
@@ -196,7 +230,7 @@ def _npy(data: bytes, dtype: str, shape: tuple[int, ...] | None = None) -> bytes
         length, start = int.from_bytes(data[8:10], "little"), 10
     else:
         length, start = int.from_bytes(data[8:12], "little"), 12
-    header = dict(_NPY_FIELD.findall(data[start:start + length]))
+    header = dict(_NPY_FIELD.findall(bytes(data[start:start + length])))
     if header.get(b"descr") != f"'{dtype}'".encode() or header.get(b"fortran_order") != b"False":
         raise ValueError(f"array of {header.get(b'descr')}, expected {dtype}")
     declared = tuple(int(n) for n in header.get(b"shape", b"()").strip(b"()").split(b",")
