@@ -425,7 +425,15 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
                 raise ValueError("terms must be strings")
             vocabulary.terms_ = list(meta["terms"])
         else:
-            vocabulary.terms_ = _split_terms(_array(arrays, "terms", np.uint8, None).tobytes())
+            terms = _array(arrays, "terms", np.uint8, None)
+            vocabulary.terms_ = _split_terms(terms.tobytes())
+            # The mail filter (textnb.scorer) looks terms up by bisection, where their line ends
+            # say: both must be as save_model wrote them, or the two would score differently.
+            if any(a >= b for a, b in zip(vocabulary.terms_, vocabulary.terms_[1:])):
+                raise ValueError("the terms are not in sorted order")
+            ends = np.append(np.flatnonzero(terms == ord("\n")), terms.size)[:len(vocabulary.terms_)] + 1
+            if not np.array_equal(_array(arrays, "term_ends", np.unsignedinteger, ends.shape), ends):
+                raise ValueError("term_ends does not match the terms")
         vocabulary.index_ = {term: i for i, term in enumerate(vocabulary.terms_)}
         if len(vocabulary.index_) != len(vocabulary.terms_):
             raise ValueError("the terms are not distinct")
@@ -439,9 +447,9 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
         if digest_classes.size and not 0 <= digest_classes.min() <= digest_classes.max() < shape[0]:
             raise ValueError("digest_classes holds a class number out of range")
         if meta["version"] >= 2:  # what the mail filter scores with (textnb.scorer) must be sane too
-            for name, want in (("score_bias", shape[:1]), ("score_weights", shape[::-1])):
-                if not np.isfinite(_array(arrays, name, np.floating, want)).all():
-                    raise ValueError(f"{name} holds numbers that are not finite")
+            for member, want in (("score_bias", shape[:1]), ("score_weights", shape[::-1])):
+                if not np.isfinite(_array(arrays, member, np.floating, want)).all():
+                    raise ValueError(f"{member} holds numbers that are not finite")
         model._update()
         classifier.vocabulary_, classifier.model_ = vocabulary, model
         classifier.digests_ = digests.astype(np.uint64)

@@ -80,6 +80,10 @@ class Scorer:
                 for name, shape in (("class_count", (n_classes,)),
                                     ("feature_count", (n_classes, n_terms))):
                     _check_floats(_npy(data[f"{name}.npy"], "<f8", shape), name, counts=True)
+                digests = _npy(data["digests.npy"], "<u8")
+                owners = _array("q", _npy(data["digest_classes.npy"], "<i8", (len(digests) // 8,)))
+                if owners and not 0 <= min(owners) <= max(owners) < n_classes:
+                    raise ValueError("digest_classes holds a class number out of range")
                 bias = _npy(data["score_bias.npy"], "<f8", (n_classes,))
                 weights = _npy(data["score_weights.npy"], "<f8", (n_terms, n_classes))
                 _check_floats(bias, "score_bias")
