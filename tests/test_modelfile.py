@@ -363,3 +363,12 @@ def test_stale_temporary_files_of_dead_writers_are_removed(model_path):
     save_model(_classifier(alpha=0.5), model_path)
     assert sorted(os.listdir(model_path.parent)) == sorted(
         ["spam.model", *(name for name in files if "abc123" not in name)])
+
+
+def test_a_classifier_beyond_the_file_limits_is_not_saved(tmp_path):
+    """textnb never writes a file it would refuse to read."""
+    clf = TextClassifier(stop_words="none", ngram_range=(1, modelfile.MAX_NGRAM + 1)).fit(
+        TEXTS, LABELS)
+    with pytest.raises(ValueError, match=r"cannot save this classifier: ngram_range must be"):
+        save_model(clf, tmp_path / "m.model")
+    assert os.listdir(tmp_path) == []

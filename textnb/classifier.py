@@ -388,6 +388,9 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
         params["stop_words"] = sorted(params["stop_words"])
     meta = {"params": params, "classes": [_json_label(c) for c in model.classes_],
             "stop_words": classifier.stop_words_}
+    problem = modelfile.text_classifier_problem(meta)
+    if problem:
+        raise ValueError(f"cannot save this classifier: {problem}")
     row = {str(label): i for i, label in enumerate(model.classes_)}
     bias, weights = model.decomposition()
     terms = np.frombuffer(_join_terms(classifier.vocabulary_.terms_), dtype=np.uint8)

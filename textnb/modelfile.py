@@ -106,9 +106,15 @@ def check_header(meta: Any, name: str, kind: str) -> int:
 def check_text_classifier(meta: dict, name: str) -> None:
     """ModelFileError naming the first setting of a text classifier's meta.json that is
     missing, of the wrong type or out of bounds."""
-    def bad(what: str) -> ModelFileError:
-        return ModelFileError(f"model file '{name}' is corrupt ({what})")
+    problem = text_classifier_problem(meta)
+    if problem:
+        raise ModelFileError(f"model file '{name}' is corrupt ({problem})")
 
+
+def text_classifier_problem(meta: dict) -> str | None:
+    """What is wrong with a text classifier's classes, stop words or settings (meta.json's
+    "classes", "stop_words", "params"), or None. Checked on load and before saving, so that
+    textnb never writes a file it would refuse."""
     def number(value: Any) -> bool:
         return (isinstance(value, (int, float)) and not isinstance(value, bool)
                 and math.isfinite(value))
@@ -116,47 +122,43 @@ def check_text_classifier(meta: dict, name: str) -> None:
     def integer(value: Any, low: int, high: int) -> bool:
         return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
-    classes, params, stop_words = meta.get("classes"), meta.get("params"), meta.get("stop_words")
+    classes, p, stop_words = meta.get("classes"), meta.get("params"), meta.get("stop_words")
     if (not isinstance(classes, list) or not 1 <= len(classes) <= MAX_CLASSES
-            or not all(isinstance(c, str) or integer(c, -2**63, 2**63 - 1) for c in classes)
+            or not all(isinstance(c, (str, bool)) or number(c) for c in classes)
             or len({str(c) for c in classes}) != len(classes)):
-        raise bad(f"classes must be 1 to {MAX_CLASSES} distinct names or integers")
+        return f"classes must be 1 to {MAX_CLASSES} distinct names or numbers"
     if not isinstance(stop_words, list) or not all(isinstance(w, str) for w in stop_words):
-        raise bad("stop words must be a list of strings")
-    if not isinstance(params, dict):
-        raise bad("no settings")
-    p = params
+        return "stop words must be a list of strings"
+    if not isinstance(p, dict):
+        return "no settings"
     ngrams = p.get("ngram_range")
     checks = [
         (p.get("model") in EVENT_MODELS, f"model must be one of {', '.join(EVENT_MODELS)}"),
-        (number(p.get("alpha")) and p.get("alpha") > 0, "alpha must be a finite number > 0"),
+        (number(p.get("alpha")) and p["alpha"] > 0, "alpha must be a finite number > 0"),
         (isinstance(p.get("fit_prior"), bool), "fit_prior must be true or false"),
         (p.get("class_prior") is None or (
-            isinstance(p.get("class_prior"), list) and len(p["class_prior"]) == len(classes)
+            isinstance(p["class_prior"], list) and len(p["class_prior"]) == len(classes)
             and all(number(x) and x >= 0 for x in p["class_prior"])),
          "class_prior must be a non-negative number per class"),
-        (p.get("stop_words") is None or isinstance(p.get("stop_words"), (str, list)),
+        (p.get("stop_words") is None or isinstance(p["stop_words"], (str, list)),
          "stop_words must be a name or a list"),
         (p.get("stemmer") in (None, "porter", "snowball"), "stemmer must be porter or snowball"),
-        (isinstance(ngrams, list) and len(ngrams) == 2 and integer(ngrams[0], 1, MAX_NGRAM)
-         and integer(ngrams[1], ngrams[0] if integer(ngrams[0], 1, MAX_NGRAM) else 1, MAX_NGRAM),
+        (isinstance(ngrams, list) and len(ngrams) == 2
+         and all(integer(n, 1, MAX_NGRAM) for n in ngrams) and ngrams[0] <= ngrams[1],
          f"ngram_range must be [min_n, max_n] with 1 <= min_n <= max_n <= {MAX_NGRAM}"),
         (isinstance(p.get("lowercase"), bool), "lowercase must be true or false"),
         (integer(p.get("max_token_length"), 1, MAX_TOKEN_LENGTH_LIMIT),
          f"max_token_length must be 1 to {MAX_TOKEN_LENGTH_LIMIT}"),
-        (number(p.get("min_df")) and p.get("min_df") >= 0, "min_df must be a number >= 0"),
-        (number(p.get("max_df")) and p.get("max_df") >= 0, "max_df must be a number >= 0"),
-        (p.get("max_features") is None or integer(p.get("max_features"), 1, 2**63 - 1),
+        (number(p.get("min_df")) and p["min_df"] >= 0, "min_df must be a number >= 0"),
+        (number(p.get("max_df")) and p["max_df"] >= 0, "max_df must be a number >= 0"),
+        (p.get("max_features") is None or integer(p["max_features"], 1, 2**63 - 1),
          "max_features must be a positive integer"),
         (p.get("tf") in ("raw", "log"), "tf must be raw or log"),
         (p.get("norm") in (None, "l2"), "norm must be null or l2"),
-        (p.get("n_jobs") is None or (integer(p.get("n_jobs"), -MAX_JOBS, MAX_JOBS)
-                                     and p.get("n_jobs") != 0),
+        (p.get("n_jobs") is None or (integer(p["n_jobs"], -MAX_JOBS, MAX_JOBS) and p["n_jobs"]),
          f"n_jobs must be null or a number of processes from -{MAX_JOBS} to {MAX_JOBS}, not 0"),
     ]
-    for ok, what in checks:
-        if not ok:
-            raise bad(what)
+    return next((what for ok, what in checks if not ok), None)
 
 
 def save(path: str | os.PathLike, kind: str, meta: dict[str, Any],
