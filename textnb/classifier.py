@@ -434,7 +434,8 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
             # say: both must be as save_model wrote them, or the two would score differently.
             if any(a >= b for a, b in zip(vocabulary.terms_, vocabulary.terms_[1:])):
                 raise ValueError("the terms are not in sorted order")
-            ends = np.append(np.flatnonzero(terms == ord("\n")), terms.size)[:len(vocabulary.terms_)] + 1
+            ends = np.append(np.flatnonzero(terms == ord("\n")), terms.size)
+            ends = ends[:len(vocabulary.terms_)] + 1
             if not np.array_equal(_array(arrays, "term_ends", np.unsignedinteger, ends.shape), ends):
                 raise ValueError("term_ends does not match the terms")
         vocabulary.index_ = {term: i for i, term in enumerate(vocabulary.terms_)}

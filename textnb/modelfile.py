@@ -284,7 +284,8 @@ def _remove_stale(directory: Path, name: str) -> None:
     for entry in entries:
         pid = entry.name[len(prefix):].split(".", 1)[0]
         try:
-            if not pid.isdigit() or now - entry.stat(follow_symlinks=False).st_mtime < STALE_SECONDS:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+            if not pid.isdigit() or age < STALE_SECONDS:
                 continue
             if _alive(int(pid)):
                 continue

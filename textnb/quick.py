@@ -47,11 +47,12 @@ _handed_over: float | None = None  # the deadline a command handed over to the f
 @contextmanager
 def budget(seconds: float | None) -> Iterator[float | None]:
     """Raise :class:`~textnb.errors.TimedOut` in the body once ``seconds`` of wall-clock time
-    have passed (SIGALRM; None or 0: no limit). Yields the deadline (time.monotonic()), for
-    :func:`hand_over`. Only the main thread receives signals: elsewhere there is no limit."""
+    have passed (SIGALRM; None, 0 or infinity: no limit). Yields the deadline
+    (time.monotonic()), for :func:`hand_over`. Only the main thread receives signals:
+    elsewhere there is no limit."""
     global _handed_over
     inherited, _handed_over = _handed_over, None
-    if not seconds:
+    if not seconds or not math.isfinite(seconds):  # 0 or inf: no limit
         yield None
         return
     now = time.monotonic()
