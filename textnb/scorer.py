@@ -56,7 +56,12 @@ class Scorer:
         self.path = os.fspath(path)
         with open_model(self.path) as f:
             try:
-                # One read of the whole file: every member below comes from this snapshot.
+                # The zip's last record first, so that a large file of anything else is not
+                # read; then one read of the whole file, the snapshot every member comes from.
+                f.seek(-min(os.fstat(f.fileno()).st_size, _END_OF_DIRECTORY.size + 0xFFFF), 2)
+                if b"PK\x05\x06" not in f.read():
+                    raise ValueError("not a zip file")
+                f.seek(0)
                 blob = memoryview(f.read())
                 self._members = _members(blob)
                 meta = json.loads(bytes(self._member(blob, "meta.json")))
