@@ -282,7 +282,7 @@ def test_missing_or_misshapen_arrays(model_path, tmp_path):
     _expect_error(missing, "is corrupt")
     misshapen = tmp_path / "shape.model"
     _zip(misshapen, {**files, "feature_count.npy": _npy(np.zeros((3, 2)))})
-    _expect_error(misshapen, r"is corrupt \(counts of shape \(3, 2\)")
+    _expect_error(misshapen, r"is corrupt \(feature_count of shape \(3, 2\)")
     bad_index = tmp_path / "index.model"
     _zip(bad_index, {**files, "digest_classes.npy": _npy(np.full(8, 99, dtype=np.int64))})
     _expect_error(bad_index, "is corrupt")
@@ -295,3 +295,80 @@ def test_pickled_arrays_are_refused(model_path, tmp_path):
     _zip(path, {**files, "class_count.npy": _npy(np.array([object(), 1], dtype=object),
                                                   allow_pickle=True)})
     _expect_error(path, "is truncated or corrupt")
+
+
+# -- paths: symbolic links, temporary files, locks ---------------------------------------------
+
+def test_a_symlinked_model_is_written_and_locked_through_the_link(tmp_path):
+    from click.testing import CliRunner
+    from textnb.cli import main
+    real = tmp_path / "real"
+    real.mkdir()
+    target = real / "spam.model"
+    save_model(_classifier(), target)
+    link = tmp_path / "link.model"
+    link.symlink_to(target)
+    (tmp_path / "new.txt").write_text("brand new cheap offer")
+    done = CliRunner().invoke(main, ["learn", "--class", "spam", "-m", str(link),
+                                     str(tmp_path / "new.txt")])
+    assert done.exit_code == 0, done.output
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert "offer" in load_model(target).vocabulary_.terms_
+    assert sorted(os.listdir(real)) == ["spam.model", "spam.model.lock"]
+    assert sorted(os.listdir(tmp_path)) == ["link.model", "new.txt", "real"]
+
+
+def test_the_lock_of_a_link_is_the_lock_of_its_target(tmp_path):
+    import fcntl
+    target = tmp_path / "spam.model"
+    (tmp_path / "link.model").symlink_to(target)
+    with modelfile.locked(tmp_path / "link.model"):
+        with open(f"{target}.lock") as lock:   # held: a second locker must wait
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    assert not (tmp_path / "link.model.lock").exists()
+
+
+def test_temporary_files_are_named_for_the_model_and_the_writer(model_path, monkeypatch):
+    import re
+    seen = []
+    original = os.replace
+
+    def spy(source, target):
+        seen.append(os.path.basename(source))
+        return original(source, target)
+
+    monkeypatch.setattr(os, "replace", spy)
+    save_model(_classifier(), model_path)
+    assert len(seen) == 1
+    assert re.fullmatch(rf"\.spam\.model\.{os.getpid()}\.\w+\.textnb-tmp", seen[0]), seen
+
+
+def test_stale_temporary_files_of_dead_writers_are_removed(model_path):
+    import subprocess
+    import sys
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead_pid = int(dead.stdout)
+    old = 2 * modelfile.STALE_SECONDS
+    files = {f".spam.model.{dead_pid}.abc123.textnb-tmp": old,     # killed writer: removed
+             f".spam.model.{dead_pid}.new456.textnb-tmp": 0,       # too recent: kept
+             f".spam.model.{os.getpid()}.live78.textnb-tmp": old,  # writer alive: kept
+             f".other.model.{dead_pid}.x.textnb-tmp": old,         # another model's: kept
+             "notes.textnb-tmp": old}
+    for name, age in files.items():
+        path = model_path.parent / name
+        path.write_bytes(b"partial")
+        os.utime(path, (path.stat().st_atime - age, path.stat().st_mtime - age))
+    save_model(_classifier(alpha=0.5), model_path)
+    assert sorted(os.listdir(model_path.parent)) == sorted(
+        ["spam.model", *(name for name in files if "abc123" not in name)])
+
+
+def test_a_classifier_beyond_the_file_limits_is_not_saved(tmp_path):
+    """textnb never writes a file it would refuse to read."""
+    clf = TextClassifier(stop_words="none", ngram_range=(1, modelfile.MAX_NGRAM + 1)).fit(
+        TEXTS, LABELS)
+    with pytest.raises(ValueError, match=r"cannot save this classifier: ngram_range must be"):
+        save_model(clf, tmp_path / "m.model")
+    assert os.listdir(tmp_path) == []

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -100,3 +102,145 @@ def test_quick_classify_leaves_the_unusual_to_the_full_command(spam_model, tmp_p
     assert no_spam.returncode == Exit.ERROR and b"--spam-class" in no_spam.stderr
     json = _run(["classify", "--exit-code", "--format", "json", "-m", str(spam_model)], b"cheap")
     assert json.returncode in (0, 1, 2) and json.stdout.startswith(b'{"source": "-"')
+
+
+# -- the wall-clock budget ------------------------------------------------------------------------
+
+RAW = b"Subject: cheap pills\n\nwin cheap money\n"
+
+
+def _slow(*args, **kwargs):
+    time.sleep(30)  # interrupted by the budget's SIGALRM
+
+
+def _quick(monkeypatch, args, raw=RAW):
+    """quick.run in this process on ``raw``: (exit code, stdout bytes, stderr text)."""
+    from textnb import quick
+    stdout, stderr = io.BytesIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(stdout))
+    monkeypatch.setattr(sys, "stderr", stderr)
+    code = quick.run(args)
+    sys.stdout.flush()
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+def test_quick_filter_passes_a_message_through_when_its_time_runs_out(spam_model, monkeypatch):
+    import textnb.mailfilter
+    monkeypatch.setattr(textnb.mailfilter, "filter_message", _slow)
+    start = time.monotonic()
+    code, out, err = _quick(monkeypatch, ["filter", "-m", str(spam_model), "--timeout", "0.3"])
+    assert time.monotonic() - start < 5
+    assert (code, out, err) == (0, RAW, "textnb filter: message passed through unchanged: "
+                                        "timed out after 0.3 s\n")
+
+
+def test_quick_classify_times_out_with_one_error_line(spam_model, monkeypatch):
+    import textnb.scorer
+    monkeypatch.setattr(textnb.scorer, "score", _slow)
+    code, out, err = _quick(monkeypatch, ["classify", "--exit-code", "--timeout=0.25",
+                                          "-m", str(spam_model), "-"])
+    assert (code, out, err) == (Exit.ERROR, b"", "Error: timed out after 0.25 s\n")
+
+
+def test_full_filter_and_classify_time_out(spam_model, monkeypatch):
+    from click.testing import CliRunner
+    import textnb.cli
+    monkeypatch.setattr(textnb.cli, "filter_message", _slow)
+    monkeypatch.setattr(textnb.cli, "_load", _slow)
+    runner = CliRunner()
+    filtered = runner.invoke(textnb.cli.main, ["filter", "--timeout", "0.2"], input=RAW)
+    assert (filtered.exit_code, filtered.stdout_bytes, filtered.stderr) == (
+        0, RAW, "textnb filter: message passed through unchanged: timed out after 0.2 s\n")
+    for exit_code, code in (([], 1), (["--exit-code"], Exit.ERROR)):
+        classified = runner.invoke(textnb.cli.main, ["classify", *exit_code, "--timeout", "0.2",
+                                                     "-"], input=RAW)
+        assert (classified.exit_code, classified.stdout, classified.stderr) == (
+            code, "", "Error: timed out after 0.2 s\n")
+
+
+def test_filter_has_a_budget_by_default_and_classify_none(spam_model, monkeypatch):
+    import signal
+    from click.testing import CliRunner
+    from textnb import quick
+    from textnb.cli import main
+    asked = []
+    original = signal.setitimer
+    monkeypatch.setattr(signal, "setitimer", lambda which, seconds, *rest: (
+        asked.append(seconds), original(which, seconds, *rest))[1])
+    assert CliRunner().invoke(main, ["filter", "-m", str(spam_model)], input=RAW).exit_code == 0
+    assert asked[0] == pytest.approx(quick.FILTER_TIMEOUT, abs=0.1) and asked[-1] == 0
+    assert quick.FILTER_TIMEOUT == 10
+    asked.clear()
+    assert CliRunner().invoke(main, ["classify", "-m", str(spam_model)], input=RAW).exit_code == 0
+    assert asked == []
+
+
+def test_a_command_handed_over_keeps_what_is_left_of_its_budget():
+    from textnb.errors import TimedOut
+    from textnb.quick import budget, hand_over
+    hand_over(time.monotonic() + 0.2)
+    start = time.monotonic()
+    with pytest.raises(TimedOut, match="timed out after 30 s"):
+        with budget(30):
+            time.sleep(10)
+    assert time.monotonic() - start < 3
+    with budget(30) as deadline:   # handed over once only
+        assert deadline > time.monotonic() + 25
+
+
+def test_a_slow_message_is_passed_through_by_the_installed_command(tmp_path):
+    """End to end, a really slow step: word 10-grams of a 300 KB message take seconds."""
+    model = tmp_path / "ngrams.model"
+    save_model(TextClassifier(ngram_range=(1, 10)).fit(
+        ["cheap pills now", "win money", "meeting at noon", "lunch notes"],
+        ["spam", "spam", "ham", "ham"]), model)
+    raw = b"Subject: long\n\n" + b" ".join(b"w%d" % (i % 997) for i in range(60_000)) + b"\n"
+    for args in (["filter"], ["filter", "--spam-class", "spam"]):
+        start = time.monotonic()
+        done = _run([*args, "-m", str(model), "--timeout", "0.2"], raw)
+        assert done.returncode == 0 and done.stdout == raw
+        assert done.stderr == b"textnb filter: message passed through unchanged: timed out after 0.2 s\n"
+        assert time.monotonic() - start < 10
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_full_disk_on_stdout_is_one_line_and_filter_exits_75(spam_model):
+    for args, code, message in (
+            (["filter"], 75, b"textnb filter: cannot write the message: No space left on device\n"),
+            (["filter", "--bogus"], 75, None),
+            (["classify", "--exit-code", "-"], Exit.ERROR,
+             b"Error: cannot write the result: No space left on device\n"),
+            (["classify", "--format", "tsv", "-"], 1,
+             b"Error: cannot write to standard output: No space left on device\n")):
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run([sys.executable, "-m", "textnb", *args, "-m", str(spam_model)],
+                                  input=RAW, stdout=full, stderr=subprocess.PIPE)
+        assert done.returncode == code, (args, done.stderr)
+        assert b"Traceback" not in done.stderr and done.stderr.endswith(
+            b"textnb filter: cannot write the message: No space left on device\n"
+            if message is None else message), (args, done.stderr)
+
+
+@pytest.mark.parametrize("error, reason", [(RecursionError, "too deeply nested"),
+                                           (MemoryError, "out of memory")])
+def test_recursion_and_memory_errors_get_their_own_message(spam_model, monkeypatch, error, reason):
+    from click.testing import CliRunner
+    import textnb.cli
+
+    def fail(*args, **kwargs):
+        raise error()
+
+    monkeypatch.setattr(textnb.cli, "filter_message", fail)
+    monkeypatch.setattr(textnb.cli, "_load", fail)
+    runner = CliRunner()
+    filtered = runner.invoke(textnb.cli.main, ["filter", "-m", str(spam_model)], input=RAW)
+    assert (filtered.exit_code, filtered.stdout_bytes) == (0, RAW)
+    assert filtered.stderr == f"textnb filter: message passed through unchanged: " \
+                              f"{'message ' if error is RecursionError else ''}{reason}\n"
+    classified = runner.invoke(textnb.cli.main, ["classify", "--exit-code", "-m", str(spam_model),
+                                                 "-"], input=RAW)
+    assert classified.exit_code == Exit.ERROR
+    assert classified.stderr == f"Error: {'input ' if error is RecursionError else ''}{reason}\n"

@@ -494,6 +494,9 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
         meta["cutoffs"] = classifier.cutoffs_
     if getattr(classifier, "tuning_", None):
         meta["tuning"] = classifier.tuning_
+    problem = modelfile.text_classifier_problem(meta)
+    if problem:
+        raise ValueError(f"cannot save this classifier: {problem}")
     row = {str(label): i for i, label in enumerate(model.classes_)}
     bias, weights = model.decomposition()
     terms = np.frombuffer(_join_terms(classifier.vocabulary_.terms_), dtype=np.uint8)
@@ -513,8 +516,12 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
 
 
 def load_model(path: str | os.PathLike) -> TextClassifier:
-    """Read a classifier written by :func:`save_model`; ModelFileError if the file is bad."""
+    """Read a classifier written by :func:`save_model`; ModelFileError if the file is bad:
+    settings out of bounds, arrays not of the shapes the classes and terms imply, counts that
+    are not finite and non-negative."""
+    name = os.fspath(path)
     meta, arrays = modelfile.load(path, _KIND)
+    modelfile.check_text_classifier(meta, name)
     try:
         params = dict(meta["params"])
         params["ngram_range"] = tuple(params["ngram_range"])
@@ -522,27 +529,68 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
         classifier.stop_words_ = list(meta["stop_words"])
         vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
                                 max_features=params["max_features"])
-        vocabulary.terms_ = (list(meta["terms"]) if meta["version"] == 1
-                             else _split_terms(arrays["terms"].tobytes()))
+        if meta["version"] == 1:
+            if not all(isinstance(term, str) for term in meta["terms"]):
+                raise ValueError("terms must be strings")
+            vocabulary.terms_ = list(meta["terms"])
+        else:
+            terms = _array(arrays, "terms", np.uint8, None)
+            vocabulary.terms_ = _split_terms(terms.tobytes())
+            # The mail filter (textnb.scorer) looks terms up by bisection, where their line ends
+            # say: both must be as save_model wrote them, or the two would score differently.
+            if any(a >= b for a, b in zip(vocabulary.terms_, vocabulary.terms_[1:])):
+                raise ValueError("the terms are not in sorted order")
+            ends = np.append(np.flatnonzero(terms == ord("\n")), terms.size)
+            ends = ends[:len(vocabulary.terms_)] + 1
+            if not np.array_equal(_array(arrays, "term_ends", np.unsignedinteger, ends.shape), ends):
+                raise ValueError("term_ends does not match the terms")
         vocabulary.index_ = {term: i for i, term in enumerate(vocabulary.terms_)}
+        if len(vocabulary.index_) != len(vocabulary.terms_):
+            raise ValueError("the terms are not distinct")
         model = classifier._new_model()
         model.classes_ = np.array(meta["classes"])
-        model.class_count_ = arrays["class_count"].astype(float)
-        model.feature_count_ = arrays["feature_count"].astype(float)
         shape = (len(model.classes_), len(vocabulary.terms_))
-        if model.class_count_.shape != shape[:1] or model.feature_count_.shape != shape:
-            raise ValueError(f"counts of shape {model.feature_count_.shape}, expected {shape}")
+        model.class_count_ = _counts(_array(arrays, "class_count", np.floating, shape[:1]))
+        model.feature_count_ = _counts(_array(arrays, "feature_count", np.floating, shape))
+        digests = _array(arrays, "digests", np.unsignedinteger, None)
+        digest_classes = _array(arrays, "digest_classes", np.integer, digests.shape)
+        if digest_classes.size and not 0 <= digest_classes.min() <= digest_classes.max() < shape[0]:
+            raise ValueError("digest_classes holds a class number out of range")
+        if meta["version"] >= 2:  # what the mail filter scores with (textnb.scorer) must be sane too
+            for member, want in (("score_bias", shape[:1]), ("score_weights", shape[::-1])):
+                if not np.isfinite(_array(arrays, member, np.floating, want)).all():
+                    raise ValueError(f"{member} holds numbers that are not finite")
         model._update()
         classifier.vocabulary_, classifier.model_ = vocabulary, model
-        classifier.digests_ = arrays["digests"].astype(np.uint64)
-        classifier.digest_labels_ = model.classes_.astype(str)[arrays["digest_classes"]]
+        classifier.digests_ = digests.astype(np.uint64)
+        classifier.digest_labels_ = model.classes_.astype(str)[digest_classes]
         classifier.cutoffs_ = check_cutoffs(meta.get("cutoffs"), meta["classes"])
         classifier.tuning_ = meta.get("tuning")  # what --tune found: shown by info, not used
         if classifier.tuning_ is not None and not isinstance(classifier.tuning_, dict):
             raise ValueError("its tuning record is not an object")
-    except (KeyError, TypeError, ValueError, IndexError) as error:
-        raise ModelFileError(f"model file '{os.fspath(path)}' is corrupt ({error})") from None
+    except (KeyError, TypeError, ValueError, IndexError, UnicodeDecodeError) as error:
+        raise ModelFileError(f"model file '{name}' is corrupt ({error})") from None
     return classifier
+
+
+def _array(arrays: dict[str, np.ndarray], name: str, kind: type,
+           shape: tuple[int, ...] | None) -> np.ndarray:
+    """arrays[name], checked to be of ``kind`` (a numpy type such as np.floating) and, if
+    given, of ``shape``; else one-dimensional."""
+    array = arrays[name]
+    if not np.issubdtype(array.dtype, kind):
+        raise ValueError(f"{name} holds {array.dtype}, not {kind.__name__}")
+    if array.shape != (shape if shape is not None else array.shape[:1]):
+        raise ValueError(f"{name} of shape {array.shape}, expected "
+                         f"{shape if shape is not None else 'one dimension'}")
+    return array
+
+
+def _counts(counts: np.ndarray) -> np.ndarray:
+    """Counts as floats, checked finite and non-negative (NaN would make every score NaN)."""
+    if not np.isfinite(counts).all() or (counts < 0).any():
+        raise ValueError("counts must be finite and non-negative")
+    return counts.astype(float)
 
 
 def _join_terms(terms: list[str]) -> bytes:

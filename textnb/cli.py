@@ -27,6 +27,7 @@ from .errors import DocumentError, TextnbError
 from .mailfilter import filter_message
 from .modelfile import locked
 from .paths import MODEL_ENV, default_model_path
+from .quick import FILTER_TIMEOUT, UNDELIVERED, budget, write_out
 from .tablecli import table
 
 # Exit codes: Exit (textnb.decision) for classify --exit-code, these everywhere else.
@@ -47,9 +48,8 @@ class _Cli(click.Group):
         except click.ClickException as error:
             if args[:1] == ["filter"]:
                 # A bad option in a procmail recipe must not lose mail either.
-                _pass_through(f"textnb filter: message passed through unchanged: "
-                              f"{error.format_message()}")
-                sys.exit(OK)
+                sys.exit(_pass_through(f"textnb filter: message passed through unchanged: "
+                                       f"{error.format_message()}"))
             _error(error.format_message())
             code = Exit.ERROR if strict else error.exit_code
         except click.Abort:
@@ -64,12 +64,46 @@ class _Cli(click.Group):
         except KeyboardInterrupt:
             _error("interrupted")
             code = 130
+        except (RecursionError, MemoryError) as error:
+            _error(_reason(error, "input"))
+            code = Exit.ERROR if strict else FAILURE
         except Exception as error:  # a bug: still one line, unless debugging
             if os.environ.get("TEXTNB_DEBUG"):
                 raise
             _error(f"internal error: {type(error).__name__}: {error} (TEXTNB_DEBUG=1 shows more)")
             code = Exit.ERROR if strict else FAILURE
+        if _stdout_failed() and not code:
+            _error("cannot write to standard output")
+            code = Exit.ERROR if strict else FAILURE
         sys.exit(int(code or 0))
+
+
+def _reason(error: BaseException, what: str) -> str:
+    """Why a command failed, in one line: the error's message, or for the few errors whose
+    own message says nothing to a user, what happened (``what``: message, input)."""
+    if isinstance(error, RecursionError):
+        return f"{what} too deeply nested"
+    if isinstance(error, MemoryError):
+        return "out of memory"
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted"
+    if isinstance(error, OSError):
+        return _os_message(error)
+    return str(error) or type(error).__name__
+
+
+def _stdout_failed() -> bool:
+    """Flush standard output; when it cannot be written (a full disk, a closed pipe), point it
+    at /dev/null, so that Python's own flush at exit does not fail again with a traceback."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # no file descriptor (a test's captured output)
+            pass
+        return True
+    return False
 
 
 def _error(message: str) -> None:
@@ -427,26 +461,33 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, q
 @_cutoff_options
 @click.option("--exit-code", is_flag=True,
               help="For one document: exit 0 spam, 1 ham, 2 unsure, 3 error (as bogofilter).")
+@click.option("--timeout", type=click.FloatRange(min=0), default=0, metavar="SECONDS",
+              help="Give up with an error after this long (default 0: no limit).")
 def classify(paths, model_path, output, explain, top, spam_class, threshold, spam_cutoff,
-             ham_cutoff, exit_code) -> int:
+             ham_cutoff, exit_code, timeout) -> int:
     """Label files (or standard input, '-'): path, label, probability, log-odds.
 
     The probability saturates at 0 or 1 on long documents; the log-odds,
     ln P(label|x) - ln P(runner-up|x), keeps ranking them.
     """
     paths = paths or ("-",)
-    classifier = _load(model_path)
-    cutoffs = _cutoffs(classifier, spam_class, threshold, spam_cutoff, ham_cutoff, exit_code)
     skips = _Skips()
-    read = list(read_raw(paths, on_error=skips))
-    sources, documents = [source for source, _ in read], [raw for _, raw in read]
-    if exit_code and (len(documents) != 1 or skips.count):
-        raise click.UsageError("--exit-code needs exactly one readable document")
-    decisions = _decide(classifier, documents, sources, cutoffs)
-    for document, decision in zip(documents, decisions):
+    with budget(timeout):
+        classifier = _load(model_path)
+        cutoffs = _cutoffs(classifier, spam_class, threshold, spam_cutoff, ham_cutoff, exit_code)
+        read = list(read_raw(paths, on_error=skips))
+        sources, documents = [source for source, _ in read], [raw for _, raw in read]
+        if exit_code and (len(documents) != 1 or skips.count):
+            raise click.UsageError("--exit-code needs exactly one readable document")
+        decisions = _decide(classifier, documents, sources, cutoffs)
         if explain:
-            decision["explanation"] = _explanation(classifier.explain(document, top=top))
-        click.echo(line(decision, output))
+            for document, decision in zip(documents, decisions):
+                decision["explanation"] = _explanation(classifier.explain(document, top=top))
+    try:
+        for decision in decisions:
+            click.echo(line(decision, output))
+    except OSError as error:  # a full disk, a closed pipe
+        raise click.ClickException(f"cannot write to standard output: {error.strerror or error}")
     skips.summary()
     if exit_code:
         return Exit.of(decisions[0]["status"])
@@ -495,31 +536,36 @@ def _explanation(explanation) -> dict[str, Any]:
               help="The class whose probability goes in the headers (default: the one the "
                    "model's cutoffs were learned for, else spam).")
 @_cutoff_options
-def filter_(model_path, spam_class, spam_cutoff, ham_cutoff) -> int:
+@click.option("--timeout", type=click.FloatRange(min=0), default=FILTER_TIMEOUT,
+              show_default=True, metavar="SECONDS",
+              help="Pass the message through unchanged after this long (0: no limit).")
+def filter_(model_path, spam_class, spam_cutoff, ham_cutoff, timeout) -> int:
     """Read a message on stdin, write it to stdout with X-TextNB-* headers added.
 
-    Nothing else changes. On any failure the message is written unchanged and the
-    reason goes to stderr: mail is never lost. Always exits 0 once the message is out.
+    Nothing else changes; X-TextNB-* fields already in the message (a sender
+    may forge them) are replaced. On any failure, or after --timeout seconds,
+    the message is written unchanged and the reason goes to stderr: mail is
+    never lost. Exits 0 once the message is out; 75 (EX_TEMPFAIL) if it could
+    not be written, so that procmail keeps it and an MTA retries.
     """
     raw = sys.stdin.buffer.read()
     try:
         if spam_cutoff is not None and ham_cutoff is not None and ham_cutoff > spam_cutoff:
             raise click.BadParameter(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
-        out = filter_message(raw, _resolve_model(model_path), spam_class, spam_cutoff, ham_cutoff)
+        with budget(timeout):
+            out = filter_message(raw, _resolve_model(model_path), spam_class, spam_cutoff,
+                                 ham_cutoff)
     except BaseException as error:  # noqa: BLE001 — whatever happened, deliver the message
-        reason = _os_message(error) if isinstance(error, OSError) else str(error) or type(error).__name__
-        click.echo(f"textnb filter: message passed through unchanged: {reason}", err=True)
+        click.echo(f"textnb filter: message passed through unchanged: {_reason(error, 'message')}",
+                   err=True)
         out = raw
-    sys.stdout.buffer.write(out)
-    sys.stdout.buffer.flush()
-    return OK
+    return write_out(out, "textnb filter: cannot write the message")
 
 
-def _pass_through(reason: str) -> None:
+def _pass_through(reason: str) -> int:
     """Copy stdin to stdout untouched and say why on stderr: the filter's last resort."""
-    sys.stdout.buffer.write(sys.stdin.buffer.read())
-    sys.stdout.buffer.flush()
     click.echo(reason, err=True)
+    return write_out(sys.stdin.buffer.read(), "textnb filter: cannot write the message")
 
 
 @main.command()

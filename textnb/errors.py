@@ -10,4 +10,8 @@ class DocumentError(TextnbError):
 
 
 class ModelFileError(TextnbError):
-    """A model file is missing, truncated, corrupt, foreign or from a newer textnb."""
+    """A model file is missing, truncated, corrupt, foreign, too large or from a newer textnb."""
+
+
+class TimedOut(TextnbError):
+    """A command's wall-clock budget (``--timeout``) ran out."""

@@ -1,0 +1,102 @@
+"""learn/filter races: a model file replaced while messages are scored → the count of scores that
+mix two model versions (goal 0).
+
+Each race scores one message with :class:`textnb.scorer.Scorer` (what ``textnb filter`` runs)
+while another process keeps replacing the model file, as ``textnb learn`` does (a new file
+renamed over the old one). Every score must equal, bit for bit, the score of the message under
+one whole version, computed in advance; a score equal to neither, or an error, is counted as
+mixed.
+
+    python scripts/bench_race.py --races 1000
+
+``run_races(n)`` is importable (tests/test_hostile_models.py runs a short one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# Two versions of one model: the second has learned more (as after a `textnb learn`), so that
+# its vocabulary, its weights and the places of its arrays in the file all differ.
+TEXTS = ["cheap pills now", "cheap money now!!! $500", "win money, win cheap pills",
+         "meeting at noon", "lunch at noon with notes", "notes from the meeting"] * 20
+LABELS = ["spam", "spam", "spam", "ham", "ham", "ham"] * 20
+LEARNED = [f"offer {i} cheap winner money pills prize {i * 7}" for i in range(200)]
+MESSAGE = (b"Subject: cheap pills meeting\nFrom: someone@example.com\n\n"
+           b"win cheap money now, notes from the meeting at noon, lunch, prize offer 3 winner 21\n")
+
+# The replacing process: copy a version to a temporary name, rename it over the model, repeat.
+_WRITER = """
+import os, shutil, sys
+model, versions = sys.argv[1], sys.argv[2:]
+i = 0
+while True:
+    tmp = f"{model}.{i % 2}.race-tmp"
+    shutil.copyfile(versions[i % len(versions)], tmp)
+    os.replace(tmp, model)
+    i += 1
+"""
+
+
+def run_races(n: int = 1000, seconds: float | None = None,
+              directory: str | Path | None = None) -> dict:
+    """Score MESSAGE n times (or until ``seconds`` have passed) while the model is replaced.
+
+    Returns {"races", "mixed", "errors", "versions", "seconds"}: mixed counts scores equal to
+    no whole version's score, errors counts scorings that raised (both should be 0).
+    """
+    from textnb import TextClassifier, save_model
+    from textnb.documents import parse_message
+    from textnb.scorer import Scorer
+
+    with tempfile.TemporaryDirectory(prefix="bench-race-", dir=directory) as scratch:
+        scratch = Path(scratch)
+        first = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
+        versions = [scratch / "v1.model", scratch / "v2.model"]
+        save_model(first, versions[0])
+        save_model(first.partial_fit(LEARNED, ["spam"] * len(LEARNED)), versions[1])
+        document = parse_message(MESSAGE)
+        expected = [Scorer(v).log_proba(document.text, document.fields) for v in versions]
+        if expected[0] == expected[1]:
+            raise RuntimeError("the two versions score the message alike: no race could show")
+        model = scratch / "race.model"
+        save_model(first, model)
+        writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(model), *map(str, versions)])
+        races = mixed = errors = 0
+        start = time.perf_counter()
+        try:
+            time.sleep(0.2)  # the writer is replacing the file before the first race
+            while races < n and (seconds is None or time.perf_counter() - start < seconds):
+                races += 1
+                try:
+                    row = Scorer(model).log_proba(document.text, document.fields)
+                except Exception:  # noqa: BLE001 — a failure to read one version is counted
+                    errors += 1
+                    continue
+                mixed += row not in expected
+        finally:
+            writer.kill()
+            writer.wait()
+        return {"races": races, "mixed": mixed, "errors": errors, "versions": len(versions),
+                "seconds": time.perf_counter() - start}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench_race.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--races", type=int, default=1000, help="scorings (default 1000)")
+    parser.add_argument("--seconds", type=float, help="stop after this long")
+    args = parser.parse_args(argv)
+    result = run_races(args.races, args.seconds)
+    print(f"{result['races']} races in {result['seconds']:.1f} s against a model replaced "
+          f"continuously ({result['versions']} versions): {result['mixed']} mixed-version "
+          f"scores, {result['errors']} errors")
+    return 0 if result["mixed"] == result["errors"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
