@@ -25,6 +25,7 @@ from .errors import DocumentError, TextnbError
 from .mailfilter import filter_message
 from .modelfile import locked
 from .paths import MODEL_ENV, default_model_path
+from .servecli import serve
 from .tablecli import table
 
 # Exit codes: Exit (textnb.decision) for classify --exit-code, these everywhere else.
@@ -547,3 +548,4 @@ def info(model_path, top, output) -> int:
 
 
 main.add_command(table)
+main.add_command(serve)
