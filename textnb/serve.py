@@ -487,7 +487,7 @@ class Worker:
             while len(body) <= self.settings.max_size and (more := await reader.read(65536)):
                 body += more
             if len(body) > self.settings.max_size:
-                raise _too_big(len(body), self.settings.max_size)
+                raise _too_big(None, self.settings.max_size)
         if compress is not None:
             inflate = zlib.decompressobj()
             try:
@@ -495,7 +495,7 @@ class Worker:
             except zlib.error as error:
                 raise RequestError(Code.EX_UNAVAILABLE, f"Service Unavailable: zlib: {error}") from None
             if len(body) > self.settings.max_size:
-                raise _too_big(len(body), self.settings.max_size)
+                raise _too_big(None, self.settings.max_size)
         request.body = body
         return request
 
@@ -570,8 +570,9 @@ async def _discard(reader: asyncio.StreamReader) -> None:
         pass
 
 
-def _too_big(size: int, limit: int) -> RequestError:
-    return RequestError(Code.EX_TOOBIG, f"Message too big: {size} bytes, the limit is {limit}")
+def _too_big(size: int | None, limit: int) -> RequestError:
+    said = f"{size} bytes" if size is not None else f"more than {limit} bytes"
+    return RequestError(Code.EX_TOOBIG, f"Message too big: {said}, the limit is {limit}")
 
 
 def _printable(data: bytes) -> str:
