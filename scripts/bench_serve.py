@@ -10,8 +10,9 @@ same files. ``textnb serve`` is started on a temporary socket (its log lines go 
 
 1. **Per message, one process each** (what procmail does for every delivery): ``--messages``
    (default 200) test messages, a seeded stratified sample of the 30 % test part, are each fed
-   to a fresh ``spamc -U SOCKET`` (the message back with X-TextNB-* fields) and to a fresh
-   ``bogofilter -p``, in alternating order, timed as wall time around ``subprocess.run``.
+   to a fresh ``spamc -U SOCKET`` (the message back with X-TextNB-* fields), ``spamc -K`` (a
+   PING: spamc's start-up and a connection, the floor) and a fresh ``bogofilter -p``, in
+   rotating order, timed as wall time around ``subprocess.run``.
    Both outputs are checked (spamc's must be the message with fields added).
 2. **Throughput**: 1, 8 and 32 concurrent clients (threads of this process using
    textnb.client.check, one connection per message) send the test messages for
@@ -20,9 +21,9 @@ same files. ``textnb serve`` is started on a temporary socket (its log lines go 
    ``--workers N`` (N = cores, the default: pre-forked asyncio processes), and, for comparison
    only, a thread-per-connection server (``socketserver.ThreadingUnixStreamServer`` in one
    process, scoring with textnb.serve's own verdict function; CHECK only).
-3. **Memory**: the daemon's peak RSS (VmHWM), summed over its processes, and their PSS
-   (proportional set size: pages shared between the forked workers counted once), after the
-   throughput runs.
+3. **Memory**: the daemon's peak RSS (VmHWM), summed over its processes and of the largest,
+   and their PSS (proportional set size: a page shared by the forked workers counted once,
+   the memory the daemon really holds), after the throughput runs.
 
 Run::
 
@@ -120,7 +121,9 @@ def run(args, scratch: Path) -> None:
 
     # -- 1. per message ----------------------------------------------------------------
     with Daemon(args.textnb, model, scratch, workers) as daemon:
-        commands = {"spamc -U SOCKET": [args.spamc, "-U", str(daemon.socket)]}
+        commands = {"spamc -U SOCKET": [args.spamc, "-U", str(daemon.socket)],
+                    # The floor: spamc's start-up and a connection, no message scored.
+                    "spamc -K (PING only)": [args.spamc, "-U", str(daemon.socket), "-K"]}
         if bogofilter:
             commands["bogofilter -p"] = [bogofilter, "-C", "-d", str(db), "-p"]
         names = list(commands)
@@ -156,13 +159,17 @@ def run(args, scratch: Path) -> None:
 
     # -- 3. memory ----------------------------------------------------------------------
     print("\n== Memory after the throughput runs (MB, summed over the server's processes) ==")
-    print(table(["server", "processes", "peak RSS", "PSS now"],
-                [[label, str(m[0]), f"{m[1]:.0f}", f"{m[2]:.0f}"] for label, m in memory.items()]))
+    print(table(["server", "processes", "Σ peak RSS", "largest peak RSS", "Σ PSS now"],
+                [[label, str(m[0]), f"{m[1]:.0f}", f"{m[3]:.0f}", f"{m[2]:.0f}"]
+                 for label, m in memory.items()]))
     print(f"\n(total {time.perf_counter() - started:.0f} s)")
 
 
 def check(name: str, raw: bytes, done: subprocess.CompletedProcess) -> None:
-    if name.startswith("spamc"):
+    if name.startswith("spamc -K"):
+        if done.returncode != 0:
+            raise BenchError(f"spamc -K exited {done.returncode}")
+    elif name.startswith("spamc"):
         out = done.stdout
         if done.returncode != 0 or b"X-TextNB-Status: " not in out:
             raise BenchError(f"spamc did not get a verdict (exit {done.returncode}): "
@@ -223,7 +230,7 @@ class Daemon:
         wait_ready(self.socket, self.process, self.log)
         return self
 
-    def memory(self) -> tuple[int, float, float]:
+    def memory(self) -> tuple[int, float, float, float]:
         return memory([self.process.pid] + children(self.process.pid))
 
     def __exit__(self, *_) -> None:
@@ -268,15 +275,15 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def memory(pids: list[int]) -> tuple[int, float, float]:
-    """(processes, Σ peak RSS, Σ PSS now) in MB, from /proc."""
-    peak = pss = 0.0
+def memory(pids: list[int]) -> tuple[int, float, float, float]:
+    """(processes, Σ peak RSS, Σ PSS now, largest peak RSS) in MB, from /proc."""
+    peaks, pss = [], 0.0
     for pid in pids:
         with open(f"/proc/{pid}/status") as f:
-            peak += next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+            peaks.append(next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024)
         with open(f"/proc/{pid}/smaps_rollup") as f:
             pss += next(int(line.split()[1]) for line in f if line.startswith("Pss:")) / 1024
-    return len(pids), peak, pss
+    return len(pids), sum(peaks), pss, max(peaks)
 
 
 def threaded_server(path: str, model_path: str) -> int:

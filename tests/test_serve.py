@@ -640,3 +640,36 @@ def test_python_client(daemon):
         client.tell(b"x", "eggs", socket_path=daemon.socket)
     with pytest.raises(OSError):
         client.check(b"x", socket_path="/nonexistent/textnb.sock")
+
+
+def test_systemd_socket_activation(model, short_dir):
+    """With $LISTEN_PID and $LISTEN_FDS (as systemd sets them), the daemon serves the socket
+    it is given on fd 3, and leaves the socket file, which is systemd's, in place."""
+    path = short_dir / "activated.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen()
+    fd = listener.fileno()
+    command = [*textnb(), "serve", "-q", "-m", str(model)]
+    # What systemd does before it runs the service: the socket on fd 3, then exec.
+    exec_as_systemd = (f"import os; os.dup2({fd}, 3); os.environ.update(LISTEN_PID=str(os.getpid()), "
+                       f"LISTEN_FDS='1'); os.execv({command[0]!r}, {command!r})")
+    process = subprocess.Popen(
+        [sys.executable, "-c", exec_as_systemd], pass_fds=(fd,), stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    listener.close()
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                verdict = client.check(HAM.read_bytes(), socket_path=path)
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+                time.sleep(0.05)
+        assert not verdict.spam
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+    assert path.exists()
+    assert b"(systemd)" in process.stderr.read()
