@@ -673,3 +673,47 @@ def test_systemd_socket_activation(model, short_dir):
         assert process.wait(timeout=20) == 0
     assert path.exists()
     assert b"(systemd)" in process.stderr.read()
+
+
+RECIPES = {
+    # The README's: spamc adds the fields, procmail files by them ...
+    "fields": ":0fw\n| spamc -U {sock}\n\n:0\n* ^X-TextNB-Status: Yes\nspam/\n",
+    # ... or by spamc -c's exit code (1: spam), the message left as it is.
+    "exit code": ":0\n* ! ? spamc -U {sock} -c > /dev/null\nspam/\n",
+}
+
+
+@needs_spamc
+@pytest.mark.skipif(shutil.which("procmail") is None, reason="procmail is not installed")
+def test_procmail_recipes_with_spamc_and_the_fail_safe_chain(model, short_dir, tmp_path):
+    """The README's recipes, run by procmail: spam is filed by the daemon's fields or by spamc
+    -c's exit code; with the daemon stopped, both deliver every message unchanged."""
+
+    def deliver(recipe: str, message: Path) -> dict[str, list[bytes]]:
+        mail = Path(tempfile.mkdtemp(dir=tmp_path))
+        rc = mail / "procmailrc"
+        rc.write_text(f"SHELL=/bin/sh\nMAILDIR={mail}\nDEFAULT={mail}/inbox/\n"
+                      + RECIPES[recipe].format(sock=short_dir / "t.sock"))
+        with open(message, "rb") as stdin:
+            done = subprocess.run(["procmail", "-m", str(rc)], stdin=stdin, capture_output=True,
+                                  timeout=60)
+        assert done.returncode == 0, done.stderr
+        return {folder.name: [f.read_bytes() for f in (folder / "new").iterdir()]
+                for folder in mail.iterdir() if (folder / "new").is_dir()}
+
+    def unchanged(message: Path) -> bytes:  # procmail drops the From_ line in a Maildir
+        return message.read_bytes().split(b"\n", 1)[1]
+
+    server = Daemon(short_dir, model, *CUTOFF)
+    try:
+        up = {(recipe, message): deliver(recipe, message) for recipe in RECIPES for message in (SPAM, HAM)}
+    finally:
+        assert server.stop() == 0
+    assert up[("fields", SPAM)]["spam"][0].startswith(b"X-TextNB-Class: spam\n")
+    assert up[("fields", HAM)]["inbox"][0].startswith(b"X-TextNB-Class: ham\n")
+    assert up[("fields", HAM)]["inbox"][0].endswith(unchanged(HAM))
+    assert up[("exit code", SPAM)] == {"spam": [unchanged(SPAM)]}
+    assert up[("exit code", HAM)] == {"inbox": [unchanged(HAM)]}
+    for recipe in RECIPES:
+        for message in (SPAM, HAM):
+            assert deliver(recipe, message) == {"inbox": [unchanged(message)]}
