@@ -717,3 +717,30 @@ def test_procmail_recipes_with_spamc_and_the_fail_safe_chain(model, short_dir, t
     for recipe in RECIPES:
         for message in (SPAM, HAM):
             assert deliver(recipe, message) == {"inbox": [unchanged(message)]}
+
+
+@needs_spamc
+def test_spamc_passes_mail_through_when_the_daemon_is_overloaded(model, short_dir):
+    """Every connection slot held by a silent client: spamc -t 1 waits a second in the listen
+    queue, then delivers the message unchanged, exit 0."""
+    server = Daemon(short_dir, model, "--max-connections", "1", "--timeout", "6", workers=1)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
+            idle.connect(str(server.socket))
+            time.sleep(0.2)
+            raw = SPAM.read_bytes()
+            started = time.monotonic()
+            done = spamc("-U", str(server.socket), "-t", "1", stdin=raw)
+            assert (done.returncode, done.stdout) == (0, raw)
+            assert 0.9 < time.monotonic() - started < 5
+    finally:
+        assert server.stop() == 0
+
+
+def test_default_socket_path(monkeypatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1234")
+    assert client.default_socket_path() == Path("/run/user/1234/textnb.sock")
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    assert client.default_socket_path() == Path(f"/tmp/textnb-{os.getuid()}/textnb.sock")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "relative/dir")  # not a runtime directory: ignored
+    assert client.default_socket_path() == Path(f"/tmp/textnb-{os.getuid()}/textnb.sock")
