@@ -17,7 +17,8 @@ same files. ``textnb serve`` is started on a temporary socket (its log lines go 
 2. **Throughput**: 1, 8 and 32 concurrent clients (threads of this process using
    textnb.client.check, one connection per message) send the test messages for
    ``--seconds`` (default 5) each; messages per second over all clients, and the median
-   latency. Run for each concurrency model: ``--workers 1`` (one asyncio process),
+   latency, and the server's CPU time per message (user + system, all its processes). The
+   clients run on the same cores as the server. Run for each concurrency model: ``--workers 1`` (one asyncio process),
    ``--workers N`` (N = cores, the default: pre-forked asyncio processes), and, for comparison
    only, a thread-per-connection server (``socketserver.ThreadingUnixStreamServer`` in one
    process, scoring with textnb.serve's own verdict function; CHECK only).
@@ -147,14 +148,14 @@ def run(args, scratch: Path) -> None:
     servers = [(f"asyncio, --workers 1", 1), (f"asyncio, --workers {workers} (default)", workers)]
     for label, n in servers:
         with Daemon(args.textnb, model, scratch, n) as daemon:
-            rows.append([label] + throughput(daemon.socket, messages, args.seconds))
+            rows.append([label] + throughput(daemon.socket, messages, args.seconds, daemon.pids()))
             memory[label] = daemon.memory()
     with Threaded(model, scratch) as server:
         rows.append(["threads, 1 process (comparison)"]
-                    + throughput(server.socket, messages, args.seconds))
+                    + throughput(server.socket, messages, args.seconds, server.pids()))
         memory["threads, 1 process (comparison)"] = server.memory()
     print(f"\n== Throughput: CHECK by textnb.client, one connection per message, "
-          f"{args.seconds:g} s per cell: messages/s (median ms) ==")
+          f"{args.seconds:g} s per cell: messages/s (median ms, server CPU ms a message) ==")
     print(table(["server"] + [f"{c} client{'s' if c > 1 else ''}" for c in CONCURRENCY], rows))
 
     # -- 3. memory ----------------------------------------------------------------------
@@ -182,7 +183,10 @@ def check(name: str, raw: bytes, done: subprocess.CompletedProcess) -> None:
         raise BenchError(f"bogofilter -p failed (exit {done.returncode})")
 
 
-def throughput(path: Path, messages: list[bytes], seconds: float) -> list[str]:
+def throughput(path: Path, messages: list[bytes], seconds: float, pids: list[int]) -> list[str]:
+    """Per concurrency: messages/s, median latency, and the server's CPU ms per message (its
+    processes' user + system time over the run: what the machine's cores allow, k cores
+    answering at most k × 1000 / that many messages a second)."""
     cells = []
     for clients in CONCURRENCY:
         stop = time.monotonic() + seconds
@@ -200,18 +204,29 @@ def throughput(path: Path, messages: list[bytes], seconds: float) -> list[str]:
             except BaseException as error:  # noqa: BLE001 — reported below
                 errors.append(error)
 
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), cpu_seconds(pids)
         threads = [threading.Thread(target=work, args=(i,)) for i in range(clients)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, cpu_seconds(pids) - cpu0
         if errors:
             raise BenchError(f"a client failed with {clients} clients: {errors[0]!r}")
         done = [x for per in latencies for x in per]
-        cells.append(f"{len(done) / elapsed:.0f} ({1000 * statistics.median(done):.1f})")
+        cells.append(f"{len(done) / elapsed:.0f} ({1000 * statistics.median(done):.1f}, "
+                     f"{1000 * cpu / len(done):.2f})")
     return cells
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far, from /proc/<pid>/stat."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 class Daemon:
@@ -230,8 +245,11 @@ class Daemon:
         wait_ready(self.socket, self.process, self.log)
         return self
 
+    def pids(self) -> list[int]:
+        return [self.process.pid] + children(self.process.pid)
+
     def memory(self) -> tuple[int, float, float, float]:
-        return memory([self.process.pid] + children(self.process.pid))
+        return memory(self.pids())
 
     def __exit__(self, *_) -> None:
         self.process.send_signal(signal.SIGTERM)

@@ -70,7 +70,6 @@ class Code(enum.IntEnum):
 
     EX_OK = 0
     EX_UNAVAILABLE = 69
-    EX_SOFTWARE = 70
     EX_PROTOCOL = 76
     EX_TIMEOUT = 79
     EX_TOOBIG = 98
