@@ -9,7 +9,7 @@ body. Every method: PING, CHECK, SYMBOLS, REPORT, REPORT_IFSPAM, PROCESS, HEADER
 Choices, with the measurements behind them (scripts/bench_serve.py, 2 cores):
 
 * **Processes × asyncio.** Scoring is CPU-bound Python (about 1 ms a message: parse 0.4,
-  tokenize 0.2–0.3, score 0.3), so threads share one core under the GIL: with 8 and 32
+  tokenize 0.2–0.3, score 0.3–0.5), so threads share one core under the GIL: with 8 and 32
   clients, a thread per connection answered 400–510 messages/s, one asyncio process 500–870,
   two 800–1 270 (three runs). ``--workers`` processes (default: one per core) are forked after
   the model is loaded, so its pages are shared, and each runs an asyncio loop, in which a slow
