@@ -258,6 +258,8 @@ def test_zlib_compressed_request(daemon):
     assert exchange(daemon.socket, request("CHECK", zlib.compress(raw), "Compress: zlib")) == plain
     assert exchange(daemon.socket, request("CHECK", b"not zlib", "Compress: zlib")).startswith(
         b"SPAMD/1.0 69 Service Unavailable: zlib: ")
+    assert exchange(daemon.socket, request("CHECK", zlib.compress(raw)[:-10], "Compress: zlib")) == (
+        b"SPAMD/1.0 69 Service Unavailable: zlib: the compressed message is cut short\r\n")
     assert exchange(daemon.socket, request("CHECK", raw, "Compress: gzip")).startswith(
         b"SPAMD/1.0 76 Bad header line: (compression type not supported: gzip)")
 
@@ -744,3 +746,24 @@ def test_default_socket_path(monkeypatch):
     assert client.default_socket_path() == Path(f"/tmp/textnb-{os.getuid()}/textnb.sock")
     monkeypatch.setenv("XDG_RUNTIME_DIR", "relative/dir")  # not a runtime directory: ignored
     assert client.default_socket_path() == Path(f"/tmp/textnb-{os.getuid()}/textnb.sock")
+
+
+def test_a_bad_model_file_leaves_the_old_model_serving(model, short_dir):
+    """The model file replaced by garbage: CHECK goes on with the model in memory (reported
+    once in the log), TELL answers EX_UNAVAILABLE naming the file, and nothing is written."""
+    server = Daemon(short_dir, model, *CUTOFF, "--allow-tell", workers=1)
+    try:
+        before = client.check(SPAM.read_bytes(), socket_path=server.socket)
+        broken = model.with_suffix(".new")
+        broken.write_bytes(b"PK\x03\x04 not a model")
+        os.replace(broken, model)
+        for _ in range(3):
+            assert client.check(SPAM.read_bytes(), socket_path=server.socket) == before
+        with pytest.raises(client.SpamdError, match=f"answered 69: Service Unavailable: model file "
+                                                     f"'{model}' is truncated or corrupt"):
+            client.tell(HAM.read_bytes(), "ham", socket_path=server.socket)
+        assert model.read_bytes() == b"PK\x03\x04 not a model"
+    finally:
+        assert server.stop() == 0
+    assert sum("model not reloaded, the old one serves: model file" in line
+               for line in server.lines()) == 1

@@ -214,7 +214,7 @@ def _report(model: Model, raw: bytes, decision: dict[str, Any], top: int = 10) -
     explanation = model.classifier.explain(parse_message(raw), top=top)
     lines = [f"textnb: {decision['status']} (P({model.spam_class}) = "
              f"{decision['spam_probability']:.6f}, log-odds {decision['spam_log_odds']:+.2f}, "
-             f"score {decision['score']:.1f} / {THRESHOLD:.1f})",
+             f"score {_shown_score(decision):.1f} / {THRESHOLD:.1f})",
              f"cutoffs: spam at P >= {model.spam_cutoff:g}, ham at P <= {model.ham_cutoff:g}",
              f"why {explanation.label} over {explanation.against} (log-odds, natural logs):",
              f"  {explanation.prior_log_odds:+8.3f}  (prior)"]
@@ -482,6 +482,9 @@ class Worker:
                 raise RequestError(Code.EX_UNAVAILABLE, f"Service Unavailable: zlib: {error}") from None
             if len(body) > self.settings.max_size:
                 raise _too_big(None, self.settings.max_size)
+            if not inflate.eof:
+                raise RequestError(Code.EX_UNAVAILABLE,
+                                   "Service Unavailable: zlib: the compressed message is cut short")
         request.body = body
         return request
 
@@ -529,16 +532,19 @@ class Worker:
         model = self.model
         loop = asyncio.get_running_loop()
         did = ""
-        if set_local:
-            if kind not in ("spam", "ham"):
-                raise _bad(f"Message-class must be spam or ham, not {kind!r}")
-            label, other = ((model.spam_class, model.ham_class) if kind == "spam"
-                            else (model.ham_class, model.spam_class))
-            if await loop.run_in_executor(None, learn, model.path, request.body, label, other):
-                did = "DidSet: local\r\n"
-        elif remove_local:
-            if await loop.run_in_executor(None, forget, model.path, request.body, model.classes):
-                did = "DidRemove: local\r\n"
+        if set_local and kind not in ("spam", "ham"):
+            raise _bad(f"Message-class must be spam or ham, not {kind!r}")
+        try:
+            if set_local:
+                label, other = ((model.spam_class, model.ham_class) if kind == "spam"
+                                else (model.ham_class, model.spam_class))
+                if await loop.run_in_executor(None, learn, model.path, request.body, label, other):
+                    did = "DidSet: local\r\n"
+            elif remove_local:
+                if await loop.run_in_executor(None, forget, model.path, request.body, model.classes):
+                    did = "DidRemove: local\r\n"
+        except (TextnbError, OSError) as error:  # a bad model file: the client learns nothing
+            raise RequestError(Code.EX_UNAVAILABLE, f"Service Unavailable: {error}") from None
         what = ("learned " + kind if did.startswith("DidSet") else "forgot" if did
                 else "nothing to do")
         return f"SPAMD/1.1 0 EX_OK\r\n{did}\r\n".encode(), f"{what} {len(request.body)} bytes"
