@@ -556,6 +556,9 @@ def test_spamc_passes_mail_through_with_no_daemon(short_dir):
     assert (done.returncode, done.stdout) == (0, raw)
     done = spamc("-U", missing, "-c", stdin=raw)
     assert (done.returncode, done.stdout) == (0, b"0/0\n")
+    # -x (no safe fallback): an exit code for the MTA to retry, and no message.
+    done = spamc("-U", missing, "-x", stdin=raw)
+    assert done.returncode != 0 and done.stdout == b""
 
 
 @needs_spamc
