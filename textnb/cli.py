@@ -28,6 +28,7 @@ from .mailfilter import filter_message
 from .modelfile import locked
 from .paths import MODEL_ENV, default_model_path
 from .quick import FILTER_TIMEOUT, UNDELIVERED, budget, write_out
+from .servecli import serve
 from .tablecli import table
 
 # Exit codes: Exit (textnb.decision) for classify --exit-code, these everywhere else.
@@ -727,3 +728,4 @@ main.add_command(table)
 from .dumpcli import dump, explain, load, merge  # noqa: E402 — commands of their own module
 for _command in (dump, load, merge, explain):
     main.add_command(_command)
+main.add_command(serve)

@@ -1,0 +1,796 @@
+"""textnb serve: the real daemon in a subprocess, driven by the real spamc and by raw bytes.
+
+spamc (Debian package spamc) is SpamAssassin's own client: its tests skip without it; the
+others speak the protocol with sockets and textnb.client.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from textnb import client
+from textnb.classifier import TextClassifier, load_model, save_model
+from textnb.decision import decide, logit as _logit, spam_cutoffs
+from textnb.mailfilter import filter_message
+from textnb.scorer import score
+from textnb.documents import read_bytes
+from textnb.serve import THRESHOLD, _allowed, spamc_score
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpora" / "spamassassin"
+SPAM, HAM = ROOT / "corpora" / "messages" / "spam.eml", ROOT / "corpora" / "messages" / "ham.eml"
+# The cutoff tests/test_procmail.py gives a model of the 300-message sample (0.99, the
+# default, was chosen on the full corpus): spam.eml is spam by it, ham.eml ham.
+CUTOFF = ["--spam-cutoff", "0.9", "--ham-cutoff", "0.5"]
+SPAMC = shutil.which("spamc")
+needs_spamc = pytest.mark.skipif(SPAMC is None, reason="spamc is not installed (Debian package spamc)")
+# Held out of the trained model, so that TELL has something new to learn.
+HELD_OUT = 4
+
+
+def files(label: str) -> list[Path]:
+    return sorted((CORPUS / label).iterdir())
+
+
+def textnb() -> list[str]:
+    script = Path(sys.executable).with_name("textnb")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "textnb"]
+
+
+def train(path: Path, spam: list[Path], ham: list[Path]) -> Path:
+    raws = [f.read_bytes() for f in spam + ham]
+    labels = ["spam"] * len(spam) + ["ham"] * len(ham)
+    save_model(TextClassifier(n_jobs=1, spam_class="spam").fit(raws, labels), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> Path:
+    return train(tmp_path_factory.mktemp("serve") / "spam.model",
+                 files("spam")[:-HELD_OUT], files("ham")[:-HELD_OUT])
+
+
+@pytest.fixture
+def model(trained, tmp_path) -> Path:
+    """A copy of the trained model that a test may change."""
+    path = tmp_path / "spam.model"
+    shutil.copy(trained, path)
+    return path
+
+
+@pytest.fixture
+def short_dir():
+    # A Unix socket path has at most 107 bytes: pytest's tmp_path can be longer.
+    path = Path(tempfile.mkdtemp(prefix="tnb", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class Daemon:
+    """``textnb serve`` in a subprocess (its own session), ready when it answers PING."""
+
+    def __init__(self, directory: Path, model: Path, *args: str, workers: int = 2) -> None:
+        self.socket = directory / "t.sock"
+        self.pidfile = directory / "serve.pid"
+        self.log = directory / "serve.log"
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(
+                [*textnb(), "serve", "-m", str(model), "--socket", str(self.socket),
+                 "--pidfile", str(self.pidfile), "--workers", str(workers), *args],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                start_new_session=True)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if client.ping(socket_path=self.socket, timeout=5):
+                    break
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                pytest.fail(f"textnb serve did not start: {self.log.read_text()}")
+            time.sleep(0.05)
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=20)
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait(timeout=20)
+
+    def lines(self) -> list[str]:
+        return self.log.read_text().splitlines()
+
+
+@pytest.fixture(scope="module")
+def daemon(trained):
+    """One daemon for the tests that change nothing: TCP too, TELL refused."""
+    directory = Path(tempfile.mkdtemp(prefix="tnb", dir="/tmp"))
+    port = free_port()
+    server = Daemon(directory, trained, *CUTOFF, "--listen", f"127.0.0.1:{port}")
+    server.port = port
+    yield server
+    assert server.stop() == 0
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def exchange(path: Path, data: bytes, shutdown: bool = True, timeout: float = 20) -> bytes:
+    """Send raw bytes on a new connection; return everything the daemon answers."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(path))
+        s.sendall(data)
+        if shutdown:
+            s.shutdown(socket.SHUT_WR)
+        return receive(s)
+
+
+def receive(s: socket.socket) -> bytes:
+    chunks = []
+    try:
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+    except ConnectionResetError:
+        pass
+    return b"".join(chunks)
+
+
+def spamc(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run([SPAMC, *args], input=stdin, capture_output=True, timeout=60)
+
+
+def expected(model_path: Path, raw: bytes, spam_cutoff: float | None = 0.9,
+             ham_cutoff: float | None = 0.5):
+    """The decision and the spamc score of a message, by textnb.scorer (the filter's path,
+    without numpy): an independent reckoning of what the daemon must answer. Cutoffs of None
+    are the model's learned ones."""
+    document = read_bytes(raw)
+    classes, row, learned = score(model_path, document.text, document.fields)
+    cutoffs = spam_cutoffs(classes, learned, "spam", spam_cutoff, ham_cutoff)
+    decision = decide(classes, row, "-", cutoffs)
+    shown = round(spamc_score(decision["spam_log_odds"], cutoffs[1], cutoffs[2]), 1)
+    if decision["status"] != "spam" and shown >= THRESHOLD:
+        shown = THRESHOLD - 0.1
+    return decision, shown
+
+
+# -- the score scale -----------------------------------------------------------------------
+
+def test_score_maps_the_cutoffs_to_0_and_the_threshold():
+    spam, ham = _logit(0.99), _logit(0.5)
+    assert spamc_score(ham, spam, ham) == pytest.approx(0.0)
+    assert spamc_score(spam, spam, ham) == pytest.approx(5.0)
+    assert spamc_score(2 * spam, spam, ham) == pytest.approx(10.0)
+    # One point is (spam − ham)/5 nats.
+    assert spamc_score(-spam, spam, ham) == pytest.approx(-5.0)
+    # Equal cutoffs: one nat a point, the cutoff still at 5.
+    assert spamc_score(3.0, 1.0, 1.0) == pytest.approx(7.0)
+    # Infinite cutoffs (--spam-cutoff 1, --ham-cutoff 0) give a finite, printable score.
+    assert spamc_score(12.0, _logit(1.0), _logit(0.5)) == -999.9
+    assert spamc_score(12.0, _logit(0.99), _logit(0.0)) == pytest.approx(5.0 + 12.0 - _logit(0.99))
+
+
+def test_allow_lists_networks():
+    import ipaddress
+    loopback = [ipaddress.ip_network(n) for n in ("127.0.0.0/8", "::1/128")]
+    assert _allowed("127.0.0.1", loopback) and _allowed("::1", loopback)
+    assert _allowed("::ffff:127.0.0.1", loopback)
+    assert not _allowed("10.1.2.3", loopback)
+    assert _allowed("10.1.2.3", loopback + [ipaddress.ip_network("10.0.0.0/8")])
+    assert not _allowed("not an address", loopback)
+
+
+# -- every method, by raw bytes -----------------------------------------------------------
+
+def request(method: str, body: bytes, *fields: str, version: str = "1.5") -> bytes:
+    head = f"{method} SPAMC/{version}\r\n" + "".join(f"{f}\r\n" for f in fields)
+    return head.encode() + f"Content-length: {len(body)}\r\n\r\n".encode() + body
+
+
+def test_ping_and_skip(daemon):
+    assert exchange(daemon.socket, b"PING SPAMC/1.5\r\n\r\n") == b"SPAMD/1.5 0 PONG\r\n"
+    assert exchange(daemon.socket, b"PING SPAMC/1.2\r\n") == b"SPAMD/1.5 0 PONG\r\n"
+    assert exchange(daemon.socket, b"SKIP SPAMC/1.5\r\n\r\n") == b""
+
+
+@pytest.mark.parametrize("message", [SPAM, HAM], ids=["spam", "ham"])
+def test_check_symbols_report(daemon, trained, message):
+    raw = message.read_bytes()
+    decision, shown = expected(trained, raw)
+    is_spam = decision["status"] == "spam"
+    assert is_spam == (message == SPAM)
+    spam = f"Spam: {'True' if is_spam else 'False'} ; {shown:.1f} / 5.0"
+    assert exchange(daemon.socket, request("CHECK", raw)) == f"SPAMD/1.1 0 EX_OK\r\n{spam}\r\n\r\n".encode()
+    symbol = f"TEXTNB_{decision['status'].upper()}".encode()
+    assert exchange(daemon.socket, request("SYMBOLS", raw)) == (
+        f"SPAMD/1.1 0 EX_OK\r\nContent-length: {len(symbol)}\r\n{spam}\r\n\r\n".encode() + symbol)
+    report = exchange(daemon.socket, request("REPORT", raw))
+    head, body = report.split(b"\r\n\r\n", 1)
+    assert head == f"SPAMD/1.1 0 EX_OK\r\nContent-length: {len(body)}\r\n{spam}".encode()
+    assert body.startswith(f"textnb: {decision['status']} (P(spam) = "
+                           f"{decision['spam_probability']:.6f}".encode())
+    ifspam = exchange(daemon.socket, request("REPORT_IFSPAM", raw))
+    yes = spam.replace("True", "Yes").replace("False", "No")
+    if is_spam:
+        assert ifspam == f"SPAMD/1.1 0 EX_OK\r\nContent-length: {len(body)}\r\n{yes}\r\n\r\n".encode() + body
+    else:
+        assert ifspam == f"SPAMD/1.1 0 EX_OK\r\nContent-length: 0\r\n{yes}\r\n\r\n".encode()
+
+
+@pytest.mark.parametrize("message", [SPAM, HAM], ids=["spam", "ham"])
+def test_process_and_headers_give_the_filters_bytes(daemon, trained, message):
+    raw = message.read_bytes()
+    filtered = filter_message(raw, trained, spam_cutoff=0.9, ham_cutoff=0.5)  # `textnb filter`
+    _, shown = expected(trained, raw)
+    answer = exchange(daemon.socket, request("PROCESS", raw))
+    head, body = answer.split(b"\r\n\r\n", 1)
+    assert body == filtered
+    assert head.startswith(f"SPAMD/1.1 0 EX_OK\r\nContent-length: {len(filtered)}\r\nSpam: ".encode())
+    assert head.endswith(f" ; {shown:.1f} / 5.0".encode())
+    headers_only = exchange(daemon.socket, request("HEADERS", raw)).split(b"\r\n\r\n", 1)[1]
+    assert filtered.startswith(headers_only) and headers_only.endswith(b"\n\n")
+    assert raw.endswith(filtered[len(headers_only):])
+
+
+def test_zlib_compressed_request(daemon):
+    raw = SPAM.read_bytes()
+    plain = exchange(daemon.socket, request("CHECK", raw))
+    assert exchange(daemon.socket, request("CHECK", zlib.compress(raw), "Compress: zlib")) == plain
+    assert exchange(daemon.socket, request("CHECK", b"not zlib", "Compress: zlib")).startswith(
+        b"SPAMD/1.0 69 Service Unavailable: zlib: ")
+    assert exchange(daemon.socket, request("CHECK", zlib.compress(raw)[:-10], "Compress: zlib")) == (
+        b"SPAMD/1.0 69 Service Unavailable: zlib: the compressed message is cut short\r\n")
+    assert exchange(daemon.socket, request("CHECK", raw, "Compress: gzip")).startswith(
+        b"SPAMD/1.0 76 Bad header line: (compression type not supported: gzip)")
+
+
+def test_tell_is_refused_without_allow_tell(daemon):
+    answer = exchange(daemon.socket, request("TELL", HAM.read_bytes(), "Message-class: ham", "Set: local"))
+    assert answer == (b"SPAMD/1.0 69 Service Unavailable: TELL commands are not enabled, "
+                      b"set the --allow-tell switch.\r\n")
+
+
+# -- bad requests ----------------------------------------------------------------------------
+
+BAD = {
+    "unknown method": (b"FROB SPAMC/1.5\r\n\r\n", b"SPAMD/1.0 76 Bad header line: (unknown method FROB)\r\n"),
+    "bad version": (b"CHECK SPAMC/2.0\r\nContent-length: 2\r\n\r\nhi",
+                    b"SPAMD/1.0 76 Bad header line: (unsupported protocol version SPAMC/2.0; this is 1.x)\r\n"),
+    "not a version": (b"CHECK SPAMC/one\r\n\r\n",
+                      b"SPAMD/1.0 76 Bad header line: (unsupported protocol version SPAMC/one; this is 1.x)\r\n"),
+    "lying length": (b"CHECK SPAMC/1.5\r\nContent-length: 100\r\n\r\nonly 12 byte",
+                     b"SPAMD/1.0 76 Bad header line: (Content-Length mismatch: Expected 100 bytes, got 12 bytes)\r\n"),
+    "length not a number": (b"CHECK SPAMC/1.5\r\nContent-length: 1e3\r\n\r\n",
+                            b"SPAMD/1.0 76 Bad header line: (Content-Length contains non-numeric bytes)\r\n"),
+    # The first line is bytes 0 to 10 (a line feed); the answer shows them as "?".
+    "binary garbage": (bytes(range(256)) * 4,
+                       b"SPAMD/1.0 76 Bad header line: (not a spamc request: " + b"?" * 11 + b")\r\n"),
+    "no newline, 10 KB": (b"A" * 10_000, b"SPAMD/1.0 76 Bad header line: (header line longer than 8192 bytes)\r\n"),
+    "empty request": (b"", b"SPAMD/1.0 76 Bad header line: (closed before headers)\r\n"),
+    "field without colon": (b"CHECK SPAMC/1.5\r\nContent-length 5\r\n\r\nhello",
+                            b"SPAMD/1.0 76 Bad header line: (header not in 'Name: value' format)\r\n"),
+    "too many fields": (b"CHECK SPAMC/1.5\r\n" + b"X: y\r\n" * 300 + b"\r\n",
+                        b"SPAMD/1.0 76 Bad header line: (too many headers)\r\n"),
+    "end in the fields": (b"CHECK SPAMC/1.5\r\nContent-length: 5\r\n",
+                          b"SPAMD/1.0 76 Bad header line: (EOF during headers)\r\n"),
+    "oversize": (b"CHECK SPAMC/1.5\r\nContent-length: 512001\r\n\r\n" + b"x" * 512001,
+                 b"SPAMD/1.0 98 Message too big: 512001 bytes, the limit is 512000\r\n"),
+    "oversize without a length": (b"CHECK SPAMC/1.5\r\n\r\n" + b"x" * 600_000,
+                                  b"SPAMD/1.0 98 Message too big: more than 512000 bytes, the limit is 512000\r\n"),
+    "oversize once inflated": (b"CHECK SPAMC/1.5\r\nCompress: zlib\r\nContent-length: 604\r\n\r\n"
+                               + zlib.compress(b"x" * 600_000),
+                               b"SPAMD/1.0 98 Message too big: more than 512000 bytes, the limit is 512000\r\n"),
+}
+
+
+@pytest.mark.parametrize("data, answer", BAD.values(), ids=BAD.keys())
+def test_bad_requests_get_spamds_error_lines(daemon, data, answer):
+    assert exchange(daemon.socket, data) == answer
+    assert client.ping(socket_path=daemon.socket)
+
+
+def test_missing_length_reads_to_the_end_as_spamd_does(daemon):
+    raw = HAM.read_bytes()
+    with_length = exchange(daemon.socket, request("CHECK", raw))
+    assert exchange(daemon.socket, b"CHECK SPAMC/1.5\r\n\r\n" + raw) == with_length
+
+
+# -- the daemon under load ---------------------------------------------------------------------
+
+def test_a_slow_client_stalls_no_one(model, short_dir):
+    """One worker: a client sending a byte a second holds a coroutine, not the loop; it is
+    answered EX_TIMEOUT when --timeout expires, while the others are answered at once."""
+    server = Daemon(short_dir, model, "--timeout", "3", workers=1)
+    try:
+        data = request("CHECK", HAM.read_bytes())
+        answers = []
+
+        def slow() -> None:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.connect(str(server.socket))
+                started = time.monotonic()
+                try:
+                    for byte in data[:10]:
+                        s.send(bytes([byte]))
+                        time.sleep(1.0)
+                except OSError:
+                    pass
+                answers.append((receive(s), time.monotonic() - started))
+
+        thread = threading.Thread(target=slow)
+        thread.start()
+        time.sleep(0.5)
+        for _ in range(5):
+            started = time.monotonic()
+            verdict = client.check(HAM.read_bytes(), socket_path=server.socket)
+            assert time.monotonic() - started < 1.0 and not verdict.spam
+        thread.join()
+        (answer, took), = answers
+        assert answer == b"SPAMD/1.0 79 Timeout: (3 second timeout reading from client)\r\n"
+        assert 2.5 < took < 6
+    finally:
+        assert server.stop() == 0
+
+
+def test_connections_are_bounded(model, short_dir):
+    """--max-connections 2: two idle clients fill the slots; a third waits (in the listen
+    queue) until --timeout frees one, then is answered."""
+    server = Daemon(short_dir, model, "--max-connections", "2", "--timeout", "1.5", workers=1)
+    try:
+        idle = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2)]
+        for s in idle:
+            s.connect(str(server.socket))
+        time.sleep(0.2)
+        started = time.monotonic()
+        verdict = client.check(SPAM.read_bytes(), socket_path=server.socket)
+        assert time.monotonic() - started > 1.0
+        assert verdict.threshold == 5.0
+        for s in idle:
+            assert receive(s).startswith(b"SPAMD/1.0 79 Timeout")
+            s.close()
+    finally:
+        assert server.stop() == 0
+
+
+def test_eight_concurrent_tells_end_with_exact_counts(model, short_dir):
+    before = load_model(model)
+    server = Daemon(short_dir, model, "--allow-tell")
+    try:
+        messages = ([(f.read_bytes(), "spam") for f in files("spam")[-HELD_OUT:]]
+                    + [(f.read_bytes(), "ham") for f in files("ham")[-HELD_OUT:]])
+        results = [None] * len(messages)
+
+        def tell(i: int) -> None:
+            results[i] = client.tell(messages[i][0], messages[i][1], socket_path=server.socket)
+
+        threads = [threading.Thread(target=tell, args=(i,)) for i in range(len(messages))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results == [True] * 8
+        # Told again: already learned, nothing changes (spamc: "already un/learned").
+        assert client.tell(messages[0][0], "spam", socket_path=server.socket) is False
+    finally:
+        assert server.stop() == 0
+    after = load_model(model)
+    classes = list(after.classes_)
+    gained = after.model_.class_count_ - before.model_.class_count_
+    assert gained[classes.index("spam")] == 4 and gained[classes.index("ham")] == 4
+    assert len(after.digests_) == len(before.digests_) + 8
+    # The counts are those of training on all 300 at once.
+    refit = TextClassifier(n_jobs=1).fit(
+        [f.read_bytes() for f in files("spam") + files("ham")], ["spam"] * 150 + ["ham"] * 150)
+    assert list(refit.classes_) == classes
+    assert np.allclose(after.model_.feature_count_.sum(axis=1), refit.model_.feature_count_.sum(axis=1))
+
+
+def test_the_model_replaced_mid_traffic(trained, tmp_path, short_dir):
+    """Versions A and B replace each other every 20 ms while 4 clients ask: every answer is
+    exactly A's or B's (the log-odds to 4 decimals), and both are seen."""
+    spam, ham = files("spam"), files("ham")
+    a = train(tmp_path / "a.model", spam[::2], ham[::2])
+    b = train(tmp_path / "b.model", spam[1::2], ham[1::2])
+    live = tmp_path / "live.model"
+    shutil.copy(a, live)
+    messages = [f.read_bytes() for f in spam[:6] + ham[:6]]
+    versions = {}
+    for name, path in (("a", a), ("b", b)):
+        versions[name] = [f"{expected(path, raw)[0]['spam_log_odds']:.4f}" for raw in messages]
+    assert all(x != y for x, y in zip(versions["a"], versions["b"]))
+    server = Daemon(short_dir, live, *CUTOFF)
+    stop = threading.Event()
+    seen, wrong = [], []
+
+    def replace() -> None:
+        i = 0
+        while not stop.is_set():
+            i += 1
+            staged = tmp_path / f"staged{i}.model"
+            shutil.copy(b if i % 2 else a, staged)
+            os.replace(staged, live)
+            time.sleep(0.02)
+
+    def ask() -> None:
+        for _ in range(8):
+            for i, raw in enumerate(messages):
+                _, body = client.process(raw, socket_path=server.socket)
+                got = re.search(rb"X-TextNB-Log-Odds: (\S+)", body)[1].decode()
+                if got == versions["a"][i]:
+                    seen.append("a")
+                elif got == versions["b"][i]:
+                    seen.append("b")
+                else:
+                    wrong.append((i, got))
+
+    try:
+        replacer = threading.Thread(target=replace)
+        replacer.start()
+        askers = [threading.Thread(target=ask) for _ in range(4)]
+        for t in askers:
+            t.start()
+        for t in askers:
+            t.join()
+        stop.set()
+        replacer.join()
+    finally:
+        assert server.stop() == 0
+    assert wrong == [] and len(seen) == 4 * 8 * len(messages)
+    assert {"a", "b"} <= set(seen)
+
+
+def test_kill_9_during_tell_leaves_a_whole_model(model, short_dir, tmp_path):
+    """SIGKILL to every process of the daemon while four TELLs rewrite the model in turn (the
+    first time as soon as a new version is being written): the file loads, and holds the
+    model before the TELLs or after some of them (its documents and counts agree)."""
+    raws = [f.read_bytes() for f in files("spam")[-HELD_OUT:]]
+    pristine = shutil.copy(model, tmp_path / "pristine.model")
+    base = len(load_model(model).digests_)
+    for delay in (None, 0.1, 0.25):
+        server = Daemon(short_dir, model, "--allow-tell", workers=1)
+        threads = [threading.Thread(target=_tell_quietly, args=(raw, server.socket)) for raw in raws]
+        try:
+            for t in threads:
+                t.start()
+            if delay is None:  # until modelfile.save's temporary file appears
+                deadline = time.monotonic() + 10
+                while not list(model.parent.glob(".spam.model.*.tmp")) and time.monotonic() < deadline:
+                    time.sleep(0.0005)
+            else:
+                time.sleep(delay)
+        finally:
+            server.kill()
+        for t in threads:
+            t.join()
+        learned = load_model(model)
+        assert base <= len(learned.digests_) <= base + HELD_OUT
+        assert learned.model_.class_count_.sum() == len(learned.digests_)
+        for stale in model.parent.glob(".spam.model.*.tmp"):
+            stale.unlink()  # what a save killed half-way leaves; the model is untouched
+        shutil.copy(pristine, model)
+
+
+def _tell_quietly(raw: bytes, path: Path) -> None:
+    try:
+        client.tell(raw, "spam", socket_path=path, timeout=10)
+    except (OSError, client.SpamdError):
+        pass  # killed under it
+
+
+# -- spamc, the real client -----------------------------------------------------------------------
+
+@needs_spamc
+def test_spamc_check_and_exit_codes(daemon, trained):
+    for message, code in ((SPAM, 1), (HAM, 0)):
+        raw = message.read_bytes()
+        _, shown = expected(trained, raw)
+        done = spamc("-U", str(daemon.socket), "-c", stdin=raw)
+        assert (done.returncode, done.stdout) == (code, f"{shown:.1f}/5.0\n".encode())
+        done = spamc("-U", str(daemon.socket), "-E", stdin=raw)
+        assert (done.returncode, done.stdout) == \
+            (code, filter_message(raw, trained, spam_cutoff=0.9, ham_cutoff=0.5))
+        done = spamc("-d", "127.0.0.1", "-p", str(daemon.port), "-c", stdin=raw)
+        assert (done.returncode, done.stdout) == (code, f"{shown:.1f}/5.0\n".encode())
+
+
+@needs_spamc
+def test_spamc_filter_headers_symbols_report_ping(daemon, trained):
+    raw = SPAM.read_bytes()
+    filtered = filter_message(raw, trained, spam_cutoff=0.9, ham_cutoff=0.5)
+    sock = str(daemon.socket)
+    assert spamc("-U", sock, stdin=raw).stdout == filtered
+    assert spamc("-U", sock, "--headers", stdin=raw).stdout == filtered
+    assert spamc("-U", sock, "-y", stdin=raw).stdout == b"TEXTNB_SPAM"
+    report = spamc("-U", sock, "-R", stdin=raw).stdout.decode()
+    _, shown = expected(trained, raw)
+    assert report.startswith(f"{shown:.1f}/5.0\ntextnb: spam (P(spam) = ")
+    assert spamc("-U", sock, "-r", stdin=HAM.read_bytes()).stdout == b""  # -r: spam only
+    assert spamc("-U", sock, "-K").returncode == 0
+
+
+@needs_spamc
+def test_spamc_learns_and_forgets(model, short_dir):
+    server = Daemon(short_dir, model, "--allow-tell", *CUTOFF)
+    raw = files("ham")[-1].read_bytes()
+    sock = str(server.socket)
+    try:
+        before = spamc("-U", sock, "-c", stdin=raw).stdout
+        said = [spamc("-U", sock, "-L", kind, stdin=raw) for kind in ("ham", "ham", "forget", "forget")]
+        assert [d.returncode for d in said] == [0, 0, 0, 0]
+        assert [d.stdout for d in said] == [b"Message successfully un/learned\n",
+                                           b"Message was already un/learned\n",
+                                           b"Message successfully un/learned\n",
+                                           b"Message was already un/learned\n"]
+        assert spamc("-U", sock, "-c", stdin=raw).stdout == before
+    finally:
+        assert server.stop() == 0
+    assert [c for c in server.lines() if " TELL " in c][1].endswith("ms")
+
+
+@needs_spamc
+def test_spamc_passes_mail_through_with_no_daemon(short_dir):
+    raw = SPAM.read_bytes()
+    missing = str(short_dir / "none.sock")
+    done = spamc("-U", missing, stdin=raw)
+    assert (done.returncode, done.stdout) == (0, raw)
+    done = spamc("-U", missing, "-E", stdin=raw)
+    assert (done.returncode, done.stdout) == (0, raw)
+    done = spamc("-U", missing, "-c", stdin=raw)
+    assert (done.returncode, done.stdout) == (0, b"0/0\n")
+    # -x (no safe fallback): an exit code for the MTA to retry, and no message.
+    done = spamc("-U", missing, "-x", stdin=raw)
+    assert done.returncode != 0 and done.stdout == b""
+
+
+@needs_spamc
+def test_spamc_passes_an_oversize_message_through(daemon):
+    raw = SPAM.read_bytes()
+    big = raw + b"x" * 600_000 + b"\n"
+    done = spamc("-U", str(daemon.socket), "-s", "1000000", stdin=big)
+    assert (done.returncode, done.stdout) == (0, big)
+
+
+# -- operations ---------------------------------------------------------------------------
+
+def test_socket_log_pidfile_sighup_sigterm(model, short_dir):
+    server = Daemon(short_dir, model, *CUTOFF, "--spamassassin-headers")
+    try:
+        assert oct(os.stat(server.socket).st_mode & 0o777) == "0o600"
+        pid = int(server.pidfile.read_text())
+        assert pid == server.process.pid
+        forged = b"X-Spam-Status: No, forged\n\tcontinued\nX-Spam-Flag: NO\n" + SPAM.read_bytes().split(b"\n", 1)[1]
+        _, body = client.process(forged, socket_path=server.socket)
+        head = body.split(b"\n\n", 1)[0]
+        assert head.startswith(b"X-Spam-Flag: YES\nX-Spam-Status: Yes, score=")
+        assert b"forged" not in head and b"continued" not in head and b"Flag: NO" not in head
+        # A request in hand when SIGTERM comes is answered before the daemon exits.
+        data = request("CHECK", HAM.read_bytes())
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(str(server.socket))
+            s.sendall(data[:20])
+            time.sleep(0.3)
+            os.kill(pid, signal.SIGHUP)
+            time.sleep(0.5)
+            server.process.send_signal(signal.SIGTERM)
+            time.sleep(0.3)
+            s.sendall(data[20:])
+            answer = receive(s)
+        assert answer.startswith(b"SPAMD/1.1 0 EX_OK\r\nSpam: False ; ")
+        assert server.process.wait(timeout=20) == 0
+    finally:
+        if server.process.poll() is None:
+            server.kill()
+    assert not server.socket.exists() and not server.pidfile.exists()
+    lines = server.lines()
+    assert sum(line.endswith(f"model reloaded: {model}") for line in lines) == 2  # two workers
+    logged = [line for line in lines if " PROCESS " in line or " CHECK " in line]
+    assert len(logged) == 2
+    for line in logged:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d (PROCESS|CHECK) (spam|ham|unsure) "
+                            r"-?\d+\.\d/5\.0 \d+ bytes \d+\.\d ms", line), line
+
+
+def test_start_up_errors_are_one_line(model, short_dir, tmp_path):
+    def serve(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*textnb(), "serve", *args], capture_output=True, timeout=60)
+
+    done = serve("-m", str(tmp_path / "none.model"), "--socket", str(short_dir / "a.sock"))
+    assert done.returncode == 1
+    assert done.stderr.decode() == f"Error: model file '{tmp_path / 'none.model'}' does not exist\n"
+    (short_dir / "file").write_text("mine")
+    done = serve("-m", str(model), "--socket", str(short_dir / "file"))
+    assert done.returncode == 1
+    assert done.stderr.decode() == f"Error: '{short_dir / 'file'}' exists and is not a socket; give another --socket\n"
+    assert (short_dir / "file").read_text() == "mine"
+    done = serve("-m", str(model), "--socket", str(short_dir / "b.sock"), "--listen", "nohostport")
+    assert done.returncode == 1 and done.stderr.decode() == "Error: --listen wants HOST:PORT, got 'nohostport'\n"
+    assert not (short_dir / "b.sock").exists()
+    server = Daemon(short_dir, model)
+    try:
+        done = serve("-m", str(model), "--socket", str(server.socket))
+        assert done.returncode == 1
+        assert done.stderr.decode() == f"Error: '{server.socket}' is in use: another daemon listens on it\n"
+    finally:
+        assert server.stop() == 0
+
+
+def test_python_client(daemon):
+    verdict = client.check(SPAM.read_bytes(), socket_path=daemon.socket)
+    assert verdict.spam and verdict.threshold == 5.0 and verdict.score >= 5.0
+    tcp = client.check(SPAM.read_bytes(), host="127.0.0.1", port=daemon.port)
+    assert tcp == verdict
+    with pytest.raises(client.SpamdError, match="answered 69") as error:
+        client.tell(HAM.read_bytes(), "ham", socket_path=daemon.socket)
+    assert error.value.code == 69
+    with pytest.raises(ValueError, match="spam, ham or forget"):
+        client.tell(b"x", "eggs", socket_path=daemon.socket)
+    with pytest.raises(OSError):
+        client.check(b"x", socket_path="/nonexistent/textnb.sock")
+
+
+def test_systemd_socket_activation(model, short_dir):
+    """With $LISTEN_PID and $LISTEN_FDS (as systemd sets them), the daemon serves the socket
+    it is given on fd 3, and leaves the socket file, which is systemd's, in place."""
+    path = short_dir / "activated.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen()
+    fd = listener.fileno()
+    command = [*textnb(), "serve", "-q", "-m", str(model)]
+    # What systemd does before it runs the service: the socket on fd 3, then exec.
+    exec_as_systemd = (f"import os; os.dup2({fd}, 3); os.environ.update(LISTEN_PID=str(os.getpid()), "
+                       f"LISTEN_FDS='1'); os.execv({command[0]!r}, {command!r})")
+    process = subprocess.Popen(
+        [sys.executable, "-c", exec_as_systemd], pass_fds=(fd,), stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    listener.close()
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                verdict = client.check(HAM.read_bytes(), socket_path=path)
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+                time.sleep(0.05)
+        assert not verdict.spam
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+    assert path.exists()
+    assert b"(systemd)" in process.stderr.read()
+
+
+RECIPES = {
+    # The README's: spamc adds the fields, procmail files by them ...
+    "fields": ":0fw\n| spamc -U {sock}\n\n:0\n* ^X-TextNB-Status: Yes\nspam/\n",
+    # ... or by spamc -c's exit code (1: spam), the message left as it is.
+    "exit code": ":0\n* ! ? spamc -U {sock} -c > /dev/null\nspam/\n",
+}
+
+
+@needs_spamc
+@pytest.mark.skipif(shutil.which("procmail") is None, reason="procmail is not installed")
+def test_procmail_recipes_with_spamc_and_the_fail_safe_chain(model, short_dir, tmp_path):
+    """The README's recipes, run by procmail: spam is filed by the daemon's fields or by spamc
+    -c's exit code; with the daemon stopped, both deliver every message unchanged."""
+
+    def deliver(recipe: str, message: Path) -> dict[str, list[bytes]]:
+        mail = Path(tempfile.mkdtemp(dir=tmp_path))
+        rc = mail / "procmailrc"
+        rc.write_text(f"SHELL=/bin/sh\nMAILDIR={mail}\nDEFAULT={mail}/inbox/\n"
+                      + RECIPES[recipe].format(sock=short_dir / "t.sock"))
+        with open(message, "rb") as stdin:
+            done = subprocess.run(["procmail", "-m", str(rc)], stdin=stdin, capture_output=True,
+                                  timeout=60)
+        assert done.returncode == 0, done.stderr
+        return {folder.name: [f.read_bytes() for f in (folder / "new").iterdir()]
+                for folder in mail.iterdir() if (folder / "new").is_dir()}
+
+    def unchanged(message: Path) -> bytes:  # procmail drops the From_ line in a Maildir
+        return message.read_bytes().split(b"\n", 1)[1]
+
+    server = Daemon(short_dir, model, *CUTOFF)
+    try:
+        up = {(recipe, message): deliver(recipe, message) for recipe in RECIPES for message in (SPAM, HAM)}
+    finally:
+        assert server.stop() == 0
+    assert up[("fields", SPAM)]["spam"][0].startswith(b"X-TextNB-Class: spam\n")
+    assert up[("fields", HAM)]["inbox"][0].startswith(b"X-TextNB-Class: ham\n")
+    assert up[("fields", HAM)]["inbox"][0].endswith(unchanged(HAM))
+    assert up[("exit code", SPAM)] == {"spam": [unchanged(SPAM)]}
+    assert up[("exit code", HAM)] == {"inbox": [unchanged(HAM)]}
+    for recipe in RECIPES:
+        for message in (SPAM, HAM):
+            assert deliver(recipe, message) == {"inbox": [unchanged(message)]}
+
+
+@needs_spamc
+def test_spamc_passes_mail_through_when_the_daemon_is_overloaded(model, short_dir):
+    """Every connection slot held by a silent client: spamc -t 1 waits a second in the listen
+    queue, then delivers the message unchanged, exit 0."""
+    server = Daemon(short_dir, model, "--max-connections", "1", "--timeout", "6", workers=1)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
+            idle.connect(str(server.socket))
+            time.sleep(0.2)
+            raw = SPAM.read_bytes()
+            started = time.monotonic()
+            done = spamc("-U", str(server.socket), "-t", "1", stdin=raw)
+            assert (done.returncode, done.stdout) == (0, raw)
+            assert 0.9 < time.monotonic() - started < 5
+    finally:
+        assert server.stop() == 0
+
+
+def test_default_socket_path(monkeypatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/1234")
+    assert client.default_socket_path() == Path("/run/user/1234/textnb.sock")
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    assert client.default_socket_path() == Path(f"/tmp/textnb-{os.getuid()}/textnb.sock")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "relative/dir")  # not a runtime directory: ignored
+    assert client.default_socket_path() == Path(f"/tmp/textnb-{os.getuid()}/textnb.sock")
+
+
+def test_a_bad_model_file_leaves_the_old_model_serving(model, short_dir):
+    """The model file replaced by garbage: CHECK goes on with the model in memory (reported
+    once in the log), TELL answers EX_UNAVAILABLE naming the file, and nothing is written."""
+    server = Daemon(short_dir, model, *CUTOFF, "--allow-tell", workers=1)
+    try:
+        before = client.check(SPAM.read_bytes(), socket_path=server.socket)
+        broken = model.with_suffix(".new")
+        broken.write_bytes(b"PK\x03\x04 not a model")
+        os.replace(broken, model)
+        for _ in range(3):
+            assert client.check(SPAM.read_bytes(), socket_path=server.socket) == before
+        with pytest.raises(client.SpamdError, match=f"answered 69: Service Unavailable: model file "
+                                                     f"'{model}' is truncated or corrupt"):
+            client.tell(HAM.read_bytes(), "ham", socket_path=server.socket)
+        assert model.read_bytes() == b"PK\x03\x04 not a model"
+    finally:
+        assert server.stop() == 0
+    assert sum("model not reloaded, the old one serves: model file" in line
+               for line in server.lines()) == 1
+
+
+@needs_spamc
+def test_without_options_the_model_s_learned_cutoffs_decide(model, short_dir):
+    """The daemon decides as `textnb filter` does: by the cutoffs the model learned."""
+    classifier = load_model(model)
+    assert classifier.cutoffs_ is not None
+    server = Daemon(short_dir, model)
+    try:
+        for message in (SPAM, HAM):
+            raw = message.read_bytes()
+            decision, shown = expected(model, raw, None, None)
+            answer = exchange(server.socket, request("PROCESS", raw))
+            head, body = answer.split(b"\r\n\r\n", 1)
+            assert body == filter_message(raw, model)
+            assert head.endswith(f" ; {shown:.1f} / 5.0".encode())
+            assert (b"Spam: True" in head) == (decision["status"] == "spam")
+    finally:
+        assert server.stop() == 0

@@ -1,0 +1,802 @@
+"""spamc request bytes → spamd answer bytes: ``textnb serve``, the model held in memory.
+
+SpamAssassin's daemon protocol (its spamd/PROTOCOL file, and /usr/sbin/spamd for what the
+file leaves out), so that the unmodified ``spamc`` and every MTA, milter or recipe that runs it
+can use textnb: a request is ``METHOD SPAMC/1.x``, header fields, a blank line and the message;
+the answer is ``SPAMD/1.1 <sysexits code> <text>``, fields (``Spam: True ; 11.8 / 5.0``) and a
+body. Every method: PING, CHECK, SYMBOLS, REPORT, REPORT_IFSPAM, PROCESS, HEADERS, SKIP, TELL.
+
+Choices, with the measurements behind them (scripts/bench_serve.py, 2 cores):
+
+* **Processes × asyncio.** Scoring is CPU-bound Python (about 1 ms a message: parse 0.4,
+  tokenize 0.2–0.3, score 0.3–0.5), so threads share one core under the GIL: with 8 and 32
+  clients, a thread per connection answered 400–510 messages/s, one asyncio process 500–870,
+  two 800–1 270 (three runs). ``--workers`` processes (default: one per core) are forked after
+  the model is loaded, so its pages are shared, and each runs an asyncio loop, in which a slow
+  or silent client is one idle coroutine. A request is read under one deadline
+  (``--timeout``); scoring runs on the loop; TELL, which waits for the update lock and
+  rewrites the file, runs on a thread.
+* **One whole model version per message.** Before each request the model file is stat()ed
+  (2 µs); when (device, inode, mtime, size) changed, it is loaded again, whole, before the
+  message is scored. A file that fails to load leaves the old model serving.
+* **Scores.** :func:`spamc_score` maps the spam log-odds onto spamc's scale: the ham cutoff
+  is 0, the spam cutoff is :data:`THRESHOLD` (5.0), linearly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import gc
+import ipaddress
+import math
+import os
+import re
+import signal
+import socket
+import stat
+import sys
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .classifier import TextClassifier, load_model, save_model
+from .client import MAX_SIZE, TIMEOUT, default_socket_path
+from .decision import decide, headers, spam_cutoffs
+from .documents import read_bytes
+from .errors import ModelFileError, TextnbError
+from .mailfilter import add_headers
+from .modelfile import locked
+
+# spamd's default required score: recipes and MTA settings written for SpamAssassin compare
+# against it, and spamc prints it after the score.
+THRESHOLD = 5.0
+# Scores shown are clamped here: an infinite cutoff (--spam-cutoff 1) must not print "inf".
+SCORE_LIMIT = 999.9
+# spamd reads at most 255 header fields; a request's lines are short (spamc's are < 100 bytes).
+MAX_FIELDS = 255
+MAX_LINE = 8192
+
+METHODS = frozenset({"PING", "SKIP", "CHECK", "SYMBOLS", "REPORT", "REPORT_IFSPAM", "PROCESS",
+                     "HEADERS", "TELL"})
+_REQUEST_LINE = re.compile(rb"([A-Z_]+) SPAMC/(\S*)\r?\n")
+_VERSION = re.compile(rb"(\d{1,3})\.(\d{1,3})")
+
+
+class Code(enum.IntEnum):
+    """The sysexits.h codes spamd answers with (spamc exits with some of them under -x)."""
+
+    EX_OK = 0
+    EX_UNAVAILABLE = 69
+    EX_PROTOCOL = 76
+    EX_TIMEOUT = 79
+    EX_TOOBIG = 98
+
+
+class ServeError(TextnbError):
+    """The daemon cannot start: a socket in use or not ours, a bad listen address."""
+
+
+class RequestError(Exception):
+    """A request answered with an error line, as spamd words them."""
+
+    def __init__(self, code: Code, text: str) -> None:
+        super().__init__(text)
+        self.code, self.text = code, text
+
+    def answer(self) -> bytes:
+        return f"SPAMD/1.0 {int(self.code)} {self.text}\r\n".encode("latin-1", "replace")
+
+
+def _bad(reason: str) -> RequestError:
+    return RequestError(Code.EX_PROTOCOL, f"Bad header line: ({reason})")
+
+
+# -- the model and the decision ------------------------------------------------------------
+
+class Model:
+    """One whole version of a model file in memory, loaded again when the file is replaced."""
+
+    def __init__(self, path: str | os.PathLike, spam_class: str | None = None,
+                 spam_cutoff: float | None = None, ham_cutoff: float | None = None) -> None:
+        # The options as given (cutoffs on P(spam), None where not given): each version of the
+        # file turns them into its cutoffs on the log-odds, with the ones it learned.
+        self.path = os.fspath(path)
+        self.options = (spam_class, spam_cutoff, ham_cutoff)
+        self.signature: tuple[int, ...] | None = None
+        self.load()
+
+    def _stat(self) -> tuple[int, ...]:
+        st = os.stat(self.path)
+        return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size
+
+    def load(self) -> None:
+        """Read the file now; ModelFileError (the old model kept) if it is not a spam model."""
+        try:
+            signature = self._stat()
+        except OSError:
+            signature = None  # load_model says what is wrong
+        # Signature first: if the file is replaced while it loads, the next check loads again.
+        classifier = load_model(self.path)
+        classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
+        try:
+            cutoffs = spam_cutoffs(classes, classifier.cutoffs_, *self.options)
+        except ValueError as error:
+            raise ModelFileError(f"model file '{self.path}': {error}") from None
+        if cutoffs is None:
+            raise ModelFileError(f"model file '{self.path}' has classes {classes}; textnb serve "
+                                 f"needs two classes, one of them "
+                                 f"'{self.options[0] or 'spam'}'")
+        _term_major(classifier)
+        self.classifier, self.classes, self.signature = classifier, classes, signature
+        self.cutoffs = cutoffs  # (spam class, spam cutoff, ham cutoff) on the log-odds
+
+    def refresh(self, log: Callable[[str], None] | None = None) -> None:
+        """Load the file again if it was replaced since it was read (a missing file keeps the
+        model in memory serving; a bad one is reported once per version)."""
+        try:
+            signature = self._stat()
+        except OSError:
+            return
+        if signature != self.signature:
+            try:
+                self.load()
+            except TextnbError as error:
+                self.signature = signature
+                if log:
+                    log(f"{_now()} model not reloaded, the old one serves: {error}")
+
+    @property
+    def spam_class(self) -> str:
+        return self.cutoffs[0]
+
+    @property
+    def ham_class(self) -> Any:
+        return self.classes[1 - [str(c) for c in self.classes].index(self.spam_class)]
+
+
+def _term_major(classifier: TextClassifier) -> None:
+    # predict_log_proba reads the (n_classes, n_terms) weights term by term and copies them to
+    # term-major order on every call (np.ascontiguousarray(weights.T) in models.py): 0.5 of
+    # the 1.1 ms it took per message with the full SpamAssassin model (103,000 terms). Held in
+    # column-major order, the transpose is already contiguous and the copy is none. Same
+    # arrays, same arithmetic: the scores are unchanged (tests/test_serve.py compares them).
+    model = classifier.model_
+    for name in ("feature_log_prob_", "_weights"):
+        weights = getattr(model, name, None)
+        if isinstance(weights, np.ndarray) and weights.ndim == 2:
+            setattr(model, name, np.asfortranarray(weights))
+
+
+def spamc_score(spam_log_odds: float, spam_cutoff: float, ham_cutoff: float) -> float:
+    """The score spamc shows for a message, from its spam log-odds ln P(spam|x)/P(ham|x) and
+    the cutoffs on the log-odds (spam at or above ``spam_cutoff``, ham at or below
+    ``ham_cutoff``): linear, the ham cutoff at 0 and the spam cutoff at THRESHOLD, so one
+    point is (spam_cutoff − ham_cutoff)/5 nats; with equal or infinite cutoffs one point is
+    one nat, the spam cutoff still at THRESHOLD. Clamped to ±SCORE_LIMIT."""
+    width = spam_cutoff - ham_cutoff
+    nats_per_point = width / THRESHOLD if math.isfinite(width) and width > 0 else 1.0
+    score = THRESHOLD + (spam_log_odds - spam_cutoff) / nats_per_point
+    return max(-SCORE_LIMIT, min(SCORE_LIMIT, score)) if not math.isnan(score) else 0.0
+
+
+def _verdict(model: Model, raw: bytes) -> dict[str, Any]:
+    """The decision on a message, as ``textnb filter`` makes it (textnb.mailfilter), with its
+    spamc ``score``: every answer's verdict comes from here."""
+    document = read_bytes(raw)
+    row = model.classifier.predict_log_proba([document])[0].tolist()
+    _, spam_cutoff, ham_cutoff = model.cutoffs
+    decision = decide(model.classes, row, "-", model.cutoffs)
+    decision["score"] = spamc_score(decision["spam_log_odds"], spam_cutoff, ham_cutoff)
+    return decision
+
+
+def _shown_score(decision: dict[str, Any]) -> float:
+    """The score as spamc shows it, agreeing with the verdict as spamd's
+    get_tag_value_for_score makes it: a spam at least THRESHOLD, a non-spam below it."""
+    score = round(decision["score"], 1)
+    if decision["status"] == "spam":
+        return max(score, THRESHOLD)
+    return THRESHOLD - 0.1 if score >= THRESHOLD else score
+
+
+def _spam_field(decision: dict[str, Any], method: str) -> str:
+    """The ``Spam:`` field's value: ``True ; 11.8 / 5.0`` (Yes/No for REPORT_IFSPAM)."""
+    yes, no = ("Yes", "No") if method == "REPORT_IFSPAM" else ("True", "False")
+    spam = decision["status"] == "spam"
+    return f"{yes if spam else no} ; {_shown_score(decision):.1f} / {THRESHOLD:.1f}"
+
+
+def _symbol(decision: dict[str, Any]) -> str:
+    return f"TEXTNB_{decision['status'].upper()}"
+
+
+def _report(model: Model, raw: bytes, decision: dict[str, Any], top: int = 10) -> str:
+    """REPORT's text: the verdict, the cutoffs and the terms that weighed most."""
+    explanation = model.classifier.explain(read_bytes(raw), top=top)
+    lines = [f"textnb: {decision['status']} (P({model.spam_class}) = "
+             f"{decision['spam_probability']:.6f}, log-odds {decision['spam_log_odds']:+.2f}, "
+             f"score {_shown_score(decision):.1f} / {THRESHOLD:.1f})",
+             f"cutoffs: spam at log-odds >= {model.cutoffs[1]:+.3f}, "
+             f"ham at log-odds <= {model.cutoffs[2]:+.3f}",
+             f"why {explanation.label} over {explanation.against} (log-odds, natural logs):",
+             f"  {explanation.prior_log_odds:+8.3f}  (prior)"]
+    lines += [f"  {term.log_odds:+8.3f}  {term.term}" for term in explanation.terms]
+    lines.append(f"  {explanation.rest:+8.3f}  (other terms)")
+    return "\n".join(lines) + "\n"
+
+
+_SA_FIELD = re.compile(rb"X-Spam-(?:Flag|Status):", re.IGNORECASE)
+
+
+def _spamassassin_fields(message: bytes, decision: dict[str, Any]) -> bytes:
+    """message (with a header block, as textnb.mailfilter.add_headers leaves it) with
+    X-Spam-Status, and X-Spam-Flag: YES for spam, first in its header block, and its own
+    X-Spam-Flag and X-Spam-Status fields (with their continuation lines) removed: a sender
+    cannot forge the verdict that a recipe written for SpamAssassin tests."""
+    spam = decision["status"] == "spam"
+    lines = message.splitlines(keepends=True)
+    eol = b"\r\n" if lines and lines[0].endswith(b"\r\n") else b"\n"
+    start = 1 if message.startswith(b"From ") else 0
+    ours = [b"X-Spam-Flag: YES" + eol] if spam else []
+    ours.append(f"X-Spam-Status: {'Yes' if spam else 'No'}, score={_shown_score(decision):.1f} "
+                f"required={THRESHOLD:.1f} tests={_symbol(decision)}".encode() + eol)
+    kept, dropping, end = [], False, start
+    while end < len(lines) and lines[end].strip(b"\r\n"):
+        line = lines[end]
+        if line[:1] not in (b" ", b"\t"):
+            dropping = _SA_FIELD.match(line) is not None
+        if not dropping:
+            kept.append(line)
+        end += 1
+    return b"".join(lines[:start] + ours + kept + lines[end:])
+
+
+def _header_block(message: bytes) -> bytes:
+    """The message up to and including the blank line after its header fields (HEADERS)."""
+    ends = [at + len(sep) for sep in (b"\n\n", b"\n\r\n") if (at := message.find(sep)) >= 0]
+    return message[:min(ends)] if ends else message
+
+
+# -- TELL ------------------------------------------------------------------------------
+
+def learn(path: str | os.PathLike, raw: bytes, label: Any, other: Any) -> bool:
+    """Learn ``raw`` as ``label`` under the update lock (the one ``textnb learn`` takes) and
+    replace the model file atomically; a message learned as ``other`` moves to ``label``.
+    False, the file untouched, when it was learned as ``label`` already."""
+    with locked(path):
+        if not os.path.exists(path):
+            classifier = TextClassifier()  # as textnb learn does with a missing model
+        else:
+            classifier = load_model(path)
+            if _unlearned(classifier, raw, label):
+                return False  # it was learned: the copy with it removed is thrown away
+            _unlearned(classifier, raw, other)
+        classifier.partial_fit([raw], [label])
+        save_model(classifier, path)
+    return True
+
+
+def forget(path: str | os.PathLike, raw: bytes, labels: Sequence[Any]) -> bool:
+    """Unlearn ``raw`` from whichever of ``labels`` it was learned as, under the update lock;
+    False, the file untouched, when it was never learned."""
+    with locked(path):
+        if not os.path.exists(path):
+            return False
+        classifier = load_model(path)
+        if not any(_unlearned(classifier, raw, label) for label in labels):
+            return False
+        save_model(classifier, path)
+    return True
+
+
+def _unlearned(classifier: TextClassifier, raw: bytes, label: Any) -> bool:
+    # TextClassifier.unlearn recognises a learned document by its digest and raises,
+    # unchanged, for one it never learned as that label.
+    try:
+        classifier.unlearn([raw], [label])
+    except ValueError:
+        return False
+    return True
+
+
+# -- the daemon --------------------------------------------------------------------------
+
+@dataclass
+class Settings:
+    """What a worker needs besides the model: limits (bytes, seconds, connections), the TCP
+    clients allowed (ipaddress networks), what it may do, and where its log lines go."""
+
+    max_connections: int
+    allow: list
+    max_size: int = MAX_SIZE
+    timeout: float = TIMEOUT
+    allow_tell: bool = False
+    spamassassin_headers: bool = False
+    log: Callable[[str], None] | None = None
+
+
+@dataclass
+class _Request:
+    method: str
+    version: tuple[int, int]
+    fields: dict[str, str]
+    body: bytes = b""
+
+
+class Worker:
+    """One process's asyncio loop: accepts on every listener, answers each connection."""
+
+    def __init__(self, model: Model, listeners: Sequence[socket.socket], settings: Settings,
+                 connections: int) -> None:
+        self.model, self.listeners, self.settings = model, listeners, settings
+        self.connections = connections
+        self.tasks: set[asyncio.Task] = set()
+
+    def log(self, line: str) -> None:
+        if self.settings.log:
+            self.settings.log(line)
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        stopped = asyncio.Event()
+        loop.add_signal_handler(signal.SIGTERM, stopped.set)
+        loop.add_signal_handler(signal.SIGHUP, self.reload)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)  # blocked while forked
+        self.slots = asyncio.Semaphore(self.connections)
+        for listener in self.listeners:
+            listener.setblocking(False)
+        accepting = [loop.create_task(self._accept(listener)) for listener in self.listeners]
+        await stopped.wait()
+        # Drain: accept no more; every connection in hand ends within its deadlines.
+        for task in accepting:
+            task.cancel()
+        await asyncio.gather(*accepting, return_exceptions=True)
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    def reload(self) -> None:
+        try:
+            self.model.load()
+            self.log(f"{_now()} model reloaded: {self.model.path}")
+        except TextnbError as error:
+            self.log(f"{_now()} model not reloaded, the old one serves: {error}")
+
+    async def _accept(self, listener: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await self.slots.acquire()
+            try:
+                connection, address = await loop.sock_accept(listener)
+            except BaseException as error:
+                self.slots.release()
+                if not isinstance(error, OSError):
+                    raise
+                # EMFILE and the like: wait instead of spinning on a listener that is ready.
+                self.log(f"{_now()} accept failed: {error}")
+                await asyncio.sleep(0.1)
+                continue
+            task = loop.create_task(self._connection(connection, address))
+            self.tasks.add(task)
+            task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task) -> None:
+        self.tasks.discard(task)
+        self.slots.release()
+
+    async def _connection(self, connection: socket.socket, address: Any) -> None:
+        start = time.perf_counter()
+        if isinstance(address, tuple) and not _allowed(address[0], self.settings.allow):
+            self.log(f"{_now()} refused a connection from {address[0]} (not in --allow)")
+            connection.close()
+            return
+        stream, method = _Stream(connection), "-"
+        try:
+            try:
+                request = await _within(self.settings.timeout, self._read(stream))
+                method = request.method
+                answer, verdict = await self._answer(request)
+            except asyncio.TimeoutError:
+                raise RequestError(Code.EX_TIMEOUT, f"Timeout: ({self.settings.timeout:g} second "
+                                   f"timeout reading from client)") from None
+            except RequestError:
+                raise
+            except Exception as error:  # a bug: this client gets an error, the others go on
+                self.log(f"{_now()} internal error: {type(error).__name__}: {error}")
+                raise RequestError(Code.EX_UNAVAILABLE, "Service Unavailable: internal error") from None
+        except RequestError as error:
+            answer, verdict = error.answer(), f"error {int(error.code)} {error.text}"
+            if error.code == Code.EX_TOOBIG:
+                await self._send(stream, answer)
+                answer = b""
+                # Read what the client still sends, so that closing does not reset the
+                # connection before spamc has read the answer.
+                try:
+                    await _within(self.settings.timeout, stream.discard())
+                except (asyncio.TimeoutError, OSError):
+                    pass
+        await self._send(stream, answer)
+        connection.close()
+        if verdict is not None:
+            self.log(f"{_now()} {method} {verdict} {(time.perf_counter() - start) * 1e3:.1f} ms")
+
+    async def _send(self, stream: _Stream, data: bytes) -> None:
+        try:
+            await _within(self.settings.timeout, stream.send(data))
+        except (OSError, asyncio.TimeoutError):
+            pass  # the client went away or stopped reading: nothing more to do for it
+
+    async def _read(self, reader: _Stream) -> _Request:
+        """The request: its line, its fields, and its body (Content-length bytes, or up to the
+        end of input without one, as spamd reads), uncompressed."""
+        line = await reader.readline()
+        if not line:
+            raise _bad("closed before headers")
+        match = _REQUEST_LINE.fullmatch(line)
+        if match is None:
+            raise _bad(f"not a spamc request: {_printable(line)}")
+        method = match[1].decode()
+        version = _VERSION.fullmatch(match[2])
+        if version is None or version[1] != b"1":
+            raise _bad(f"unsupported protocol version SPAMC/{_printable(match[2])}; this is 1.x")
+        if method not in METHODS:
+            raise _bad(f"unknown method {method}")
+        request = _Request(method, (int(version[1]), int(version[2])), {})
+        # PING and SKIP carry fields (an empty block) from protocol 1.5 on (spamd bug 6187).
+        if method not in ("PING", "SKIP") or request.version >= (1, 5):
+            for _ in range(MAX_FIELDS + 1):
+                line = await reader.readline()
+                if not line.endswith(b"\n"):
+                    raise _bad("EOF during headers")
+                line = line.rstrip(b"\r\n")
+                if not line:
+                    break
+                name, colon, value = line.decode("latin-1").partition(":")
+                if not colon:
+                    raise _bad("header not in 'Name: value' format")
+                request.fields[name.strip().lower()] = value.strip()
+            else:
+                raise _bad("too many headers")
+        if method in ("PING", "SKIP"):
+            return request
+        compress = request.fields.get("compress")
+        if compress is not None and compress.lower() != "zlib":
+            raise _bad(f"compression type not supported: {_printable(compress.encode())}")
+        length = request.fields.get("content-length")
+        if length is not None:
+            if not length.isdigit():
+                raise _bad("Content-Length contains non-numeric bytes")
+            expected = int(length)
+            if expected > self.settings.max_size:
+                raise _too_big(expected, self.settings.max_size)
+            body = await reader.read(expected)
+            if len(body) != expected:
+                raise _bad(f"Content-Length mismatch: Expected {expected} bytes, "
+                           f"got {len(body)} bytes")
+        else:
+            body = await reader.read(self.settings.max_size + 1)
+            if len(body) > self.settings.max_size:
+                raise _too_big(None, self.settings.max_size)
+        if compress is not None:
+            inflate = zlib.decompressobj()
+            try:
+                body = inflate.decompress(body, self.settings.max_size + 1)
+            except zlib.error as error:
+                raise RequestError(Code.EX_UNAVAILABLE, f"Service Unavailable: zlib: {error}") from None
+            if len(body) > self.settings.max_size:
+                raise _too_big(None, self.settings.max_size)
+            if not inflate.eof:
+                raise RequestError(Code.EX_UNAVAILABLE,
+                                   "Service Unavailable: zlib: the compressed message is cut short")
+        request.body = body
+        return request
+
+    async def _answer(self, request: _Request) -> tuple[bytes, str | None]:
+        """(the answer, what the log line says of it: None for no line)."""
+        method = request.method
+        if method == "PING":
+            return b"SPAMD/1.5 0 PONG\r\n", None
+        if method == "SKIP":
+            return b"", None
+        self.model.refresh(self.log)
+        if method == "TELL":
+            return await self._tell(request)
+        decision = _verdict(self.model, request.body)
+        spam = decision["status"] == "spam"
+        spam_field = _spam_field(decision, method)
+        verdict = (f"{decision['status']} {_shown_score(decision):.1f}/{THRESHOLD:.1f} "
+                   f"{len(request.body)} bytes")
+        if method == "CHECK":
+            return f"SPAMD/1.1 0 EX_OK\r\nSpam: {spam_field}\r\n\r\n".encode(), verdict
+        if method in ("PROCESS", "HEADERS"):
+            body = add_headers(request.body, headers(decision))
+            if self.settings.spamassassin_headers:
+                body = _spamassassin_fields(body, decision)
+            if method == "HEADERS":
+                body = _header_block(body)
+        elif method == "SYMBOLS":
+            body = _symbol(decision).encode()
+        elif method == "REPORT" or (method == "REPORT_IFSPAM" and spam):
+            body = _report(self.model, request.body, decision).encode("utf-8", "replace")
+        else:
+            body = b""
+        head = f"SPAMD/1.1 0 EX_OK\r\nContent-length: {len(body)}\r\nSpam: {spam_field}\r\n\r\n"
+        return head.encode() + body, verdict
+
+    async def _tell(self, request: _Request) -> tuple[bytes, str]:
+        if not self.settings.allow_tell:
+            raise RequestError(Code.EX_UNAVAILABLE, "Service Unavailable: TELL commands are "
+                               "not enabled, set the --allow-tell switch.")
+        set_local = "local" in request.fields.get("set", "").lower()
+        remove_local = "local" in request.fields.get("remove", "").lower()
+        if set_local and remove_local:
+            raise _bad("Unable to set local and remove local in the same operation.")
+        kind = request.fields.get("message-class", "").lower()
+        model = self.model
+        loop = asyncio.get_running_loop()
+        did = ""
+        if set_local and kind not in ("spam", "ham"):
+            raise _bad(f"Message-class must be spam or ham, not {kind!r}")
+        try:
+            if set_local:
+                label, other = ((model.spam_class, model.ham_class) if kind == "spam"
+                                else (model.ham_class, model.spam_class))
+                if await loop.run_in_executor(None, learn, model.path, request.body, label, other):
+                    did = "DidSet: local\r\n"
+            elif remove_local:
+                if await loop.run_in_executor(None, forget, model.path, request.body, model.classes):
+                    did = "DidRemove: local\r\n"
+        except (TextnbError, OSError) as error:  # a bad model file: the client learns nothing
+            raise RequestError(Code.EX_UNAVAILABLE, f"Service Unavailable: {error}") from None
+        what = ("learned " + kind if did.startswith("DidSet") else "forgot" if did
+                else "nothing to do")
+        return f"SPAMD/1.1 0 EX_OK\r\n{did}\r\n".encode(), f"{what} {len(request.body)} bytes"
+
+
+class _Stream:
+    """A connection read through a buffer and written with the loop's socket calls: no
+    transport, protocol or stream objects, so that a request costs 3 turns of the loop where
+    asyncio's streams took 13 (cProfile of 600 CHECKs)."""
+
+    def __init__(self, connection: socket.socket) -> None:
+        self.connection, self.buffer, self.ended = connection, bytearray(), False
+        self.loop = asyncio.get_running_loop()
+
+    async def _fill(self) -> None:
+        data = await self.loop.sock_recv(self.connection, 65536)
+        self.buffer += data
+        self.ended = not data
+
+    def _take(self, n: int) -> bytes:
+        data = bytes(self.buffer[:n])
+        del self.buffer[:n]
+        return data
+
+    async def readline(self) -> bytes:
+        """The next line with its line feed (without one at the end of input)."""
+        searched = 0
+        while (end := self.buffer.find(b"\n", searched)) < 0:
+            if len(self.buffer) > MAX_LINE:  # no spamc writes that
+                raise _bad(f"header line longer than {MAX_LINE} bytes")
+            if self.ended:
+                return self._take(len(self.buffer))
+            searched = len(self.buffer)
+            await self._fill()
+        return self._take(end + 1)
+
+    async def read(self, n: int) -> bytes:
+        """n bytes, or fewer if the input ends first."""
+        while len(self.buffer) < n and not self.ended:
+            await self._fill()
+        return self._take(n)
+
+    async def discard(self) -> None:
+        """Read up to the end of the input."""
+        while not self.ended:
+            self.buffer.clear()
+            await self._fill()
+
+    async def send(self, data: bytes) -> None:
+        if data:
+            await self.loop.sock_sendall(self.connection, data)
+
+
+async def _within(seconds: float, awaitable: Any) -> Any:
+    """``await awaitable``, cancelled with asyncio.TimeoutError after ``seconds``."""
+    if hasattr(asyncio, "timeout"):  # Python 3.11: a deadline on this task, no new task
+        async with asyncio.timeout(seconds):
+            return await awaitable
+    return await asyncio.wait_for(awaitable, seconds)
+
+
+def _too_big(size: int | None, limit: int) -> RequestError:
+    said = f"{size} bytes" if size is not None else f"more than {limit} bytes"
+    return RequestError(Code.EX_TOOBIG, f"Message too big: {said}, the limit is {limit}")
+
+
+def _printable(data: bytes) -> str:
+    """At most 60 characters of untrusted bytes, fit for one log or answer line."""
+    text = data.decode("latin-1")
+    return "".join(c if " " <= c <= "~" else "?" for c in text[:60])
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _allowed(host: str, allow: Sequence) -> bool:
+    try:
+        address = ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return False
+    if getattr(address, "ipv4_mapped", None):
+        address = address.ipv4_mapped
+    return any(address.version == network.version and address in network for network in allow)
+
+
+# -- sockets and processes ---------------------------------------------------------------
+
+def bind_unix(path: str | os.PathLike | None = None) -> socket.socket:
+    """A listening Unix socket at ``path`` (default: :func:`textnb.client.default_socket_path`),
+    mode 0600. A stale socket file (nobody listening) is replaced; a live one or any other
+    file is an error. The default's /tmp fallback directory is made private (0700)."""
+    default = path is None
+    path = os.fspath(default_socket_path() if default else path)
+    directory = os.path.dirname(path) or "."
+    if default and not os.path.isdir(directory):
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    if default:
+        st = os.lstat(directory)
+        if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o077 or not stat.S_ISDIR(st.st_mode):
+            raise ServeError(f"socket directory '{directory}' is not a private directory of "
+                             f"this user; give --socket PATH")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if not stat.S_ISSOCK(st.st_mode):
+            raise ServeError(f"'{path}' exists and is not a socket; give another --socket")
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(path)
+        except OSError:
+            os.unlink(path)  # stale: left by a daemon that died
+        else:
+            raise ServeError(f"'{path}' is in use: another daemon listens on it")
+        finally:
+            probe.close()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mask = os.umask(0o177)  # the socket is born 0600: no moment when others may connect
+    try:
+        listener.bind(path)
+    except OSError as error:
+        listener.close()
+        raise ServeError(f"cannot listen on '{path}': {error.strerror}") from None
+    finally:
+        os.umask(mask)
+    listener.listen(socket.SOMAXCONN)
+    return listener
+
+
+def bind_tcp(address: str) -> socket.socket:
+    """A listening TCP socket at ``HOST:PORT`` (``[::1]:783`` for IPv6)."""
+    host, colon, port = address.rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ServeError(f"--listen wants HOST:PORT, got {address!r}")
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)[0]
+        listener = socket.socket(family, kind, proto)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(where)
+    except OSError as error:
+        raise ServeError(f"cannot listen on {address}: {error.strerror or error}") from None
+    listener.listen(socket.SOMAXCONN)
+    return listener
+
+
+def systemd_listeners() -> list[socket.socket]:
+    """The sockets systemd passed (socket activation: $LISTEN_PID is us, $LISTEN_FDS of them
+    from fd 3), else none."""
+    if os.environ.get("LISTEN_PID") != str(os.getpid()):
+        return []
+    count = int(os.environ.get("LISTEN_FDS", "0") or 0)
+    for name in ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"):
+        os.environ.pop(name, None)
+    return [socket.socket(fileno=3 + i) for i in range(count)]
+
+
+def run(model: Model, listeners: Sequence[socket.socket], settings: Settings,
+        workers: int = 1) -> None:
+    """Serve until SIGTERM (or SIGINT): ``workers`` processes forked from this one, which
+    restarts any that dies and passes SIGHUP (reload) on; with one worker, this process
+    serves. Returns once every connection in hand was answered."""
+    if workers <= 1:
+        signal.signal(signal.SIGINT, lambda *_: os.kill(os.getpid(), signal.SIGTERM))
+        asyncio.run(Worker(model, listeners, settings, settings.max_connections).run())
+        return
+    per_worker = max(1, -(-settings.max_connections // workers))
+    # Loaded pages stay shared with the workers: no collection rewrites their object headers.
+    gc.collect()
+    gc.freeze()
+    children: dict[int, float] = {}
+    stopping = False
+
+    def start() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns ^C into SIGTERM
+                for sig in (signal.SIGTERM, signal.SIGHUP):
+                    signal.signal(sig, signal.SIG_DFL)
+                asyncio.run(Worker(model, listeners, settings, per_worker).run())
+                code = 0
+            except BaseException as error:  # a bug: say so; the parent starts another worker
+                if settings.log:
+                    settings.log(f"{_now()} worker failed: {type(error).__name__}: {error}")
+            finally:
+                os._exit(code)  # never the parent's clean-up: the socket file stays
+        children[pid] = time.monotonic()
+
+    def stop(*_: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for pid in children:
+            _signal(pid, signal.SIGTERM)
+
+    def pass_on(signum: int, _: Any) -> None:
+        for pid in children:
+            _signal(pid, signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGHUP, pass_on)
+    for _ in range(workers):
+        # Signals wait while a worker is forked, so none reaches it before its own handlers.
+        signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+        try:
+            start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+    while children:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            break
+        born = children.pop(pid, None)
+        if born is None or stopping:
+            continue
+        if settings.log:
+            settings.log(f"{_now()} worker {pid} ended ({_status(status)}); starting another")
+        if time.monotonic() - born < 1.0:
+            time.sleep(1.0)  # a worker that dies at once must not make a fork loop
+        signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+        try:
+            if not stopping:
+                start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+
+
+_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def _status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {os.WTERMSIG(status)}"
+    return f"exit {os.waitstatus_to_exitcode(status)}"
