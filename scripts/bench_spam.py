@@ -247,12 +247,9 @@ def warm_up(paths: list[str], y: np.ndarray) -> float:
 def run_textnb(name: str, settings: dict, train_paths, y_train, test_paths) -> Result:
     """textnb as `textnb train` runs it: the cutoffs learned by CV on the training part."""
     from textnb import TextClassifier
-    settings = dict(settings)
-    on_error = settings.pop("on_error", False)
     t0 = time.perf_counter()
-    clf = TextClassifier(spam_class="spam", **settings)
-    docs = _documents(train_paths)
-    clf.fit_on_error(docs, y_train) if on_error else clf.fit(docs, y_train)
+    clf = TextClassifier(spam_class="spam", **{"training": "auto", **settings})
+    clf.fit(_documents(train_paths), y_train)
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     log_proba = clf.predict_log_proba(_documents(test_paths))
@@ -609,7 +606,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--candidate", action="append", default=[], metavar="K=V[,K=V]",
                         help="a further textnb row with these settings, separated by ; (repeatable); "
                              "e.g. --candidate alpha=0.01 --candidate ngram_range=(1,2); "
-                             "on_error=True trains on error (textnb train --on-error)")
+                             "training='on-error' or 'full' (the default row: 'auto', as "
+                             "textnb train)")
     parser.add_argument("--settings", action="append", default=[], metavar="KEY=VALUE",
                         help="extra textnb row (or the CV model) with these TextClassifier "
                              "settings (repeatable)")

@@ -43,7 +43,8 @@ def assert_one_line_error(result, code: int = 1, match: str = "") -> None:
 @pytest.fixture(scope="module")
 def spam_model(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("model") / "spam.model"
-    result = run("train", "-q", "-m", path, SPAM_DIR, HAM_DIR)
+    # Every document counted (the default, auto, may train on error instead: tests/test_onerror.py).
+    result = run("train", "-q", "--training", "full", "-m", path, SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0, result.output
     return path
 
@@ -65,9 +66,14 @@ def test_train_on_the_bundled_corpus_names_classes_after_directories(spam_model)
 
 
 def test_train_prints_a_summary(tmp_path):
-    result = run("train", "-m", tmp_path / "m", SPAM_DIR, HAM_DIR)
+    result = run("train", "--training", "full", "-m", tmp_path / "m", SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0
     assert "trained 300 documents (ham: 150, spam: 150)" in result.stdout
+    assert "5-fold CV of 300 messages, full training: FPR" in result.stdout
+    # The default chooses by cross-validation and says what it chose.
+    result = run("train", "-m", tmp_path / "auto", SPAM_DIR, HAM_DIR)
+    chosen = load_model(tmp_path / "auto").cutoffs_["training"]
+    assert f"5-fold CV of 300 messages, {chosen} training" in result.stdout
 
 
 def test_train_one_class_per_subdirectory_for_the_20_newsgroups_layout(tmp_path):

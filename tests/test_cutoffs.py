@@ -158,6 +158,7 @@ def test_learn_keeps_the_cutoffs_and_tune_cutoffs_chooses_them_again(sample_mode
     path = tmp_path / "m.model"
     path.write_bytes(sample_model.read_bytes())
     before = load_model(path).cutoffs_
+    counts = load_model(path).model_.class_count_.tolist()   # ham, spam
     assert run("learn", "--class", "spam", "-m", path, SPAM_MESSAGE).exit_code == 0
     assert load_model(path).cutoffs_ == before
     result = run("tune-cutoffs", "-m", path, "--target-fpr", "0.05", "--target-fnr", "0.05",
@@ -165,7 +166,8 @@ def test_learn_keeps_the_cutoffs_and_tune_cutoffs_chooses_them_again(sample_mode
     assert result.exit_code == 0, result.output
     after = load_model(path)
     assert after.cutoffs_["target_fpr"] == 0.05 and after.cutoffs_["fnr"] <= 0.05
-    assert after.model_.class_count_.tolist() == [150.0, 151.0]
+    assert after.model_.class_count_.tolist() == [counts[0], counts[1] + 1]
+    assert after.cutoffs_["training"] == before["training"]
     wrong = run("tune-cutoffs", "-m", path, "--spam-class", "junk", SPAM_DIR, HAM_DIR)
     assert wrong.exit_code != 0 and "junk" in wrong.output
 

@@ -45,7 +45,7 @@ def test_it_converges_on_the_sample_corpus():
     spam = list(read_documents([str(SPAM_DIR)]))
     ham = list(read_documents([str(HAM_DIR)]))
     texts, y = spam + ham, ["spam"] * len(spam) + ["ham"] * len(ham)
-    clf = TextClassifier(spam_class="spam").fit_on_error(texts, y, margin=2.0)
+    clf = TextClassifier(spam_class="spam", training="on-error", margin=2.0).fit(texts, y)
     report = clf.on_error_
     assert report["passes"][-1] == 0 and len(report["passes"]) < 10   # a pass learned nothing
     assert report["documents"] == 300 and 2 < report["learned"] < 300
@@ -69,8 +69,8 @@ def test_bad_settings_are_refused():
 
 def test_train_on_error_from_the_command_line(tmp_path):
     path = tmp_path / "oe.model"
-    result = CliRunner().invoke(main, ["train", "--on-error", "--passes", "2", "-m", str(path),
-                                       str(SPAM_DIR), str(HAM_DIR)])
+    result = CliRunner().invoke(main, ["train", "--training", "on-error", "--passes", "2", "-m",
+                                       str(path), str(SPAM_DIR), str(HAM_DIR)])
     assert result.exit_code == 0, result.output
     assert "on error    learned" in result.output and "in 2 passes" in result.output
     model = load_model(path)

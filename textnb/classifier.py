@@ -20,7 +20,7 @@ from . import cutoffs as _cutoffs
 from .decision import check_cutoffs
 from .errors import ModelFileError
 from .explain import Explanation, explain_document, informative_terms
-from .onerror import MARGIN, MAX_PASSES
+from .onerror import MARGIN, MAX_PASSES, train_on_error
 from .models import (CSR, BernoulliNB, ComplementNBWithPrior, MultinomialNB, _DiscreteNB,
                      _sklearn_tags)
 from .stopwords import load_stop_words
@@ -77,6 +77,10 @@ class TextClassifier:
     target_fpr, target_fnr : the share of ham the spam cutoff may call spam, and of spam the ham
         cutoff may call ham, on the out-of-fold scores.
     cutoff_folds : folds of that cross-validation (fewer when a class has fewer documents).
+    training : "full" (every document counts), "on-error" (only those the model gets wrong or
+        is unsure of, pass after pass: :mod:`textnb.onerror`, with ``margin`` and
+        ``max_passes``), or "auto": with a spam class, the one whose out-of-fold decisions
+        misplace fewer messages (a spam or ham called the other, or unsure), else "full".
 
     >>> clf = TextClassifier(stop_words="none").fit(
     ...     ["cheap pills now", "cheap money now", "meeting at noon", "lunch at noon"],
@@ -93,7 +97,8 @@ class TextClassifier:
                  max_features: int | None = None, tf: str = "raw", norm: str | None = "l2",
                  n_jobs: int | None = None, spam_class: str | None = None,
                  target_fpr: float = _cutoffs.TARGET_FPR, target_fnr: float = _cutoffs.TARGET_FNR,
-                 cutoff_folds: int = _cutoffs.FOLDS) -> None:
+                 cutoff_folds: int = _cutoffs.FOLDS, training: str = "full",
+                 margin: float = MARGIN, max_passes: int = MAX_PASSES) -> None:
         self.model = model
         self.alpha = alpha
         self.fit_prior = fit_prior
@@ -113,6 +118,9 @@ class TextClassifier:
         self.target_fpr = target_fpr
         self.target_fnr = target_fnr
         self.cutoff_folds = cutoff_folds
+        self.training = training
+        self.margin = margin
+        self.max_passes = max_passes
 
     # scikit-learn conventions
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -140,47 +148,66 @@ class TextClassifier:
     # -- learning ----------------------------------------------------------------------
 
     def fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
-        """Build the vocabulary and count every document of ``texts`` under its label."""
+        """Build the vocabulary and count the documents of ``texts`` under their labels: every
+        document (``training="full"``), those training on error picks (``"on-error"``), or
+        whichever of the two cross-validates better (``"auto"``, with a spam class)."""
         texts, labels = _text_list(texts), list(y)
         _check_training(texts, labels)
         self._build()
         parts = self._count(texts)
-        self.vocabulary_ = Vocabulary(min_df=self.min_df, max_df=self.max_df,
-                                      max_features=self.max_features)
-        X = self._weigh(self.vocabulary_.fit_parts(counts for counts, _ in parts))
-        self.model_ = self._new_model().fit(X, labels)
-        self.digests_ = np.concatenate([digests for _, digests in parts])
-        self.digest_labels_ = np.array(labels, dtype=str)
-        self.cutoffs_ = self._learn_cutoffs(X, labels)
-        return self
-
-    def fit_on_error(self, texts: Iterable[Text], y: Iterable, margin: float = MARGIN,
-                     max_passes: int = MAX_PASSES) -> "TextClassifier":
-        """Fit on the documents that training on error picks (:mod:`textnb.onerror`): the model
-        equals ``fit`` on those alone. ``on_error_`` says how many each pass learned; cutoffs,
-        with a spam class, come from cross-validation of the whole procedure."""
-        from .onerror import train_on_error
-        from .vocabulary import to_scipy
-        texts, labels = _text_list(texts), list(y)
-        _check_training(texts, labels)
-        self._build()
-        parts = self._count(texts, digests=False)
         vocabulary = Vocabulary(min_df=self.min_df, max_df=self.max_df,
                                 max_features=self.max_features)
         X = self._weigh(vocabulary.fit_parts(counts for counts, _ in parts))
-        _, learned, per_pass = train_on_error(to_scipy(X), labels, self._new_model, margin,
-                                              max_passes)
-        spam_class, self.spam_class = self.spam_class, None
-        try:  # fit on the chosen documents, then choose the cutoffs the procedure earns
-            self.fit([t for t, keep in zip(texts, learned) if keep],
-                     [label for label, keep in zip(labels, learned) if keep])
-        finally:
-            self.spam_class = spam_class
-        self.cutoffs_ = self._learn_cutoffs(X, labels, fit=lambda Xf, yf: train_on_error(
-            Xf, yf, self._new_model, margin, max_passes)[0])
-        self.on_error_ = {"documents": len(texts), "learned": int(learned.sum()),
-                          "passes": per_pass}
+        digests = np.concatenate([digests for _, digests in parts])
+        training, cutoffs = self.training, None
+        if training != "full" and self._learns_cutoffs(labels):
+            cutoffs = {"full": None if training == "on-error" else self._learn_cutoffs(X, labels),
+                       "on-error": self._learn_cutoffs(X, labels, fit=self._on_error)}
+            if training == "auto":
+                training = min(("full", "on-error"), key=lambda t: _misplaced(cutoffs[t]))
+        elif training == "auto":
+            training = "full"
+        if training == "full":
+            self.vocabulary_, self.model_ = vocabulary, self._new_model().fit(X, labels)
+            self.digests_, self.digest_labels_ = digests, np.array(labels, dtype=str)
+            self.on_error_ = None
+        else:
+            self._fit_on_error(vocabulary, X, labels, digests)
+        self.cutoffs_ = (cutoffs or {}).get(training) or self._learn_cutoffs(
+            X, labels, fit=None if training == "full" else self._on_error)
+        if self.cutoffs_:
+            self.cutoffs_["training"] = training
         return self
+
+    def _on_error(self, X: Any, y: Any) -> _DiscreteNB:
+        return train_on_error(X, y, self._new_model, self.margin, self.max_passes)[0]
+
+    def _fit_on_error(self, vocabulary: Vocabulary, X: CSR, labels: list,
+                      digests: np.ndarray) -> None:
+        """The model of the documents training on error picks (:mod:`textnb.onerror`), over the
+        terms they hold: ``fit`` on those documents alone, but for pruning (``min_df``,
+        ``max_df``, ``max_features``), which saw them all. ``on_error_`` says how many each
+        pass learned."""
+        from .vocabulary import to_scipy
+        matrix = to_scipy(X)
+        _, learned, per_pass = train_on_error(matrix, labels, self._new_model, self.margin,
+                                              self.max_passes)
+        rows = matrix[learned]
+        used = np.flatnonzero(rows.getnnz(axis=0))
+        self.vocabulary_ = Vocabulary(min_df=self.min_df, max_df=self.max_df,
+                                      max_features=self.max_features)
+        self.vocabulary_.terms_ = [vocabulary.terms_[j] for j in used.tolist()]
+        self.vocabulary_.index_ = {term: i for i, term in enumerate(self.vocabulary_.terms_)}
+        chosen = np.array(labels, dtype=object)[learned].tolist()
+        self.model_ = self._new_model().fit(rows[:, used], chosen)
+        self.digests_ = digests[learned]
+        self.digest_labels_ = np.array(chosen, dtype=str)
+        self.on_error_ = {"documents": len(labels), "learned": int(learned.sum()),
+                          "passes": per_pass}
+
+    def _learns_cutoffs(self, labels: list) -> bool:
+        classes = set(map(str, labels))
+        return self.spam_class is not None and len(classes) == 2 and self.spam_class in classes
 
     def _learn_cutoffs(self, X: CSR, labels: list, fit=None) -> dict[str, Any] | None:
         """The spam and ham cutoffs on the spam log-odds, chosen on out-of-fold scores of the
@@ -192,8 +219,7 @@ class TextClassifier:
         ``fit(X, y)`` gives a fold's model (default: a new model's fit).
         """
         y = np.array(labels, dtype=str)
-        classes = np.unique(y)
-        if self.spam_class is None or len(classes) != 2 or self.spam_class not in classes:
+        if not self._learns_cutoffs(labels):
             return None
         is_spam = y == self.spam_class
         k = int(min(self.cutoff_folds, is_spam.sum(), (~is_spam).sum()))
@@ -383,6 +409,8 @@ class TextClassifier:
             raise ValueError(f"tf must be 'raw', 'log' or 'binary', not {self.tf!r}")
         if self.norm not in (None, "l2"):
             raise ValueError(f"norm must be None or 'l2', not {self.norm!r}")
+        if self.training not in ("full", "on-error", "auto"):
+            raise ValueError(f"training must be 'full', 'on-error' or 'auto', not {self.training!r}")
         if self.n_jobs is not None and (not isinstance(self.n_jobs, int) or self.n_jobs == 0):
             raise ValueError(f"n_jobs must be a number of processes (-1: every core) or None, "
                              f"not {self.n_jobs!r}")
@@ -454,7 +482,8 @@ def _merge_settings(classifier: TextClassifier) -> dict[str, Any]:
     """The settings two classifiers must share to merge, spelled alike whether fitted here or
     loaded (a model file stores tuples and sets as lists), with the stop words actually used."""
     settings = classifier.get_params()
-    for name in ("n_jobs", "spam_class", "target_fpr", "target_fnr", "cutoff_folds"):
+    for name in ("n_jobs", "spam_class", "target_fpr", "target_fnr", "cutoff_folds", "training",
+                 "margin", "max_passes"):
         del settings[name]  # how to fit, not what was counted
     settings["stop_words"] = sorted(classifier.stop_words_)
     for name in ("ngram_range", "class_prior"):
@@ -591,6 +620,13 @@ def _counts(counts: np.ndarray) -> np.ndarray:
     if not np.isfinite(counts).all() or (counts < 0).any():
         raise ValueError("counts must be finite and non-negative")
     return counts.astype(float)
+
+
+def _misplaced(cutoffs: dict[str, Any]) -> float:
+    """How many messages learned cutoffs misplace on the out-of-fold scores: spam or ham called
+    the other, or unsure."""
+    n, n_spam = cutoffs["messages"], cutoffs["spam_messages"]
+    return cutoffs["fpr"] * (n - n_spam) + cutoffs["fnr"] * n_spam + cutoffs["unsure"] * n
 
 
 def _join_terms(terms: list[str]) -> bytes:

@@ -329,20 +329,22 @@ def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
 @_model_path_option()
 @_training_options
 @_cutoff_learning_options
-@click.option("--on-error", is_flag=True,
-              help="Learn only the documents the model gets wrong or is unsure of, pass after "
-                   "pass (as bogominitrain).")
+@click.option("--training", type=click.Choice(["auto", "full", "on-error"]), default="auto",
+              show_default=True,
+              help="Learn every document (full), only those the model gets wrong or is unsure "
+                   "of, pass after pass (on-error, as bogominitrain), or for two-class mail "
+                   "whichever misplaces fewer messages in cross-validation (auto).")
 @click.option("--margin", type=click.FloatRange(min=0), default=MARGIN, show_default=True,
-              help="With --on-error: the log-odds by which the right class must lead.")
+              help="On error: the log-odds by which the right class must lead.")
 @click.option("--passes", type=click.IntRange(min=1), default=MAX_PASSES, show_default=True,
-              help="With --on-error: at most this many passes.")
+              help="On error: at most this many passes.")
 @click.option("--tune", is_flag=True,
               help="Choose the event model, alpha, word pairs, term weights and length "
                    "normalisation by cross-validation on the training documents.")
 @click.option("--tune-folds", type=click.IntRange(min=2), default=5, show_default=True,
               help="Folds of --tune's cross-validation.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
-def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, on_error, margin,
+def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, training, margin,
           passes, tune, tune_folds, **options) -> int:
     """Train on directories of labelled files: textnb train spam/ ham/.
 
@@ -359,7 +361,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, o
     skips = _Skips()
     texts, y = _read_labelled(sources, skips, quiet)
     classifier = _classifier(labels=y, **options)
-    classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr)
+    classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
+                          training=training, margin=margin, max_passes=passes)
     tuned = None
     if tune:
         from .tuning import tune as cross_validate
@@ -369,10 +372,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, o
                               norm=best["norm"], ngram_range=tuple(best["ngram_range"]))
         if not quiet:
             click.echo(_tuning_table(tuned))
-    if on_error:
-        classifier.fit_on_error(texts, y, margin=margin, max_passes=passes)
-    else:
-        classifier.fit(texts, y)
+    classifier.fit(texts, y)
     if tuned is not None:
         classifier.tuning_ = tuned.summary()
     path = _resolve_model(model_path)
@@ -383,8 +383,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, o
                            zip(classifier.classes_, classifier.model_.class_count_))
         click.echo(f"trained {int(classifier.model_.class_count_.sum())} documents ({counts}), "
                    f"{len(classifier.vocabulary_)} terms -> {path}")
-        if on_error:
-            report = classifier.on_error_
+        report = classifier.on_error_
+        if report:
             click.echo(f"on error    learned {report['learned']} of {report['documents']} "
                        f"documents in {len(report['passes'])} passes "
                        f"({', '.join(map(str, report['passes']))} per pass)")
@@ -408,8 +408,9 @@ def _tuning_table(tuned, top: int = 10) -> str:
 
 def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
     """The learned cutoffs and what they gave on the out-of-fold scores, in one line."""
+    how = f", {cutoffs['training']} training" if "training" in cutoffs else ""
     return (f"cutoffs     spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f} "
-            f"({cutoffs['folds']}-fold CV of {cutoffs['messages']} messages: "
+            f"({cutoffs['folds']}-fold CV of {cutoffs['messages']} messages{how}: "
             f"FPR {cutoffs['fpr']:.2%}, FNR {cutoffs['fnr']:.2%}, "
             f"unsure {cutoffs['unsure']:.2%}, spam not caught {cutoffs['spam_not_caught']:.2%})")
 
@@ -434,7 +435,10 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, q
             raise DocumentError(f"the documents' classes ({', '.join(sorted(set(y)))}) are not "
                                 f"the model's ({', '.join(map(str, classifier.classes_))})")
         probe = TextClassifier(**classifier.get_params())
-        probe.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr)
+        # Cutoffs for the model's counts: as trained (full, or on error), whatever auto would say.
+        training = (classifier.cutoffs_ or {}).get("training", "full")
+        probe.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
+                         training=training)
         probe.fit(texts, y)
         if probe.cutoffs_ is None:
             raise click.UsageError(f"cutoffs need two classes, one named {spam_class!r}, and "

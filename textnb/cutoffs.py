@@ -35,7 +35,7 @@ def choose_cutoffs(log_odds: np.ndarray, is_spam: np.ndarray, target_fpr: float 
     is ``is_spam`` (bool array), and the rates they give there.
 
     Returns ``{"spam": s, "ham": h, "fpr", "fnr", "unsure", "spam_unsure", "ham_unsure",
-    "spam_not_caught", "messages"}`` with h ≤ s; rates are fractions of ham, of spam or of all
+    "spam_not_caught", "messages", "spam_messages"}`` with h ≤ s; rates are fractions of ham, of spam or of all
     messages (``unsure``). Each cutoff sits halfway between the two scores it separates, so a
     message scored a little differently by the final model still falls on the same side.
     """
@@ -77,4 +77,5 @@ def rates(log_odds: np.ndarray, is_spam: np.ndarray, spam_cutoff: float,
     return {"fpr": float((spam_said & ~is_spam).sum() / n_ham), "fnr": fnr,
             "unsure": float(unsure.mean()), "spam_unsure": spam_unsure,
             "ham_unsure": float((unsure & ~is_spam).sum() / n_ham),
-            "spam_not_caught": fnr + spam_unsure, "messages": int(is_spam.size)}
+            "spam_not_caught": fnr + spam_unsure, "messages": int(is_spam.size),
+            "spam_messages": int(is_spam.sum())}

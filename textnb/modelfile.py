@@ -164,6 +164,10 @@ def text_classifier_problem(meta: dict) -> str | None:
         (all(p.get(name, 0.0) is not None and number(p.get(name, 0.0)) and 0 <= p.get(name, 0.0) < 1
              for name in ("target_fpr", "target_fnr")), "target rates must be in [0, 1)"),
         (integer(p.get("cutoff_folds", 2), 2, 1000), "cutoff_folds must be 2 to 1000"),
+        (p.get("training", "full") in ("full", "on-error", "auto"),
+         "training must be full, on-error or auto"),
+        (number(p.get("margin", 0.0)) and p.get("margin", 0.0) >= 0, "margin must be >= 0"),
+        (integer(p.get("max_passes", 1), 1, 1000), "max_passes must be 1 to 1000"),
     ]
     return next((what for ok, what in checks if not ok), None)
 
