@@ -79,7 +79,7 @@ def test_train_one_class_per_subdirectory_for_the_20_newsgroups_layout(tmp_path)
     assert run("train", "-q", "-m", model, top).exit_code == 0
     assert load_model(model).classes_.tolist() == ["rec.autos", "sci.space", "talk.politics"]
     result = run("classify", "-m", model, "--format", "tsv", "-", input="rocket orbit")
-    assert result.stdout.split("\t")[:2] == ["-", "sci.space"]
+    assert result.stdout.split()[:2] == ["-", "sci.space"]
 
 
 def test_train_with_explicit_labels_and_mbox_and_maildir_inputs(tmp_path):
@@ -189,11 +189,36 @@ def test_classify_held_out_messages(spam_model):
 
 def test_classify_text_and_tsv_formats(spam_model):
     text = run("classify", "-m", spam_model, *SAMPLE_CUTOFF, SPAM_MESSAGE).stdout
-    assert text.startswith(f"{SPAM_MESSAGE}\tspam\t") and "log-odds +" in text
+    assert text.startswith(f"{SPAM_MESSAGE}  spam  0.9") and "log-odds +" in text
     source, label, probability, log_odds = run(
         "classify", "-m", spam_model, "--format", "tsv", HAM_MESSAGE).stdout.strip().split("\t")
     assert (source, label) == (str(HAM_MESSAGE), "ham")
     assert 0.5 <= float(probability) <= 1 and float(log_odds) > 0
+
+
+def test_classify_text_columns_align_over_the_batch_and_take_a_header(spam_model, tmp_path):
+    short = tmp_path / "a"
+    short.write_bytes(HAM_MESSAGE.read_bytes())
+    result = run("classify", "-m", spam_model, *SAMPLE_CUTOFF, "--header", short, SPAM_MESSAGE,
+                 HAM_MESSAGE)
+    assert result.exit_code == 0, result.output
+    header, *lines = result.stdout.splitlines()
+    assert header.split() == ["source", "verdict", "probability", "log-odds"]
+    assert [line.split()[:2] for line in lines] == [[str(short), "ham"], [str(SPAM_MESSAGE), "spam"],
+                                                     [str(HAM_MESSAGE), "ham"]]
+    # Every column starts where the header's does, and every line ends at the same place.
+    for name in ("verdict", "probability"):
+        starts = {line.index(line.split()[1 if name == "verdict" else 2], len(str(short)))
+                  for line in lines}
+        assert len(starts) == 1
+    assert header.index("verdict") == lines[0].index("ham", len(str(short)))
+    assert header.index("probability") + len("probability") == lines[0].index("  log-odds")
+    assert len({len(line) for line in lines}) == 1
+    tsv = run("classify", "-m", spam_model, "--format", "tsv", "--header", HAM_MESSAGE).stdout
+    assert tsv.splitlines()[0] == "source\tverdict\tprobability\tlog_odds"
+    assert tsv.splitlines()[1].startswith(f"{HAM_MESSAGE}\tham\t")
+    assert_one_line_error(run("classify", "-m", spam_model, "--format", "json", "--header",
+                              HAM_MESSAGE), 2, "--header")
 
 
 def test_classify_explain_adds_up(spam_model):
@@ -217,13 +242,13 @@ def test_classify_exit_code_unsure_inside_the_band(spam_model):
     # With the band covering every probability, every message is unsure.
     result = run("classify", "-m", spam_model, "--exit-code", "--ham-cutoff", "0.0001",
                  "--spam-cutoff", "0.9999", "-", input="hello there")
-    assert result.exit_code == Exit.UNSURE and result.stdout.split("\t")[1] == "unsure"
+    assert result.exit_code == Exit.UNSURE and result.stdout.split()[1] == "unsure"
 
 
 def test_classify_reads_stdin(spam_model):
     result = run("classify", "-m", spam_model, *SAMPLE_CUTOFF, "--exit-code",
                  input=SPAM_MESSAGE.read_bytes())
-    assert result.exit_code == Exit.SPAM and result.stdout.startswith("-\tspam")
+    assert result.exit_code == Exit.SPAM and result.stdout.split()[:2] == ["-", "spam"]
 
 
 @pytest.mark.parametrize("args, message", [
@@ -330,11 +355,31 @@ def test_unlearning_what_was_never_learned_is_an_error(spam_model, tmp_path):
     assert model.read_bytes() == spam_model.read_bytes()
 
 
-def test_learn_creates_a_missing_model(tmp_path):
+def test_learn_creates_a_missing_model_only_when_asked(tmp_path):
     model = tmp_path / "new" / "m"
-    assert run("learn", "-m", model, "--class", "spam", SPAM_MESSAGE).exit_code == 0
-    assert run("learn", "-m", model, "--class", "ham", HAM_MESSAGE).exit_code == 0
+    result = run("learn", "-m", model, "--class", "spam", SPAM_MESSAGE)
+    assert_one_line_error(result, 1, f"model file '{model}' does not exist")
+    assert "--new-class" in result.stderr and not (tmp_path / "new").exists()
+    result = run("learn", "-m", model, "--new-class", "--class", "spam", SPAM_MESSAGE)
+    assert result.exit_code == 0 and "one class, spam" in result.stderr
+    assert_one_line_error(run("learn", "-m", model, "--class", "ham", HAM_MESSAGE), 1,
+                          "class 'ham' is not in the model (classes: spam)")
+    result = run("learn", "-m", model, "--new-class", "--class", "ham", HAM_MESSAGE)
+    assert result.exit_code == 0 and result.stderr == ""
     assert load_model(model).classes_.tolist() == ["ham", "spam"]
+
+
+def test_learn_an_unknown_class_is_an_error_unless_new(spam_model, tmp_path):
+    model = tmp_path / "m"
+    model.write_bytes(spam_model.read_bytes())
+    result = run("learn", "-m", model, "--class", "Spam", SPAM_MESSAGE)
+    assert_one_line_error(result, 1, "class 'Spam' is not in the model (classes: ham, spam); "
+                                     "did you mean 'spam'? --new-class adds it")
+    assert model.read_bytes() == spam_model.read_bytes()
+    assert_one_line_error(run("learn", "-m", model, "--class", "eggs", SPAM_MESSAGE), 1,
+                          "(classes: ham, spam); --new-class adds it")
+    assert run("learn", "-m", model, "--new-class", "--class", "eggs", SPAM_MESSAGE).exit_code == 0
+    assert load_model(model).classes_.tolist() == ["eggs", "ham", "spam"]
 
 
 def textnb_command() -> list[str]:
@@ -349,7 +394,8 @@ def test_learn_from_8_concurrent_processes_loses_no_update(tmp_path):
         path = tmp_path / f"msg{i}"
         path.write_text(f"Subject: note {i}\n\nword{i} shared\n")
         messages.append(path)
-    processes = [subprocess.Popen(textnb_command() + ["learn", "-m", str(model), "--class",
+    processes = [subprocess.Popen(textnb_command() + ["learn", "-m", str(model), "--new-class",
+                                                      "--class",
                                                       "spam" if i % 2 else "ham", str(path)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                  for i, path in enumerate(messages)]

@@ -235,6 +235,8 @@ class TextClassifier:
             self.model_.insert_terms(positions)
         X = self._weigh(self.vocabulary_.count_parts(counts for counts, _ in parts))
         self.model_.partial_fit(X, labels)
+        if len(self.model_.classes_) != 2:
+            self.cutoffs_ = None  # spam and ham cutoffs say nothing once a third class is added
         self.digests_ = np.concatenate([self.digests_, *(digests for _, digests in parts)])
         self.digest_labels_ = np.concatenate([self.digest_labels_, np.array(labels, dtype=str)])
         return self
