@@ -276,14 +276,18 @@ def _progress(items: Sequence, label: str, quiet: bool, unit: str = "files",
     if quiet or not stream.isatty():
         yield items
         return
-    start = time.monotonic()
+    start, shown = time.monotonic(), []
 
-    def rate(_item: Any) -> str:
-        elapsed = time.monotonic() - start
-        return f"{bar.pos / elapsed:,.0f} {unit}/s" if elapsed > 0 and bar.pos else ""
+    def rate(_item: Any) -> str:  # the bar calls it before it is returned: shown holds it
+        elapsed, done = time.monotonic() - start, shown[0].pos if shown else 0
+        if not (elapsed > 0 and done):
+            return ""
+        rate = done / elapsed
+        return f"{rate:,.0f} {unit}/s" if rate >= 10 else f"{rate:.1f} {unit}/s"
 
     with click.progressbar(items, length=len(items), label=label, file=stream, show_pos=True,
                            show_eta=True, item_show_func=rate) as bar:
+        shown.append(bar)
         yield bar
 
 
@@ -735,6 +739,11 @@ def _fold_results(y, log_proba, classes, positive, cutoffs, folds, k) -> dict[st
     return results
 
 
+# evaluate's confusion matrix is headed by the class names while they fit in this many
+# characters, by numbers beyond (20 Newsgroups' names take 447).
+_WIDE = 100
+
+
 def _report_text(r: dict[str, Any]) -> str:
     """evaluate's report: aligned tables, ± the standard deviation over folds with --cv."""
     from .metrics import mean_sd
@@ -762,11 +771,18 @@ def _report_text(r: dict[str, Any]) -> str:
     if k:
         lines.append(f"{'macro F1 over folds':<{width}}  {spread('macro_f1', r['macro']['f1'])}")
     cells = [[str(n) for n in row] for row in r["confusion"]]
-    widths = [max(len(c), *(len(row[j]) for row in cells)) for j, c in enumerate(r["classes"])]
-    lines += ["", "confusion (rows: true, columns: predicted)",
-              " " * (width + 2) + " ".join(f"{c:>{w}}" for c, w in zip(r["classes"], widths))]
-    for c, row in zip(r["classes"], cells):
-        lines.append(f"{c:<{width}}  " + " ".join(f"{n:>{w}}" for n, w in zip(row, widths)))
+    heads = list(r["classes"])
+    title = "confusion (rows: true, columns: predicted)"
+    if sum(len(c) + 1 for c in heads) > _WIDE:  # the names would not fit: number the columns
+        heads = [str(i) for i in range(1, len(heads) + 1)]
+        title = "confusion (rows: true, columns: predicted, numbered as the rows)"
+    rows = [f"{i:>{len(heads[-1])}} {c:<{width}}" if heads[0] == "1" else f"{c:<{width}}"
+            for i, c in enumerate(r["classes"], 1)]
+    widths = [max(len(h), *(len(row[j]) for row in cells)) for j, h in enumerate(heads)]
+    lines += ["", title,
+              " " * (len(rows[0]) + 2) + " ".join(f"{h:>{w}}" for h, w in zip(heads, widths))]
+    for label, row in zip(rows, cells):
+        lines.append(f"{label}  " + " ".join(f"{n:>{w}}" for n, w in zip(row, widths)))
     if "positive_class" in r:
         auc = "n/a" if r["roc_auc"] is None else spread("roc_auc", r["roc_auc"], ".6f")
         lines += ["", f"positive class       {r['positive_class']} (rates at the most probable "
