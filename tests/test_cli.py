@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import mailbox
 import os
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from textnb import load_model
-from textnb.cli import Exit, main
+from textnb import cli
+from textnb.cli import Exit, _class_name, main
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -85,7 +89,7 @@ def test_train_one_class_per_subdirectory_for_the_20_newsgroups_layout(tmp_path)
     assert run("train", "-q", "-m", model, top).exit_code == 0
     assert load_model(model).classes_.tolist() == ["rec.autos", "sci.space", "talk.politics"]
     result = run("classify", "-m", model, "--format", "tsv", "-", input="rocket orbit")
-    assert result.stdout.split("\t")[:2] == ["-", "sci.space"]
+    assert result.stdout.split()[:2] == ["-", "sci.space"]
 
 
 def test_train_with_explicit_labels_and_mbox_and_maildir_inputs(tmp_path):
@@ -103,6 +107,57 @@ def test_train_with_explicit_labels_and_mbox_and_maildir_inputs(tmp_path):
     assert load_model(model).model_.class_count_.tolist() == [2.0, 3.0]
 
 
+def test_classes_from_mailboxes_drop_the_mbox_suffix(tmp_path):
+    for name, subject in (("spam.mbox", "cheap pills"), ("ham.MBX", "meeting agenda")):
+        box = mailbox.mbox(str(tmp_path / name))
+        for n in range(2):
+            box.add(f"From: a@b.example\nSubject: {subject} {n}\n\nabout the {subject}\n".encode())
+        box.flush()
+    model = tmp_path / "m"
+    result = run("train", "-q", "-m", model, tmp_path / "spam.mbox", tmp_path / "ham.MBX")
+    assert result.exit_code == 0, result.output
+    assert load_model(model).classes_.tolist() == ["ham", "spam"]
+    # An Apple Mail export (a spam.mbox directory) in the one-class-per-subdirectory layout.
+    write_texts(tmp_path / "top" / "spam.mbox", {"mbox": "cheap pills now"})
+    write_texts(tmp_path / "top" / "ham.mbox", {"mbox": "agenda for the meeting"})
+    assert run("train", "-q", "-m", model, tmp_path / "top").exit_code == 0
+    assert load_model(model).classes_.tolist() == ["ham", "spam"]
+    assert _class_name(".mbox") == ".mbox" and _class_name("a/x.mbox/") == "x"
+
+
+def test_a_label_path_that_does_not_exist_is_an_error(tmp_path):
+    write_texts(tmp_path / "ham", {"1": "agenda"})
+    write_texts(tmp_path / "spam", {"1": "pills"})
+    for command in ("train", "evaluate"):
+        result = run(command, "-m", tmp_path / "m", "--label", f"spam={tmp_path / 'spma'}",
+                     "--label", f"ham={tmp_path / 'ham'}", tmp_path / "spam")
+        assert_one_line_error(result, 1, f"no such file or directory: {tmp_path / 'spma'} "
+                                         f"(--label spam)")
+    assert not (tmp_path / "m").exists()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_shows_count_rate_and_time_left(monkeypatch):
+    terminal = _Terminal()
+    ticks = iter(range(0, 1000, 2))  # two seconds a call, for the bar's rate and click's ETA
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(ticks)))
+    monkeypatch.setattr(time, "time", lambda: float(next(ticks)))
+    with cli._progress(list(range(5)), "reading", quiet=False, stream=terminal) as bar:
+        assert list(bar) == [0, 1, 2, 3, 4]
+    shown = terminal.getvalue()
+    assert "reading" in shown and "5/5" in shown
+    assert re.search(r"  \d/5  \d\d:\d\d:\d\d  0\.\d files/s", shown)  # count, ETA, rate
+    with cli._progress([1, 2], "reading", quiet=True, stream=terminal) as items:
+        assert items == [1, 2]
+    quiet = io.StringIO()  # not a terminal: no bar
+    with cli._progress([1, 2], "reading", quiet=False, stream=quiet) as items:
+        assert list(items) == [1, 2] and quiet.getvalue() == ""
+
+
 def test_train_options_reach_the_classifier(tmp_path):
     model = tmp_path / "m"
     result = run("train", "-q", "-m", model, "--event-model", "bernoulli", "--alpha", "0.5",
@@ -115,10 +170,21 @@ def test_train_options_reach_the_classifier(tmp_path):
            ("bernoulli", 0.5, False, "none", (1, 2), 2)
 
 
-def test_train_with_given_priors(tmp_path):
+@pytest.mark.parametrize("priors", [["spam=0.2,ham=0.8"], ["spam=0.2", "ham=0.8"]])
+def test_train_with_given_priors(tmp_path, priors):
     model = tmp_path / "m"
-    assert run("train", "-q", "-m", model, "--prior", "spam=0.2,ham=0.8", SPAM_DIR, HAM_DIR).exit_code == 0
+    options = [a for p in priors for a in ("--prior", p)]
+    assert run("train", "-q", "-m", model, *options, SPAM_DIR, HAM_DIR).exit_code == 0
     np.testing.assert_allclose(np.exp(load_model(model).model_.class_log_prior_), [0.8, 0.2])
+
+
+def test_train_priors_written_to_three_decimals_are_accepted_then_normalised(tmp_path):
+    top = tmp_path / "three"
+    for name in ("a", "b", "c"):
+        write_texts(top / name, {"1": f"{name} words", "2": f"more {name}"})
+    model = tmp_path / "m"
+    assert run("train", "-q", "-m", model, "--prior", "a=0.333,b=0.333,c=0.333", top).exit_code == 0
+    np.testing.assert_allclose(np.exp(load_model(model).model_.class_log_prior_), [1 / 3] * 3)
 
 
 def test_train_uses_the_environment_variable_then_xdg(tmp_path):
@@ -137,6 +203,9 @@ def test_train_uses_the_environment_variable_then_xdg(tmp_path):
     (["--label", "spam"], "NAME=PATH"),
     (["--alpha", "0", "A", "B"], "alpha"),
     (["--prior", "spam=x", "A", "B"], "--prior"),
+    (["--prior", "A=0.5,B=0.6", "A", "B"], "the priors sum to 1.1, not 1"),
+    (["--prior", "A=0.5", "A", "B"], "no prior for class 'B'"),
+    (["--prior", "uniform,A=1", "A", "B"], "not a mix"),
     (["--bogus", "A", "B"], "No such option"),
 ])
 def test_train_errors_are_one_line(tmp_path, monkeypatch, args, message):
@@ -195,11 +264,36 @@ def test_classify_held_out_messages(spam_model):
 
 def test_classify_text_and_tsv_formats(spam_model):
     text = run("classify", "-m", spam_model, *SAMPLE_CUTOFF, SPAM_MESSAGE).stdout
-    assert text.startswith(f"{SPAM_MESSAGE}\tspam\t") and "log-odds +" in text
+    assert text.startswith(f"{SPAM_MESSAGE}  spam  0.9") and "log-odds +" in text
     source, label, probability, log_odds = run(
         "classify", "-m", spam_model, "--format", "tsv", HAM_MESSAGE).stdout.strip().split("\t")
     assert (source, label) == (str(HAM_MESSAGE), "ham")
     assert 0.5 <= float(probability) <= 1 and float(log_odds) > 0
+
+
+def test_classify_text_columns_align_over_the_batch_and_take_a_header(spam_model, tmp_path):
+    short = tmp_path / "a"
+    short.write_bytes(HAM_MESSAGE.read_bytes())
+    result = run("classify", "-m", spam_model, *SAMPLE_CUTOFF, "--header", short, SPAM_MESSAGE,
+                 HAM_MESSAGE)
+    assert result.exit_code == 0, result.output
+    header, *lines = result.stdout.splitlines()
+    assert header.split() == ["source", "verdict", "probability", "log-odds"]
+    assert [line.split()[:2] for line in lines] == [[str(short), "ham"], [str(SPAM_MESSAGE), "spam"],
+                                                     [str(HAM_MESSAGE), "ham"]]
+    # Every column starts where the header's does, and every line ends at the same place.
+    for name in ("verdict", "probability"):
+        starts = {line.index(line.split()[1 if name == "verdict" else 2], len(str(short)))
+                  for line in lines}
+        assert len(starts) == 1
+    assert header.index("verdict") == lines[0].index("ham", len(str(short)))
+    assert header.index("probability") + len("probability") == lines[0].index("  log-odds")
+    assert len({len(line) for line in lines}) == 1
+    tsv = run("classify", "-m", spam_model, "--format", "tsv", "--header", HAM_MESSAGE).stdout
+    assert tsv.splitlines()[0] == "source\tverdict\tprobability\tlog_odds"
+    assert tsv.splitlines()[1].startswith(f"{HAM_MESSAGE}\tham\t")
+    assert_one_line_error(run("classify", "-m", spam_model, "--format", "json", "--header",
+                              HAM_MESSAGE), 2, "--header")
 
 
 def test_classify_explain_adds_up(spam_model):
@@ -223,13 +317,13 @@ def test_classify_exit_code_unsure_inside_the_band(spam_model):
     # With the band covering every probability, every message is unsure.
     result = run("classify", "-m", spam_model, "--exit-code", "--ham-cutoff", "0.0001",
                  "--spam-cutoff", "0.9999", "-", input="hello there")
-    assert result.exit_code == Exit.UNSURE and result.stdout.split("\t")[1] == "unsure"
+    assert result.exit_code == Exit.UNSURE and result.stdout.split()[1] == "unsure"
 
 
 def test_classify_reads_stdin(spam_model):
     result = run("classify", "-m", spam_model, *SAMPLE_CUTOFF, "--exit-code",
                  input=SPAM_MESSAGE.read_bytes())
-    assert result.exit_code == Exit.SPAM and result.stdout.startswith("-\tspam")
+    assert result.exit_code == Exit.SPAM and result.stdout.split()[:2] == ["-", "spam"]
 
 
 @pytest.mark.parametrize("args, message", [
@@ -336,11 +430,31 @@ def test_unlearning_what_was_never_learned_is_an_error(spam_model, tmp_path):
     assert model.read_bytes() == spam_model.read_bytes()
 
 
-def test_learn_creates_a_missing_model(tmp_path):
+def test_learn_creates_a_missing_model_only_when_asked(tmp_path):
     model = tmp_path / "new" / "m"
-    assert run("learn", "-m", model, "--class", "spam", SPAM_MESSAGE).exit_code == 0
-    assert run("learn", "-m", model, "--class", "ham", HAM_MESSAGE).exit_code == 0
+    result = run("learn", "-m", model, "--class", "spam", SPAM_MESSAGE)
+    assert_one_line_error(result, 1, f"model file '{model}' does not exist")
+    assert "--new-class" in result.stderr and not (tmp_path / "new").exists()
+    result = run("learn", "-m", model, "--new-class", "--class", "spam", SPAM_MESSAGE)
+    assert result.exit_code == 0 and "one class, spam" in result.stderr
+    assert_one_line_error(run("learn", "-m", model, "--class", "ham", HAM_MESSAGE), 1,
+                          "class 'ham' is not in the model (classes: spam)")
+    result = run("learn", "-m", model, "--new-class", "--class", "ham", HAM_MESSAGE)
+    assert result.exit_code == 0 and result.stderr == ""
     assert load_model(model).classes_.tolist() == ["ham", "spam"]
+
+
+def test_learn_an_unknown_class_is_an_error_unless_new(spam_model, tmp_path):
+    model = tmp_path / "m"
+    model.write_bytes(spam_model.read_bytes())
+    result = run("learn", "-m", model, "--class", "Spam", SPAM_MESSAGE)
+    assert_one_line_error(result, 1, "class 'Spam' is not in the model (classes: ham, spam); "
+                                     "did you mean 'spam'? --new-class adds it")
+    assert model.read_bytes() == spam_model.read_bytes()
+    assert_one_line_error(run("learn", "-m", model, "--class", "eggs", SPAM_MESSAGE), 1,
+                          "(classes: ham, spam); --new-class adds it")
+    assert run("learn", "-m", model, "--new-class", "--class", "eggs", SPAM_MESSAGE).exit_code == 0
+    assert load_model(model).classes_.tolist() == ["eggs", "ham", "spam"]
 
 
 def textnb_command() -> list[str]:
@@ -355,7 +469,8 @@ def test_learn_from_8_concurrent_processes_loses_no_update(tmp_path):
         path = tmp_path / f"msg{i}"
         path.write_text(f"Subject: note {i}\n\nword{i} shared\n")
         messages.append(path)
-    processes = [subprocess.Popen(textnb_command() + ["learn", "-m", str(model), "--class",
+    processes = [subprocess.Popen(textnb_command() + ["learn", "-m", str(model), "--new-class",
+                                                      "--class",
                                                       "spam" if i % 2 else "ham", str(path)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                  for i, path in enumerate(messages)]
@@ -378,21 +493,136 @@ def test_evaluate_a_model_on_labelled_directories(spam_model):
     assert report["documents"] == 300 and report["accuracy"] > 0.98
     assert np.array(report["confusion"]).sum() == 300
     assert report["positive_class"] == "spam" and report["roc_auc"] > 0.99
+    assert report["support"] == [150, 150]
+    f1 = np.array(report["f1"])
+    assert report["macro"]["f1"] == pytest.approx(f1.mean())
+    assert report["weighted"]["f1"] == pytest.approx(f1 @ [150, 150] / 300)
+    # The model's learned cutoffs decide spam, ham or unsure, as classify does.
+    cutoffs = load_model(spam_model).cutoffs_
+    assert report["cutoffs"] == {"spam": cutoffs["spam"], "ham": cutoffs["ham"], "learned": True}
+    verdicts = [json.loads(line)["status"] for line in run(
+        "classify", "-m", spam_model, "--format", "json", SPAM_DIR, HAM_DIR).stdout.splitlines()]
+    at = report["at_cutoffs"]
+    assert at["unsure"] == pytest.approx(verdicts.count("unsure") / 300)
+    assert at["fpr"] == pytest.approx(verdicts[150:].count("spam") / 150)
+    assert at["fnr"] == pytest.approx(verdicts[:150].count("ham") / 150)
+    text = run("evaluate", "-q", "-m", spam_model, SPAM_DIR, HAM_DIR).stdout
+    assert re.search(r"\nclass +precision +recall +f1 +support\n", text)
+    assert re.search(r"\nmacro avg +0\.\d{4} +0\.\d{4} +0\.\d{4} +300\n", text)
+    assert re.search(r"\nweighted avg +0\.\d{4} +0\.\d{4} +0\.\d{4} +300\n", text)
+    assert re.search(r"\nunsure +\d\.\d{4}% \(spam \d\.\d\d%, ham \d\.\d\d%\)\n", text)
 
 
-def test_evaluate_cross_validation(tmp_path):
+def test_evaluate_cross_validation_shows_the_spread_over_folds(tmp_path):
     result = run("evaluate", "-q", "--cv", "3", "--format", "json", SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["accuracy"] > 0.9 and report["roc_auc"] > 0.95
+    folds = report["folds"]
+    assert len(folds["accuracy"]) == 3 and len(folds["roc_auc"]) == 3
+    # Three stratified folds of 50 spam and 50 ham: the overall accuracy is their mean.
+    assert np.mean(folds["accuracy"]) == pytest.approx(report["accuracy"])
+    assert report["cutoffs"]["learned"] and "unsure" in report["at_cutoffs"]
     text = run("evaluate", "-q", "--cv", "3", SPAM_DIR, HAM_DIR).stdout
-    assert "false positive rate" in text and "confusion" in text
+    sd = np.std(folds["accuracy"], ddof=1)
+    assert f"accuracy   {report['accuracy']:.4f} ± {sd:.4f}\n" in text
+    assert "3-fold cross-validation" in text and re.search(r"ROC AUC +\d\.\d{6} ± \d\.\d{6}", text)
+    assert "learned per fold" in text and "false positive rate" in text
+
+
+def test_evaluate_cross_validation_trains_with_the_options_given():
+    def accuracy(*options):
+        result = run("evaluate", "-q", "--cv", "3", "--format", "json", *options, SPAM_DIR, HAM_DIR)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)["accuracy"]
+
+    # One term cannot tell 300 messages apart as 5000 can.
+    assert accuracy("--max-features", "1") < 0.8 < 0.95 < accuracy()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--cv", "3", "-m", "M"], "--cv trains a model per fold, -m names a trained one"),
+    (["-m", "M", "--alpha", "0.5"], "--alpha is a training option: it takes effect with --cv"),
+    (["-m", "M", "--prior", "uniform"], "--prior is a training option"),
+    (["-m", "M", "--sweep", "A", "B", "C"], "--sweep needs two classes"),
+])
+def test_evaluate_refuses_options_it_would_ignore(spam_model, tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    for name in "ABC":
+        write_texts(tmp_path / name, {"1": f"{name} words", "2": f"more {name}"})
+    run("train", "-q", "-m", "M", "A", "B", "C")
+    result = run("evaluate", "-q", *args, *([] if "A" in args else ["A", "B"]))
+    assert_one_line_error(result, result.exit_code, message)
+    assert result.exit_code in (1, 2)
+
+
+def test_evaluate_confusion_headers_are_whole_and_aligned(tmp_path):
+    top = tmp_path / "news"
+    names = ["comp.sys.ibm.pc.hardware", "rec.sport.hockey", "x"]
+    for name, words in zip(names, ("cpu disk motherboard", "puck goal skate", "zebra xylophone")):
+        write_texts(top / name, {str(i): f"{words} {i}" for i in range(4)})
+    model = tmp_path / "m"
+    assert run("train", "-q", "-m", model, top).exit_code == 0
+    lines = run("evaluate", "-q", "-m", model, top).stdout.splitlines()
+    header = lines.index("confusion (rows: true, columns: predicted)") + 1
+    assert lines[header].split() == names
+    rows = lines[header + 1:header + 4]
+    assert [row.split()[0] for row in rows] == names
+    for j, name in enumerate(names):  # each count ends where its column's name ends
+        end = lines[header].index(name) + len(name)
+        assert {row[end - 1] for row in rows} <= set("0123456789") and all(
+            row[end:end + 1] in ("", " ") for row in rows)
+    assert [row.split()[1:] for row in rows] == [["4", "0", "0"], ["0", "4", "0"], ["0", "0", "4"]]
+
+
+def test_evaluate_sweep_gives_the_rates_of_a_range_of_cutoffs(spam_model):
+    result = run("evaluate", "-q", "-m", spam_model, "--sweep", "--format", "json", SPAM_DIR,
+                 HAM_DIR)
+    report = json.loads(result.stdout)
+    spam_rows, ham_rows = report["sweep"]["spam_cutoff"], report["sweep"]["ham_cutoff"]
+    cutoffs = [row["cutoff"] for row in spam_rows]
+    assert cutoffs == sorted(cutoffs) and 0.0 in cutoffs and len(cutoffs) >= 10
+    held = next(row for row in spam_rows if row["cutoff"] == report["cutoffs"]["spam"])
+    assert {k: held[k] for k in ("fpr", "fnr", "unsure")} == \
+           {k: report["at_cutoffs"][k] for k in ("fpr", "fnr", "unsure")}
+    fpr = [row["fpr"] for row in spam_rows]
+    fnr = [row["fnr"] for row in ham_rows]
+    assert fpr == sorted(fpr, reverse=True) and fpr[0] == 1.0 and fpr[-1] == 0.0
+    assert fnr == sorted(fnr) and fnr[0] == 0.0 and fnr[-1] == 1.0
+    text = run("evaluate", "-q", "-m", spam_model, "--sweep", SPAM_DIR, HAM_DIR).stdout
+    assert "spam cutoff sweep" in text and "ham cutoff sweep" in text
+    assert re.search(r"\n +\+0\.000 +\d+\.\d{3}% +\d+\.\d{3}% +\d+\.\d{3}% +\d+\.\d{3}%\n", text)
+
+
+def test_evaluate_plot_without_matplotlib_is_one_clear_line(spam_model, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    result = run("evaluate", "-m", spam_model, "--plot", tmp_path / "plots", SPAM_DIR, HAM_DIR)
+    assert_one_line_error(result, 1, "plots need matplotlib: pip install 'textnb[plot]'")
+    assert not (tmp_path / "plots").exists()
 
 
 def test_evaluate_errors(spam_model, tmp_path):
     write_texts(tmp_path / "other", {"1": "x"})
     result = run("evaluate", "-m", spam_model, tmp_path / "other")
     assert_one_line_error(result, 1, "not in the model")
+
+
+def test_info_counts_one_document_in_the_singular(tmp_path):
+    model = tmp_path / "m"
+    assert run("learn", "-m", model, "--new-class", "--class", "spam", SPAM_MESSAGE).exit_code == 0
+    assert run("learn", "-m", model, "--new-class", "--class", "ham", HAM_MESSAGE,
+               SPAM_MESSAGE).exit_code == 0
+    assert "ham (2 documents), spam (1 document)\n" in run("info", "-m", model).stdout
+
+
+def test_a_bare_textnb_prints_the_help(tmp_path):
+    for args in ([], ["table"]):
+        result = run(*args)
+        assert result.exit_code == 0 and result.stderr == ""
+        assert result.stdout.startswith("Usage: ") and "[OPTIONS] [COMMAND]" in result.stdout
+        assert "Commands:" in result.stdout and "Error" not in result.stdout
+    done = subprocess.run(textnb_command(), capture_output=True, timeout=120)
+    assert done.returncode == 0 and b"Commands:" in done.stdout and done.stderr == b""
 
 
 def test_info(spam_model):

@@ -95,6 +95,17 @@ def test_gender_given_prior_classify_from_file(tmp_path):
     assert float(row["P(male)"]) == pytest.approx(6.1984e-9 / (6.1984e-9 + 5.3778e-4), rel=2e-3)
 
 
+def test_prior_takes_the_syntax_of_textnb_train_too(tmp_path):
+    """--prior male=0.5,female=0.5 (textnb train's form) is --prior male=0.5 --prior female=0.5."""
+    models = [tmp_path / "comma.model", tmp_path / "repeated.model"]
+    ok("train", TABLES / "gender.csv", "-t", "sex", "-m", models[0], "--prior", "male=0.3,female=0.7")
+    ok("train", TABLES / "gender.csv", "-t", "sex", "-m", models[1],
+       "--prior", "male=0.3", "--prior", "female=0.7")
+    priors = [dict(zip(TableNB.load(m).classes_.tolist(), TableNB.load(m).get_params()["class_prior"]))
+              for m in models]
+    assert priors[0] == priors[1] == {"female": 0.7, "male": 0.3}
+
+
 def test_uniform_prior(tmp_path):
     model = tmp_path / "m.model"
     ok("train", TABLES / "lungcancer.csv", "-t", "cancer", "-w", "count", "-m", model,
@@ -202,6 +213,8 @@ def test_model_file_errors(tmp_path):
     (["--prior", "male=-1", "--prior", "female=1"], "a prior must be ≥ 0"),
     (["--prior", "often"], "'often' is not learned, uniform or CLASS=P"),
     (["--prior", "uniform", "--prior", "male=1"], "not a mix"),
+    (["--prior", "male=0.5,female=0.6"], "the priors sum to 1.1, not 1"),
+    (["--prior", "male=0.2", "--prior", "female=0.2"], "the priors sum to 0.4, not 1"),
     (["-k", "-1"], "-1"),
 ])
 def test_usage_errors_exit_2(tmp_path, args, message):

@@ -163,8 +163,9 @@ class TextClassifier:
         if training != "full" and self._learns_cutoffs(labels):
             cutoffs = {"full": None if training == "on-error" else self._learn_cutoffs(X, labels),
                        "on-error": self._learn_cutoffs(X, labels, fit=self._on_error)}
-            if training == "auto":
-                training = min(("full", "on-error"), key=lambda t: _misplaced(cutoffs[t]))
+            if training == "auto":  # too few documents to cross-validate: every one counts
+                training = ("full" if None in cutoffs.values() else
+                            min(("full", "on-error"), key=lambda t: _misplaced(cutoffs[t])))
         elif training == "auto":
             training = "full"
         if training == "full":
@@ -264,6 +265,8 @@ class TextClassifier:
             self.model_.insert_terms(positions)
         X = self._weigh(self.vocabulary_.count_parts(counts for counts, _ in parts))
         self.model_.partial_fit(X, labels)
+        if len(self.model_.classes_) != 2:
+            self.cutoffs_ = None  # spam and ham cutoffs say nothing once a third class is added
         self.digests_ = np.concatenate([self.digests_, *(digests for _, digests in parts)])
         self.digest_labels_ = np.concatenate([self.digest_labels_, np.array(labels, dtype=str)])
         return self

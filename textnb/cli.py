@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -21,15 +22,15 @@ from . import __version__
 from .classifier import TextClassifier, load_model, save_model
 from .cutoffs import TARGET_FNR, TARGET_FPR
 from .onerror import MARGIN, MAX_PASSES
-from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, spam_cutoffs
-from .documents import is_maildir, read_raw
-from .errors import DocumentError, TextnbError
+from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_cutoffs
+from .documents import is_maildir, iter_files, read_raw
+from .errors import DocumentError, ModelFileError, TextnbError
 from .mailfilter import filter_message
 from .modelfile import locked
 from .paths import MODEL_ENV, default_model_path
 from .quick import FILTER_TIMEOUT, UNDELIVERED, budget, write_out
 from .servecli import serve
-from .tablecli import table
+from .tablecli import parse_priors, table
 
 # Exit codes: Exit (textnb.decision) for classify --exit-code, these everywhere else.
 OK, FAILURE = 0, 1
@@ -107,6 +108,11 @@ def _stdout_failed() -> bool:
     return False
 
 
+def _count(n: int, noun: str) -> str:
+    """'1 document', '2 documents'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _error(message: str) -> None:
     click.echo(f"Error: {message}", err=True)
 
@@ -117,9 +123,11 @@ def _os_message(error: OSError) -> str:
     return str(error)
 
 
-@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]},
+             invoke_without_command=True)
 @click.version_option(__version__, prog_name="textnb")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Naive Bayes text classification and spam filtering.
 
     \b
@@ -127,6 +135,8 @@ def main() -> None:
     textnb classify message.eml          label new files
     textnb filter < msg > msg.tagged     add X-TextNB-* headers (for procmail)
     """
+    if ctx.invoked_subcommand is None:  # a bare `textnb` asks what there is: the help, exit 0
+        click.echo(ctx.get_help())
 
 
 # -- shared options --------------------------------------------------------------------------
@@ -154,8 +164,9 @@ _TRAINING_OPTIONS = [
                  help="Document model (default: the library's)."),
     click.option("--alpha", type=click.FloatRange(min=0, min_open=True),
                  help="Smoothing α > 0; 1 is Laplace's (n_k+1)/(n+|V|)."),
-    click.option("--prior", metavar="learned|uniform|C=P,...",
-                 help="Class priors: learned from counts, uniform (ML rule), or given."),
+    click.option("--prior", "prior", multiple=True, metavar="learned|uniform|CLASS=P[,...]",
+                 help="Class priors: learned from counts, uniform (ML rule), or given per "
+                      "class (spam=0.3,ham=0.7 or --prior spam=0.3 --prior ham=0.7; sum 1)."),
     click.option("--min-df", metavar="N", help="Keep terms in at least N documents (or a proportion)."),
     click.option("--max-df", metavar="N", help="Keep terms in at most N documents (or a proportion)."),
     click.option("--max-features", type=click.IntRange(min=1), help="Keep the N most frequent terms."),
@@ -222,28 +233,11 @@ def _classifier(event_model, alpha, prior, min_df, max_df, max_features, stop_wo
         settings["ngram_range"] = (1, ngrams)
     if norm is not None:
         settings["norm"] = None if norm == "none" else norm
-    if prior is not None:
-        settings.update(_priors(prior, sorted(set(labels))))
+    priors = parse_priors(prior or (), sorted(set(labels)))
+    if priors is not None:
+        settings.update({"fit_prior": priors != "uniform"} if isinstance(priors, str)
+                        else {"class_prior": priors})
     return TextClassifier(**settings)
-
-
-def _priors(spec: str, classes: list[str]) -> dict[str, Any]:
-    if spec == "learned":
-        return {"fit_prior": True}
-    if spec == "uniform":
-        return {"fit_prior": False}
-    given: dict[str, float] = {}
-    for part in spec.split(","):
-        name, _, value = part.partition("=")
-        try:
-            given[name.strip()] = float(value)
-        except ValueError:
-            raise click.BadParameter(f"expected learned, uniform or CLASS=P,...; got {spec!r}",
-                                     param_hint="--prior") from None
-    if set(given) != set(classes):
-        raise click.BadParameter(f"give a prior for each class ({', '.join(classes)})",
-                                 param_hint="--prior")
-    return {"class_prior": [given[c] for c in classes]}
 
 
 def _resolve_model(path: Path | None) -> Path:
@@ -256,14 +250,29 @@ def _load(path: Path | None) -> TextClassifier:
 
 # -- reading labelled documents --------------------------------------------------------------
 
+# Mailbox files and folders are named for what they hold plus one of these (Thunderbird and
+# mutt: spam.mbox; Eudora and Pegasus: spam.mbx; Apple Mail exports a spam.mbox directory).
+_MAILBOX_SUFFIXES = (".mbox", ".mbx")
+
+
+def _class_name(path: str) -> str:
+    """The class a directory or mailbox trains: its name, without a mailbox suffix."""
+    name = os.path.basename(os.path.normpath(path))
+    stem, suffix = os.path.splitext(name)
+    return stem if stem and suffix.lower() in _MAILBOX_SUFFIXES else name
+
+
 def _labelled_sources(dirs: Sequence[str], labels: Sequence[str]) -> list[tuple[str, str]]:
-    """(class, path) pairs: each DIR is a class named after it; --label NAME=PATH names one;
-    a single DIR holding only subdirectories gives one class per subdirectory (20 Newsgroups)."""
+    """(class, path) pairs: each DIR is a class named after it (spam.mbox: spam); --label
+    NAME=PATH names one; a single DIR holding only subdirectories gives one class per
+    subdirectory (20 Newsgroups)."""
     sources = []
     for spec in labels:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
             raise click.BadParameter(f"expected NAME=PATH, got {spec!r}", param_hint="--label")
+        if not os.path.exists(path):
+            raise DocumentError(f"no such file or directory: {path} (--label {name})")
         sources.append((name, path))
     for directory in dirs:
         if not os.path.exists(directory):
@@ -272,8 +281,8 @@ def _labelled_sources(dirs: Sequence[str], labels: Sequence[str]) -> list[tuple[
         entries = [e for e in sorted(os.scandir(dirs[0]), key=lambda e: e.name)
                    if not e.name.startswith(".")]
         if entries and all(e.is_dir() for e in entries):
-            return [(e.name, e.path) for e in entries]
-    sources += [(os.path.basename(os.path.normpath(d)), d) for d in dirs]
+            return [(_class_name(e.path), e.path) for e in entries]
+    sources += [(_class_name(d), d) for d in dirs]
     if not sources:
         raise click.UsageError("give the training directories, e.g. textnb train spam/ ham/")
     return sources
@@ -296,24 +305,40 @@ class _Skips:
 
 
 @contextmanager
-def _progress(items: Iterator, label: str, quiet: bool) -> Iterator:
-    if quiet or not sys.stderr.isatty():
+def _progress(items: Sequence, label: str, quiet: bool, unit: str = "files",
+              stream: Any = None) -> Iterator:
+    """items, behind a progress bar on a terminal: count, rate and time left."""
+    stream = stream or sys.stderr
+    if quiet or not stream.isatty():
         yield items
-    else:
-        with click.progressbar(items, label=label, file=sys.stderr) as bar:
-            yield bar
+        return
+    start, shown = time.monotonic(), []
+
+    def rate(_item: Any) -> str:  # the bar calls it before it is returned: shown holds it
+        elapsed, done = time.monotonic() - start, shown[0].pos if shown else 0
+        if not (elapsed > 0 and done):
+            return ""
+        rate = done / elapsed
+        return f"{rate:,.0f} {unit}/s" if rate >= 10 else f"{rate:.1f} {unit}/s"
+
+    with click.progressbar(items, length=len(items), label=label, file=stream, show_pos=True,
+                           show_eta=True, item_show_func=rate) as bar:
+        shown.append(bar)
+        yield bar
 
 
 def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
     """Documents' bytes and their labels from (class, path) pairs; a class with none is an error.
     The bytes are parsed by the classifier, in its worker processes."""
     texts, labels = [], []
-    documents = ((label, raw) for label, path in sources
-                 for _, raw in read_raw([path], on_error=skips))
-    with _progress(documents, "reading", quiet) as bar:
-        for label, raw in bar:
-            texts.append(raw)
-            labels.append(label)
+    # The files first (a directory listing is cheap next to reading), so that the progress bar
+    # knows how many there are; an mbox is one file of many documents.
+    files = [(label, found) for label, path in sources for found in iter_files(path, skips)]
+    with _progress(files, "reading", quiet) as bar:
+        for label, found in bar:
+            for _, raw in read_raw([found], on_error=skips):
+                texts.append(raw)
+                labels.append(label)
     missing = [label for label, _ in sources if label not in set(labels)]
     if missing:
         raise DocumentError(f"no readable documents for class {missing[0]!r}")
@@ -455,6 +480,7 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, q
 @_model_path_option()
 @click.option("--format", "output", type=click.Choice(["text", "tsv", "json"]), default="text",
               show_default=True, help="Output: aligned text, tab-separated or JSON lines.")
+@click.option("--header", is_flag=True, help="First a line naming the columns (text, tsv).")
 @click.option("--explain", is_flag=True, help="Show the terms that decided each document.")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
               help="Terms shown by --explain.")
@@ -468,7 +494,7 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, q
               help="For one document: exit 0 spam, 1 ham, 2 unsure, 3 error (as bogofilter).")
 @click.option("--timeout", type=click.FloatRange(min=0), default=0, metavar="SECONDS",
               help="Give up with an error after this long (default 0: no limit).")
-def classify(paths, model_path, output, explain, top, spam_class, threshold, spam_cutoff,
+def classify(paths, model_path, output, header, explain, top, spam_class, threshold, spam_cutoff,
              ham_cutoff, exit_code, timeout) -> int:
     """Label files (or standard input, '-'): path, label, probability, log-odds.
 
@@ -476,6 +502,8 @@ def classify(paths, model_path, output, explain, top, spam_class, threshold, spa
     ln P(label|x) - ln P(runner-up|x), keeps ranking them.
     """
     paths = paths or ("-",)
+    if header and output == "json":
+        raise click.UsageError("--header is for --format text or tsv; JSON lines name their keys")
     skips = _Skips()
     with budget(timeout):
         classifier = _load(model_path)
@@ -488,15 +516,40 @@ def classify(paths, model_path, output, explain, top, spam_class, threshold, spa
         if explain:
             for document, decision in zip(documents, decisions):
                 decision["explanation"] = _explanation(classifier.explain(document, top=top))
+    widths = _widths(decisions, header) if output == "text" else (0, 0, 0, 0)
     try:
+        if header:
+            click.echo(_header_line(output, widths))
         for decision in decisions:
-            click.echo(line(decision, output))
+            click.echo(line(decision, output, widths))
     except OSError as error:  # a full disk, a closed pipe
         raise click.ClickException(f"cannot write to standard output: {error.strerror or error}")
     skips.summary()
     if exit_code:
         return Exit.of(decisions[0]["status"])
     return FAILURE if skips.count else OK
+
+
+_COLUMNS = ("source", "verdict", "probability", "log-odds")
+
+
+def _widths(decisions: Sequence[dict[str, Any]], header: bool) -> tuple[int, int, int, int]:
+    """The widest source, verdict, probability and log-odds of a batch (and of the header)."""
+    cells = [(d["source"], str(d["verdict"]), f"{d['probability']:.4f}", f"{d['log_odds']:+.2f}")
+             for d in decisions]
+    # The header's "log-odds" stands over the whole "log-odds +1.23" cell, not the number.
+    least = [*(len(name) for name in _COLUMNS[:3]), 0] if header else [0, 0, 0, 0]
+    source, verdict, probability, log_odds = (max([n, *(len(row[i]) for row in cells)])
+                                              for i, n in enumerate(least))
+    return source, verdict, probability, log_odds
+
+
+def _header_line(output: str, widths: Sequence[int]) -> str:
+    """The first line of classify --header: the column names, aligned as the text lines."""
+    if output == "tsv":
+        return "\t".join(name.replace("-", "_") for name in _COLUMNS)
+    source, verdict, probability, _ = widths
+    return f"{'source':<{source}}  {'verdict':<{verdict}}  {'probability':>{probability}}  log-odds"
 
 
 def _cutoffs(classifier: TextClassifier, spam_class: str | None, threshold, spam_cutoff,
@@ -576,22 +629,31 @@ def _pass_through(reason: str) -> int:
 @main.command()
 @click.option("--class", "label", required=True, help="The class the documents belong to.")
 @click.option("--unlearn", is_flag=True, help="Remove documents learned before as --class.")
+@click.option("--new-class", is_flag=True,
+              help="--class may be a class the model does not have yet, or the model may not "
+                   "exist yet (it is started with default settings).")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @_model_path_option()
-def learn(label, unlearn, paths, model_path) -> int:
+def learn(label, unlearn, new_class, paths, model_path) -> int:
     """Add documents to a model in place (train on error), or --unlearn them.
 
     Safe to run from several deliveries at once: a lock file serialises updates and the
-    model is replaced atomically. A missing model is created with default settings.
+    model is replaced atomically. --class must be one of the model's classes (a typo
+    such as Spam for spam would add a class, and a model of three classes has no spam
+    status), and the model must exist, unless --new-class is given.
     """
     skips = _Skips()
     documents = [raw for _, raw in read_raw(paths, on_error=skips)]
     if not documents:
         raise DocumentError("no readable documents to learn")
     path = _resolve_model(model_path)
+    if not new_class and not path.exists():  # before the lock, which would leave a file
+        raise ModelFileError(f"model file '{path}' does not exist: train one (textnb train), "
+                             f"or start one with learn --new-class")
     with locked(path):
-        if path.exists() or unlearn:
+        if path.exists() or unlearn or not new_class:
             classifier = load_model(path)
+            _check_class(classifier, label, new_class or unlearn)
         else:
             classifier = TextClassifier()
         if unlearn:
@@ -601,9 +663,24 @@ def learn(label, unlearn, paths, model_path) -> int:
         save_model(classifier, path)
     skips.summary()
     verb = "unlearned" if unlearn else "learned"
+    if len(classifier.classes_) == 1:
+        click.echo(f"textnb: the model has one class, {label}: learn another one "
+                   f"(--new-class) before classifying", err=True)
     click.echo(f"{verb} {len(documents)} document{'s' if len(documents) != 1 else ''} "
                f"as {label} -> {path}")
     return FAILURE if skips.count else OK
+
+
+def _check_class(classifier: TextClassifier, label: str, allowed: bool) -> None:
+    """A class the model does not have is an error unless allowed (learn --new-class); a
+    name that differs only in case is named in the message."""
+    classes = [str(c) for c in classifier.classes_]
+    if label in classes or allowed:
+        return
+    alike = [c for c in classes if c.casefold() == label.casefold()]
+    hint = f"did you mean {alike[0]!r}? " if alike else ""
+    raise DocumentError(f"class {label!r} is not in the model (classes: {', '.join(classes)}); "
+                        f"{hint}--new-class adds it")
 
 
 @main.command()
@@ -611,81 +688,213 @@ def learn(label, unlearn, paths, model_path) -> int:
 @click.option("--label", "labels", multiple=True, metavar="NAME=PATH",
               help="Class NAME is on PATH (repeatable).")
 @_model_path_option()
-@click.option("--cv", type=click.IntRange(min=2), help="K-fold cross-validation, no model file.")
+@click.option("--cv", type=click.IntRange(min=2),
+              help="K-fold cross-validation of training with the training options given, "
+                   "cutoffs learned per fold as train learns them; no model file (-m).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the --cv folds.")
-@click.option("--spam-class", default="spam", show_default=True,
-              help="The positive class of a two-class evaluation.")
+@click.option("--spam-class",
+              help="The positive class of a two-class evaluation (default: the one the "
+                   "model's cutoffs were learned for, else spam).")
+@click.option("--sweep", is_flag=True,
+              help="Two classes: FPR, FNR and unsure for a range of spam and ham cutoffs.")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path),
+              metavar="DIR", help="Write ROC, precision-recall, confusion and score plots "
+                                  "(PNG and SVG) into DIR; needs pip install 'textnb[plot]'.")
 @click.option("--format", "output", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @_training_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def evaluate(dirs, labels, model_path, cv, seed, spam_class, output, quiet, **options) -> int:
-    """Accuracy, per-class precision/recall/F1 and the confusion matrix on labelled
-    directories; for two classes also false-positive/negative rates and ROC AUC."""
-    from .metrics import evaluate as score, roc_auc, stratified_folds
+def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, output, quiet,
+             **options) -> int:
+    """Accuracy, per-class precision/recall/F1/support with macro and weighted averages,
+    and the confusion matrix, on labelled directories; for two classes also the false
+    positive/negative rates, ROC AUC and, with cutoffs, the unsure rate.
+
+    Either a trained model (-m) is evaluated, or --cv trains one per fold with the
+    training options given (which mean nothing to a trained model: refused without --cv).
+    """
+    from .metrics import one_vs_rest_log_odds, summary, sweep as sweep_rates
+    given = [name for name, value in options.items() if value not in (None, ()) and name != "jobs"]
+    if cv and model_path is not None:
+        raise click.UsageError("--cv trains a model per fold, -m names a trained one: "
+                               "give one or the other")
+    if given and not cv:
+        raise click.UsageError(f"--{given[0].replace('_', '-')} is a training option: it takes "
+                               f"effect with --cv (a trained model keeps its own)")
+    if plot_dir is not None:
+        from .plots import require
+        require()  # before reading anything
     sources = _labelled_sources(dirs, labels)
     skips = _Skips()
     texts, y = _read_labelled(sources, skips, quiet)
     y = np.array(y)
     if cv:
-        if len(set(y.tolist())) < 2:
-            raise click.UsageError("cross-validation needs at least two classes")
-        folds = stratified_folds(y, cv, seed)
-        classes = np.unique(y)
-        log_proba = np.zeros((len(y), len(classes)))
-        for k in range(cv):
-            test = folds == k
-            train_texts = [t for t, f in zip(texts, folds) if f != k]
-            clf = _classifier(labels=y.tolist(), **options).fit(train_texts, y[~test])
-            log_proba[test] = clf.predict_log_proba([t for t, f in zip(texts, folds) if f == k])
+        classes, log_proba, cutoffs, folds = _cross_validate(texts, y, cv, seed, spam_class,
+                                                             options)
     else:
         clf = _load(model_path)
-        classes = clf.classes_
-        unknown = sorted(set(y.tolist()) - set(map(str, classes)))
+        if options["jobs"] is not None:
+            clf.set_params(n_jobs=options["jobs"])
+        classes = np.asarray(clf.classes_).astype(str)
+        unknown = sorted(set(y.tolist()) - set(classes.tolist()))
         if unknown:
             raise DocumentError(f"class {unknown[0]!r} is not in the model "
-                                f"(classes: {', '.join(map(str, classes))})")
+                                f"(classes: {', '.join(classes)})")
         log_proba = clf.predict_log_proba(texts)
-    classes = np.asarray(classes).astype(str)
-    predicted = classes[np.argmax(log_proba, axis=1)]
-    report = score(y, predicted, classes)
-    result: dict[str, Any] = {
-        "documents": int(len(y)), "accuracy": report.accuracy, "classes": report.classes,
-        "precision": report.precision.tolist(), "recall": report.recall.tolist(),
-        "f1": report.f1.tolist(), "confusion": report.confusion.tolist()}
+        found = spam_cutoffs(classes, clf.cutoffs_, spam_class)
+        cutoffs = found and (found[0], np.full(len(y), found[1]), np.full(len(y), found[2]),
+                             bool(clf.cutoffs_) and found[0] == clf.cutoffs_["spam_class"])
+        folds = None
     if len(classes) == 2:
-        positive = spam_class if spam_class in classes else classes[1]
+        positive = (cutoffs[0] if cutoffs else spam_class if spam_class in classes
+                    else classes[1])
+    else:
+        positive = None
+    result = summary(y, log_proba, classes, positive, cutoffs and cutoffs[1:3])
+    if cutoffs:
+        result["cutoffs"] = {"spam": float(np.mean(cutoffs[1])), "ham": float(np.mean(cutoffs[2])),
+                             "learned": cutoffs[3]}
+    if folds is not None:
+        result["folds"] = _fold_results(y, log_proba, classes, positive, cutoffs, folds, cv)
+    log_odds = one_vs_rest_log_odds(log_proba)
+    if sweep:
+        if positive is None:
+            raise click.UsageError("--sweep needs two classes")
+        held = result.get("cutoffs") or {"spam": logit(SPAM_CUTOFF), "ham": logit(HAM_CUTOFF)}
         p = int(np.flatnonzero(classes == positive)[0])
-        is_positive = y == positive
-        wrong = predicted != y
-        result.update({
-            "positive_class": positive,
-            "false_positive_rate": float((wrong & ~is_positive).sum() / max((~is_positive).sum(), 1)),
-            "false_negative_rate": float((wrong & is_positive).sum() / max(is_positive.sum(), 1)),
-            # Ranked by log-odds, which stay finite where probabilities saturate at 0 and 1.
-            "roc_auc": (roc_auc(is_positive, log_proba[:, p] - log_proba[:, 1 - p])
-                        if 0 < is_positive.sum() < len(y) else None)})
+        result["sweep"] = sweep_rates(log_odds[:, p], y == positive, held["spam"], held["ham"])
+    if plot_dir is not None:
+        from .plots import write_plots
+        held = result.get("cutoffs")
+        result["plots"] = [str(path) for path in write_plots(
+            plot_dir, classes, y, log_odds, np.array(result["confusion"]), positive,
+            (held["spam"], held["ham"]) if held else None)]
     skips.summary()
     click.echo(json.dumps(result) if output == "json" else _report_text(result))
     return OK
 
 
+def _cross_validate(texts: list, y: np.ndarray, k: int, seed: int, spam_class: str | None,
+                    options: dict[str, Any]):
+    """(classes, out-of-fold log P(c|x), cutoffs, fold of each document): each fold's model
+    trained on the other folds as `train` would train it, its cutoffs too. cutoffs: None, or
+    (spam class, spam cutoff per document, ham cutoff per document, learned by every fold)."""
+    from .metrics import stratified_folds
+    if len(set(y.tolist())) < 2:
+        raise click.UsageError("cross-validation needs at least two classes")
+    folds = stratified_folds(y, k, seed)
+    classes = np.unique(y).astype(str)
+    log_proba = np.zeros((len(y), len(classes)))
+    high, low = np.zeros(len(y)), np.zeros(len(y))
+    found, learned = None, True
+    for fold in range(k):
+        test = folds == fold
+        clf = _classifier(labels=y.tolist(), **options)
+        clf.set_params(spam_class=spam_class or "spam")
+        clf.fit([t for t, held_out in zip(texts, test) if not held_out], y[~test])
+        log_proba[test] = clf.predict_log_proba([t for t, held_out in zip(texts, test) if held_out])
+        found = spam_cutoffs(classes, clf.cutoffs_, spam_class)
+        learned = learned and bool(clf.cutoffs_)
+        if found:
+            high[test], low[test] = found[1], found[2]
+    return classes, log_proba, found and (found[0], high, low, learned), folds
+
+
+def _fold_results(y, log_proba, classes, positive, cutoffs, folds, k) -> dict[str, list[float]]:
+    """Each fold's accuracy, macro F1 and, for two classes, ROC AUC and the rates."""
+    from .metrics import summary
+    results: dict[str, list[float]] = {}
+    for fold in range(k):
+        test = folds == fold
+        r = summary(y[test], log_proba[test], classes, positive,
+                    cutoffs and (cutoffs[1][test], cutoffs[2][test]))
+        values = {"accuracy": r["accuracy"], "macro_f1": r["macro"]["f1"]}
+        if positive is not None:
+            values.update(roc_auc=r["roc_auc"], false_positive_rate=r["false_positive_rate"],
+                          false_negative_rate=r["false_negative_rate"])
+        if "at_cutoffs" in r:
+            values.update({f"{key}_at_cutoffs": r["at_cutoffs"][key]
+                           for key in ("fpr", "fnr", "unsure")})
+        for key, value in values.items():
+            results.setdefault(key, []).append(value)
+    return results
+
+
+# evaluate's confusion matrix is headed by the class names while they fit in this many
+# characters, by numbers beyond (20 Newsgroups' names take 447).
+_WIDE = 100
+
+
 def _report_text(r: dict[str, Any]) -> str:
-    width = max(12, *(len(c) for c in r["classes"]))
-    lines = [f"documents  {r['documents']}", f"accuracy   {r['accuracy']:.4f}", "",
-             f"{'class':<{width}}  precision  recall     f1"]
-    for c, p, rc, f in zip(r["classes"], r["precision"], r["recall"], r["f1"]):
-        lines.append(f"{c:<{width}}  {p:9.4f}  {rc:6.4f}  {f:6.4f}")
-    lines += ["", "confusion (rows: true, columns: predicted)",
-              " " * (width + 2) + " ".join(f"{c[:8]:>8}" for c in r["classes"])]
-    for c, row in zip(r["classes"], r["confusion"]):
-        lines.append(f"{c:<{width}}  " + " ".join(f"{n:>8}" for n in row))
+    """evaluate's report: aligned tables, ± the standard deviation over folds with --cv."""
+    from .metrics import mean_sd
+    folds = r.get("folds", {})
+
+    def spread(key: str, value: float, style: str = ".4f") -> str:
+        if key not in folds or any(v is None for v in folds[key]):
+            return f"{value:{style}}"
+        _, sd = mean_sd(folds[key])
+        return f"{value:{style}} ± {sd:{style}}"
+
+    k = len(folds.get("accuracy", ()))
+    width = max(len("weighted avg"), *(len(c) for c in r["classes"]))
+    lines = [f"documents  {r['documents']}" + (f" ({k}-fold cross-validation; ± is the standard "
+                                                f"deviation over folds)" if k else ""),
+             f"accuracy   {spread('accuracy', r['accuracy'])}", "",
+             f"{'class':<{width}}  precision  recall      f1  support"]
+    rows = list(zip(r["classes"], r["precision"], r["recall"], r["f1"], r["support"]))
+    rows += [(f"{kind} avg", r[kind]["precision"], r[kind]["recall"], r[kind]["f1"],
+              r["documents"]) for kind in ("macro", "weighted")]
+    for i, (name, p, rc, f, n) in enumerate(rows):
+        if i == len(r["classes"]):
+            lines.append("")
+        lines.append(f"{name:<{width}}  {p:9.4f}  {rc:6.4f}  {f:6.4f}  {n:7d}")
+    if k:
+        lines.append(f"{'macro F1 over folds':<{width}}  {spread('macro_f1', r['macro']['f1'])}")
+    cells = [[str(n) for n in row] for row in r["confusion"]]
+    heads = list(r["classes"])
+    title = "confusion (rows: true, columns: predicted)"
+    if sum(len(c) + 1 for c in heads) > _WIDE:  # the names would not fit: number the columns
+        heads = [str(i) for i in range(1, len(heads) + 1)]
+        title = "confusion (rows: true, columns: predicted, numbered as the rows)"
+    rows = [f"{i:>{len(heads[-1])}} {c:<{width}}" if heads[0] == "1" else f"{c:<{width}}"
+            for i, c in enumerate(r["classes"], 1)]
+    widths = [max(len(h), *(len(row[j]) for row in cells)) for j, h in enumerate(heads)]
+    lines += ["", title,
+              " " * (len(rows[0]) + 2) + " ".join(f"{h:>{w}}" for h, w in zip(heads, widths))]
+    for label, row in zip(rows, cells):
+        lines.append(f"{label}  " + " ".join(f"{n:>{w}}" for n, w in zip(row, widths)))
     if "positive_class" in r:
-        auc = "n/a" if r["roc_auc"] is None else f"{r['roc_auc']:.6f}"
-        lines += ["", f"positive class       {r['positive_class']}",
-                  f"false positive rate  {r['false_positive_rate']:.4%}",
-                  f"false negative rate  {r['false_negative_rate']:.4%}",
+        auc = "n/a" if r["roc_auc"] is None else spread("roc_auc", r["roc_auc"], ".6f")
+        lines += ["", f"positive class       {r['positive_class']} (rates at the most probable "
+                      f"class)",
+                  f"false positive rate  {spread('false_positive_rate', r['false_positive_rate'], '.4%')}",
+                  f"false negative rate  {spread('false_negative_rate', r['false_negative_rate'], '.4%')}",
                   f"ROC AUC              {auc}"]
+    if "at_cutoffs" in r:
+        c, a = r["cutoffs"], r["at_cutoffs"]
+        how = ("learned per fold, mean" if k else "learned") if c["learned"] else "defaults"
+        lines += ["", f"at the cutoffs ({how}: spam at log-odds >= {c['spam']:+.3f}, "
+                      f"ham <= {c['ham']:+.3f})",
+                  f"false positive rate  {spread('fpr_at_cutoffs', a['fpr'], '.4%')}",
+                  f"false negative rate  {spread('fnr_at_cutoffs', a['fnr'], '.4%')}",
+                  f"unsure               {spread('unsure_at_cutoffs', a['unsure'], '.4%')} "
+                  f"(spam {a['spam_unsure']:.2%}, ham {a['ham_unsure']:.2%})",
+                  f"spam not caught      {a['spam_not_caught']:.4%}"]
+    if "sweep" in r:
+        held = r.get("cutoffs") or {}
+        for name, other in (("spam", "ham"), ("ham", "spam")):
+            fixed = (f"{held[other]:+.3f}" if other in held else "the default")
+            lines += ["", f"{name} cutoff sweep ({other} cutoff held at {fixed}, moved "
+                          f"to the {name} cutoff past it)",
+                      f"{'log-odds':>10}  {'FPR':>8}  {'FNR':>8}  {'unsure':>8}  {'not caught':>10}"]
+            lines += [f"{row['cutoff']:>+10.3f}  {row['fpr']:>8.3%}  {row['fnr']:>8.3%}  "
+                      f"{row['unsure']:>8.3%}  {row['spam_not_caught']:>10.3%}"
+                      for row in r["sweep"][f"{name}_cutoff"]]
+    if "plots" in r:
+        directory = os.path.dirname(r["plots"][0])
+        names = sorted({Path(p).stem for p in r["plots"]})
+        lines += ["", f"plots      {', '.join(names)} (PNG and SVG) -> {directory}"]
     return "\n".join(lines)
 
 
@@ -711,7 +920,7 @@ def info(model_path, top, output) -> int:
         click.echo(json.dumps(data, ensure_ascii=False, default=str))
         return OK
     lines = [f"model       {data['model']}",
-             "classes     " + ", ".join(f"{c} ({n} documents)" for c, n in data["classes"].items()),
+             "classes     " + ", ".join(f"{c} ({_count(n, 'document')})" for c, n in data["classes"].items()),
              f"terms       {data['terms']}",
              *([_cutoffs_line(data["cutoffs"])] if data["cutoffs"] else
                [f"cutoffs     none learned: P(spam) >= {SPAM_CUTOFF} spam, <= {HAM_CUTOFF} ham"]

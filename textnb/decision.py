@@ -139,16 +139,21 @@ def headers(decision: dict[str, Any]) -> list[tuple[str, str]]:
             ("X-TextNB-Log-Odds", f"{decision['log_odds']:.4f}")]
 
 
-def line(decision: dict[str, Any], output: str = "text") -> str:
-    """A decision as ``classify`` prints it: text, tsv or json (with its explanation, if any)."""
+def line(decision: dict[str, Any], output: str = "text",
+         widths: Sequence[int] = (0, 0, 0, 0)) -> str:
+    """A decision as ``classify`` prints it: text, tsv or json (with its explanation, if any).
+    Text columns (source, verdict, probability, log-odds) are padded to ``widths``, the widest
+    of a batch, so that a batch's lines align."""
     if output == "json":
         import json
         return json.dumps(decision, ensure_ascii=False)
     if output == "tsv":
         return "\t".join([decision["source"], str(decision["verdict"]),
                           f"{decision['probability']:.6f}", f"{decision['log_odds']:.4f}"])
-    text = (f"{decision['source']}\t{decision['verdict']}\t{decision['probability']:.4f}\t"
-            f"log-odds {decision['log_odds']:+.2f}")
+    source, verdict, probability, log_odds = widths
+    text = (f"{decision['source']:<{source}}  {str(decision['verdict']):<{verdict}}  "
+            f"{decision['probability']:>{probability}.4f}  "
+            f"log-odds {decision['log_odds']:>+{log_odds}.2f}")
     explanation = decision.get("explanation")
     if explanation:
         lines = [text, f"  why {explanation['label']} over {explanation['against']} "

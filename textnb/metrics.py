@@ -86,3 +86,159 @@ def _average_ranks(values: np.ndarray) -> np.ndarray:
     ranks = np.empty(values.size)
     ranks[order] = np.repeat(mean_rank, ends - starts)
     return ranks
+
+
+def support(report: Report) -> np.ndarray:
+    """Documents of each class (the confusion matrix's row sums), in ``report.classes`` order."""
+    return report.confusion.sum(axis=1)
+
+
+def averages(report: Report) -> dict[str, dict[str, float]]:
+    """Macro (the mean over classes) and weighted (weighted by support) precision, recall and
+    F1, as scikit-learn's classification_report gives them."""
+    weights = support(report)
+    return {kind: {name: float(np.average(getattr(report, name), weights=w))
+                   for name in ("precision", "recall", "f1")}
+            for kind, w in (("macro", None), ("weighted", weights))}
+
+
+def one_vs_rest_log_odds(log_proba: np.ndarray) -> np.ndarray:
+    """ln P(c|x) − ln Σ_{c'≠c} P(c'|x) for each class c: array of shape (n_documents, n_classes),
+    the score of each class against the rest, finite where probabilities round to 0 and 1. With
+    two classes, column c is the log-odds of c over the other one."""
+    from scipy.special import logsumexp
+
+    log_proba = np.asarray(log_proba, dtype=float)
+    n_classes = log_proba.shape[1]
+    if n_classes < 2:
+        raise ValueError("log-odds against the rest need at least two classes")
+    rest = np.column_stack([logsumexp(np.delete(log_proba, c, axis=1), axis=1)
+                            for c in range(n_classes)])
+    return log_proba - rest
+
+
+def roc_curve(positive: Sequence[bool], scores: Sequence[float]) -> tuple[np.ndarray, ...]:
+    """(false positive rate, true positive rate, threshold) of deciding "positive" at score ≥
+    threshold, one point per distinct score from the highest down, after (0, 0) at +inf; the
+    points scikit-learn's roc_curve gives with drop_intermediate=False."""
+    positive, scores = _checked(positive, scores)
+    tps, fps, thresholds = _cumulative(positive, scores)
+    return (np.r_[0.0, fps / fps[-1]], np.r_[0.0, tps / tps[-1]], np.r_[np.inf, thresholds])
+
+
+def precision_recall_curve(positive: Sequence[bool], scores: Sequence[float]) -> tuple[np.ndarray, ...]:
+    """(precision, recall, threshold) of deciding "positive" at score ≥ threshold, one point
+    per distinct score, then (1, 0) with no threshold, thresholds increasing: what
+    scikit-learn's precision_recall_curve gives."""
+    positive, scores = _checked(positive, scores)
+    tps, fps, thresholds = _cumulative(positive, scores)
+    precision = tps / (tps + fps)
+    recall = tps / tps[-1]
+    return np.r_[precision[::-1], 1.0], np.r_[recall[::-1], 0.0], thresholds[::-1]
+
+
+def average_precision(positive: Sequence[bool], scores: Sequence[float]) -> float:
+    """Σ (R_n − R_{n−1}) P_n over the precision-recall curve: the area under it as a step
+    function (scikit-learn's average_precision_score)."""
+    precision, recall, _ = precision_recall_curve(positive, scores)
+    return float(-np.sum(np.diff(recall) * precision[:-1]))
+
+
+def mean_sd(values: Sequence[float]) -> tuple[float, float]:
+    """The mean and the sample standard deviation (n − 1; 0 for one value) of fold results."""
+    values = np.asarray(values, dtype=float)
+    return float(values.mean()), float(values.std(ddof=1)) if values.size > 1 else 0.0
+
+
+# Cutoffs a --sweep tries on the log-odds: 0 and ±1, 2, 5 × 10^k, the spacing of a log-scale
+# axis, since log-odds grow with a document's length (a long spam scores +1000).
+_SWEEP_STEPS = (1.0, 2.0, 5.0)
+
+
+def sweep_cutoffs(scores: Sequence[float], also: Sequence[float] = ()) -> np.ndarray:
+    """Round cutoffs from just below the lowest score to just above the highest (0, ±0.5, ±1,
+    ±2, ±5, ±10, …), with the cutoffs in ``also``; sorted, distinct."""
+    scores = np.asarray(scores, dtype=float)
+    low, high = float(scores.min()), float(scores.max())
+    largest = max(abs(low), abs(high), 0.5)
+    magnitudes = [step * 10.0 ** k for k in range(-1, int(np.ceil(np.log10(largest))) + 1)
+                  for step in _SWEEP_STEPS if step * 10.0 ** k >= 0.5]
+    grid = np.array([0.0, *magnitudes, *(-m for m in magnitudes)])
+    below, above = grid[grid <= low], grid[grid >= high]
+    kept = grid[(grid > low) & (grid < high)]
+    ends = [below.max()] if below.size else []
+    ends += [above.min()] if above.size else []
+    return np.unique(np.r_[kept, ends, np.asarray(also, dtype=float)])
+
+
+def _checked(positive: Sequence[bool], scores: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    positive = np.asarray(positive, dtype=bool)
+    scores = np.asarray(scores, dtype=float)
+    if positive.shape != scores.shape or positive.all() or not positive.any():
+        raise ValueError("a curve needs one score per document, positive and negative ones")
+    return positive, scores
+
+
+def _cumulative(positive: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, ...]:
+    """True and false positives at each distinct score as the threshold, highest first."""
+    order = np.argsort(-scores, kind="mergesort")
+    scores, positive = scores[order], positive[order]
+    last = np.r_[np.flatnonzero(np.diff(scores)), scores.size - 1]  # last index of each score
+    tps = np.cumsum(positive)[last].astype(float)
+    return tps, (last + 1) - tps, scores[last]
+
+
+def summary(y_true: Sequence, log_proba: np.ndarray, classes: Sequence, positive: str | None = None,
+            cutoffs: tuple[Any, Any] | None = None) -> dict[str, Any]:
+    """What ``textnb evaluate`` reports, as plain numbers and lists (JSON-ready).
+
+    ``log_proba`` (n_documents, n_classes) in ``classes`` order decides each document by its most
+    probable class: accuracy, per-class precision, recall, F1 and support, their macro and
+    weighted averages, the confusion matrix. With a ``positive`` class of two: its false
+    positive and false negative rates and the ROC AUC of its log-odds; with ``cutoffs`` (spam,
+    ham) on those log-odds (numbers, or one per document), the rates of the spam/ham/unsure
+    decision they make (:func:`textnb.cutoffs.rates`) as ``at_cutoffs``.
+    """
+    from .cutoffs import rates
+
+    y_true, classes = np.asarray(y_true).astype(str), np.asarray(classes).astype(str)
+    predicted = classes[np.argmax(log_proba, axis=1)]
+    report = evaluate(y_true, predicted, classes)
+    result: dict[str, Any] = {
+        "documents": int(y_true.size), "accuracy": report.accuracy, "classes": report.classes,
+        "precision": report.precision.tolist(), "recall": report.recall.tolist(),
+        "f1": report.f1.tolist(), "support": support(report).tolist(), **averages(report),
+        "confusion": report.confusion.tolist()}
+    if positive is None:
+        return result
+    if classes.size != 2 or positive not in classes:
+        raise ValueError(f"a positive class is one of two classes, got {positive!r}")
+    p = int(np.flatnonzero(classes == positive)[0])
+    is_positive = y_true == positive
+    wrong = predicted != y_true
+    log_odds = log_proba[:, p] - log_proba[:, 1 - p]
+    result.update({
+        "positive_class": positive,
+        "false_positive_rate": float((wrong & ~is_positive).sum() / max((~is_positive).sum(), 1)),
+        "false_negative_rate": float((wrong & is_positive).sum() / max(is_positive.sum(), 1)),
+        # Ranked by log-odds, which stay finite where probabilities saturate at 0 and 1.
+        "roc_auc": roc_auc(is_positive, log_odds) if 0 < is_positive.sum() < y_true.size else None})
+    if cutoffs is not None:
+        result["at_cutoffs"] = rates(log_odds, is_positive, *cutoffs)
+    return result
+
+
+def sweep(log_odds: Sequence[float], is_positive: Sequence[bool], spam_cutoff: float,
+          ham_cutoff: float) -> dict[str, list[dict[str, float]]]:
+    """The rates (:func:`textnb.cutoffs.rates`) of the spam cutoffs :func:`sweep_cutoffs` tries,
+    the ham cutoff held (moved down to a spam cutoff below it), and of the ham cutoffs, the spam
+    cutoff held (moved up): {"spam_cutoff": [{"cutoff", "fpr", "fnr", "unsure", ...}, ...],
+    "ham_cutoff": [...]}."""
+    from .cutoffs import rates
+
+    log_odds = np.asarray(log_odds, dtype=float)
+    grid = sweep_cutoffs(log_odds, also=(spam_cutoff, ham_cutoff)).tolist()
+    return {"spam_cutoff": [{"cutoff": t, **rates(log_odds, is_positive, t, min(ham_cutoff, t))}
+                            for t in grid],
+            "ham_cutoff": [{"cutoff": t, **rates(log_odds, is_positive, max(spam_cutoff, t), t)}
+                           for t in grid]}

@@ -75,21 +75,35 @@ def _kinds(specs: Sequence[str]) -> dict[str, str]:
     return kinds
 
 
-def _given_prior(specs: Sequence[str], classes: np.ndarray) -> list[float]:
-    """``CLASS=P`` options → priors in ``classes`` order; BadParameter if one is missing."""
-    if any(spec in ("learned", "uniform") for spec in specs):
+# Given priors must sum to 1 within this, so that thirds written as 0.333 are accepted; they
+# are then divided by their sum.
+PRIOR_SUM_TOLERANCE = 1e-3
+
+
+def parse_priors(specs: Sequence[str], classes: Sequence[Any]) -> str | list[float] | None:
+    """``--prior`` values → None (none given), "learned", "uniform", or one prior per class in
+    ``classes`` order. The same syntax in ``textnb train`` and ``textnb table train``: learned,
+    uniform, or CLASS=P for every class, comma-separated or repeated; the priors must be ≥ 0 and
+    sum to 1. BadParameter (exit 2) otherwise."""
+    if not specs:
+        return None
+    if len(specs) == 1 and specs[0] in ("learned", "uniform"):
+        return specs[0]
+    parts = [part for spec in specs for part in spec.split(",")]
+    if any(part.strip() in ("learned", "uniform") for part in parts):
         raise click.BadParameter("give learned, uniform, or CLASS=P for every class; not a mix",
                                  param_hint="'--prior'")
-    given = {}
-    for spec in specs:
-        label, _, p = spec.rpartition("=")
+    given: dict[str, float] = {}
+    for part in parts:
+        label, _, p = part.rpartition("=")
         try:
-            given[label.strip() or 0] = float(p)  # an empty label fails the check below
+            value = float(p)
         except ValueError:
-            raise click.BadParameter(f"{spec!r} is not learned, uniform or CLASS=P",
+            raise click.BadParameter(f"{part!r} is not learned, uniform or CLASS=P",
                                      param_hint="'--prior'") from None
-        if not float(p) >= 0:
-            raise click.BadParameter(f"{spec!r}: a prior must be ≥ 0", param_hint="'--prior'")
+        if not value >= 0:
+            raise click.BadParameter(f"{part!r}: a prior must be ≥ 0", param_hint="'--prior'")
+        given[label.strip()] = value
     names = [str(c) for c in classes]
     for label in given:
         if label not in names:
@@ -98,12 +112,18 @@ def _given_prior(specs: Sequence[str], classes: np.ndarray) -> list[float]:
     missing = [name for name in names if name not in given]
     if missing:
         raise click.BadParameter(f"no prior for class {missing[0]!r}", param_hint="'--prior'")
-    return [given[name] for name in names]
+    total = sum(given.values())
+    if abs(total - 1) > PRIOR_SUM_TOLERANCE:
+        raise click.BadParameter(f"the priors sum to {total:g}, not 1", param_hint="'--prior'")
+    return [given[name] / total for name in names]
 
 
-@click.group("table")
-def table() -> None:
+@click.group("table", invoke_without_command=True)
+@click.pass_context
+def table(ctx: click.Context) -> None:
     """Naive Bayes for tables: train on a CSV, classify rows, sample new ones."""
+    if ctx.invoked_subcommand is None:  # a bare `textnb table`: the help, exit 0
+        click.echo(ctx.get_help())
 
 
 @table.command()
@@ -124,9 +144,9 @@ def table() -> None:
               help="Bins for binned columns that do not name their own.")
 @click.option("--unseen", type=click.Choice(["skip", "error"]), default="skip",
               show_default=True, help="A category never seen in training: skip it or fail.")
-@click.option("--prior", "priors", multiple=True, metavar="learned|uniform|CLASS=P",
+@click.option("--prior", "priors", multiple=True, metavar="learned|uniform|CLASS=P[,...]",
               help="Class priors: learned from the rows (default), uniform, or given per "
-                   "class (repeat --prior CLASS=P for every class).")
+                   "class (a=0.3,b=0.7 or --prior a=0.3 --prior b=0.7; they sum to 1).")
 def train(data: IO[bytes], target: str, model_path: str | None, columns: Sequence[str],
           weight: str | None, alpha: float, ddof: int, var_floor: float, bins: int,
           unseen: str, priors: Sequence[str]) -> None:
@@ -145,7 +165,7 @@ def train(data: IO[bytes], target: str, model_path: str | None, columns: Sequenc
         w = parse_weights(t.column(weight), weight) if weight else None
         model.fit(t.select(features), t.column(target), sample_weight=w, columns=features,
                   target=target)
-    given = _given_prior(priors, model.classes_) if priors and mode is None else None
+    given = parse_priors(priors, model.classes_) if priors and mode is None else None
     with _reporting():
         if given:
             model.set_params(class_prior=given)
