@@ -137,19 +137,53 @@ class TextClassifier:
 
     # -- learning ----------------------------------------------------------------------
 
-    def fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
-        """Build the vocabulary and count every document of ``texts`` under its label."""
+    def fit(self, texts: Iterable[Text], y: Iterable, unlabeled: Iterable[Text] | None = None,
+            em_weight: float = 1.0, em_iterations: int | None = None,
+            callback: Any = None) -> "TextClassifier":
+        """Build the vocabulary and count every document of ``texts`` under its label.
+
+        With ``unlabeled`` texts, the model is fitted by EM on both (semi-supervised NB,
+        :mod:`textnb.em`; multinomial or Bernoulli models only): the vocabulary holds their
+        terms too, each unlabeled text adds its counts to every class in proportion to
+        P(class|text), weighted by ``em_weight`` (λ), for at most ``em_iterations``
+        iterations; ``callback(iteration, log_likelihood)`` reports each, and
+        ``em_history_`` keeps the log-likelihoods. Only labeled texts can be unlearned.
+
+        >>> clf = TextClassifier(model="multinomial", stop_words="none").fit(
+        ...     ["cheap pills", "meeting at noon"], ["spam", "ham"],
+        ...     unlabeled=["cheap pills cheap viagra", "viagra offer", "lunch meeting"])
+        >>> clf.predict(["viagra"]).tolist(), len(clf.em_history_) > 0
+        (['spam'], True)
+        """
         texts, labels = _text_list(texts), list(y)
         _check_training(texts, labels)
+        extra = [] if unlabeled is None else _text_list(unlabeled)
         self._build()
-        parts = self._count(texts)
+        parts = self._count(texts + extra)
         self.vocabulary_ = Vocabulary(min_df=self.min_df, max_df=self.max_df,
                                       max_features=self.max_features)
         X = self._weigh(self.vocabulary_.fit_parts(counts for counts, _ in parts))
-        self.model_ = self._new_model().fit(X, labels)
-        self.digests_ = np.concatenate([digests for _, digests in parts])
+        fit = None
+        if extra:
+            from .em import MAX_ITER, expectation_maximization, split_rows
+            X, U = split_rows(X, len(texts))
+
+            def fit(Xf: Any, yf: Any, report: Any = None) -> _DiscreteNB:
+                model = self._new_model()
+                self.em_history_, _ = expectation_maximization(
+                    model, Xf, yf, U, unlabeled_weight=em_weight,
+                    max_iter=em_iterations or MAX_ITER, callback=report)
+                return model
+
+            self.model_ = fit(X, labels, callback)
+            history = self.em_history_
+        else:
+            self.model_ = self._new_model().fit(X, labels)
+        self.digests_ = np.concatenate([digests for _, digests in parts])[:len(texts)]
         self.digest_labels_ = np.array(labels, dtype=str)
-        self.cutoffs_ = self._learn_cutoffs(X, labels)
+        self.cutoffs_ = self._learn_cutoffs(X, labels, fit=fit)
+        if extra:
+            self.em_history_ = history  # the folds' EM runs (cutoffs) overwrote it
         return self
 
     def fit_on_error(self, texts: Iterable[Text], y: Iterable, margin: float = MARGIN,

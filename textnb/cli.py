@@ -300,9 +300,14 @@ def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
               help="With --on-error: the log-odds by which the right class must lead.")
 @click.option("--passes", type=click.IntRange(min=1), default=MAX_PASSES, show_default=True,
               help="With --on-error: at most this many passes.")
+@click.option("--unlabeled", multiple=True, type=click.Path(exists=True), metavar="PATH",
+              help="Unlabeled documents to learn from by EM (repeatable; multinomial default).")
+@click.option("--em-weight", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="With --unlabeled: λ, the weight of an unlabeled document.")
+@click.option("--em-iterations", type=click.IntRange(min=1), help="With --unlabeled: at most N.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, on_error, margin,
-          passes, **options) -> int:
+          passes, unlabeled, em_weight, em_iterations, **options) -> int:
     """Train on directories of labelled files: textnb train spam/ ham/.
 
     Each DIR is a class named after the directory; a single DIR holding only
@@ -319,10 +324,11 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, o
     texts, y = _read_labelled(sources, skips, quiet)
     classifier = _classifier(labels=y, **options)
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr)
+    em = em_setup(classifier, options, unlabeled, em_weight, em_iterations, on_error, quiet)
     if on_error:
         classifier.fit_on_error(texts, y, margin=margin, max_passes=passes)
     else:
-        classifier.fit(texts, y)
+        classifier.fit(texts, y, **em)
     path = _resolve_model(model_path)
     save_model(classifier, path)
     skips.summary()
@@ -648,3 +654,5 @@ main.add_command(table)
 from .dumpcli import dump, explain, load, merge  # noqa: E402 — commands of their own module
 for _command in (dump, load, merge, explain):
     main.add_command(_command)
+from .clustercli import cluster, em_setup  # noqa: E402 — EM commands of their own module
+main.add_command(cluster)
