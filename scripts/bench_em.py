@@ -17,12 +17,12 @@
 Terms: the TextClassifier tokenizer (NLTK stop words) over all training posts, min_df 2 for
 clustering; raw counts; α = ``--alpha`` (default 0.01: α = 1 over 172,000 terms made EM put
 nearly every post in one class — 16% accuracy at 10 labels per class, 4% with λ = 0.1 —
-while 0.01 and 0.001 gave 60% and more; measured with this script, seed 0).
+while 0.01 and 0.001 gave about 60%; measured with textnb.em at seed 0).
 
 Run::
 
     python scripts/bench_em.py --quick      # n = 10 only, 20NG and spam, one clustering start
-    python scripts/bench_em.py              # everything (about 15 minutes on 2 cores)
+    python scripts/bench_em.py              # everything (about 20 minutes on 2 cores)
 """
 
 from __future__ import annotations
