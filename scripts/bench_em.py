@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from textnb.classifier import TextClassifier  # noqa: E402
-from textnb.em import WEIGHTS, MixtureNB, SemiSupervisedNB  # noqa: E402
+from textnb.em import CLUSTER_ALPHA, WEIGHTS, MixtureNB, SemiSupervisedNB  # noqa: E402
 from textnb.metrics import adjusted_rand_index, normalized_mutual_info, purity  # noqa: E402
 from textnb.models import MultinomialNB  # noqa: E402
 from textnb.vocabulary import Vocabulary, to_scipy  # noqa: E402
@@ -202,7 +202,7 @@ def main(argv=None) -> int:
                 X, _, vocabulary = matrices(train, test[:1], min_df=2)
                 print(f"clustering 20NG train: {X.shape[0]} posts, {X.shape[1]} terms", flush=True)
                 cluster_rows = clustering(X, y, train, 20, 1 if args.quick else 5, args.seed,
-                                          args.alpha)
+                                          CLUSTER_ALPHA)   # textnb cluster's default
         if "spam" in parts:
             train, y, test, t = read_spam(scratch)
             X, T, _ = matrices(train, test)
