@@ -455,3 +455,54 @@ def test_predict_and_weight_errors():
     with pytest.raises(ValueError, match="not fitted yet"):
         TableNB().predict([["a"]])
     assert math.isclose(float(model.predict_proba([[6, "", 8]]).sum()), 1.0)
+
+
+# -- missing values: EM (issue 12) -------------------------------------------------------------
+
+def test_em_on_missing_classes_reaches_the_maximum_likelihood_found_by_enumeration():
+    """One binary column, six labeled rows and four whose class is missing: the likelihood
+    Σ_labeled log P(c) P(x|c) + Σ_unlabeled log Σ_c P(c) P(x|c) over (π, θ_yes, θ_no),
+    enumerated on a grid of step 1/400, peaks where EM converges."""
+    from textnb.tables import TableNB, fit_em
+    X = [["a"], ["a"], ["b"], ["b"], ["b"], ["a"], ["a"], ["a"], ["a"], ["b"]]
+    y = ["yes", "yes", "yes", "no", "no", "no", "?", "", "?", "?"]
+    model = TableNB(alpha=0)
+    history = fit_em(model, X, y, columns=["x"], tol=0, max_iter=500)
+    assert np.all(np.diff(history) >= -1e-12)
+    grid = np.arange(1, 400) / 400
+    pi, t1, t0 = np.meshgrid(grid, grid, grid, indexing="ij", sparse=True)
+    # labeled: yes a,a,b; no b,b,a.  unlabeled: a,a,a,b.
+    ll = (3 * np.log(pi) + 2 * np.log(t1) + np.log(1 - t1)
+          + 3 * np.log(1 - pi) + np.log(t0) + 2 * np.log(1 - t0)
+          + 3 * np.log(pi * t1 + (1 - pi) * t0) + np.log(pi * (1 - t1) + (1 - pi) * (1 - t0)))
+    best = np.unravel_index(np.argmax(ll), ll.shape)
+    assert history[-1] == pytest.approx(ll.max(), abs=1e-3)
+    assert history[-1] >= ll.max() - 1e-9           # EM's answer is at least the grid's best
+    p_yes = np.exp(model.class_log_prior_)[model.classes_.tolist().index("yes")]
+    theta = np.exp(model.distributions_["x"].log_prob)   # rows: no, yes; columns: a, b
+    np.testing.assert_allclose([p_yes, theta[1, 0], theta[0, 0]],
+                               [grid[best[0]], grid[best[1]], grid[best[2]]], atol=0.01)
+
+
+def test_question_marks_are_missing_and_summed_out():
+    from textnb.tables import TableNB
+    X = [["sunny", "hot"], ["rain", "?"], ["rain", "hot"], ["sunny", ""]]
+    model = TableNB(alpha=0).fit(X, ["no", "yes", "yes", "no"], columns=["outlook", "temp"])
+    assert model.distributions_["temp"].categories == ["hot"]
+    np.testing.assert_allclose(model.predict_proba([["rain", "?"]]),
+                               model.predict_proba([["rain", ""]]))
+    np.testing.assert_allclose(model.predict_proba([["rain", "?"]]), [[0.0, 1.0]])
+
+
+def test_table_train_fills_missing_classes_by_em(tmp_path):
+    from click.testing import CliRunner
+    from textnb.cli import main
+    from textnb.tables import TableNB
+    (tmp_path / "t.csv").write_text("x,play\na,yes\na,yes\nb,yes\nb,no\nb,no\na,no\n"
+                                    "a,?\na,\na,?\nb,?\n")
+    result = CliRunner().invoke(main, ["table", "train", str(tmp_path / "t.csv"), "-t", "play",
+                                       "-k", "0", "-m", str(tmp_path / "t.model")])
+    assert result.exit_code == 0, result.output
+    assert "EM iteration 1: log-likelihood" in result.stderr
+    model = TableNB.load(tmp_path / "t.model")
+    assert model.class_count_.sum() == pytest.approx(10)

@@ -147,18 +147,40 @@ class TextClassifier:
 
     # -- learning ----------------------------------------------------------------------
 
-    def fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
+    def fit(self, texts: Iterable[Text], y: Iterable, unlabeled: Iterable[Text] | None = None,
+            em_weight: float = 1.0, em_iterations: int | None = None,
+            callback: Any = None) -> "TextClassifier":
         """Build the vocabulary and count the documents of ``texts`` under their labels: every
         document (``training="full"``), those training on error picks (``"on-error"``), or
-        whichever of the two cross-validates better (``"auto"``, with a spam class)."""
+        whichever of the two cross-validates better (``"auto"``, with a spam class).
+
+        With ``unlabeled`` texts, the model is fitted by EM on both (semi-supervised NB,
+        :mod:`textnb.em`; multinomial or Bernoulli models only, every labeled document
+        counted): the vocabulary holds their terms too, each unlabeled text adds its counts to
+        every class in proportion to P(class|text), weighted by ``em_weight`` (λ), for at most
+        ``em_iterations`` iterations; ``callback(iteration, log_likelihood)`` reports each, and
+        ``em_history_`` keeps the log-likelihoods. Only labeled texts can be unlearned.
+
+        >>> clf = TextClassifier(model="multinomial", stop_words="none").fit(
+        ...     ["cheap pills", "meeting at noon"], ["spam", "ham"],
+        ...     unlabeled=["cheap pills cheap viagra", "viagra offer", "lunch meeting"])
+        >>> clf.predict(["viagra"]).tolist(), len(clf.em_history_) > 0
+        (['spam'], True)
+        """
         texts, labels = _text_list(texts), list(y)
         _check_training(texts, labels)
         self._build()
-        parts = self._count(texts)
+        extra = [] if unlabeled is None else _text_list(unlabeled)
+        if extra and self.training == "on-error":
+            raise ValueError("training on error and EM on unlabeled texts do not combine")
+        parts = self._count(texts + extra)
         vocabulary = Vocabulary(min_df=self.min_df, max_df=self.max_df,
                                 max_features=self.max_features)
         X = self._weigh(vocabulary.fit_parts(counts for counts, _ in parts))
-        digests = np.concatenate([digests for _, digests in parts])
+        digests = np.concatenate([digests for _, digests in parts])[:len(texts)]
+        if extra:
+            return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
+                                callback)
         training, cutoffs = self.training, None
         if training != "full" and self._learns_cutoffs(labels):
             cutoffs = {"full": None if training == "on-error" else self._learn_cutoffs(X, labels),
@@ -178,6 +200,29 @@ class TextClassifier:
             X, labels, fit=None if training == "full" else self._on_error)
         if self.cutoffs_:
             self.cutoffs_["training"] = training
+        return self
+
+    def _fit_em(self, vocabulary: Vocabulary, X: CSR, labels: list, digests: np.ndarray,
+                em_weight: float, em_iterations: int | None, callback: Any) -> "TextClassifier":
+        """Semi-supervised fit: X holds the labeled rows, then the unlabeled ones."""
+        from .em import MAX_ITER, expectation_maximization, split_rows
+        X, U = split_rows(X, len(labels))
+
+        def fit(Xf: Any, yf: Any, report: Any = None) -> _DiscreteNB:
+            model = self._new_model()
+            self.em_history_, _ = expectation_maximization(
+                model, Xf, yf, U, unlabeled_weight=em_weight,
+                max_iter=em_iterations or MAX_ITER, callback=report)
+            return model
+
+        self.vocabulary_, self.model_ = vocabulary, fit(X, labels, callback)
+        history = self.em_history_
+        self.digests_, self.digest_labels_ = digests, np.array(labels, dtype=str)
+        self.on_error_ = None
+        self.cutoffs_ = self._learn_cutoffs(X, labels, fit=fit)
+        if self.cutoffs_:
+            self.cutoffs_["training"] = "full"
+        self.em_history_ = history  # the folds' EM runs (cutoffs) overwrote it
         return self
 
     def _on_error(self, X: Any, y: Any) -> _DiscreteNB:

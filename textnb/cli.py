@@ -368,9 +368,14 @@ def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
                    "normalisation by cross-validation on the training documents.")
 @click.option("--tune-folds", type=click.IntRange(min=2), default=5, show_default=True,
               help="Folds of --tune's cross-validation.")
+@click.option("--unlabeled", multiple=True, type=click.Path(exists=True), metavar="PATH",
+              help="Unlabeled documents to learn from by EM (repeatable; multinomial default).")
+@click.option("--em-weight", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="With --unlabeled: λ, the weight of an unlabeled document.")
+@click.option("--em-iterations", type=click.IntRange(min=1), help="With --unlabeled: at most N.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, training, margin,
-          passes, tune, tune_folds, **options) -> int:
+          passes, tune, tune_folds, unlabeled, em_weight, em_iterations, **options) -> int:
     """Train on directories of labelled files: textnb train spam/ ham/.
 
     Each DIR is a class named after the directory; a single DIR holding only
@@ -388,8 +393,12 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     classifier = _classifier(labels=y, **options)
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                           training=training, margin=margin, max_passes=passes)
+    em = em_setup(classifier, options, unlabeled, em_weight, em_iterations,
+                  training == "on-error", quiet)
     tuned = None
     if tune:
+        if em:
+            raise click.UsageError("--tune and --unlabeled cannot be combined")
         from .tuning import tune as cross_validate
         tuned = cross_validate(classifier, texts, y, folds=tune_folds)
         best = tuned.best
@@ -397,7 +406,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
                               norm=best["norm"], ngram_range=tuple(best["ngram_range"]))
         if not quiet:
             click.echo(_tuning_table(tuned))
-    classifier.fit(texts, y)
+    classifier.fit(texts, y, **em)
     if tuned is not None:
         classifier.tuning_ = tuned.summary()
     path = _resolve_model(model_path)
@@ -942,3 +951,5 @@ from .dumpcli import dump, explain, load, merge  # noqa: E402 — commands of th
 for _command in (dump, load, merge, explain):
     main.add_command(_command)
 main.add_command(serve)
+from .clustercli import cluster, em_setup  # noqa: E402 — EM commands of their own module
+main.add_command(cluster)

@@ -242,3 +242,56 @@ def sweep(log_odds: Sequence[float], is_positive: Sequence[bool], spam_cutoff: f
                             for t in grid],
             "ham_cutoff": [{"cutoff": t, **rates(log_odds, is_positive, max(spam_cutoff, t), t)}
                            for t in grid]}
+
+
+# -- clustering against true classes -------------------------------------------------------------
+
+def contingency(y_true: Sequence, y_pred: Sequence) -> np.ndarray:
+    """n_ij, the documents of class i put in cluster j: ndarray of shape (n_classes, n_clusters)."""
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    if y_true.shape != y_pred.shape or y_true.ndim != 1 or y_true.size == 0:
+        raise ValueError(f"need one cluster per labeled document, at least one: "
+                         f"{y_true.size} vs {y_pred.size}")
+    _, rows = np.unique(y_true, return_inverse=True)
+    _, cols = np.unique(y_pred, return_inverse=True)
+    n_cols = cols.max() + 1
+    return np.bincount(rows * n_cols + cols, minlength=(rows.max() + 1) * n_cols
+                       ).reshape(-1, n_cols)
+
+
+def normalized_mutual_info(y_true: Sequence, y_pred: Sequence) -> float:
+    """NMI = I(Y; C) / ((H(Y) + H(C)) / 2), in [0, 1] (scikit-learn's default, "arithmetic");
+    1 when both labelings have a single group, as scikit-learn defines it."""
+    n = contingency(y_true, y_pred).astype(float)
+    p = n / n.sum()
+    rows, cols = p.sum(axis=1), p.sum(axis=0)
+    nz = p > 0
+    mutual = float((p[nz] * (np.log(p[nz]) - np.log(np.outer(rows, cols)[nz]))).sum())
+    h_rows, h_cols = -float((rows * np.log(rows)).sum()), -float((cols * np.log(cols)).sum())
+    if h_rows == 0 and h_cols == 0:
+        return 1.0
+    return max(mutual, 0.0) / ((h_rows + h_cols) / 2)
+
+
+def adjusted_rand_index(y_true: Sequence, y_pred: Sequence) -> float:
+    """ARI (Hubert & Arabie, 1985): (index − expected) / (max − expected) over the pairs
+    Σ C(n_ij, 2), with expected = Σ C(a_i, 2) Σ C(b_j, 2) / C(n, 2); 1 for identical
+    partitions, about 0 for random ones."""
+    n = contingency(y_true, y_pred).astype(float)
+
+    def pairs(x: np.ndarray) -> float:
+        return float((x * (x - 1) / 2).sum())
+
+    index, a, b = pairs(n), pairs(n.sum(axis=1)), pairs(n.sum(axis=0))
+    total = pairs(np.array([n.sum()]))
+    expected = a * b / total if total else 0.0
+    maximum = (a + b) / 2
+    if maximum == expected:  # both partitions trivial (one group, or all singletons)
+        return 1.0
+    return (index - expected) / (maximum - expected)
+
+
+def purity(y_true: Sequence, y_pred: Sequence) -> float:
+    """The share of documents in their cluster's majority class: Σ_j max_i n_ij / n."""
+    n = contingency(y_true, y_pred)
+    return float(n.max(axis=0).sum() / n.sum())

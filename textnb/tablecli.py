@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import TextnbError
 from .paths import default_table_model_path
-from .tables import KINDS, TableError, TableNB, parse_kind, parse_weights, read_csv
+from .tables import KINDS, TableError, TableNB, fit_em, parse_kind, parse_weights, read_csv
 
 _MODEL_HELP = "Model file [default: $TEXTNB_TABLE_MODEL, else ~/.local/share/textnb/table.model]."
 
@@ -163,8 +163,10 @@ def train(data: IO[bytes], target: str, model_path: str | None, columns: Sequenc
             raise TableError(f"the target {target!r} cannot also be a feature or the weight")
         features = [c for c in t.columns if c not in (target, weight)]
         w = parse_weights(t.column(weight), weight) if weight else None
-        model.fit(t.select(features), t.column(target), sample_weight=w, columns=features,
-                  target=target)
+        # Rows whose class is missing (empty or ?) are filled in by EM, which reports L.
+        fit_em(model, t.select(features), t.column(target), sample_weight=w, columns=features,
+               target=target, callback=lambda i, value: click.echo(
+                   f"EM iteration {i}: log-likelihood {value:.10g}", err=True))
     given = parse_priors(priors, model.classes_) if priors and mode is None else None
     with _reporting():
         if given:

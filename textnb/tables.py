@@ -109,12 +109,16 @@ def read_csv(source: str | os.PathLike | IO[bytes] | IO[str]) -> Table:
 
 # -- cells ------------------------------------------------------------------------------------
 
+# A cell holding only this is missing, as an empty one is (the UCI tables' convention).
+MISSING = "?"
+
+
 def _clean(cell: Any) -> str | None:
-    """A cell as a stripped string, or None when it is empty (missing)."""
+    """A cell as a stripped string, or None when it is empty or ``?`` (missing)."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return None
     text = str(cell).strip()
-    return text or None
+    return text if text and text != MISSING else None
 
 
 def parse_numbers(cells: Sequence[Any], column: str) -> np.ndarray:
@@ -618,3 +622,62 @@ class TableNB(BaseNB):
             raise ModelFileError(f"model file '{os.fspath(path)}' is not a valid table model "
                                  f"({type(error).__name__}: {error})") from None
         return model
+
+
+# -- EM for rows whose class is missing (seed 001: "guess the missing values ... repeat") -------
+
+def fit_em(model: TableNB, X: Sequence[Sequence[Any]], y: Sequence[Any],
+           sample_weight: Sequence[float] | None = None, *, columns: Sequence[str] | None = None,
+           target: str | None = None, max_iter: int = 100, tol: float = 1e-10,
+           callback: Any = None) -> list[float]:
+    """Fit ``model`` by EM on rows X whose labels y may be missing (empty, ``?`` or None).
+
+    Starts from the labeled rows alone; then E-step: P(c|x_r) of each unlabeled row; M-step:
+    ``fit`` on the labeled rows plus each unlabeled row once per class, weighted by P(c|x_r)
+    (times its own weight), "as if the guesses were observed". Stops once the log-likelihood
+    Σ_labeled w log P(y, x) + Σ_unlabeled w log Σ_c P(c, x) + α Σ log P(v|c) (the Dirichlet
+    prior of smoothed categorical columns) improves by ≤ tol·|L|, or after ``max_iter``.
+    ``callback(iteration, L)`` reports each. Returns the list of L per iteration.
+    """
+    labels = [_clean(label) for label in y]
+    missing = np.array([label is None for label in labels])
+    if len(labels) != len(X):
+        raise ValueError(f"X has {len(X)} rows but y has {len(labels)} labels")
+    weight = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, float)
+    known = np.flatnonzero(~missing)
+    if known.size == 0:
+        raise TableError("every row's class is missing: label some rows")
+    rows = [X[i] for i in known]
+    model.fit(rows, [labels[i] for i in known], weight[known], columns=columns, target=target)
+    if not missing.any():
+        return []
+    unlabeled = [X[i] for i in np.flatnonzero(missing)]
+    w_unlabeled = weight[missing]
+    history: list[float] = []
+    for iteration in range(1, max_iter + 1):
+        proba = model.predict_proba(unlabeled)                                    # E-step
+        k = len(model.classes_)
+        model.fit(rows + unlabeled * k,                                           # M-step
+                  [labels[i] for i in known] + [c for c in model.classes_ for _ in unlabeled],
+                  np.concatenate([weight[known], (proba.T * w_unlabeled).ravel()]),
+                  columns=columns, target=target)
+        history.append(_em_objective(model, rows, [labels[i] for i in known], weight[known],
+                                     unlabeled, w_unlabeled))
+        if callback is not None:
+            callback(iteration, history[-1])
+        if len(history) > 1 and history[-1] - history[-2] <= tol * abs(history[-1]):
+            break
+    return history
+
+
+def _em_objective(model: TableNB, rows, labels, weight, unlabeled, w_unlabeled) -> float:
+    """The log-likelihood fit_em maximises (see there)."""
+    from .models import logsumexp
+    jll = model.predict_joint_log_proba(rows)
+    at = np.searchsorted(model.classes_, np.asarray(labels))
+    total = float((weight * jll[np.arange(len(rows)), at]).sum())
+    total += float((w_unlabeled * logsumexp(model.predict_joint_log_proba(unlabeled), axis=1)).sum())
+    if model.alpha > 0:
+        total += model.alpha * sum(float(d.log_prob.sum()) for d in model.distributions_.values()
+                                   if isinstance(d, Categorical))
+    return total

@@ -1,0 +1,280 @@
+"""textnb.em: semi-supervised NB and clustering by EM; train --unlabeled, cluster; NMI/ARI/purity."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from scipy.sparse import csr_matrix
+
+from textnb.classifier import TextClassifier, load_model, save_model
+from textnb.cli import main
+from textnb.em import (MixtureNB, SemiSupervisedNB, cluster_texts, expectation_maximization,
+                       log_prior)
+from textnb.metrics import adjusted_rand_index, normalized_mutual_info, purity
+from textnb.models import BernoulliNB, ComplementNB, MultinomialNB, logsumexp
+
+_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+_PER_CLASS = 250
+
+
+@pytest.fixture(scope="module")
+def mail():
+    """250 SpamAssassin spam and 250 easy ham messages (the first of each in the archive),
+    as counts over their vocabulary, and their labels."""
+    archive = _SHARED / "spamassassin-public.tar.gz"
+    if not archive.is_file():
+        pytest.skip(f"{archive} is absent (the shared corpora)")
+    found = {"spam": [], "easy_ham": []}
+    with tarfile.open(archive) as tar:
+        for member in tar:
+            part = member.name.split("/")[0]
+            if member.isfile() and part in found and len(found[part]) < _PER_CLASS \
+                    and not member.name.endswith("cmds"):
+                found[part].append(tar.extractfile(member).read())
+            if all(len(v) == _PER_CLASS for v in found.values()):
+                break
+    texts = found["spam"] + found["easy_ham"]
+    y = np.array(["spam"] * _PER_CLASS + ["ham"] * _PER_CLASS)
+    clf = TextClassifier(model="multinomial", norm=None, n_jobs=1).fit(texts, y)
+    return texts, clf.transform(texts), y
+
+
+def _semi(y: np.ndarray, per_class: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    semi = np.full(len(y), -1, dtype=object)
+    for label in np.unique(y):
+        keep = rng.choice(np.flatnonzero(y == label), per_class, replace=False)
+        semi[keep] = label
+    return semi
+
+
+def _objective(model, X, semi, weight) -> float:
+    """L recomputed from the fitted model's public outputs."""
+    jll = model.predict_joint_log_proba(X)
+    labeled = semi != -1
+    rows = np.searchsorted(model.classes_, semi[labeled].astype(str))
+    return (jll[labeled][np.arange(labeled.sum()), rows].sum()
+            + weight * logsumexp(jll[~labeled], axis=1).sum() + log_prior(model))
+
+
+@pytest.mark.parametrize("event", ["multinomial", "bernoulli"])
+@pytest.mark.parametrize("weight", [1.0, 0.1])
+def test_log_likelihood_never_decreases_on_real_mail(mail, event, weight):
+    _, X, y = mail
+    semi = _semi(y, 10)
+    model = SemiSupervisedNB(model=event, alpha=0.03, unlabeled_weight=weight,
+                             max_iter=40, tol=0).fit(X, semi)
+    history = np.array(model.em_history_)
+    assert len(history) >= 3
+    # Every step, up to float rounding of a sum of ~10^5 terms.
+    assert np.all(np.diff(history) >= -1e-9 * np.abs(history[1:]))
+    assert history[-1] - history[0] > 0
+    assert model.em_history_[-1] == pytest.approx(_objective(model.model_, X, semi, weight),
+                                                  rel=1e-12)
+
+
+def test_em_beats_supervised_with_ten_labels_per_class_on_mail(mail):
+    _, X, y = mail
+    semi = _semi(y, 10)
+    labeled = semi != -1
+    matrix = csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
+    supervised = MultinomialNB(alpha=0.03).fit(matrix[labeled], y[labeled])
+    em = SemiSupervisedNB(alpha=0.03).fit(X, semi)
+    unlabeled = ~labeled
+    matrix = matrix[unlabeled]
+    sup_acc = (supervised.predict(matrix) == y[unlabeled]).mean()
+    em_acc = (em.predict(matrix) == y[unlabeled]).mean()
+    assert em_acc > 0.9
+    assert em_acc >= sup_acc
+
+
+def test_the_fixed_point_is_an_m_step_on_its_own_posteriors(random_counts):
+    X, y = random_counts
+    semi = y.astype(object)
+    semi[::2] = -1
+    model = SemiSupervisedNB(alpha=0.5, unlabeled_weight=0.3, max_iter=500, tol=0).fit(X, semi)
+    unlabeled = semi == -1
+    proba = model.predict_proba(X[unlabeled])
+    expected = MultinomialNB(alpha=0.5).fit(X[~unlabeled], y[~unlabeled]).feature_count_
+    expected = expected + 0.3 * (X[unlabeled].T @ proba).T
+    np.testing.assert_allclose(model.model_.feature_count_, expected, rtol=1e-6)
+    np.testing.assert_allclose(model.model_.class_count_,
+                               np.bincount(np.searchsorted(model.classes_, y[~unlabeled]))
+                               + 0.3 * proba.sum(axis=0), rtol=1e-6)
+
+
+def test_weight_zero_gives_the_supervised_model(random_counts):
+    X, y = random_counts
+    semi = y.astype(object)
+    semi[:40] = -1
+    em = SemiSupervisedNB(unlabeled_weight=0.0).fit(X, semi)
+    supervised = MultinomialNB().fit(X[40:], y[40:])
+    np.testing.assert_array_equal(em.model_.feature_count_, supervised.feature_count_)
+    np.testing.assert_array_equal(em.predict_log_proba(X), supervised.predict_log_proba(X))
+
+
+def test_minus_one_and_none_mark_unlabeled_rows(random_counts):
+    X, y = random_counts
+    codes = np.searchsorted(np.unique(y), y)
+    numeric = codes.copy()
+    numeric[:30] = -1
+    with_none = y.astype(object)
+    with_none[:30] = None
+    a = SemiSupervisedNB().fit(X, numeric)
+    b = SemiSupervisedNB().fit(X, with_none)
+    assert a.classes_.tolist() == [0, 1, 2]
+    np.testing.assert_allclose(a.model_.feature_count_, b.model_.feature_count_)
+    assert a.model_.feature_count_.sum() == pytest.approx(X.sum())   # λ = 1: every count is in
+
+
+def test_refusals(random_counts):
+    X, y = random_counts
+    with pytest.raises(ValueError, match="every document is unlabeled"):
+        SemiSupervisedNB().fit(X, [-1] * X.shape[0])
+    with pytest.raises(ValueError, match="generative"):
+        expectation_maximization(ComplementNB(), X[:10], y[:10], X[10:])
+    with pytest.raises(ValueError, match="unlabeled_weight"):
+        SemiSupervisedNB(unlabeled_weight=-1).fit(X, np.where(np.arange(80) < 20, -1, 1))
+    with pytest.raises(ValueError, match="model must be"):
+        SemiSupervisedNB(model="complement").fit(X, y)
+    with pytest.raises(ValueError, match="EM needs a generative"):
+        TextClassifier(stop_words="none").fit(["a b", "c d"], ["x", "y"], unlabeled=["a c"])
+
+
+def test_hard_em_assigns_wholly_and_never_decreases(mail):
+    _, X, y = mail
+    model = SemiSupervisedNB(alpha=0.03, hard=True, tol=0, max_iter=20).fit(X, _semi(y, 10))
+    assert np.all(np.diff(model.em_history_) >= -1e-9 * abs(model.em_history_[-1]))
+    fractional = model.model_.class_count_ - np.round(model.model_.class_count_)
+    np.testing.assert_array_equal(fractional, 0)   # whole documents only
+
+
+def test_text_classifier_with_unlabeled_saves_fractional_counts_exactly(tmp_path, mail):
+    texts, _, y = mail
+    semi = _semi(y, 5)
+    labeled = np.flatnonzero(semi != -1)
+    clf = TextClassifier(model="multinomial", norm=None, n_jobs=1, spam_class="spam")
+    reported = []
+    clf.fit([texts[i] for i in labeled], y[labeled],
+            unlabeled=[t for i, t in enumerate(texts) if semi[i] == -1], em_weight=0.5,
+            callback=lambda i, v: reported.append((i, v)))
+    assert [v for _, v in reported] == clf.em_history_
+    counts = clf.model_.feature_count_
+    assert np.any(counts != np.round(counts))                  # fractional
+    assert clf.digests_.size == labeled.size                   # only labeled ones can be unlearned
+    assert clf.cutoffs_ is not None and clf.cutoffs_["messages"] == labeled.size
+    save_model(clf, tmp_path / "em.model")
+    loaded = load_model(tmp_path / "em.model")
+    np.testing.assert_array_equal(loaded.model_.feature_count_, counts)
+    np.testing.assert_array_equal(loaded.model_.class_count_, clf.model_.class_count_)
+    np.testing.assert_array_equal(loaded.predict_log_proba(texts[:20]),
+                                  clf.predict_log_proba(texts[:20]))
+    loaded.unlearn([texts[labeled[0]]], [y[labeled[0]]])
+
+
+_GROUPS = {"space": ["orbit rocket launch nasa", "moon orbit shuttle launch", "nasa rocket moon",
+                     "shuttle orbit nasa mission", "launch pad rocket moon"],
+           "cooking": ["bake bread flour oven", "oven pasta sauce garlic", "garlic bread oven",
+                       "flour sugar bake cake", "pasta garlic sauce basil"]}
+
+
+def test_mixture_recovers_two_topics_and_keeps_the_best_start():
+    texts = [t for group in _GROUPS.values() for t in group]
+    X = TextClassifier(model="multinomial", norm=None, stop_words="none").fit(
+        texts, [0] * 5 + [1] * 5).transform(texts)
+    mixture = MixtureNB(n_clusters=2, alpha=0.1, n_init=4, random_state=3).fit(X)
+    assert adjusted_rand_index([0] * 5 + [1] * 5, mixture.labels_) == 1.0
+    assert mixture.log_likelihood_ == max(mixture.start_log_likelihoods_)
+    assert np.all(np.diff(mixture.em_history_) >= 0)
+    again = MixtureNB(n_clusters=2, alpha=0.1, n_init=4, random_state=3).fit(X)
+    np.testing.assert_array_equal(again.proba_, mixture.proba_)
+    np.testing.assert_allclose(mixture.proba_.sum(axis=1), 1)
+
+
+def test_cluster_texts_names_clusters_by_size():
+    texts = [t for group in _GROUPS.values() for t in group] + ["rocket orbit nasa"] * 2
+    clf, result = cluster_texts(texts, 2, classifier=TextClassifier(
+        model="multinomial", norm=None, stop_words="none", alpha=0.1), random_state=0)
+    assert clf.classes_.tolist() == ["cluster-1", "cluster-2"]
+    assert np.bincount(result.labels_).tolist() == [7, 5]      # space, the larger, is cluster-1
+    assert clf.predict(["nasa launch"]).tolist() == ["cluster-1"]
+    np.testing.assert_array_equal(clf.model_.predict(clf.transform(texts)),
+                                  clf.classes_[result.labels_])
+
+
+def test_cli_cluster_writes_a_model_classify_and_info_read(tmp_path):
+    for group, texts in _GROUPS.items():
+        (tmp_path / group).mkdir()
+        for i, text in enumerate(texts):
+            (tmp_path / group / f"{i}.txt").write_text(text)
+    model = tmp_path / "c.model"
+    runner = CliRunner()
+    result = runner.invoke(main, ["cluster", str(tmp_path / "space"), str(tmp_path / "cooking"),
+                                  "-k", "2", "-m", str(model), "--seed", "1", "--alpha", "0.1",
+                                  "--min-df", "1", "--stop-words", "none", "--evaluate",
+                                  "--top", "3"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert len([line for line in lines if not line.startswith("#")]) == 10
+    assert "# NMI 1.0000  ARI 1.0000  purity 1.0000" in lines
+    assert any("iteration 1: log-likelihood" in line for line in result.stderr.splitlines())
+    result = runner.invoke(main, ["classify", "-m", str(model), "--format", "tsv",
+                                  str(tmp_path / "space" / "0.txt")])
+    assert result.exit_code == 0
+    assert result.output.split("\t")[1].startswith("cluster-")
+    result = runner.invoke(main, ["info", "-m", str(model), "--format", "json"])
+    assert sorted(json.loads(result.output)["classes"]) == ["cluster-1", "cluster-2"]
+    result = runner.invoke(main, ["cluster", str(tmp_path / "space"), "-k", "9", "-m",
+                                  str(model)])
+    assert result.exit_code == 1
+    assert result.stderr == "Error: 5 readable documents cannot make 9 clusters\n"
+
+
+def test_cli_train_unlabeled_prints_the_log_likelihood_per_iteration(tmp_path):
+    for name, texts in {"spam": ["cheap pills now", "cheap offer pills"],
+                        "ham": ["meeting at noon", "lunch meeting"],
+                        "unl": ["cheap viagra pills", "viagra offer", "noon lunch team"]}.items():
+        (tmp_path / name).mkdir()
+        for i, text in enumerate(texts):
+            (tmp_path / name / str(i)).write_text(text)
+    model = tmp_path / "m.model"
+    args = ["train", str(tmp_path / "spam"), str(tmp_path / "ham"), "-m", str(model),
+            "--unlabeled", str(tmp_path / "unl"), "--stop-words", "none", "--em-weight", "0.5"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    iterations = [line for line in result.stderr.splitlines() if line.startswith("EM iteration")]
+    assert iterations and iterations[0].startswith("EM iteration 1: log-likelihood -")
+    assert load_model(model).model == "multinomial"
+    assert load_model(model).predict(["viagra"]).tolist() == ["spam"]
+    result = CliRunner().invoke(main, args + ["--training", "on-error"])
+    assert result.exit_code != 0
+    assert result.stderr == "Error: --unlabeled and --training on-error cannot be combined\n"
+
+
+# -- metrics ---------------------------------------------------------------------------------------
+
+def test_clustering_metrics_by_hand():
+    truth, found = [0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2]
+    # n_ij = [[2,1,0],[0,1,2]]: Σ C(n_ij,2) = 2; rows: C(3,2)·2 = 6; columns: 1·3 = 3;
+    # C(6,2) = 15, so expected = 6·3/15 = 1.2 and max = (6 + 3)/2 = 4.5.
+    assert adjusted_rand_index(truth, found) == pytest.approx((2 - 1.2) / (4.5 - 1.2))
+    assert purity(truth, found) == pytest.approx(5 / 6)
+    assert normalized_mutual_info(truth, [5, 5, 5, 7, 7, 7]) == 1.0
+    assert normalized_mutual_info([0, 0, 1, 1], [0, 1, 0, 1]) == 0.0   # independent
+
+
+def test_clustering_metrics_equal_scikit_learn():
+    metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        truth = rng.integers(0, 6, 300)
+        found = np.where(rng.random(300) < 0.5, truth, rng.integers(0, 4, 300))
+        assert normalized_mutual_info(truth, found) == pytest.approx(
+            metrics.normalized_mutual_info_score(truth, found), abs=1e-12)
+        assert adjusted_rand_index(truth, found) == pytest.approx(
+            metrics.adjusted_rand_score(truth, found), abs=1e-12)
