@@ -23,6 +23,10 @@ What it measures
    messages, outputs right, bytes lost or altered (outputs not right), messages passed
    through without a verdict, and the slowest filter time.
 
+3. **Races** (``--races``, default 1,000; scripts/bench_race.py): a message scored by the mail
+   filter's scorer while another process replaces the model, each score compared with the
+   scores of the two whole versions. Printed: races and mixed-version scores (the bar: 0).
+
 ``--quick`` runs the families in this process and through the filter at 1 MB for four of them,
 and fuzzes 300 messages (30 through a process): about half a minute.
 
@@ -89,6 +93,13 @@ FAMILIES = {
     "from_lines": lambda n: _repeat(b"From x\nSubject: a\n", b"\nFrom ", n),
     "nul_bytes": lambda n: _repeat(b"\0" + HEAD, b"a\0", n),
     "cr_only": lambda n: _repeat(HEAD.replace(b"\n", b"\r"), b"a\r", n).replace(b"\n", b"\r"),
+    # The envelope fields (textnb/headers.py): relays, domains and Message-ID shapes.
+    "received_hosts": lambda n: b"Received: from " + b"a-" * (n // 2) + b"\n" + HEAD + b"\nx\n",
+    "received_ips": lambda n: b"Received: " + b"1.2." * (n // 4) + b"\n" + HEAD + b"\nx\n",
+    "many_received": lambda n: b"Received: from mx.example.com [10.1.2.3]\n" * (n // 41)
+                               + HEAD + b"\nx\n",
+    "return_path_ats": lambda n: b"Return-Path: " + b"@a" * (n // 2) + b"\n" + HEAD + b"\nx\n",
+    "message_id_shape": lambda n: b"Message-ID: <" + b"a1." * (n // 3) + b">\n" + HEAD + b"\nx\n",
 }
 
 
@@ -200,14 +211,17 @@ def fuzz_inputs(count: int, seed: int) -> list[bytes]:
     return out
 
 
-_OURS = re.compile(rb"X-TextNB-[!-9;-~]*: ([^\r\n]*)\r?\n")
+_OURS = re.compile(rb"X-TextNB-[!-9;-~]*: ([^\r\n]*)(?:\r\n|\r|\n)")
+_BREAK = re.compile(rb"\r\n|\r|\n")
 
 
 def right(raw: bytes, out: bytes) -> bool:
     """Whether out is raw with its X-TextNB-* lines added as add_headers adds them."""
     from textnb.mailfilter import add_headers
 
-    start = raw.find(b"\n") + 1 if raw.startswith(b"From ") else 0
+    first = _BREAK.search(raw)  # lines end at LF, or at CR if the first break is a CR alone
+    sep = b"\r" if first and first[0] == b"\r" else b"\n"
+    start = raw.find(sep) + 1 if raw.startswith(b"From ") else 0
     pos, headers = start, []
     while (field := _OURS.match(out, pos)) is not None:
         name = out[pos:out.index(b":", pos)].decode("ascii")
@@ -259,10 +273,13 @@ def main() -> None:
     parser.add_argument("--fuzz", type=int, default=2000, help="fuzzed messages (default 2000)")
     parser.add_argument("--subprocess", type=int, default=200,
                         help="of which through a textnb filter process (default 200)")
+    parser.add_argument("--races", type=int, default=1000,
+                        help="learn/filter races (default 1000; scripts/bench_race.py)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if args.quick:
         args.fuzz, args.subprocess = min(args.fuzz, 300), min(args.subprocess, 30)
+        args.races = min(args.races, 200)
     sys.path.insert(0, str(ROOT))
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -295,6 +312,12 @@ def main() -> None:
               f"{result['process_wrong']} with bytes lost or altered, "
               f"{result['process_unchanged']} without a verdict, "
               f"slowest {result['process_slowest'] * 1000:.0f} ms")
+
+    from bench_race import run_races  # scripts/ is on sys.path when a script runs
+    races = run_races(args.races)
+    print(f"\nraces: {races['races']} scores while the model was replaced, "
+          f"{races['mixed']} from a mix of two versions, {races['errors']} errors "
+          f"({races['seconds']:.1f} s)")
 
 
 if __name__ == "__main__":

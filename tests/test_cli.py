@@ -499,7 +499,8 @@ def test_evaluate_a_model_on_labelled_directories(spam_model):
     assert report["weighted"]["f1"] == pytest.approx(f1 @ [150, 150] / 300)
     # The model's learned cutoffs decide spam, ham or unsure, as classify does.
     cutoffs = load_model(spam_model).cutoffs_
-    assert report["cutoffs"] == {"spam": cutoffs["spam"], "ham": cutoffs["ham"], "learned": True}
+    assert report["cutoffs"] == {"spam": pytest.approx(cutoffs["spam"]),
+                                 "ham": pytest.approx(cutoffs["ham"]), "learned": True}
     verdicts = [json.loads(line)["status"] for line in run(
         "classify", "-m", spam_model, "--format", "json", SPAM_DIR, HAM_DIR).stdout.splitlines()]
     at = report["at_cutoffs"]

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -115,9 +117,20 @@ def test_only_the_new_lines_are_added(message, headers):
 @settings(max_examples=500, deadline=None)
 @given(st.binary(max_size=500).filter(lambda raw: b"x-textnb-" not in raw.lower()))
 def test_any_bytes_only_gain_the_new_lines(raw):
-    eol = b"\r\n" if raw.split(b"\n", 1)[0].endswith(b"\r") and b"\n" in raw else b"\n"
-    start = raw.index(b"\n") + 1 if raw.startswith(b"From ") and b"\n" in raw else 0
+    # Lines end as the first line break does: CRLF, LF, or a CR alone (then lines end at CR).
+    first = re.search(rb"\r\n|\r|\n", raw)
+    eol = first[0] if first else b"\n"
+    sep = b"\r" if eol == b"\r" else b"\n"
+    start = raw.index(sep) + 1 if raw.startswith(b"From ") and sep in raw else 0
     block = NEW.replace(b"\n", eol)
     out = add_headers(raw, H)
     assert out[:start] == raw[:start] and out[start:start + len(block)] == block
     assert out[start + len(block):] in (raw[start:], eol + raw[start:])
+
+
+def test_cr_only_messages_keep_their_line_ends_and_lose_forged_fields():
+    # Old Mac mail: CR alone ends each line. A forged X-TextNB-Status must go, and the new
+    # lines end with CR as the message's do.
+    raw = b"From: a@example.com\rX-TextNB-Status: No\r\tfolded\rSubject: hi\r\rbody\r"
+    out = add_headers(raw, [("X-TextNB-Status", "Yes")])
+    assert out == b"X-TextNB-Status: Yes\rFrom: a@example.com\rSubject: hi\r\rbody\r"

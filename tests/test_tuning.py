@@ -45,8 +45,12 @@ def test_weighing_matches_the_classifier():
 
 def test_the_grid_is_searched_and_sorted():
     result = tune(TextClassifier(stop_words="none"), TEXTS, LABELS, folds=3)
-    # 5 alphas × (complement and multinomial × 3 term weights × 2 norms + Bernoulli) × 2 n-grams
-    assert len(result.rows) == 130 and result.metric == "accuracy" and result.folds == 3
+    # 5 alphas × (complement and multinomial × 3 term weights × 2 norms + Bernoulli) on single
+    # words, then 5 alphas × the best 3 of those with word pairs.
+    assert len(result.rows) == 65 + 15 and result.metric == "accuracy" and result.folds == 3
+    pairs = {(r["model"], r["tf"], r["norm"]) for r in result.rows if r["ngram_range"] == [1, 2]}
+    singles = sorted((r for r in result.rows if r["ngram_range"] == [1, 1]), key=lambda r: -r["mean"])
+    assert pairs == set(list(dict.fromkeys((r["model"], r["tf"], r["norm"]) for r in singles))[:3])
     means = [row["mean"] for row in result.rows]
     assert means == sorted(means, reverse=True) and 0.5 < means[0] <= 1.0
     assert set(result.best) == {"model", "alpha", "ngram_range", "tf", "norm", "mean", "sd"}
@@ -61,7 +65,7 @@ def test_train_tune_keeps_its_choice_in_the_model(tmp_path):
     result = CliRunner().invoke(main, ["train", "--tune", "--tune-folds", "3", "-m", str(path),
                                        str(SPAM_DIR), str(HAM_DIR)])
     assert result.exit_code == 0, result.output
-    assert "3-fold cross-validation of 130 settings (1 - ROC AUC; best first)" in result.output
+    assert "3-fold cross-validation of 80 settings (1 - ROC AUC; best first)" in result.output
     model = load_model(path)
     best = model.tuning_["best"]
     assert (model.model, model.alpha, model.tf, list(model.ngram_range)) == \

@@ -16,11 +16,15 @@ one pass whatever its content: a hostile header of a megabyte costs linear time.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 
 # At most this much of one header value is read: real ones are under a kilobyte.
 MAX_VALUE = 4096
+# At most this many header fields are read: a message relayed 30 times has 30 Received lines,
+# and a crafted one with 24,000 of them costs no more than one with this many.
+MAX_FIELDS = 256
 # Address headers whose domains are evidence. From, To and Cc are left out: their words are
 # tokens already, and their domains again cost 20 Newsgroups 0.3 points of accuracy.
 _ADDRESS_FIELDS = ("reply-to", "return-path", "sender")
@@ -32,14 +36,14 @@ _IP = re.compile(r"(?<![\d.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d.])
 _HOST = re.compile(r"(?<![\w.-])[a-z\d][\w-]*(?:\.[\w-]+)+")
 _DOMAIN = re.compile(r"(?<=@)[\w-]+(?:\.[\w-]+)+")
 _MESSAGE_ID = re.compile(r"<?([^@<>\s]{0,200})@?([^>\s]{0,200})")
-_ZONE = re.compile(r"([+-]\d{4}|[A-Za-z]{1,5})\W*$")
+_ZONE = re.compile(r"([+-]\d{4}|[A-Z]{1,5})\W*$")  # -0700, or an abbreviation: GMT, (PDT)
 _SHAPES = ((re.compile(r"\d+"), "9"), (re.compile(r"[a-z]+"), "a"), (re.compile(r"[A-Z]+"), "A"))
 
 
 def envelope_fields(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     """The extra fields of a message's headers, given as (lower-case name, value) pairs."""
     fields: list[tuple[str, str]] = []
-    for name, value in headers:
+    for name, value in itertools.islice(headers, MAX_FIELDS):
         value = value[:MAX_VALUE]
         if name == "received":
             lower = value.lower()
@@ -57,7 +61,7 @@ def envelope_fields(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]
                 fields.append((f"{name}-tld", _joined(d.rsplit(".", 1)[-1] for d in domains)))
         elif name == "message-id":
             match = _MESSAGE_ID.match(value.strip())
-            if match:
+            if match and match[0]:
                 shape = match[1]
                 for pattern, mark in _SHAPES:
                     shape = pattern.sub(mark, shape)

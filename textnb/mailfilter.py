@@ -18,6 +18,7 @@ HEADER_PREFIX = "X-TextNB-"
 # A header field line: a field name (printable ASCII but ":") and a colon.
 _FIELD = re.compile(rb"[!-9;-~]+:")
 _OURS = re.compile(re.escape(HEADER_PREFIX.encode()) + rb"[!-9;-~]*:", re.IGNORECASE)
+_BREAK = re.compile(rb"\r\n|\r|\n")
 _NAME = re.compile(re.escape(HEADER_PREFIX) + r"[!-9;-~]+", re.IGNORECASE)
 
 
@@ -25,11 +26,15 @@ def add_headers(raw: bytes, headers: Sequence[tuple[str, str]]) -> bytes:
     """raw with ``headers`` first in its header block and its old X-TextNB-* fields removed.
 
     The new lines go after a leading mbox "From " line and end as the message's first line
-    does (CRLF or LF). Header values are made one line. Input without a header block gets a
-    blank line after the new headers, so that its first line stays out of them.
+    does (CRLF, LF, or CR alone as old Macs wrote). Header values are made one line. Input
+    without a header block gets a blank line after the new headers, so that its first line
+    stays out of them.
     """
-    first_end = raw.find(b"\n") + 1
-    eol = b"\r\n" if raw[:first_end].endswith(b"\r\n") else b"\n"
+    # Lines end at LF; in a message whose first line break is a CR alone (old Macs), at CR.
+    first_break = _BREAK.search(raw)
+    sep = b"\r" if first_break and first_break[0] == b"\r" else b"\n"
+    first_end = raw.find(sep) + 1
+    eol = sep if sep == b"\r" else b"\r\n" if raw[:first_end].endswith(b"\r\n") else b"\n"
     start = first_end if first_end and raw.startswith(b"From ") else 0
     lines = b"".join(_line(name, value, eol) for name, value in headers)
 
@@ -37,7 +42,7 @@ def add_headers(raw: bytes, headers: Sequence[tuple[str, str]]) -> bytes:
     kept = pos = start  # raw[kept:pos] is still to be copied
     dropping = False  # inside an X-TextNB-* field, whose continuation lines go with it
     while pos < len(raw):
-        end = raw.find(b"\n", pos) + 1 or len(raw)
+        end = raw.find(sep, pos) + 1 or len(raw)
         if raw[pos:pos + 1] in (b" ", b"\t") and pos > start:
             drop = dropping
         elif _FIELD.match(raw, pos):
