@@ -413,6 +413,10 @@ class _DiscreteNB(BaseNB):
         self._check_alpha()
         self.class_log_prior_ = class_log_prior(self.class_count_, self.fit_prior, self.class_prior)
         self._update_feature_log_prob()
+        # Term-major memory (Fortran order): scoring multiplies documents by weights.T, which
+        # scipy reads fourteen times faster when contiguous (2 M terms × 20 classes, 2,263
+        # documents: 1.0 s → 0.07 s), and the gather below then copies nothing.
+        self.feature_log_prob_ = np.asfortranarray(self.feature_log_prob_)
 
     def _update_feature_log_prob(self) -> None:
         raise NotImplementedError
@@ -428,14 +432,15 @@ class _DiscreteNB(BaseNB):
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         X = self._check_x(X)
         bias, weights = self.decomposition()
+        # (n_terms, n_classes), contiguous: a copy only where the weights are not term-major.
+        by_term = np.ascontiguousarray(weights.T)
         if X.shape[0] >= _SCIPY_MIN_DOCUMENTS:
             # Many documents: scipy's sparse product, 10x faster than gathering below, and worth
             # its 0.3 s import; one document (a mail filter) must not pay that import.
             from scipy.sparse import csr_matrix
             values = (X.data > 0).astype(float) if self._binary else X.data
-            return np.asarray(csr_matrix((values, X.indices, X.indptr), shape=X.shape) @ weights.T) + bias
-        # (n_terms, n_classes) rows are gathered per stored entry: contiguous reads.
-        by_term = np.ascontiguousarray(weights.T)
+            return np.asarray(csr_matrix((values, X.indices, X.indptr), shape=X.shape) @ by_term) + bias
+        # Rows of by_term are gathered per stored entry: contiguous reads.
         n_docs = X.shape[0]
         jll = np.zeros((n_docs, len(bias)))
         start = 0
@@ -508,7 +513,7 @@ class BernoulliNB(_DiscreteNB):
         absent = np.maximum(self.class_count_[:, None] - self.feature_count_, 0) + self.alpha
         self.feature_log_absent_prob_ = np.log(absent) - denominator
         self._bias = self.class_log_prior_ + self.feature_log_absent_prob_.sum(axis=1)
-        self._weights = self.feature_log_prob_ - self.feature_log_absent_prob_
+        self._weights = np.asfortranarray(self.feature_log_prob_ - self.feature_log_absent_prob_)
 
     def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
         return self._bias, self._weights

@@ -131,7 +131,6 @@ class Model:
             raise ModelFileError(f"model file '{self.path}' has classes {classes}; textnb serve "
                                  f"needs two classes, one of them "
                                  f"'{self.options[0] or 'spam'}'")
-        _term_major(classifier)
         self.classifier, self.classes, self.signature = classifier, classes, signature
         self.cutoffs = cutoffs  # (spam class, spam cutoff, ham cutoff) on the log-odds
 
@@ -157,19 +156,6 @@ class Model:
     @property
     def ham_class(self) -> Any:
         return self.classes[1 - [str(c) for c in self.classes].index(self.spam_class)]
-
-
-def _term_major(classifier: TextClassifier) -> None:
-    # predict_log_proba reads the (n_classes, n_terms) weights term by term and copies them to
-    # term-major order on every call (np.ascontiguousarray(weights.T) in models.py): 0.5 of
-    # the 1.1 ms it took per message with the full SpamAssassin model (103,000 terms). Held in
-    # column-major order, the transpose is already contiguous and the copy is none. Same
-    # arrays, same arithmetic: the scores are unchanged (tests/test_serve.py compares them).
-    model = classifier.model_
-    for name in ("feature_log_prob_", "_weights"):
-        weights = getattr(model, name, None)
-        if isinstance(weights, np.ndarray) and weights.ndim == 2:
-            setattr(model, name, np.asfortranarray(weights))
 
 
 def spamc_score(spam_log_odds: float, spam_cutoff: float, ham_cutoff: float) -> float:
