@@ -373,9 +373,13 @@ def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
 @click.option("--em-weight", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="With --unlabeled: λ, the weight of an unlabeled document.")
 @click.option("--em-iterations", type=click.IntRange(min=1), help="With --unlabeled: at most N.")
+@click.option("--labels", "label_file", type=click.Path(exists=True, dir_okay=False),
+              metavar="FILE", help="Multi-label training: each line a document path (relative "
+                                   "to FILE's directory) and its labels (Reuters' cats.txt).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, training, margin,
-          passes, tune, tune_folds, unlabeled, em_weight, em_iterations, **options) -> int:
+          passes, tune, tune_folds, unlabeled, em_weight, em_iterations, label_file,
+          **options) -> int:
     """Train on directories of labelled files: textnb train spam/ ham/.
 
     Each DIR is a class named after the directory; a single DIR holding only
@@ -384,7 +388,14 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
 
     With two classes, one of them --spam-class, cross-validation on the training
     documents also chooses the spam and ham cutoffs on the log-odds (see --target-fpr).
+
+    With --labels FILE, a multi-label model: one-vs-rest Naive Bayes, a threshold per
+    label by cross-validation; DIRS then add their documents under their directory's
+    class, and a document found in several places gets all their labels.
     """
+    if label_file is not None:
+        return _multilabel_train(label_file, dirs, labels, model_path, quiet, tune, unlabeled,
+                                 options)
     sources = _labelled_sources(dirs, labels)
     if len({label for label, _ in sources}) < 2:
         raise click.UsageError("need at least two classes to train, e.g. textnb train spam/ ham/")
@@ -425,6 +436,26 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         if classifier.cutoffs_:
             click.echo(_cutoffs_line(classifier.cutoffs_))
     return OK
+
+
+def _multilabel_train(label_file, dirs, labels, model_path, quiet, tune, unlabeled,
+                      options) -> int:
+    """train --labels: a multi-label model (textnb.multilabelcli)."""
+    from . import multilabelcli
+    if tune or unlabeled:
+        raise click.UsageError("--tune and --unlabeled do not apply to a multi-label model")
+    sources = _labelled_sources(dirs, labels) if dirs or labels else []
+    skips = _Skips()
+    texts, label_sets = multilabelcli.read_documents(label_file, sources, skips)
+    multilabelcli.train(texts, label_sets, _resolve_model(model_path), options, quiet)
+    skips.summary()
+    return OK
+
+
+def _is_multilabel(model_path: Path | None) -> bool:
+    """Whether the model file declares itself a multi-label one (meta.json's kind)."""
+    from .multilabel import KIND, model_kind
+    return model_kind(_resolve_model(model_path)) == KIND
 
 
 def _tuning_table(tuned, top: int = 10) -> str:
@@ -514,6 +545,18 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
     if header and output == "json":
         raise click.UsageError("--header is for --format text or tsv; JSON lines name their keys")
     skips = _Skips()
+    if _is_multilabel(model_path):
+        if explain or exit_code or threshold is not None or spam_cutoff is not None \
+                or ham_cutoff is not None:
+            raise click.UsageError("a multi-label model decides by its own thresholds: "
+                                   "--explain, --exit-code and cutoffs do not apply")
+        from . import multilabelcli
+        with budget(timeout):
+            read = list(read_raw(paths, on_error=skips))
+            multilabelcli.classify(_resolve_model(model_path), [raw for _, raw in read],
+                                   [source for source, _ in read], output, header)
+        skips.summary()
+        return FAILURE if skips.count else OK
     with budget(timeout):
         classifier = _load(model_path)
         cutoffs = _cutoffs(classifier, spam_class, threshold, spam_cutoff, ham_cutoff, exit_code)
@@ -711,10 +754,13 @@ def _check_class(classifier: TextClassifier, label: str, allowed: bool) -> None:
                                   "(PNG and SVG) into DIR; needs pip install 'textnb[plot]'.")
 @click.option("--format", "output", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
+@click.option("--labels", "label_file", type=click.Path(exists=True, dir_okay=False),
+              metavar="FILE", help="A multi-label model's test documents: each line a path "
+                                   "and its labels (as train --labels).")
 @_training_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, output, quiet,
-             **options) -> int:
+             label_file, **options) -> int:
     """Accuracy, per-class precision/recall/F1/support with macro and weighted averages,
     and the confusion matrix, on labelled directories; for two classes also the false
     positive/negative rates, ROC AUC and, with cutoffs, the unsure rate.
@@ -730,6 +776,9 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
     if given and not cv:
         raise click.UsageError(f"--{given[0].replace('_', '-')} is a training option: it takes "
                                f"effect with --cv (a trained model keeps its own)")
+    if label_file is not None or (not cv and _is_multilabel(model_path)):
+        return _multilabel_evaluate(label_file, dirs, labels, model_path, cv, spam_class,
+                                    sweep, plot_dir, output)
     if plot_dir is not None:
         from .plots import require
         require()  # before reading anything
@@ -780,6 +829,24 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
             (held["spam"], held["ham"]) if held else None)]
     skips.summary()
     click.echo(json.dumps(result) if output == "json" else _report_text(result))
+    return OK
+
+
+def _multilabel_evaluate(label_file, dirs, labels, model_path, cv, spam_class, sweep, plot_dir,
+                         output) -> int:
+    """evaluate of a multi-label model: micro/macro F1, Hamming loss (textnb.multilabelcli)."""
+    from . import multilabelcli
+    if cv or spam_class or sweep or plot_dir is not None:
+        raise click.UsageError("a multi-label evaluation takes a model (-m) and labelled "
+                               "documents; --cv, --spam-class, --sweep and --plot do not apply")
+    if not _is_multilabel(model_path):
+        raise click.UsageError("--labels evaluates a multi-label model (train --labels); "
+                               "this model has one label per document")
+    sources = _labelled_sources(dirs, labels) if dirs or labels else []
+    skips = _Skips()
+    texts, label_sets = multilabelcli.read_documents(label_file, sources, skips)
+    skips.summary()
+    multilabelcli.evaluate(_resolve_model(model_path), texts, label_sets, output)
     return OK
 
 
@@ -916,6 +983,10 @@ def _report_text(r: dict[str, Any]) -> str:
 def info(model_path, top, output) -> int:
     """Classes, document counts, vocabulary size, parameters, most informative terms."""
     path = _resolve_model(model_path)
+    if _is_multilabel(path):
+        from . import multilabelcli
+        multilabelcli.info(path, output)
+        return OK
     classifier = load_model(path)
     model = classifier.model_
     data = {"model": str(path),

@@ -295,3 +295,38 @@ def purity(y_true: Sequence, y_pred: Sequence) -> float:
     """The share of documents in their cluster's majority class: Σ_j max_i n_ij / n."""
     n = contingency(y_true, y_pred)
     return float(n.max(axis=0).sum() / n.sum())
+
+
+# -- multi-label -----------------------------------------------------------------------------
+
+def multilabel_summary(y_true: np.ndarray, y_pred: np.ndarray, labels: Sequence) -> dict[str, Any]:
+    """What ``textnb evaluate`` reports for a multi-label model, from bool indicator arrays
+    (n_documents, n_labels): per label precision, recall, F1 and support; micro averages
+    (TP, FP, FN summed over labels, then P = TP/(TP+FP), R = TP/(TP+FN), F1 = 2PR/(P+R)); macro
+    averages (the mean of the per-label values, a 0/0 counting 0, as scikit-learn's
+    ``f1_score(average="macro")``); Hamming loss (the share of document–label pairs decided
+    wrongly); subset accuracy (documents whose label set is exactly right)."""
+    y_true, y_pred = np.asarray(y_true, dtype=bool), np.asarray(y_pred, dtype=bool)
+    if y_true.shape != y_pred.shape or y_true.ndim != 2 or y_true.size == 0:
+        raise ValueError(f"need indicator arrays of one shape, (documents, labels): "
+                         f"{y_true.shape} vs {y_pred.shape}")
+    if y_true.shape[1] != len(labels):
+        raise ValueError(f"{y_true.shape[1]} indicator columns but {len(labels)} labels")
+    tp = (y_true & y_pred).sum(axis=0).astype(float)
+    predicted, actual = y_pred.sum(axis=0), y_true.sum(axis=0)
+    precision, recall = _ratio(tp, predicted), _ratio(tp, actual)
+    f1 = _ratio(2 * precision * recall, precision + recall)
+    micro_p = _ratio(tp.sum(), predicted.sum())
+    micro_r = _ratio(tp.sum(), actual.sum())
+    return {
+        "documents": int(y_true.shape[0]), "labels": [str(label) for label in labels],
+        "precision": precision.tolist(), "recall": recall.tolist(), "f1": f1.tolist(),
+        "support": actual.tolist(), "predicted": predicted.tolist(),
+        "micro": {"precision": float(micro_p), "recall": float(micro_r),
+                  "f1": float(_ratio(2 * micro_p * micro_r, micro_p + micro_r))},
+        "macro": {"precision": float(precision.mean()), "recall": float(recall.mean()),
+                  "f1": float(f1.mean())},
+        "hamming_loss": float((y_true != y_pred).mean()),
+        "subset_accuracy": float((y_true == y_pred).all(axis=1).mean()),
+        "label_cardinality": float(y_true.sum(axis=1).mean()),
+        "predicted_cardinality": float(y_pred.sum(axis=1).mean())}

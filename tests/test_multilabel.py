@@ -1,0 +1,237 @@
+"""Multi-label documents: textnb.multilabel, metrics.multilabel_summary, train --labels and the
+multi-label branches of classify, evaluate and info, on corpora/multilabel (20 Newsgroups posts
+made multi-label by scripts/bench_multilabel.py --sample)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import zipfile
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+
+from textnb.cli import main
+from textnb.errors import DocumentError, ModelFileError
+from textnb.metrics import multilabel_summary
+from textnb.multilabel import (KIND, MultiLabelClassifier, _counts, _log_odds_model,
+                               choose_thresholds, decide, label_matrix, load_model,
+                               merge_duplicates, model_kind, read_label_file, save_model)
+
+SAMPLE = os.path.join(os.path.dirname(__file__), "..", "corpora", "multilabel")
+TRAINING = os.path.join(SAMPLE, "training.txt")
+TEST = os.path.join(SAMPLE, "test.txt")
+
+
+def run(*args, **kwargs):
+    return CliRunner().invoke(main, list(map(str, args)), **kwargs)
+
+
+@pytest.fixture(scope="module")
+def sample_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ml") / "ml.model"
+    result = run("train", "-q", "-m", path, "--labels", TRAINING)
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_log_odds_equal_scikit_learn_one_vs_rest():
+    sklearn = pytest.importorskip("sklearn")  # noqa: F841 — the yardstick only
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.naive_bayes import MultinomialNB
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.poisson(0.5, (200, 50)).astype(float))
+    Y = rng.random((200, 4)) < 0.3
+    label_count, feature_count, total_count = _counts(X, Y)
+    bias, weights = _log_odds_model(label_count, feature_count, total_count, 200.0, 0.5)
+    ours = X @ weights.T + bias
+    theirs = OneVsRestClassifier(MultinomialNB(alpha=0.5)).fit(X, Y)
+    want = np.column_stack([np.diff(e.predict_log_proba(X), axis=1)[:, 0]
+                            for e in theirs.estimators_])
+    np.testing.assert_allclose(ours, want, atol=1e-10)
+
+
+def test_counts_are_one_product_of_the_label_indicators():
+    X = sp.csr_matrix(np.array([[1, 0, 2], [0, 3, 0], [1, 1, 1]], dtype=float))
+    Y = np.array([[True, False], [True, True], [False, True]])
+    label_count, feature_count, total_count = _counts(X, Y)
+    assert label_count.tolist() == [2, 2]
+    assert feature_count.tolist() == [[1, 3, 2], [1, 4, 1]]
+    assert total_count.tolist() == [2, 4, 3]
+
+
+def test_thresholds_maximise_f1_between_distinct_scores():
+    scores = np.array([[5.0, 1.0], [4.0, 1.0], [3.0, 1.0], [2.0, 0.0], [1.0, 0.0]])
+    Y = np.array([[1, 1], [1, 0], [0, 1], [1, 0], [0, 0]], dtype=bool)
+    thresholds, cv = choose_thresholds(scores, Y)
+    # Label 0: top 2 gives F1 2·2/(2+3) = 0.8, top 4 gives 2·3/(4+3) = 0.857: cut at 1.5.
+    assert thresholds[0] == pytest.approx(1.5)
+    assert cv["f1"][0] == pytest.approx(6 / 7)
+    # Label 1: the three tied 1.0 scores are taken together (2·2/(3+2) = 0.8), cut at 0.5.
+    assert thresholds[1] == pytest.approx(0.5)
+    assert cv["precision"][1] == pytest.approx(2 / 3) and cv["recall"][1] == 1.0
+    assert (scores[:, 0] >= thresholds[0]).tolist() == [True, True, True, True, False]
+
+
+def test_decide_gives_at_least_the_label_nearest_its_threshold():
+    chosen = decide(np.array([[-5.0, -1.0, 3.0], [0.0, 2.0, 9.0]]), np.array([0.0, 1.0, 10.0]))
+    assert chosen.tolist() == [[False, True, False], [True, True, False]]
+
+
+def test_label_matrix_and_bad_label_sets():
+    labels, Y = label_matrix([["b", "a"], ["a"]])
+    assert labels.tolist() == ["a", "b"] and Y.tolist() == [[True, True], [True, False]]
+    with pytest.raises(ValueError, match="document 1 has no labels"):
+        label_matrix([["a"], []])
+    with pytest.raises(ValueError, match="not a single str"):
+        label_matrix(["a", "b"])
+
+
+def test_merge_duplicates_unites_labels():
+    texts, labels = merge_duplicates([b"x", b"y", b"x"], [["a"], ["b"], ["c", "a"]])
+    assert texts == [b"x", b"y"] and labels == [["a", "c"], ["b"]]
+
+
+def test_read_label_file_paths_relative_to_the_file(tmp_path):
+    (tmp_path / "sub").mkdir()
+    labels = tmp_path / "sub" / "cats.txt"
+    labels.write_text("# comment\ntraining/1 earn\n\ntraining/2 oil ship\n/abs/3 grain\n"
+                      "training/1 acq earn\n")
+    got = read_label_file(labels)
+    assert got == [(str(tmp_path / "sub" / "training" / "1"), ["earn", "acq"]),
+                   (str(tmp_path / "sub" / "training" / "2"), ["oil", "ship"]),
+                   ("/abs/3", ["grain"])]
+    labels.write_text("training/1 earn\ntraining/2\n")
+    with pytest.raises(DocumentError, match="line 2: 'training/2' has no label"):
+        read_label_file(labels)
+
+
+def test_fit_predict_save_load_round_trip(tmp_path):
+    texts = ["oil price rises", "oil tanker shipping", "ship sinks at sea", "crude oil price",
+             "shipping lanes at sea", "oil shipping by tanker"]
+    y = [["oil"], ["oil", "ship"], ["ship"], ["oil"], ["ship"], ["oil", "ship"]]
+    clf = MultiLabelClassifier(stop_words="none", folds=2).fit(texts, y)
+    path = tmp_path / "m.model"
+    save_model(clf, path)
+    assert model_kind(path) == KIND
+    loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.decision_function(texts), clf.decision_function(texts))
+    assert loaded.thresholds_.tolist() == clf.thresholds_.tolist()
+    assert loaded.predict(["oil tanker", "crude oil price"]) == [["oil", "ship"], ["oil"]]
+    with zipfile.ZipFile(path) as archive:
+        meta = json.loads(archive.read("meta.json"))
+    assert meta["kind"] == "multi-label-classifier" and meta["labels"] == ["oil", "ship"]
+
+
+def test_a_corrupt_multilabel_model_is_refused(tmp_path):
+    clf = MultiLabelClassifier(stop_words="none", folds=2).fit(
+        ["a b", "c d", "a c", "b d"], [["x"], ["y"], ["x", "y"], ["y"]])
+    path = tmp_path / "m.model"
+    save_model(clf, path)
+    clf.label_count_ = clf.label_count_ + 10  # more documents of a label than there are
+    save_model(clf, path)
+    with pytest.raises(ModelFileError, match="more documents than there are"):
+        load_model(path)
+    with pytest.raises(ModelFileError, match="not a 'multi-label-classifier'"):
+        from textnb.classifier import TextClassifier, save_model as save_text
+        save_text(TextClassifier(stop_words="none").fit(["a", "b"], ["x", "y"]), path)
+        load_model(path)
+
+
+def test_multilabel_summary_matches_scikit_learn():
+    pytest.importorskip("sklearn")
+    from sklearn.metrics import f1_score, hamming_loss, precision_score
+    rng = np.random.default_rng(1)
+    truth, predicted = rng.random((100, 5)) < 0.3, rng.random((100, 5)) < 0.3
+    predicted[:, 4] = False  # a label never predicted: its precision is 0/0, counted 0
+    r = multilabel_summary(truth, predicted, list("abcde"))
+    assert r["micro"]["f1"] == pytest.approx(f1_score(truth, predicted, average="micro"))
+    assert r["macro"]["f1"] == pytest.approx(
+        f1_score(truth, predicted, average="macro", zero_division=0))
+    assert r["macro"]["precision"] == pytest.approx(
+        precision_score(truth, predicted, average="macro", zero_division=0))
+    assert r["hamming_loss"] == pytest.approx(hamming_loss(truth, predicted))
+
+
+def test_multilabel_summary_by_hand():
+    truth = np.array([[1, 1], [1, 0]], dtype=bool)
+    predicted = np.array([[1, 0], [1, 1]], dtype=bool)
+    r = multilabel_summary(truth, predicted, ["a", "b"])
+    # TP 2, FP 1, FN 1: micro P = R = F1 = 2/3; label b: TP 0 → F1 0; label a: F1 1.
+    assert r["micro"]["f1"] == pytest.approx(2 / 3)
+    assert r["macro"]["f1"] == pytest.approx(0.5)
+    assert r["hamming_loss"] == pytest.approx(0.5) and r["subset_accuracy"] == 0.0
+
+
+def test_cli_train_info_evaluate_classify_on_the_sample(sample_model):
+    info = run("info", "-m", sample_model, "--format", "json")
+    assert info.exit_code == 0, info.output
+    data = json.loads(info.output)
+    assert data["kind"] == "multi-label" and data["documents"] == 72
+    assert sorted(data["labels"]) == ["comp.graphics", "rec.autos", "sci.med", "sci.space"]
+    assert all(d["documents"] == 24 for d in data["labels"].values())
+
+    evaluation = run("evaluate", "-m", sample_model, "--labels", TEST, "--format", "json")
+    assert evaluation.exit_code == 0, evaluation.output
+    r = json.loads(evaluation.output)
+    assert r["documents"] == 24 and r["label_cardinality"] == pytest.approx(32 / 24)
+    # Measured: micro-F1 0.610, macro-F1 0.615, Hamming loss 0.240 on 24 short test posts;
+    # a constant guess of every label scores micro-F1 0.5 and Hamming loss 0.667.
+    assert r["micro"]["f1"] > 0.55 and r["macro"]["f1"] > 0.55 and r["hamming_loss"] < 0.3
+    text = run("evaluate", "-m", sample_model, "--labels", TEST)
+    assert "micro F1" in text.output and "Hamming loss" in text.output
+
+    documents = [os.path.join(SAMPLE, "test", str(n)) for n in (1, 2, 3)]
+    out = run("classify", "-m", sample_model, "--format", "json", *documents)
+    assert out.exit_code == 0, out.output
+    rows = [json.loads(line) for line in out.output.splitlines()]
+    model = load_model(sample_model)
+    scores = model.decision_function([open(d, "rb").read() for d in documents])
+    for row, score in zip(rows, scores):
+        assert row["labels"], "at least one label"
+        assert set(row["scores"]) == set(model.labels_)
+        for label in row["labels"]:
+            j = model.labels_.tolist().index(label["label"])
+            assert label["log_odds"] == pytest.approx(score[j])
+            assert label["probability"] == pytest.approx(1 / (1 + np.exp(-score[j])))
+        above = {str(l) for l, s, t in zip(model.labels_, score, model.thresholds_) if s >= t}
+        assert {x["label"] for x in row["labels"]} == (above or {row["labels"][0]["label"]})
+    tsv = run("classify", "-m", sample_model, "--format", "tsv", "--header", documents[0])
+    assert tsv.output.splitlines()[0] == "source\tlabels\tlog_odds"
+
+
+def test_cli_a_document_in_several_class_directories_is_multi_label(tmp_path):
+    for group in ("a", "b"):
+        (tmp_path / group).mkdir()
+    shutil.copy(os.path.join(SAMPLE, "training", "10"), tmp_path / "a" / "1")
+    shutil.copy(os.path.join(SAMPLE, "training", "10"), tmp_path / "b" / "1")
+    for n in range(11, 20):
+        shutil.copy(os.path.join(SAMPLE, "training", str(n)), tmp_path / ("a" if n % 2 else "b") / str(n))
+    labels = tmp_path / "labels.txt"
+    labels.write_text(f"{os.path.join(SAMPLE, 'training', '20')} c\n"
+                      f"{os.path.join(SAMPLE, 'training', '21')} c a\n")
+    model = tmp_path / "m.model"
+    result = run("train", "-m", model, "--labels", labels, tmp_path / "a", tmp_path / "b")
+    assert result.exit_code == 0, result.output
+    # 11 files in a/ and b/, one of them in both (10 documents), and 2 in the label file.
+    assert "trained 12 documents (2 with several labels), 3 labels" in result.output
+
+
+def test_cli_errors_are_one_line(tmp_path, sample_model):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("training/1\n")
+    result = run("train", "-m", tmp_path / "m.model", "--labels", bad)
+    assert result.exit_code != 0 and "has no label" in result.output
+    result = run("train", "-m", tmp_path / "m.model", "--labels", TRAINING, "--prior", "uniform")
+    assert result.exit_code != 0 and "--prior does not apply" in result.output
+    result = run("classify", "-m", sample_model, "--exit-code", os.path.join(SAMPLE, "test", "1"))
+    assert result.exit_code != 0 and "do not apply" in result.output
+    result = run("evaluate", "-m", sample_model, "--labels", TEST, "--sweep")
+    assert result.exit_code != 0 and "do not apply" in result.output
+    unknown = tmp_path / "unknown.txt"
+    unknown.write_text(f"{os.path.join(SAMPLE, 'test', '1')} talk.politics\n")
+    result = run("evaluate", "-m", sample_model, "--labels", unknown)
+    assert result.exit_code != 0 and "'talk.politics' is not in the model" in result.output

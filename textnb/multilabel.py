@@ -1,0 +1,456 @@
+"""raw texts with sets of labels → one count matrix → one-vs-rest Naive Bayes: MultiLabelClassifier.
+
+A document may carry several labels (a news story about oil prices and shipping has both
+topics). Each label gets a binary multinomial Naive Bayes model, "label" against "not label",
+all of them counted from ONE vocabulary and ONE document-term matrix X: the counts of label l
+are row l of Yᵀ X (Y the documents' label indicators), those of "not l" the column totals of X
+minus them. Each label's log-odds ln P(l|x) − ln P(¬l|x) is compared with a threshold of its
+own, chosen by cross-validation on the training documents to maximise that label's F1
+(:func:`choose_thresholds`).
+
+Also the model file of a MultiLabelClassifier (kind ``multi-label-classifier``, written and
+read by :mod:`textnb.modelfile`; the text classifier's format is untouched), a label file
+reader (Reuters-21578's ``cats.txt`` layout) and :func:`model_kind`, which tells the two kinds
+of model file apart by their meta.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import modelfile
+from .classifier import TextClassifier, _array, _join_terms, _split_terms, _text_list
+from .errors import DocumentError, ModelFileError
+from .tokens import MAX_TOKEN_LENGTH
+from .vocabulary import Vocabulary, to_scipy
+
+KIND = "multi-label-classifier"
+# Folds of the cross-validation that chooses the thresholds: 5, as the text classifier's cutoffs.
+FOLDS = 5
+# A label absent from a fold's training part (a rare Reuters topic has one or two documents)
+# would get the prior log 0 = −inf; it is counted as half a document there instead, so that
+# every score stays finite. Counts of at least one document are used as they are, so the full
+# model equals scikit-learn's OneVsRestClassifier(MultinomialNB()) (tests/test_multilabel.py).
+_LEAST_COUNT = 0.5
+
+
+class MultiLabelClassifier:
+    """One-vs-rest multinomial Naive Bayes on raw texts with sets of labels.
+
+    P(w|l) = (n_wl + α) / (n_l + α|V|) over the (weighted) counts n_wl of the documents
+    carrying label l, P(w|¬l) likewise over those not carrying it; a document's score for l
+    is the log-odds ln P(l)/P(¬l) + Σ_w x_w (ln P(w|l) − ln P(w|¬l)), and l is predicted when
+    the score reaches ``thresholds_[l]``; when none does, the label whose score is nearest its
+    threshold (the largest score − threshold), so that every document gets at least one.
+
+    Parameters
+    ----------
+    alpha : smoothing α > 0 of every binary model.
+    stop_words, stemmer, ngram_range, lowercase, max_token_length, min_df, max_df,
+    max_features, tf, norm, n_jobs : tokenizing, vocabulary and term weights, as in
+        :class:`~textnb.classifier.TextClassifier`. The defaults (Laplace's α = 1, raw
+        counts) are the textbook model that scikit-learn's OneVsRestClassifier(MultinomialNB())
+        computes; scripts/bench_multilabel.py compares the two.
+    folds : folds of the cross-validation choosing the thresholds (fewer with fewer documents).
+    seed : seed of those folds.
+
+    >>> clf = MultiLabelClassifier(stop_words="none", folds=2).fit(
+    ...     ["oil price rises", "oil tanker shipping", "ship sinks at sea", "crude oil price",
+    ...      "shipping lanes at sea", "oil shipping by tanker"],
+    ...     [["oil"], ["oil", "ship"], ["ship"], ["oil"], ["ship"], ["oil", "ship"]])
+    >>> clf.predict(["oil tanker", "crude oil price"])
+    [['oil', 'ship'], ['oil']]
+    """
+
+    def __init__(self, *, alpha: float = 1.0, stop_words: Any = "english",
+                 stemmer: str | None = None, ngram_range: Sequence[int] = (1, 1),
+                 lowercase: bool = True, max_token_length: int = MAX_TOKEN_LENGTH,
+                 min_df: int | float = 1, max_df: int | float = 1.0,
+                 max_features: int | None = None, tf: str = "raw", norm: str | None = None,
+                 n_jobs: int | None = None, folds: int = FOLDS, seed: int = 0) -> None:
+        self.alpha = alpha
+        self.stop_words = stop_words
+        self.stemmer = stemmer
+        self.ngram_range = ngram_range
+        self.lowercase = lowercase
+        self.max_token_length = max_token_length
+        self.min_df = min_df
+        self.max_df = max_df
+        self.max_features = max_features
+        self.tf = tf
+        self.norm = norm
+        self.n_jobs = n_jobs
+        self.folds = folds
+        self.seed = seed
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _PARAMS}
+
+    def set_params(self, **params: Any) -> "MultiLabelClassifier":
+        for name, value in params.items():
+            if name not in _PARAMS:
+                raise ValueError(f"invalid parameter {name!r}; valid: {', '.join(_PARAMS)}")
+            setattr(self, name, value)
+        self.__dict__.pop("_text", None)
+        return self
+
+    def __repr__(self) -> str:
+        return (f"MultiLabelClassifier("
+                f"{', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})")
+
+    @property
+    def classes_(self) -> np.ndarray:
+        return self.labels_
+
+    # -- learning ----------------------------------------------------------------------
+
+    def fit(self, texts: Iterable[Any], y: Iterable[Iterable[str]]) -> "MultiLabelClassifier":
+        """Count ``texts`` (str, bytes or Documents) under their label sets ``y`` (one
+        non-empty collection of label names per text), then choose each label's threshold by
+        cross-validation (``cv_`` keeps the out-of-fold precision, recall and F1 per label)."""
+        if not 0 < self.alpha < np.inf:
+            raise ValueError(f"alpha must be a finite number > 0, not {self.alpha!r}")
+        texts = _text_list(texts)
+        labels, Y = label_matrix(y)
+        if len(texts) != Y.shape[0]:
+            raise ValueError(f"got {len(texts)} texts but {Y.shape[0]} label sets")
+        if len(texts) < 2:
+            raise ValueError("need at least two documents to train")
+        text = self._text_classifier()
+        text._build()
+        self.stop_words_ = text.stop_words_
+        vocabulary = Vocabulary(min_df=self.min_df, max_df=self.max_df,
+                                max_features=self.max_features)
+        parts = text._count(texts, digests=False)
+        X = to_scipy(text._weigh(vocabulary.fit_parts(counts for counts, _ in parts)))
+        self.vocabulary_, self.labels_ = vocabulary, labels
+        scores = self._out_of_fold(X, Y)
+        self.thresholds_, self.cv_ = choose_thresholds(scores, Y)
+        self.label_count_, self.feature_count_, self.total_count_ = _counts(X, Y)
+        self.n_documents_ = float(X.shape[0])
+        self._update()
+        return self
+
+    def _out_of_fold(self, X: Any, Y: np.ndarray) -> np.ndarray:
+        """Each document's log-odds (n_documents, n_labels) under the counts of the other
+        folds: all counts once, minus each fold's. The folds share the vocabulary of all of X:
+        a held-out document's terms are known, its counts are not."""
+        k = int(min(self.folds, X.shape[0]))
+        if k < 2:
+            raise ValueError(f"folds must be at least 2, not {self.folds!r}")
+        rng = np.random.default_rng(self.seed)
+        fold = rng.permutation(X.shape[0]) % k
+        label_count, feature_count, total_count = _counts(X, Y)
+        scores = np.empty(Y.shape, dtype=float)
+        for f in range(k):
+            held = fold == f
+            held_label, held_feature, held_total = _counts(X[held], Y[held])
+            bias, weights = _log_odds_model(
+                label_count - held_label, feature_count - held_feature,
+                total_count - held_total, float((~held).sum()), self.alpha)
+            scores[held] = X[held] @ weights.T + bias
+        return scores
+
+    def _update(self) -> None:
+        self.bias_, self.weights_ = _log_odds_model(self.label_count_, self.feature_count_,
+                                                    self.total_count_, self.n_documents_,
+                                                    self.alpha)
+
+    # -- prediction --------------------------------------------------------------------
+
+    def transform(self, texts: Iterable[Any]) -> Any:
+        """Weighted counts of the vocabulary's terms: csr_matrix (n_documents, n_terms)."""
+        self._check_fitted()
+        text = self._text_classifier()
+        parts = text._count(_text_list(texts), digests=False)
+        return to_scipy(text._weigh(self.vocabulary_.count_parts(c for c, _ in parts)))
+
+    def decision_function(self, texts: Iterable[Any]) -> np.ndarray:
+        """ln P(l|x) − ln P(¬l|x) of each label: ndarray (n_documents, n_labels), columns in
+        ``labels_`` order."""
+        return self.decision_function_counts(self.transform(texts))
+
+    def decision_function_counts(self, X: Any) -> np.ndarray:
+        """The log-odds of documents given as weighted counts X (n_documents, n_terms)."""
+        self._check_fitted()
+        return np.asarray(X @ self.weights_.T) + self.bias_
+
+    def predict_indicator(self, texts: Iterable[Any]) -> np.ndarray:
+        """bool ndarray (n_documents, n_labels): the labels each text is given."""
+        return decide(self.decision_function(texts), self.thresholds_)
+
+    def predict(self, texts: Iterable[Any]) -> list[list[str]]:
+        """The labels of each text, at least one, in ``labels_`` order."""
+        chosen = self.predict_indicator(texts)
+        return [self.labels_[row].tolist() for row in chosen]
+
+    def _text_classifier(self) -> TextClassifier:
+        """The tokenizer, counting and term weights of a TextClassifier of these settings."""
+        cached = self.__dict__.get("_text")
+        if cached is None:
+            settings = {k: v for k, v in self.get_params().items() if k not in ("folds", "seed")}
+            cached = self._text = TextClassifier(model="multinomial", fit_prior=True, **settings)
+            if hasattr(self, "stop_words_"):
+                cached.stop_words_ = list(self.stop_words_)
+        return cached
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "weights_"):
+            raise ValueError("this MultiLabelClassifier is not fitted yet; call fit first")
+
+
+_PARAMS = [name for name in inspect.signature(MultiLabelClassifier).parameters]
+
+
+def label_matrix(y: Iterable[Iterable[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """(labels sorted, bool indicator ndarray (n_documents, n_labels)) of label sets; each set
+    must be a non-empty collection of names (a single str is refused, not split)."""
+    sets = []
+    for i, labels in enumerate(y):
+        if isinstance(labels, (str, bytes)):
+            raise ValueError(f"document {i}: labels must be a list of names, not a single "
+                             f"{type(labels).__name__}; wrap it in a list: [label]")
+        labels = [str(label) for label in labels]
+        if not labels:
+            raise ValueError(f"document {i} has no labels")
+        sets.append(labels)
+    names = np.array(sorted({label for labels in sets for label in labels}), dtype=str)
+    if names.size < 1:
+        raise ValueError("cannot fit on an empty training set")
+    rows = np.repeat(np.arange(len(sets)), [len(labels) for labels in sets])
+    cols = np.searchsorted(names, [label for labels in sets for label in labels])
+    Y = np.zeros((len(sets), names.size), dtype=bool)
+    Y[rows, cols] = True
+    return names, Y
+
+
+def _counts(X: Any, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(documents per label (n_labels,), counts per label and term (n_labels, n_terms), counts
+    per term (n_terms,)): Yᵀ 1, Yᵀ X and 1ᵀ X, one sparse product for all labels."""
+    feature = np.asarray((X.T @ Y.astype(float)).T)
+    return Y.sum(axis=0).astype(float), feature, np.asarray(X.sum(axis=0)).ravel()
+
+
+def _log_odds_model(label_count: np.ndarray, feature_count: np.ndarray, total_count: np.ndarray,
+                    n_documents: float, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(bias (n_labels,), weights (n_labels, n_terms)) of the log-odds b + X Wᵀ: b = ln n_l −
+    ln (n − n_l), W = ln P(w|l) − ln P(w|¬l), P(w|l) = (n_wl + α) / (n_l + α|V|)."""
+    n_terms = feature_count.shape[1]
+    rest = np.maximum(total_count - feature_count, 0.0)  # ≥ 0: float sums may round below
+
+    def log_theta(counts: np.ndarray) -> np.ndarray:
+        smoothed = counts + alpha
+        return np.log(smoothed) - np.log(counts.sum(axis=1) + alpha * n_terms)[:, None]
+
+    bias = (np.log(np.maximum(label_count, _LEAST_COUNT))
+            - np.log(np.maximum(n_documents - label_count, _LEAST_COUNT)))
+    return bias, log_theta(feature_count) - log_theta(rest)
+
+
+def choose_thresholds(scores: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+    """Per label, the threshold on the log-odds that maximises F1 = 2TP / (TP + FP + P) on
+    ``scores`` (n_documents, n_labels) against the indicators Y, and the precision, recall and
+    F1 it gives there: ({"precision": [...], "recall": [...], "f1": [...]}).
+
+    Deciding "l" for the top k scores of a label, for every k at once: sort each column,
+    accumulate its true positives, keep the cuts between two distinct scores (a cut inside a
+    run of equal scores cannot be made). The threshold is the midpoint of the cut, or 1 below
+    the lowest score when every document is taken. A label of no positive document gets 1
+    above its highest score.
+    """
+    n = scores.shape[0]
+    order = np.argsort(-scores, axis=0, kind="stable")
+    ranked = np.take_along_axis(scores, order, axis=0)
+    tp = np.cumsum(np.take_along_axis(Y, order, axis=0), axis=0, dtype=float)
+    taken = np.arange(1, n + 1, dtype=float)[:, None]
+    positives = Y.sum(axis=0).astype(float)
+    f1 = 2 * tp / (taken + positives)
+    cuttable = np.ones_like(f1, dtype=bool)
+    cuttable[:-1] = ranked[:-1] > ranked[1:]
+    best = np.argmax(np.where(cuttable, f1, -1.0), axis=0)
+    columns = np.arange(scores.shape[1])
+    below = ranked[np.minimum(best + 1, n - 1), columns]
+    thresholds = np.where(best + 1 < n, (ranked[best, columns] + below) / 2,
+                          ranked[-1] - 1.0)
+    none = positives == 0
+    thresholds[none] = ranked[0, none] + 1.0
+    hits = tp[best, columns]
+    precision = np.where(none, 0.0, hits / (best + 1))
+    recall = np.where(none, 0.0, hits / np.maximum(positives, 1))
+    return thresholds, {"precision": precision.tolist(), "recall": recall.tolist(),
+                        "f1": np.where(none, 0.0, f1[best, columns]).tolist(),
+                        "documents": int(n)}
+
+
+def decide(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """bool (n_documents, n_labels): score ≥ threshold, and where no label of a document
+    reaches its threshold, the one of the largest score − threshold."""
+    margin = scores - thresholds
+    chosen = margin >= 0
+    rows = np.flatnonzero(~chosen.any(axis=1))
+    chosen[rows, np.argmax(margin[rows], axis=1)] = True
+    return chosen
+
+
+# -- reading labelled documents --------------------------------------------------------------
+
+def read_label_file(path: str | os.PathLike) -> list[tuple[str, list[str]]]:
+    """(document path, labels) of each line of a label file: a path, then one or more labels,
+    separated by white space (Reuters-21578's ``cats.txt``: ``training/9865 earn``). A
+    relative path is relative to the file's directory. Blank lines and lines starting with #
+    are skipped; a path named on several lines gets the labels of them all. DocumentError for
+    a line with no label or a file that names no document."""
+    name = os.fspath(path)
+    base = os.path.dirname(os.path.abspath(name))
+    try:
+        with open(name, encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except OSError as error:
+        raise DocumentError(f"cannot read label file '{name}': {error.strerror or error}") from None
+    found: dict[str, list[str]] = {}
+    for number, text in enumerate(lines, 1):
+        fields = text.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) < 2:
+            raise DocumentError(f"{name}, line {number}: {fields[0]!r} has no label; "
+                                f"expected PATH LABEL [LABEL ...]")
+        document = os.path.normpath(os.path.join(base, fields[0]))
+        labels = found.setdefault(document, [])
+        labels += [label for label in fields[1:] if label not in labels]
+    if not found:
+        raise DocumentError(f"label file '{name}' names no document")
+    return list(found.items())
+
+
+def merge_duplicates(texts: Sequence[bytes], label_sets: Sequence[Sequence[str]],
+                     ) -> tuple[list[bytes], list[list[str]]]:
+    """Identical documents (the same bytes) as one, with the union of their labels, in the
+    order first seen: a post cross-posted to several groups, found in several class
+    directories, is one document of several labels."""
+    index: dict[bytes, int] = {}
+    merged_texts: list[bytes] = []
+    merged_labels: list[list[str]] = []
+    for text, labels in zip(texts, label_sets):
+        key = hashlib.blake2b(bytes(text), digest_size=16).digest()
+        i = index.setdefault(key, len(merged_texts))
+        if i == len(merged_texts):
+            merged_texts.append(text)
+            merged_labels.append([])
+        merged_labels[i] += [label for label in labels if label not in merged_labels[i]]
+    return merged_texts, merged_labels
+
+
+# -- model file --------------------------------------------------------------------------
+
+def model_kind(path: str | os.PathLike) -> str | None:
+    """The "kind" a model file's meta.json declares, or None when it cannot be read as a textnb
+    model (the loader of either kind then says what is wrong with it)."""
+    import zipfile
+    try:
+        with modelfile.open_model(path) as f, zipfile.ZipFile(f) as archive:
+            info = archive.getinfo("meta.json")
+            if info.file_size > modelfile.MAX_META_BYTES:
+                return None
+            meta = json.loads(archive.read(info).decode("utf-8"))
+    except (ModelFileError, KeyError, zipfile.BadZipFile, EOFError, OSError, ValueError,
+            UnicodeDecodeError, NotImplementedError, RecursionError):
+        return None
+    return meta.get("kind") if isinstance(meta, dict) else None
+
+
+def save_model(classifier: MultiLabelClassifier, path: str | os.PathLike) -> None:
+    """Write a fitted classifier to ``path`` atomically: counts, thresholds, terms, settings."""
+    classifier._check_fitted()
+    params = classifier.get_params()
+    params["ngram_range"] = list(params["ngram_range"])
+    if not isinstance(params["stop_words"], str) and params["stop_words"] is not None:
+        params["stop_words"] = sorted(params["stop_words"])
+    meta = {"params": params, "labels": classifier.labels_.tolist(),
+            "stop_words": list(classifier.stop_words_), "cv": classifier.cv_}
+    problem = _settings_problem(meta)
+    if problem:
+        raise ValueError(f"cannot save this classifier: {problem}")
+    arrays = {"terms": np.frombuffer(_join_terms(classifier.vocabulary_.terms_), dtype=np.uint8),
+              "label_count": classifier.label_count_,
+              "feature_count": classifier.feature_count_,
+              "total_count": classifier.total_count_,
+              "n_documents": np.array([classifier.n_documents_]),
+              "thresholds": classifier.thresholds_}
+    modelfile.save(path, KIND, meta, arrays)
+
+
+def load_model(path: str | os.PathLike) -> MultiLabelClassifier:
+    """Read a classifier written by :func:`save_model`; ModelFileError if the file is bad:
+    settings out of bounds, arrays not of the shapes the labels and terms imply, counts that
+    are not finite and non-negative, a label counted in more documents than there are."""
+    name = os.fspath(path)
+    meta, arrays = modelfile.load(path, KIND)
+    problem = _settings_problem(meta)
+    if problem:
+        raise ModelFileError(f"model file '{name}' is corrupt ({problem})")
+    try:
+        params = dict(meta["params"])
+        params["ngram_range"] = tuple(params["ngram_range"])
+        classifier = MultiLabelClassifier(**params)
+        classifier.stop_words_ = list(meta["stop_words"])
+        vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
+                                max_features=params["max_features"])
+        vocabulary.terms_ = _split_terms(_array(arrays, "terms", np.uint8, None).tobytes())
+        vocabulary.index_ = {term: i for i, term in enumerate(vocabulary.terms_)}
+        if len(vocabulary.index_) != len(vocabulary.terms_):
+            raise ValueError("the terms are not distinct")
+        labels = np.array(meta["labels"], dtype=str)
+        shape = (labels.size, len(vocabulary.terms_))
+        counts = {member: _finite(_array(arrays, member, np.floating, want), member)
+                  for member, want in (("label_count", shape[:1]), ("feature_count", shape),
+                                       ("total_count", shape[1:]), ("n_documents", (1,)))}
+        thresholds = _array(arrays, "thresholds", np.floating, shape[:1])
+        if not np.isfinite(thresholds).all():
+            raise ValueError("thresholds must be finite")
+        if (counts["label_count"] > counts["n_documents"][0]).any():
+            raise ValueError("a label is counted in more documents than there are")
+        classifier.vocabulary_, classifier.labels_ = vocabulary, labels
+        classifier.label_count_ = counts["label_count"]
+        classifier.feature_count_ = counts["feature_count"]
+        classifier.total_count_ = counts["total_count"]
+        classifier.n_documents_ = float(counts["n_documents"][0])
+        classifier.thresholds_ = thresholds.astype(float)
+        classifier.cv_ = meta.get("cv")
+        classifier._update()
+    except (KeyError, TypeError, ValueError, IndexError, UnicodeDecodeError) as error:
+        raise ModelFileError(f"model file '{name}' is corrupt ({error})") from None
+    return classifier
+
+
+def _finite(counts: np.ndarray, name: str) -> np.ndarray:
+    if not np.isfinite(counts).all() or (counts < 0).any():
+        raise ValueError(f"{name} must be finite and non-negative")
+    return counts.astype(float)
+
+
+def _settings_problem(meta: dict) -> str | None:
+    """What is wrong with a multi-label model's labels, stop words or settings, or None: the
+    text classifier's checks (:func:`textnb.modelfile.text_classifier_problem`) on the
+    settings the two share, and folds and seed."""
+    p = meta.get("params")
+    if not isinstance(p, dict):
+        return "no settings"
+    folds, seed = p.get("folds"), p.get("seed")
+    if not (isinstance(folds, int) and not isinstance(folds, bool) and 2 <= folds <= 1000):
+        return "folds must be 2 to 1000"
+    if not (isinstance(seed, int) and not isinstance(seed, bool)):
+        return "seed must be a whole number"
+    labels = meta.get("labels")
+    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+        return "labels must be a list of names"
+    shared = {k: v for k, v in p.items() if k not in ("folds", "seed")}
+    return modelfile.text_classifier_problem(
+        {"classes": labels, "stop_words": meta.get("stop_words"),
+         "params": {"model": "multinomial", "fit_prior": True, "class_prior": None, **shared}})
