@@ -1,0 +1,52 @@
+"""Robinson–Fisher scoring, as scripts/bench_spam.py --cv --fisher compares it with textnb's."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.sparse import csr_matrix
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(SCRIPTS))  # bench_spam imports tune.py beside it
+    try:
+        spec = importlib.util.spec_from_file_location("bench_spam", SCRIPTS / "bench_spam.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench_spam"] = module  # its dataclasses look their module up there
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    return module
+
+
+def test_chi_square_survival_against_hand_computed_values(bench):
+    # Q(χ² ≥ 4 | 4 dof) = e^−2 (1 + 2) = 0.406006; Q(χ² ≥ 10 | 6 dof) = e^−5 (1 + 5 + 12.5).
+    got = np.exp(bench.chi2_log_sf(np.array([4.0, 10.0]), np.array([4, 6])))
+    np.testing.assert_allclose(got, [3 * math.exp(-2), 18.5 * math.exp(-5)], rtol=1e-12)
+    # Far in the tail, where the probability underflows, its log stays finite.
+    assert -5000 < bench.chi2_log_sf(np.array([1e4]), np.array([200]))[0] < -4000
+
+
+def test_fisher_combining_by_hand(bench):
+    # Terms: "cheap" in both spam, "meeting" in the ham. s = 1, x = 0.5:
+    # f(cheap) = (0.5 + 2·1)/(1 + 2) = 5/6, f(meeting) = (0.5 + 1·0)/(1 + 1) = 1/4.
+    X_train = csr_matrix(np.array([[1, 0], [2, 0], [0, 1]]))
+    is_spam = np.array([True, True, False])
+    held = csr_matrix(np.array([[1, 1]]))
+    f = np.array([5 / 6, 1 / 4])
+    h = -2 * np.log(f).sum()          # χ² of the hamminess, 4 degrees of freedom
+    s = -2 * np.log1p(-f).sum()
+    q = lambda x2: math.exp(-x2 / 2) * (1 + x2 / 2)  # Q(χ² ≥ x2 | 4 dof)
+    expected = math.log(q(h)) - math.log(q(s))
+    got = bench.fisher_scores(X_train, is_spam, held, s=1.0, x=0.5)
+    assert got[0] == pytest.approx(expected, rel=1e-12)
+    # A spammier message scores higher.
+    assert bench.fisher_scores(X_train, is_spam, csr_matrix(np.array([[1, 0]])), s=1.0)[0] > got[0]
