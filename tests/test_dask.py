@@ -141,11 +141,14 @@ def test_fit_bag_refuses_one_class(cluster):
         fit_bag(TextClassifier(), bag)
 
 
-def test_fit_under_joblibs_dask_backend_equals_fit(cluster, corpus):
+def test_fit_under_joblibs_dask_backend_equals_fit(cluster):
     _, client = cluster
-    texts, labels = _texts(corpus)
-    # fit counts in worker processes only from 2000 texts on (_PARALLEL_MIN_DOCUMENTS).
-    texts, labels = texts * 7, labels * 7
+    # fit counts in worker processes only from 2000 texts on (_PARALLEL_MIN_DOCUMENTS): short
+    # ones keep the test quick.
+    rng = random.Random(5)
+    texts = [" ".join(rng.choices([f"w{i}" for i in range(3000)], k=rng.randint(1, 30)))
+             for _ in range(2100)]
+    labels = [rng.choice(["spam", "ham", "news"]) for _ in texts]
     local = TextClassifier(n_jobs=1, spam_class="spam", training="full").fit(texts, labels)
     with distributed.get_task_stream(client) as stream, joblib.parallel_backend("dask"):
         remote = TextClassifier(spam_class="spam", training="full").fit(texts, labels)
