@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-distributed = pytest.importorskip("distributed", reason="needs the extra: pip install 'textnb[dask]'")
+distributed = pytest.importorskip("distributed",
+                                  reason="needs the extra: pip install 'textnb[dask]'")
 import dask.bag  # noqa: E402  (after the skip: dask comes with distributed)
 import joblib  # noqa: E402
 
@@ -104,7 +105,7 @@ def _assert_same(a: TextClassifier, b: TextClassifier, texts: list) -> None:
 
 
 @pytest.mark.parametrize("settings", [
-    {"spam_class": "spam"},                                   # the defaults: complement, l2, cutoffs
+    {"spam_class": "spam"},               # the defaults: complement, l2, cutoffs
     {"model": "multinomial", "norm": None, "tf": "log", "min_df": 2},
     {"model": "bernoulli", "training": "on-error", "spam_class": "spam", "max_features": 500},
 ])

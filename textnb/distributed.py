@@ -60,8 +60,8 @@ def fit_bag(classifier: TextClassifier, bag: Any, client: Any = None) -> TextCla
 
     >>> import dask.bag
     >>> pairs = [("cheap pills", "spam"), ("noon meeting", "ham"), ("cheap offer", "spam")]
-    >>> clf = fit_bag(TextClassifier(stop_words="none"), dask.bag.from_sequence(pairs, npartitions=2))
-    >>> clf.predict(["pills offer"]).tolist()
+    >>> bag = dask.bag.from_sequence(pairs, npartitions=2)
+    >>> fit_bag(TextClassifier(stop_words="none"), bag).predict(["pills offer"]).tolist()
     ['spam']
     """
     from dask import delayed
