@@ -173,12 +173,19 @@ class TextClassifier:
         extra = [] if unlabeled is None else _text_list(unlabeled)
         if extra and self.training == "on-error":
             raise ValueError("training on error and EM on unlabeled texts do not combine")
-        parts = self._count(texts + extra)
+        return self._fit_counted(self._count(texts + extra), labels, bool(extra), em_weight,
+                                 em_iterations, callback)
+
+    def _fit_counted(self, parts: list[tuple[Counts, np.ndarray]], labels: list,
+                     unlabeled: bool = False, em_weight: float = 1.0,
+                     em_iterations: int | None = None, callback: Any = None) -> "TextClassifier":
+        """``fit`` on texts already counted in parts (``_count``'s, labeled texts first; where
+        ``unlabeled``, texts without labels follow): :mod:`textnb.distributed` counts on a cluster."""
         vocabulary = Vocabulary(min_df=self.min_df, max_df=self.max_df,
                                 max_features=self.max_features)
         X = self._weigh(vocabulary.fit_parts(counts for counts, _ in parts))
-        digests = np.concatenate([digests for _, digests in parts])[:len(texts)]
-        if extra:
+        digests = np.concatenate([digests for _, digests in parts])[:len(labels)]
+        if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
                                 callback)
         training, cutoffs = self.training, None

@@ -376,9 +376,12 @@ def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
 @click.option("--labels", "label_file", type=click.Path(exists=True, dir_okay=False),
               metavar="FILE", help="Multi-label training: each line a document path (relative "
                                    "to FILE's directory) and its labels (Reuters' cats.txt).")
+@click.option("--dask", "dask_address", metavar="ADDRESS",
+              help="Read and count on the Dask cluster whose scheduler is ADDRESS "
+                   "(tcp://HOST:8786); every worker must see the DIRS under the same paths.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, training, margin,
-          passes, tune, tune_folds, unlabeled, em_weight, em_iterations, label_file,
+          passes, tune, tune_folds, unlabeled, em_weight, em_iterations, label_file, dask_address,
           **options) -> int:
     """Train on directories of labelled files: textnb train spam/ ham/.
 
@@ -394,13 +397,18 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     class, and a document found in several places gets all their labels.
     """
     if label_file is not None:
+        if dask_address:
+            raise click.UsageError("--dask does not train multi-label models (--labels)")
         return _multilabel_train(label_file, dirs, labels, model_path, quiet, tune, unlabeled,
                                  options)
     sources = _labelled_sources(dirs, labels)
     if len({label for label, _ in sources}) < 2:
         raise click.UsageError("need at least two classes to train, e.g. textnb train spam/ ham/")
     skips = _Skips()
-    texts, y = _read_labelled(sources, skips, quiet)
+    if dask_address and (tune or unlabeled):
+        raise click.UsageError("--dask cannot be combined with --tune or --unlabeled")
+    texts, y = ((None, [label for label, _ in sources]) if dask_address
+                else _read_labelled(sources, skips, quiet))
     classifier = _classifier(labels=y, **options)
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                           training=training, margin=margin, max_passes=passes)
@@ -417,7 +425,13 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
                               norm=best["norm"], ngram_range=tuple(best["ngram_range"]))
         if not quiet:
             click.echo(_tuning_table(tuned))
-    classifier.fit(texts, y, **em)
+    if dask_address:
+        from .distributed import connect, fit_files
+        files = [(label, found) for label, path in sources for found in iter_files(path, skips)]
+        with connect(dask_address) as client:
+            fit_files(classifier, files, client, on_error=skips)
+    else:
+        classifier.fit(texts, y, **em)
     if tuned is not None:
         classifier.tuning_ = tuned.summary()
     path = _resolve_model(model_path)
@@ -534,8 +548,11 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, q
               help="For one document: exit 0 spam, 1 ham, 2 unsure, 3 error (as bogofilter).")
 @click.option("--timeout", type=click.FloatRange(min=0), default=0, metavar="SECONDS",
               help="Give up with an error after this long (default 0: no limit).")
+@click.option("--dask", "dask_address", metavar="ADDRESS",
+              help="Read and score on the Dask cluster whose scheduler is ADDRESS "
+                   "(tcp://HOST:8786); every worker must see the PATHS under the same paths.")
 def classify(paths, model_path, output, header, explain, top, spam_class, threshold, spam_cutoff,
-             ham_cutoff, exit_code, timeout) -> int:
+             ham_cutoff, exit_code, timeout, dask_address) -> int:
     """Label files (or standard input, '-'): path, label, probability, log-odds.
 
     The probability saturates at 0 or 1 on long documents; the log-odds,
@@ -560,11 +577,20 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
     with budget(timeout):
         classifier = _load(model_path)
         cutoffs = _cutoffs(classifier, spam_class, threshold, spam_cutoff, ham_cutoff, exit_code)
-        read = list(read_raw(paths, on_error=skips))
-        sources, documents = [source for source, _ in read], [raw for _, raw in read]
+        log_proba = None
+        if dask_address:
+            if explain:
+                raise click.UsageError("--explain reads the documents here; not with --dask")
+            from .distributed import classify_files, connect
+            with connect(dask_address) as client:
+                sources, log_proba = classify_files(classifier, paths, client, on_error=skips)
+            documents = sources
+        else:
+            read = list(read_raw(paths, on_error=skips))
+            sources, documents = [source for source, _ in read], [raw for _, raw in read]
         if exit_code and (len(documents) != 1 or skips.count):
             raise click.UsageError("--exit-code needs exactly one readable document")
-        decisions = _decide(classifier, documents, sources, cutoffs)
+        decisions = _decide(classifier, documents, sources, cutoffs, log_proba)
         if explain:
             for document, decision in zip(documents, decisions):
                 decision["explanation"] = _explanation(classifier.explain(document, top=top))
@@ -623,13 +649,16 @@ def _cutoffs(classifier: TextClassifier, spam_class: str | None, threshold, spam
 
 
 def _decide(classifier: TextClassifier, documents: Sequence, sources: Sequence[str],
-            cutoffs) -> list[dict[str, Any]]:
-    """Label, probabilities and log-odds of each document; with cutoffs, its spam status."""
+            cutoffs, log_proba: np.ndarray | None = None) -> list[dict[str, Any]]:
+    """Label, probabilities and log-odds of each document (from its log P(c|x) if given);
+    with cutoffs, its spam status."""
     if not documents:
         return []
     classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
+    if log_proba is None:
+        log_proba = classifier.predict_log_proba(documents)
     return [decide(classes, row.tolist(), source, cutoffs)
-            for source, row in zip(sources, classifier.predict_log_proba(documents))]
+            for source, row in zip(sources, log_proba)]
 
 
 def _explanation(explanation) -> dict[str, Any]:
