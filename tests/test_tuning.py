@@ -43,25 +43,37 @@ def test_weighing_matches_the_classifier():
     np.testing.assert_allclose(_weigh(X, "log", None).toarray(), np.log1p(X.toarray()))
 
 
-def test_the_grid_is_searched_and_sorted():
+def test_the_grid_is_searched_coordinate_by_coordinate():
     result = tune(TextClassifier(stop_words="none"), TEXTS, LABELS, folds=3)
-    # 5 alphas × (complement and multinomial × 3 term weights × 2 norms + Bernoulli) on single
-    # words, then the best 2 of those with word pairs at the best α and its neighbours.
-    singles = sorted((r for r in result.rows if r["ngram_range"] == [1, 1]), key=lambda r: -r["mean"])
-    pairs = [r for r in result.rows if r["ngram_range"] == [1, 2]]
-    neighbours = {0.01: 2, 1.0: 2}.get(singles[0]["alpha"], 3)
-    assert len(singles) == 65 and len(pairs) == 2 * neighbours and result.folds == 3
-    assert {(r["model"], r["tf"], r["norm"]) for r in pairs} == \
-        set(list(dict.fromkeys((r["model"], r["tf"], r["norm"]) for r in singles))[:2])
-    alphas = [0.01, 0.03, 0.1, 0.3, 1.0]
-    at = alphas.index(singles[0]["alpha"])
-    assert {r["alpha"] for r in pairs} == set(alphas[max(at - 1, 0):at + 2])
+    assert result.metric == "accuracy" and result.folds == 3
     means = [row["mean"] for row in result.rows]
     assert means == sorted(means, reverse=True) and 0.5 < means[0] <= 1.0
     assert set(result.best) == {"model", "alpha", "ngram_range", "tf", "norm", "mean", "sd"}
+    key = lambda r: (r["tf"], r["norm"], r["model"])
+    ranked = lambda rows: list(dict.fromkeys(key(r) for r in sorted(rows, key=lambda r: -r["mean"])))
+    singles = [r for r in result.rows if r["ngram_range"] == [1, 1]]
+    # 1. At the classifier's alpha (0.03), every weighing of complement NB and Bernoulli's
+    # presence: two classes, where multinomial NB decides as complement NB does.
+    first = [r for r in singles if r["alpha"] == 0.03]
+    assert {key(r) for r in first} == {(tf, norm, "complement") for tf in ("raw", "log", "binary")
+                                       for norm in (None, "l2")} | {("binary", None, "bernoulli")}
+    # 2. The other alphas for the best three of those.
+    others = [r for r in singles if r["alpha"] != 0.03]
+    assert len(others) == 3 * 4 and {key(r) for r in others} == set(ranked(first)[:3])
+    # 3. Word pairs for the best two single-word settings, at the best alpha and its neighbours.
+    pairs = [r for r in result.rows if r["ngram_range"] == [1, 2]]
+    assert {key(r) for r in pairs} == set(ranked(singles)[:2])
+    alphas = [0.01, 0.03, 0.1, 0.3, 1.0]
+    at = alphas.index(max(singles, key=lambda r: r["mean"])["alpha"])
+    assert {r["alpha"] for r in pairs} == set(alphas[max(at - 1, 0):at + 2])
+    # More than two classes: multinomial NB is tried too.
+    three = tune(TextClassifier(stop_words="none"), TEXTS + ["lunch menu soup"] * 3,
+                 LABELS + ["food"] * 3, folds=3, ngrams=((1, 1),))
+    assert {r["model"] for r in three.rows if r["alpha"] == 0.03} == \
+        {"complement", "multinomial", "bernoulli"}
     spam = tune(TextClassifier(stop_words="none", spam_class="spam"), TEXTS, LABELS, folds=3,
                 alphas=(1.0,), ngrams=((1, 1),))
-    assert spam.metric == "1 - ROC AUC" and len(spam.rows) == 13 and result.metric == "accuracy"
+    assert spam.metric == "1 - ROC AUC" and len(spam.rows) == 7
     assert [r["mean"] for r in spam.rows] == sorted(r["mean"] for r in spam.rows)
 
 

@@ -4,8 +4,9 @@ The texts are tokenized once, with word pairs, and counted once; every candidate
 that one count matrix (its unigram columns, or all), weighed (raw counts, log(1 + count) or
 presence; unit length or not), and every fold's model is fitted once per weighing and event
 model: the smoothing α changes only the log probabilities (``_update``), not the counts. Every
-weighing and model is tried on single words; word pairs only for the best two of those, at the
-best α and its neighbours. So seventy settings cost a few plain trainings.
+weighing and model is tried on single words at the classifier's α, every α for the best three
+of those, and word pairs for the best two at the best α and its neighbours: a coordinate
+search, which costs a few plain trainings.
 
 The score is the accuracy of the most probable class; for two-class mail (a spam class among
 two) it is the ROC AUC of the spam log-odds, which is what learned cutoffs act on.
@@ -82,6 +83,8 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
 
     def search(ngram: tuple[int, int], settings: Sequence[tuple[str, str | None, str]],
                alphas: Sequence[float] = alphas) -> None:
+        if not alphas or not settings:
+            return
         X = counts if ngram[1] > 1 else counts[:, single]
         for tf, norm in dict.fromkeys((tf, norm) for tf, norm, _ in settings):
             weighed = _weigh(X, tf, norm)
@@ -92,43 +95,66 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
                                  "tf": tf, "norm": norm, "mean": statistics.fmean(per_fold),
                                  "sd": statistics.stdev(per_fold) if k > 1 else 0.0})
 
-    # Every weighing and event model on the smallest n-grams; word pairs, which cost ten times
-    # as much to score, only for the WIDER best of those settings (a coordinate search).
+    # A coordinate search: every weighing and event model on single words at the classifier's
+    # own alpha; every alpha for the best few of those; word pairs, which cost ten times as much
+    # to score, for the best two at the best alpha and its neighbours.
+    def best(n: int) -> list[tuple[str, str | None, str]]:
+        ranked = sorted(rows, key=lambda r: r["mean"] if spam else -r["mean"])
+        return list(dict.fromkeys((r["tf"], r["norm"], r["model"]) for r in ranked))[:n]
+
     grid = [(tf, norm, model) for tf, norm in itertools.product(tfs, norms) for model in models
             if model != "bernoulli" or (tf, norm) == ("binary", None)]  # presence only
+    if classes.size == 2 and "complement" in models:
+        # Two classes: complement NB ranks and decides as multinomial NB does.
+        grid = [g for g in grid if g[2] != "multinomial"]
     ngrams = sorted(ngrams, key=lambda n: n[1])
-    search(ngrams[0], grid)
+    start = classifier.alpha if classifier.alpha in alphas else sorted(alphas)[len(alphas) // 2]
+    search(ngrams[0], grid, [start])
+    search(ngrams[0], best(WIDER + 1), [a for a in alphas if a != start])
     for ngram in ngrams[1:]:
-        best = sorted(rows, key=lambda r: r["mean"] if spam else -r["mean"])
-        chosen = list(dict.fromkeys((r["tf"], r["norm"], r["model"]) for r in best))[:WIDER]
-        # and only the best α and its neighbours in the grid: pairs need the same or less
-        # smoothing, and each α costs a pass over ten times the terms.
-        at = sorted(alphas).index(best[0]["alpha"])
-        search(ngram, chosen, sorted(alphas)[max(at - 1, 0):at + 2])
+        top = sorted(rows, key=lambda r: r["mean"] if spam else -r["mean"])[0]
+        at = sorted(alphas).index(top["alpha"])
+        search(ngram, best(WIDER), sorted(alphas)[max(at - 1, 0):at + 2])
     rows.sort(key=lambda r: r["mean"] if spam else -r["mean"])
     return Tuning(metric, k, rows)
 
 
 def _cross_validate(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k: int,
                     model: str, alphas: Sequence[float], spam: str | None) -> dict[float, list[float]]:
-    """alpha → the score of each fold, fitting each fold's counts once."""
+    """alpha → the score of each fold; the folds run in worker processes (``n_jobs`` of the
+    classifier, as its tokenizing does), each fitting its counts once for every alpha."""
+    from joblib import Parallel, delayed, effective_n_jobs
+    params = {"fit_prior": classifier.fit_prior, "class_prior": classifier.class_prior}
+    n_jobs = min(k, effective_n_jobs(-1 if classifier.n_jobs is None else classifier.n_jobs))
+    jobs = (delayed(_fold_scores)(X, y, fold == f, model, params, alphas, spam) for f in range(k))
+    per_fold = Parallel(n_jobs=n_jobs)(jobs) if n_jobs > 1 else list(_in_process(jobs))
+    return {alpha: [scores[i] for scores in per_fold] for i, alpha in enumerate(alphas)}
+
+
+def _in_process(jobs: Any) -> Any:
+    """Run joblib's delayed calls in this process."""
+    return (function(*args, **kwargs) for function, args, kwargs in jobs)
+
+
+def _fold_scores(X: Any, y: np.ndarray, held: np.ndarray, model: str, params: dict[str, Any],
+                 alphas: Sequence[float], spam: str | None) -> list[float]:
+    """One fold's score for each alpha: the counts fitted once, the log probabilities derived
+    again per alpha (``_update``)."""
     from .classifier import MODELS as EVENT_MODELS
     from .metrics import roc_auc
-    out: dict[float, list[float]] = {alpha: [] for alpha in alphas}
-    for f in range(k):
-        held = fold == f
-        nb = EVENT_MODELS[model](alpha=alphas[0], fit_prior=classifier.fit_prior,
-                                 class_prior=classifier.class_prior).fit(X[~held], y[~held])
-        for alpha in alphas:
+    nb = EVENT_MODELS[model](alpha=alphas[0], **params).fit(X[~held], y[~held])
+    scores = []
+    for i, alpha in enumerate(alphas):
+        if i:
             nb.alpha = alpha
             nb._update()
-            log_proba = nb.predict_log_proba(X[held])
-            if spam:
-                s = int(np.flatnonzero(nb.classes_ == spam)[0])
-                out[alpha].append(1.0 - roc_auc(y[held] == spam, log_proba[:, s] - log_proba[:, 1 - s]))
-            else:
-                out[alpha].append(float(np.mean(nb.classes_[log_proba.argmax(axis=1)] == y[held])))
-    return out
+        log_proba = nb.predict_log_proba(X[held])
+        if spam:
+            s = int(np.flatnonzero(nb.classes_ == spam)[0])
+            scores.append(1.0 - roc_auc(y[held] == spam, log_proba[:, s] - log_proba[:, 1 - s]))
+        else:
+            scores.append(float(np.mean(nb.classes_[log_proba.argmax(axis=1)] == y[held])))
+    return scores
 
 
 def _weigh(X: Any, tf: str, norm: str | None) -> Any:
