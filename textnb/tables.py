@@ -638,6 +638,13 @@ def fit_em(model: TableNB, X: Sequence[Sequence[Any]], y: Sequence[Any],
     Σ_labeled w log P(y, x) + Σ_unlabeled w log Σ_c P(c, x) + α Σ log P(v|c) (the Dirichlet
     prior of smoothed categorical columns) improves by ≤ tol·|L|, or after ``max_iter``.
     ``callback(iteration, L)`` reports each. Returns the list of L per iteration.
+
+    >>> X = [["sunny", "hot"], ["rain", "mild"], ["rain", "hot"], ["sunny", "mild"],
+    ...      ["rain", "mild"], ["sunny", "hot"]]
+    >>> model = TableNB(alpha=1)
+    >>> history = fit_em(model, X, ["no", "yes", "yes", "no", "?", None], columns=["outlook", "temp"])
+    >>> model.predict([["rain", "mild"]]).tolist(), all(b >= a for a, b in zip(history, history[1:]))
+    (['yes'], True)
     """
     labels = [_clean(label) for label in y]
     missing = np.array([label is None for label in labels])
