@@ -211,7 +211,12 @@ def test_bad_settings_and_bad_bytes():
     header = json.loads(lines[1][1:])
     header["params"]["alpha"] = -1
     lines[1] = "#" + json.dumps(header) + "\n"
-    with pytest.raises(ModelFileError, match=r"line 2: bad settings \(alpha must be a number > 0"):
+    with pytest.raises(ModelFileError, match=r"line 2: bad settings \(alpha must be a finite number > 0"):
+        read_dump(lines, "bad")
+    # Settings are bounded as a model file's are: a dump cannot ask for 10**9-grams.
+    header["params"]["alpha"], header["params"]["ngram_range"] = 1.0, [1, 10**9]
+    lines[1] = "#" + json.dumps(header) + "\n"
+    with pytest.raises(ModelFileError, match=r"line 2: bad settings \(ngram_range must be"):
         read_dump(lines, "bad")
     raw = [line.encode() for line in _good_lines()]
     raw[3] = b"\xff\xfe\t1\t0\n"

@@ -605,55 +605,73 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
     are not finite and non-negative."""
     name = os.fspath(path)
     meta, arrays = modelfile.load(path, _KIND)
-    modelfile.check_text_classifier(meta, name)
     try:
-        params = dict(meta["params"])
-        params["ngram_range"] = tuple(params["ngram_range"])
-        classifier = TextClassifier(**params)
-        classifier.stop_words_ = list(meta["stop_words"])
-        vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
-                                max_features=params["max_features"])
         if meta["version"] == 1:
             if not all(isinstance(term, str) for term in meta["terms"]):
                 raise ValueError("terms must be strings")
-            vocabulary.terms_ = list(meta["terms"])
+            terms = list(meta["terms"])
         else:
-            terms = _array(arrays, "terms", np.uint8, None)
-            vocabulary.terms_ = _split_terms(terms.tobytes())
+            blob = _array(arrays, "terms", np.uint8, None)
+            terms = _split_terms(blob.tobytes())
             # The mail filter (textnb.scorer) looks terms up by bisection, where their line ends
             # say: both must be as save_model wrote them, or the two would score differently.
-            if any(a >= b for a, b in zip(vocabulary.terms_, vocabulary.terms_[1:])):
+            if any(a >= b for a, b in zip(terms, terms[1:])):
                 raise ValueError("the terms are not in sorted order")
-            ends = np.append(np.flatnonzero(terms == ord("\n")), terms.size)
-            ends = ends[:len(vocabulary.terms_)] + 1
+            ends = np.append(np.flatnonzero(blob == ord("\n")), blob.size)
+            ends = ends[:len(terms)] + 1
             if not np.array_equal(_array(arrays, "term_ends", np.unsignedinteger, ends.shape), ends):
                 raise ValueError("term_ends does not match the terms")
-        vocabulary.index_ = {term: i for i, term in enumerate(vocabulary.terms_)}
-        if len(vocabulary.index_) != len(vocabulary.terms_):
-            raise ValueError("the terms are not distinct")
-        model = classifier._new_model()
-        model.classes_ = np.array(meta["classes"])
-        shape = (len(model.classes_), len(vocabulary.terms_))
-        model.class_count_ = _counts(_array(arrays, "class_count", np.floating, shape[:1]))
-        model.feature_count_ = _counts(_array(arrays, "feature_count", np.floating, shape))
+        shape = (len(meta["classes"]), len(terms))
         digests = _array(arrays, "digests", np.unsignedinteger, None)
-        digest_classes = _array(arrays, "digest_classes", np.integer, digests.shape)
-        if digest_classes.size and not 0 <= digest_classes.min() <= digest_classes.max() < shape[0]:
-            raise ValueError("digest_classes holds a class number out of range")
         if meta["version"] >= 2:  # what the mail filter scores with (textnb.scorer) must be sane too
             for member, want in (("score_bias", shape[:1]), ("score_weights", shape[::-1])):
                 if not np.isfinite(_array(arrays, member, np.floating, want)).all():
                     raise ValueError(f"{member} holds numbers that are not finite")
-        model._update()
-        classifier.vocabulary_, classifier.model_ = vocabulary, model
-        classifier.digests_ = digests.astype(np.uint64)
-        classifier.digest_labels_ = model.classes_.astype(str)[digest_classes]
-        classifier.cutoffs_ = check_cutoffs(meta.get("cutoffs"), meta["classes"])
-        classifier.tuning_ = meta.get("tuning")  # what --tune found: shown by info, not used
-        if classifier.tuning_ is not None and not isinstance(classifier.tuning_, dict):
-            raise ValueError("its tuning record is not an object")
+        return restore(meta, terms, _array(arrays, "class_count", np.floating, shape[:1]),
+                       _array(arrays, "feature_count", np.floating, shape), digests,
+                       _array(arrays, "digest_classes", np.integer, digests.shape))
     except (KeyError, TypeError, ValueError, IndexError, UnicodeDecodeError) as error:
         raise ModelFileError(f"model file '{name}' is corrupt ({error})") from None
+
+
+def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
+            feature_count: np.ndarray, digests: np.ndarray,
+            digest_classes: np.ndarray) -> TextClassifier:
+    """A fitted classifier from what a model file or a dump holds: ``meta`` (params, classes,
+    stop_words, and learned cutoffs and tuning if any, all checked as a model file's are), the
+    sorted distinct terms, the counts (class_count of shape (n_classes,), feature_count of
+    shape (n_classes, n_terms), finite and non-negative) and each learned document's digest
+    and class number. ValueError says what is wrong."""
+    problem = modelfile.text_classifier_problem(meta)
+    if problem:
+        raise ValueError(problem)
+    params = dict(meta["params"])
+    params["ngram_range"] = tuple(params["ngram_range"])
+    classifier = TextClassifier(**params)
+    classifier.stop_words_ = list(meta["stop_words"])
+    vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
+                            max_features=params["max_features"])
+    vocabulary.terms_ = terms
+    vocabulary.index_ = {term: i for i, term in enumerate(terms)}
+    if len(vocabulary.index_) != len(terms):
+        raise ValueError("the terms are not distinct")
+    model = classifier._new_model()
+    model.classes_ = np.array(meta["classes"])
+    shape = (len(model.classes_), len(terms))
+    if class_count.shape != shape[:1] or feature_count.shape != shape:
+        raise ValueError(f"counts of shapes {class_count.shape} and {feature_count.shape}, "
+                         f"expected {shape[:1]} and {shape}")
+    model.class_count_, model.feature_count_ = _counts(class_count), _counts(feature_count)
+    if digest_classes.size and not 0 <= digest_classes.min() <= digest_classes.max() < shape[0]:
+        raise ValueError("digest_classes holds a class number out of range")
+    model._update()
+    classifier.vocabulary_, classifier.model_ = vocabulary, model
+    classifier.digests_ = np.asarray(digests).astype(np.uint64)
+    classifier.digest_labels_ = model.classes_.astype(str)[digest_classes]
+    classifier.cutoffs_ = check_cutoffs(meta.get("cutoffs"), meta["classes"])
+    classifier.tuning_ = meta.get("tuning")  # what --tune found: shown by info, not used
+    if classifier.tuning_ is not None and not isinstance(classifier.tuning_, dict):
+        raise ValueError("its tuning record is not an object")
     return classifier
 
 

@@ -29,7 +29,7 @@ from typing import IO, Any, Iterable, Iterator
 import numpy as np
 
 from . import __version__
-from .classifier import TextClassifier, load_model
+from .classifier import TextClassifier, load_model, restore
 from .decision import check_cutoffs
 from .errors import ModelFileError
 from .vocabulary import Vocabulary
@@ -237,32 +237,18 @@ def _assemble(header: dict[str, Any], terms: list[str], feature_count: np.ndarra
         if a == b:
             first, second = sorted((term_lines[order[i]], term_lines[order[i + 1]]))
             raise _error(name, second, f"the term {a!r} again (first on line {first})")
+    classes = [str(c) for c in header.get("classes", [])] if isinstance(header, dict) else []
+    unknown = sorted(set(digest_labels) - set(classes))
+    if unknown:
+        raise ModelFileError(f"dump '{name}': a digest of class {unknown[0]!r}, not a class of "
+                             f"the model")
     try:
-        params = dict(header["params"])
-        params["ngram_range"] = tuple(params["ngram_range"])
-        classifier = TextClassifier(**params)
-        classifier.stop_words_ = list(header["stop_words"])
-        vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
-                                max_features=params["max_features"])
-        vocabulary.terms_ = terms
-        vocabulary.index_ = {term: i for i, term in enumerate(terms)}
-        model = classifier._new_model()
-        model.classes_ = np.array(header["classes"])
-        model.class_count_ = np.array(header["class_count"], dtype=float)
-        model.feature_count_ = np.ascontiguousarray(feature_count[:, order])
-        if model.class_count_.shape != model.classes_.shape:
-            raise ValueError(f"{len(model.class_count_)} class counts for "
-                             f"{len(model.classes_)} classes")
-        if not (np.isfinite(model.class_count_).all() and (model.class_count_ >= 0).all()):
-            raise ValueError("class counts must be numbers >= 0")
-        model._update()
-        classifier.cutoffs_ = check_cutoffs(header.get("cutoffs"), header["classes"])
+        return restore(header, terms, np.array(header["class_count"], dtype=float),
+                       np.ascontiguousarray(feature_count[:, order]),
+                       np.array(digests, dtype=np.uint64),
+                       np.array([classes.index(label) for label in digest_labels], dtype=np.int64))
     except (KeyError, TypeError, ValueError) as error:
         raise ModelFileError(f"dump '{name}', line 2: bad settings ({error})") from None
-    classifier.vocabulary_, classifier.model_ = vocabulary, model
-    classifier.digests_ = np.array(digests, dtype=np.uint64)
-    classifier.digest_labels_ = np.array(digest_labels, dtype=str)
-    return classifier
 
 
 def _check_magic(line: str, name: str) -> None:

@@ -194,9 +194,11 @@ def save(path: str | os.PathLike, kind: str, meta: dict[str, Any],
         with os.fdopen(fd, "wb") as f:
             # ZIP_STORED: arrays of floats barely compress and stored entries load faster.
             with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as archive:
-                archive.writestr("meta.json", json.dumps(header, ensure_ascii=False))
+                # A fixed member date (zip's epoch): the same model is the same bytes, whenever
+                # it is written (a dump loaded back, a backup compared).
+                archive.writestr(_member("meta.json"), json.dumps(header, ensure_ascii=False))
                 for name, array in arrays.items():
-                    with archive.open(f"{name}.npy", "w", force_zip64=True) as out:
+                    with archive.open(_member(f"{name}.npy"), "w", force_zip64=True) as out:
                         np.lib.format.write_array(out, np.asarray(array), allow_pickle=False)
             f.flush()
             os.fsync(f.fileno())
@@ -335,6 +337,12 @@ def locked(path: str | os.PathLike) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _member(name: str):
+    """A stored zip member of that name, dated 1980-01-01 00:00."""
+    import zipfile
+    return zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
 
 
 def _umask() -> int:
