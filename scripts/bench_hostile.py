@@ -39,7 +39,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import re
 import subprocess

@@ -16,7 +16,7 @@ from textnb.cli import main
 from textnb.em import (MixtureNB, SemiSupervisedNB, cluster_texts, expectation_maximization,
                        log_prior)
 from textnb.metrics import adjusted_rand_index, normalized_mutual_info, purity
-from textnb.models import BernoulliNB, ComplementNB, MultinomialNB, logsumexp
+from textnb.models import ComplementNB, MultinomialNB, logsumexp
 
 _SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 _PER_CLASS = 250

@@ -17,7 +17,6 @@ import re
 import subprocess
 import sys
 import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np

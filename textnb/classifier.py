@@ -562,22 +562,29 @@ def _check_training(texts: list, labels: list) -> None:
 
 # -- model file --------------------------------------------------------------------------
 
-def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
-    """Write a fitted classifier to ``path`` atomically (a zip of .npy arrays and JSON)."""
-    classifier._check_fitted()
-    model = classifier.model_
+def saved_meta(classifier: TextClassifier) -> dict[str, Any]:
+    """What a model file's meta.json (and a dump's header) says of a fitted classifier: its
+    settings as JSON values (tuples and sets as lists), classes and stop words, and the cutoffs
+    and tuning record it learned, if any; :func:`restore` reads it back."""
     params = classifier.get_params()
     params["ngram_range"] = list(params["ngram_range"])
     if params["class_prior"] is not None:
         params["class_prior"] = [float(p) for p in params["class_prior"]]
     if not isinstance(params["stop_words"], str) and params["stop_words"] is not None:
         params["stop_words"] = sorted(params["stop_words"])
-    meta = {"params": params, "classes": [_json_label(c) for c in model.classes_],
-            "stop_words": classifier.stop_words_}
-    if getattr(classifier, "cutoffs_", None):
-        meta["cutoffs"] = classifier.cutoffs_
-    if getattr(classifier, "tuning_", None):
-        meta["tuning"] = classifier.tuning_
+    meta = {"params": params, "classes": [_json_label(c) for c in classifier.model_.classes_],
+            "stop_words": list(classifier.stop_words_)}
+    for name in ("cutoffs", "tuning"):
+        if getattr(classifier, f"{name}_", None):
+            meta[name] = getattr(classifier, f"{name}_")
+    return meta
+
+
+def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
+    """Write a fitted classifier to ``path`` atomically (a zip of .npy arrays and JSON)."""
+    classifier._check_fitted()
+    model = classifier.model_
+    meta = saved_meta(classifier)
     problem = modelfile.text_classifier_problem(meta)
     if problem:
         raise ValueError(f"cannot save this classifier: {problem}")

@@ -28,7 +28,7 @@ from .errors import DocumentError, ModelFileError, TextnbError
 from .mailfilter import filter_message
 from .modelfile import locked
 from .paths import MODEL_ENV, default_model_path
-from .quick import FILTER_TIMEOUT, UNDELIVERED, budget, write_out
+from .quick import FILTER_TIMEOUT, budget, write_out
 from .servecli import serve
 from .tablecli import parse_priors, table
 

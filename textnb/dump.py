@@ -29,10 +29,8 @@ from typing import IO, Any, Iterable, Iterator
 import numpy as np
 
 from . import __version__
-from .classifier import TextClassifier, load_model, restore
-from .decision import check_cutoffs
+from .classifier import TextClassifier, load_model, restore, saved_meta
 from .errors import ModelFileError
-from .vocabulary import Vocabulary
 
 MAGIC = "#textnb-dump"
 VERSION = 1
@@ -53,11 +51,8 @@ def dump_lines(classifier: TextClassifier) -> Iterator[str]:
     classifier._check_fitted()
     model = classifier.model_
     labels = [_json_label(label) for label in model.classes_]
-    header = {"kind": _KIND, "textnb": __version__, "params": _params(classifier),
-              "classes": labels, "class_count": model.class_count_.tolist(),
-              "stop_words": list(classifier.stop_words_)}
-    if getattr(classifier, "cutoffs_", None):
-        header["cutoffs"] = classifier.cutoffs_
+    header = {"kind": _KIND, "textnb": __version__, **saved_meta(classifier),
+              "class_count": model.class_count_.tolist()}
     yield f"{MAGIC}\t{VERSION}\n"
     yield "#" + json.dumps(header, ensure_ascii=False) + "\n"
     yield "\t".join(["#term"] + [escape(str(label)) for label in labels]) + "\n"
@@ -173,18 +168,6 @@ def unescape(text: str, name: str = "<dump>", number: int = 0) -> str:
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-def _params(classifier: TextClassifier) -> dict[str, Any]:
-    """The constructor's settings as JSON values (tuples and sets as lists), as the model file
-    stores them."""
-    params = classifier.get_params()
-    params["ngram_range"] = list(params["ngram_range"])
-    if params["class_prior"] is not None:
-        params["class_prior"] = [float(p) for p in params["class_prior"]]
-    if not isinstance(params["stop_words"], str) and params["stop_words"] is not None:
-        params["stop_words"] = sorted(params["stop_words"])
-    return params
-
 
 def _format_counts(values: np.ndarray) -> np.ndarray:
     """Each count as the shortest text that reads back to the same float (Python's repr),

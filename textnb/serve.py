@@ -42,8 +42,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from .classifier import TextClassifier, load_model, save_model
 from .client import MAX_SIZE, TIMEOUT, default_socket_path
 from .decision import decide, headers, spam_cutoffs
