@@ -37,7 +37,7 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
     learned[seeds] = True
     model = new_model().fit(X[seeds], labels[seeds])
     column = {c: i for i, c in enumerate(model.classes_.tolist())}
-    truth = np.array([column[c] for c in labels.tolist()])
+    truth = [column[c] for c in labels.tolist()]
     indptr, indices, data = X.indptr, X.indices, X.data
     # A row's joint log-likelihood is bias + W[:, terms] · weights (the model's decomposition,
     # as the mail filter scores): one small product per row instead of a predict call.
@@ -47,9 +47,10 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
         count = 0
         for i in np.flatnonzero(~learned).tolist():
             a, b = indptr[i], indptr[i + 1]
-            jll = bias + weights[:, indices[a:b]] @ data[a:b]
+            jll = (bias + weights[:, indices[a:b]] @ data[a:b]).tolist()
             t = truth[i]
-            lead = jll[t] - np.max(np.delete(jll, t))
+            # A few classes: plain Python is quicker than numpy calls on so small an array.
+            lead = jll[t] - max(v for c, v in enumerate(jll) if c != t)
             if lead < margin:
                 model.partial_fit(X[i], labels[i:i + 1])
                 bias, weights = model.decomposition()
