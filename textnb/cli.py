@@ -218,9 +218,10 @@ def _training_options(function):
     return function
 
 
-def _classifier(event_model, alpha, prior, min_df, max_df, max_features, stop_words, stem,
-                ngrams, tf, norm, jobs, labels: Sequence[str]) -> TextClassifier:
-    """A TextClassifier from CLI options; options not given keep the library's defaults."""
+def _settings(event_model, alpha, min_df, max_df, max_features, stop_words, stem, ngrams, tf,
+              norm, jobs) -> dict[str, Any]:
+    """The training options given, as model settings (priors aside: they need the classes);
+    options not given are left out, so they keep the library's defaults."""
     settings: dict[str, Any] = {"n_jobs": jobs}
     given = {"model": event_model, "alpha": alpha, "max_features": max_features,
              "stop_words": stop_words, "stemmer": stem, "tf": tf}
@@ -233,6 +234,12 @@ def _classifier(event_model, alpha, prior, min_df, max_df, max_features, stop_wo
         settings["ngram_range"] = (1, ngrams)
     if norm is not None:
         settings["norm"] = None if norm == "none" else norm
+    return settings
+
+
+def _classifier(labels: Sequence[str], prior=None, **options) -> TextClassifier:
+    """A TextClassifier from CLI options; options not given keep the library's defaults."""
+    settings = _settings(**options)
     priors = parse_priors(prior or (), sorted(set(labels)))
     if priors is not None:
         settings.update({"fit_prior": priors != "uniform"} if isinstance(priors, str)
@@ -461,7 +468,9 @@ def _multilabel_train(label_file, dirs, labels, model_path, quiet, tune, unlabel
     sources = _labelled_sources(dirs, labels) if dirs or labels else []
     skips = _Skips()
     texts, label_sets = multilabelcli.read_documents(label_file, sources, skips)
-    multilabelcli.train(texts, label_sets, _resolve_model(model_path), options, quiet)
+    prior = options.pop("prior")
+    multilabelcli.train(texts, label_sets, _resolve_model(model_path),
+                        multilabelcli.settings(_settings(**options), prior), quiet)
     skips.summary()
     return OK
 

@@ -37,44 +37,22 @@ def read_documents(label_file: str | None, sources: Sequence[tuple[str, str]],
     return merge_duplicates(texts, label_sets)
 
 
-def _settings(options: dict[str, Any]) -> dict[str, Any]:
-    """MultiLabelClassifier settings from the training options given; the rest keep the
-    library's defaults. Options a one-vs-rest multinomial model cannot honour are refused."""
-    if options.get("event_model") not in (None, "multinomial"):
+def settings(given: dict[str, Any], prior: Any) -> dict[str, Any]:
+    """MultiLabelClassifier settings from the training options given (cli's settings); options
+    a one-vs-rest multinomial model cannot honour are refused."""
+    if given.get("model", "multinomial") != "multinomial":
         raise click.UsageError("a multi-label model is one-vs-rest multinomial NB: "
                                "--event-model must be multinomial")
-    if options.get("prior"):
+    if prior:
         raise click.UsageError("--prior does not apply to a multi-label model: each label's "
                                "prior is learned, and its threshold chosen by cross-validation")
-    settings: dict[str, Any] = {"n_jobs": options.get("jobs")}
-    given = {"alpha": options.get("alpha"), "max_features": options.get("max_features"),
-             "stop_words": options.get("stop_words"), "stemmer": options.get("stem"),
-             "tf": options.get("tf")}
-    settings.update({k: v for k, v in given.items() if v is not None})
-    for name in ("min_df", "max_df"):
-        if options.get(name) is not None:
-            settings[name] = _number(options[name])
-    if options.get("ngrams") is not None:
-        settings["ngram_range"] = (1, options["ngrams"])
-    if options.get("norm") is not None:
-        settings["norm"] = None if options["norm"] == "none" else options["norm"]
-    return settings
-
-
-def _number(text: str) -> int | float:
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            raise click.BadParameter(f"{text!r} is not a number") from None
+    return {name: value for name, value in given.items() if name != "model"}
 
 
 def train(texts: list[bytes], label_sets: list[list[str]], path: Path,
-          options: dict[str, Any], quiet: bool) -> None:
+          settings: dict[str, Any], quiet: bool) -> None:
     """Fit and save a multi-label model; unless quiet, say what was learned."""
-    classifier = MultiLabelClassifier(**_settings(options)).fit(texts, label_sets)
+    classifier = MultiLabelClassifier(**settings).fit(texts, label_sets)
     save_model(classifier, path)
     if quiet:
         return
