@@ -427,9 +427,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
             raise click.UsageError("--tune and --unlabeled cannot be combined")
         from .tuning import tune as cross_validate
         tuned = cross_validate(classifier, texts, y, folds=tune_folds)
-        best = tuned.best
-        classifier.set_params(model=best["model"], alpha=best["alpha"], tf=best["tf"],
-                              norm=best["norm"], ngram_range=tuple(best["ngram_range"]))
+        classifier.set_params(**tuned.settings)
         if not quiet:
             click.echo(_tuning_table(tuned))
     if dask_address:

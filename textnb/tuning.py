@@ -47,6 +47,13 @@ class Tuning:
     def best(self) -> dict[str, Any]:
         return self.rows[0]
 
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The best row as TextClassifier parameters."""
+        best = self.best
+        return {"model": best["model"], "alpha": best["alpha"], "tf": best["tf"],
+                "norm": best["norm"], "ngram_range": tuple(best["ngram_range"])}
+
     def summary(self, top: int = 10) -> dict[str, Any]:
         """The JSON-able record kept in the model file."""
         return {"metric": self.metric, "folds": self.folds, "candidates": len(self.rows),
