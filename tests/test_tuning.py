@@ -48,7 +48,8 @@ def test_the_grid_is_searched_coordinate_by_coordinate():
     assert result.metric == "accuracy" and result.folds == 3
     means = [row["mean"] for row in result.rows]
     assert means == sorted(means, reverse=True) and 0.5 < means[0] <= 1.0
-    assert set(result.best) == {"model", "alpha", "ngram_range", "tf", "norm", "mean", "sd"}
+    assert set(result.best) == {"model", "alpha", "ngram_range", "stop_words", "tf", "norm",
+                               "mean", "sd"}
     key = lambda r: (r["tf"], r["norm"], r["model"])
     ranked = lambda rows: list(dict.fromkeys(key(r) for r in sorted(rows, key=lambda r: -r["mean"])))
     singles = [r for r in result.rows if r["ngram_range"] == [1, 1]]
@@ -89,3 +90,33 @@ def test_train_tune_keeps_its_choice_in_the_model(tmp_path):
         (best["model"], best["alpha"], best["tf"], best["ngram_range"])
     info = CliRunner().invoke(main, ["info", "-m", str(path)])
     assert f"tuned       3-fold CV 1 - ROC AUC {best['mean']:.4f}" in info.output
+
+
+def test_stop_words_are_tried_removed_and_kept_exactly():
+    from textnb.metrics import stratified_folds
+    from textnb.vocabulary import Vocabulary, to_scipy
+    texts = ([f"it was not good at all, not {i}" for i in range(9)]
+             + [f"it was good, very good {i}" for i in range(6)] + ["was it good or not"] * 3)
+    labels = ["neg"] * 9 + ["pos"] * 9
+    result = tune(TextClassifier(), texts, labels, folds=3, alphas=(0.03,), ngrams=((1, 1),))
+    means = {(r["stop_words"], r["tf"], r["norm"], r["model"]): r["mean"] for r in result.rows}
+    assert {key[0] for key in means} == {"english", "none"}
+    # NLTK's English list holds "not": without it, this corpus cannot be told apart as well.
+    assert means["none", "raw", "l2", "complement"] > means["english", "raw", "l2", "complement"]
+    # Stop words removed: the best three settings with stop words kept.
+    kept = sorted((key for key in means if key[0] == "none"), key=lambda key: -means[key])
+    assert {key[1:] for key in means if key[0] == "english"} == {key[1:] for key in kept[:3]}
+    # Each row scores what a tokenizer with those stop words counts, not an approximation.
+    fold = stratified_folds(np.array(labels), 3, 0)
+    for stop in ("english", "none"):
+        classifier = TextClassifier(stop_words=stop)
+        classifier._build()
+        X = to_scipy(Vocabulary().fit_parts(c for c, _ in classifier._count(texts, digests=False)))
+        for _, tf, norm, model in (key for key in means if key[0] == stop):
+            scores = _cross_validate(classifier, _weigh(X, tf, norm), np.array(labels), fold, 3,
+                                     model, (0.03,), None)
+            assert means[stop, tf, norm, model] == pytest.approx(np.mean(scores[0.03]))
+    # The choice carries its stop words; a classifier given none tries only that.
+    assert result.settings["stop_words"] == result.best["stop_words"]
+    assert {r["stop_words"] for r in tune(TextClassifier(stop_words="none"), texts, labels,
+                                          folds=3, alphas=(0.03,), ngrams=((1, 1),)).rows} == {"none"}

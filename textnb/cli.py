@@ -483,11 +483,11 @@ def _tuning_table(tuned, top: int = 10) -> str:
     """--tune's cross-validation: the best settings first, mean ± sd over the folds."""
     lines = [f"{tuned.folds}-fold cross-validation of {len(tuned.rows)} settings "
              f"({tuned.metric}; best first):",
-             f"  {'model':<12} {'alpha':>6} {'ngrams':>6} {'tf':<7} {'norm':<5} "
-             f"{tuned.metric:>14}"]
+             f"  {'model':<12} {'alpha':>6} {'ngrams':>6} {'stop words':<10} {'tf':<7} "
+             f"{'norm':<5} {tuned.metric:>14}"]
     for row in tuned.rows[:top]:
         lines.append(f"  {row['model']:<12} {row['alpha']:>6g} {row['ngram_range'][1]:>6} "
-                     f"{row['tf']:<7} {str(row['norm'] or 'none'):<5} "
+                     f"{row['stop_words']:<10.10} {row['tf']:<7} {str(row['norm'] or 'none'):<5} "
                      f"{row['mean']:>8.4f} ± {row['sd']:.4f}")
     return "\n".join(lines)
 
