@@ -48,6 +48,10 @@ _NPY_FIELD = re.compile(rb"'(descr|fortran_order|shape)':\s*('[^']*'|False|True|
 _END_OF_DIRECTORY = struct.Struct("<4s4H2IH")        # the zip's last record
 _DIRECTORY_ENTRY = struct.Struct("<4s6H3I5H2I")       # one member in the central directory
 _LOCAL_HEADER = struct.Struct("<4s5H3I2H")            # before a member's data
+# .npy types of a format-3 file's indices and integral counts, and the array typecodes of all
+# the types read ("I" is 4 bytes wherever CPython runs on a 32- or 64-bit platform).
+_UNSIGNED = ("|u1", "<u2", "<u4", "<u8")
+_TYPECODES = {"|u1": "B", "<u2": "H", "<u4": "I", "<u8": "Q", "<f8": "d", "<i8": "q"}
 
 
 class Scorer:
@@ -67,8 +71,8 @@ class Scorer:
                 self._members = _members(blob)
                 meta = json.loads(bytes(self._member(blob, "meta.json")))
                 version = check_header(meta, self.path, TEXT_CLASSIFIER)
-                if version != 2:
-                    raise ValueError(f"format version {version}, not 2")
+                if version < 2:
+                    raise ValueError(f"format version {version}, not 2 or later")
                 check_text_classifier(meta, self.path)
                 self.classes = list(meta["classes"])
                 self.cutoffs = check_cutoffs(meta.get("cutoffs"), self.classes)
@@ -77,27 +81,36 @@ class Scorer:
                     lowercase=params["lowercase"], stop_words=meta["stop_words"],
                     stemmer=params["stemmer"], ngram_range=params["ngram_range"],
                     max_length=params["max_token_length"])
+                self._model, self._alpha = params["model"], float(params["alpha"])
                 self._binary = params["model"] == "bernoulli" or params["tf"] == "binary"
                 self._log_tf = params["tf"] == "log" and not self._binary
                 self._l2 = params["norm"] == "l2" and params["model"] != "bernoulli"
                 data = {name: self._member(blob, name) for name in self._members}
                 self._terms = bytes(_npy(data["terms.npy"], "|u1"))
-                self._ends = _array("Q", _npy(data["term_ends.npy"], "<u8"))
+                self._ends = _numbers(data["term_ends.npy"],
+                                      ("<u8",) if version == 2 else _UNSIGNED)
                 n_terms, n_classes = len(self._ends), len(self.classes)
-                # The counts are learning's, not scoring's: checked, so that what classify
+                # The counts are learning's, not only scoring's: checked, so that what classify
                 # refuses is refused here too.
-                for name, shape in (("class_count", (n_classes,)),
-                                    ("feature_count", (n_classes, n_terms))):
-                    _check_floats(_npy(data[f"{name}.npy"], "<f8", shape), name, counts=True)
+                class_count = _npy(data["class_count.npy"], "<f8", (n_classes,))
+                _check_floats(class_count, "class_count", counts=True)
+                self._class_count = list(_array("d", class_count))
                 digests = _npy(data["digests.npy"], "<u8")
                 owners = _array("q", _npy(data["digest_classes.npy"], "<i8", (len(digests) // 8,)))
                 if owners and not 0 <= min(owners) <= max(owners) < n_classes:
                     raise ValueError("digest_classes holds a class number out of range")
                 bias = _npy(data["score_bias.npy"], "<f8", (n_classes,))
-                weights = _npy(data["score_weights.npy"], "<f8", (n_terms, n_classes))
                 _check_floats(bias, "score_bias")
-                _check_floats(weights, "score_weights")
-                self.bias, self._weights = list(_array("d", bias)), _array("d", weights)
+                self.bias = list(_array("d", bias))
+                if version == 2:
+                    _check_floats(_npy(data["feature_count.npy"], "<f8", (n_classes, n_terms)),
+                                  "feature_count", counts=True)
+                    weights = _npy(data["score_weights.npy"], "<f8", (n_terms, n_classes))
+                    _check_floats(weights, "score_weights")
+                    self._weights = _array("d", weights)
+                else:
+                    self._weights = None
+                    self._read_counts(data, n_terms, n_classes)
             except ModelFileError:
                 raise
             except (OSError, KeyError, TypeError, ValueError, struct.error,
@@ -107,6 +120,60 @@ class Scorer:
         if self._ends and self._ends[-1] != len(self._terms) + 1:
             raise ModelFileError(f"model file '{self.path}' is corrupt")
 
+    def _read_counts(self, data: dict[str, memoryview], n_terms: int, n_classes: int) -> None:
+        """The counts by term of a format-3 file (CSR: count_indptr over terms, count_classes
+        and count_values per stored count) and score_constants, checked as far as a pass in C
+        goes: the ends of count_indptr, the class numbers of a file of up to 256 classes, the
+        float counts. Each row the scorer reads is checked where it is read (:meth:`_row`);
+        that count_indptr ascends everywhere would take a Python loop over the vocabulary, so
+        only the full load checks it."""
+        indptr = _numbers(data["count_indptr.npy"], _UNSIGNED, (n_terms + 1,))
+        classes = _numbers(data["count_classes.npy"], _UNSIGNED)
+        values = _numbers(data["count_values.npy"], (*_UNSIGNED, "<f8"), (len(classes),))
+        if indptr[0] != 0 or indptr[-1] != len(classes):
+            raise ValueError("count_indptr does not run from 0 to the number of counts")
+        if classes.typecode == "B" and n_classes < 256:  # a table lookup in C, not max()
+            if 1 in bytes(classes).translate(bytes(b >= n_classes for b in range(256))):
+                raise ValueError("count_classes holds a class number out of range")
+        elif classes and max(classes) >= n_classes:
+            raise ValueError("count_classes holds a class number out of range")
+        if values.typecode == "d":
+            _check_floats(values.tobytes(), "count_values", counts=True)
+        constants = _npy(data["score_constants.npy"], "<f8", (2, n_classes))
+        _check_floats(constants, "score_constants")
+        constants = _array("d", constants)
+        self._indptr, self._count_classes, self._count_values = indptr, classes, values
+        self._a, self._b = list(constants[:n_classes]), list(constants[n_classes:])
+        if 0.0 in self._b:
+            raise ValueError("score_constants holds a divisor of zero")
+
+    def _row(self, k: int) -> list[float] | array:
+        """Term k's weights, one per class (:meth:`~textnb.models._DiscreteNB.decomposition`),
+        from its counts n_c with the expressions of :func:`textnb.classifier._score_constants`."""
+        n_classes = len(self.classes)
+        if self._weights is not None:
+            return self._weights[k * n_classes:(k + 1) * n_classes]
+        lo, hi = self._indptr[k], self._indptr[k + 1]
+        if not lo <= hi <= len(self._count_classes):
+            raise ValueError("count_indptr is out of order")
+        counts, previous = [0.0] * n_classes, -1
+        for j in range(lo, hi):
+            c = self._count_classes[j]
+            if c <= previous:
+                raise ValueError("count_classes is out of order")
+            counts[c], previous = float(self._count_values[j]), c
+        alpha, a, log = self._alpha, self._a, math.log
+        if self._model == "multinomial":
+            return [log(n + alpha) - a_c for n, a_c in zip(counts, a)]
+        if self._model == "bernoulli":
+            return [(log(n + alpha) - a_c) - (log(max(total - n, 0.0) + alpha) - a_c)
+                    for n, total, a_c in zip(counts, self._class_count, a)]
+        total = 0.0
+        for n in counts:  # in class order, as numpy sums feature_count_ over classes
+            total += n
+        return [(log(max(total - n + alpha, alpha)) - a_c) / b_c
+                for n, a_c, b_c in zip(counts, a, self._b)]
+
     def log_proba(self, text: str, fields: tuple[tuple[str, str], ...] = ()) -> list[float]:
         """log P(c|x) per class, in ``classes`` order, of a text and its header fields."""
         counts = sorted(self._counts(self.tokenizer.document(text, fields)).items())
@@ -115,12 +182,15 @@ class Scorer:
         if self._l2 and values:
             length = math.sqrt(sum(v * v for v in values))
             values = [v / length for v in values]
-        n_classes, weights = len(self.classes), self._weights
+        n_classes = len(self.classes)
         sums = [0.0] * n_classes
-        for value, (k, _) in zip(values, counts):
-            row = k * n_classes
-            for c in range(n_classes):
-                sums[c] += value * weights[row + c]
+        try:
+            for value, (k, _) in zip(values, counts):
+                row = self._row(k)
+                for c in range(n_classes):
+                    sums[c] += value * row[c]
+        except ValueError as error:  # a row of a crafted file that the load did not check
+            raise ModelFileError(f"model file '{self.path}' is corrupt ({error})") from None
         jll = [s + b for s, b in zip(sums, self.bias)]
         if not all(map(math.isfinite, jll)):
             raise ModelFileError(f"model file '{self.path}' is corrupt "
@@ -239,6 +309,19 @@ def _npy(data: memoryview, dtype: str, shape: tuple[int, ...] | None = None) -> 
     """The data bytes of a .npy file holding a C-ordered array of ``dtype``: one-dimensional,
     or of ``shape`` if given, and exactly as long as its header declares. Only plain arrays
     are accepted (a pickle never is: its dtype is 'O')."""
+    return _typed_npy(data, (dtype,), shape)[1]
+
+
+def _numbers(data: memoryview, dtypes: tuple[str, ...],
+             shape: tuple[int, ...] | None = None) -> array:
+    """The numbers of a .npy file (as :func:`_npy`) of one of ``dtypes``, as an array."""
+    dtype, body = _typed_npy(data, dtypes, shape)
+    return _array(_TYPECODES[dtype], body)
+
+
+def _typed_npy(data: memoryview, dtypes: tuple[str, ...],
+               shape: tuple[int, ...] | None) -> tuple[str, memoryview]:
+    """(dtype, data bytes) of a .npy file as :func:`_npy` accepts it, of one of ``dtypes``."""
     if data[:6] != _NPY_MAGIC or data[6] not in (1, 2, 3):
         raise ValueError("not a .npy array")
     if data[6] == 1:
@@ -246,8 +329,9 @@ def _npy(data: memoryview, dtype: str, shape: tuple[int, ...] | None = None) -> 
     else:
         length, start = int.from_bytes(data[8:12], "little"), 12
     header = dict(_NPY_FIELD.findall(bytes(data[start:start + length])))
-    if header.get(b"descr") != f"'{dtype}'".encode() or header.get(b"fortran_order") != b"False":
-        raise ValueError(f"array of {header.get(b'descr')}, expected {dtype}")
+    dtype = header.get(b"descr", b"").strip(b"'").decode("ascii", "replace")
+    if dtype not in dtypes or header.get(b"fortran_order") != b"False":
+        raise ValueError(f"array of {header.get(b'descr')}, expected {' or '.join(dtypes)}")
     declared = tuple(int(n) for n in header.get(b"shape", b"()").strip(b"()").split(b",")
                      if n.strip())
     if declared != shape if shape is not None else len(declared) != 1:
@@ -255,4 +339,4 @@ def _npy(data: memoryview, dtype: str, shape: tuple[int, ...] | None = None) -> 
     body = data[start + length:]
     if len(body) != math.prod(declared) * int(dtype[2:]):  # "<f8": 8 bytes each
         raise ValueError(f"array of shape {declared} in {len(body)} bytes")
-    return body
+    return dtype, body
