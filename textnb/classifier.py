@@ -606,7 +606,7 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
     arrays = {"class_count": model.class_count_,
               "digests": classifier.digests_,
               "digest_classes": np.array([row[label] for label in classifier.digest_labels_],
-                                         dtype=np.int64),
+                                         dtype=_unsigned(len(model.classes_) - 1)),
               "terms": terms,
               "term_ends": term_ends.astype(_unsigned(terms.size + 1)),
               "count_indptr": indptr.astype(_unsigned(values.size)),
