@@ -20,6 +20,9 @@ formats so that both see the same machine load:
   check every CRC-32 and array) plus ``log_proba`` of one message, for ``--messages`` (default
   50) messages of the test part (a seeded sample): median and 90th percentile. The two formats'
   scores are checked to agree (to 1e-9);
+* **filter**: wall time of one ``textnb filter -m FILE`` process per message (what procmail
+  pays per delivery, Python's start-up included), for the first ``--processes`` (default 20)
+  of those messages, for the SpamAssassin model only (the filter's use);
 * **deflated**: the size format 3 would have with every member deflated (zlib level 6), and
   the time to inflate them all once, the least the fast path would add per message if the
   members were deflated (it reads and checks the whole file for every message).
@@ -131,12 +134,24 @@ def sample_messages(paths: list[str], n: int, seed: int) -> list:
     return [read_bytes(Path(paths[i]).read_bytes(), paths[i]) for i in chosen]
 
 
-def measure(files: dict[str, Path], messages: list, repeat: int) -> dict[str, dict]:
-    """Size, load_model and Scorer timings of each file, the files taking turns."""
+def measure(files: dict[str, Path], messages: list, repeat: int,
+            processes: list[bytes]) -> dict[str, dict]:
+    """Size, load_model, Scorer and filter timings of each file, the files taking turns."""
     from textnb import load_model
     from textnb.scorer import Scorer
-    results = {name: {"size": path.stat().st_size, "load": [], "scorer": [], "rows": []}
-               for name, path in files.items()}
+    results = {name: {"size": path.stat().st_size, "load": [], "scorer": [], "rows": [],
+                      "filter": []} for name, path in files.items()}
+    textnb = Path(sys.executable).with_name("textnb")
+    command = [str(textnb)] if textnb.exists() else [sys.executable, "-m", "textnb"]
+    for i, raw in enumerate(processes[:1] + processes):    # the first run warms up
+        for name in list(files)[::1 if i % 2 == 0 else -1]:
+            start = time.perf_counter()
+            done = subprocess.run(command + ["filter", "-m", str(files[name])], input=raw,
+                                  capture_output=True)
+            if done.returncode != 0 or done.stderr or not done.stdout.endswith(raw):
+                raise BenchError(f"textnb filter failed: {done.stderr.decode()[-300:]}")
+            if i:
+                results[name]["filter"].append(time.perf_counter() - start)
     for name, path in files.items():                     # warm-up: the page cache, imports
         load_model(path)
         Scorer(path).log_proba("warm up")
@@ -162,23 +177,27 @@ def report(title: str, shape: tuple[int, int], results: dict[str, dict],
            packed: tuple[int, float]) -> str:
     v2, v3 = results["format 2"], results["format 3"]
     ms = lambda seconds: f"{seconds * 1e3:.1f}"  # noqa: E731
+    filtered = bool(v2["filter"])
     rows = []
     for name, r in results.items():
         rows.append([name, f"{r['size'] / 1e6:.2f} MB", ms(statistics.median(r["load"])),
                      ms(statistics.median(r["scorer"])),
-                     ms(float(np.percentile(r["scorer"], 90)))])
-    rows.append(["3 / 2", f"{v3['size'] / v2['size']:.3f}x",
-                 f"{statistics.median(v3['load']) / statistics.median(v2['load']):.2f}x",
-                 f"{statistics.median(v3['scorer']) / statistics.median(v2['scorer']):.2f}x",
-                 f"{np.percentile(v3['scorer'], 90) / np.percentile(v2['scorer'], 90):.2f}x"])
+                     ms(float(np.percentile(r["scorer"], 90)))]
+                    + ([ms(statistics.median(r["filter"]))] if filtered else []))
+    ratio = lambda key, f=statistics.median: f"{f(v3[key]) / f(v2[key]):.2f}x"  # noqa: E731
+    p90 = lambda x: float(np.percentile(x, 90))  # noqa: E731
+    rows.append(["3 / 2", f"{v3['size'] / v2['size']:.3f}x", ratio("load"), ratio("scorer"),
+                 ratio("scorer", p90)] + ([ratio("filter")] if filtered else []))
     return (f"{title}: {shape[1]:,} terms x {shape[0]} classes, "
             f"{len(v2['scorer'])} messages\n"
-            + table(["file", "size", "load_model ms", "Scorer+score ms (median)", "(p90)"], rows)
+            + table(["file", "size", "load_model ms", "Scorer+score ms (median)", "(p90)"]
+                    + (["filter process ms (median)"] if filtered else []), rows)
             + f"\n  format 3 deflated (every member, zlib 6): {packed[0] / 1e6:.2f} MB, "
               f"{packed[1] * 1e3:.1f} ms to inflate it once\n")
 
 
-def run_one(title: str, model: Path, test_paths: list[str], args, scratch: Path) -> str:
+def run_one(title: str, model: Path, test_paths: list[str], args, scratch: Path,
+            processes: int = 0) -> str:
     from textnb import load_model, save_model
     classifier = load_model(model)
     files = {"format 2": scratch / f"{model.stem}.v2.model",
@@ -186,7 +205,8 @@ def run_one(title: str, model: Path, test_paths: list[str], args, scratch: Path)
     save_v2(files["format 2"], classifier)
     save_model(classifier, files["format 3"])
     messages = sample_messages(test_paths, args.messages, args.seed)
-    results = measure(files, messages, args.repeat)
+    raw = [Path(document.source).read_bytes() for document in messages[:processes]]
+    results = measure(files, messages, args.repeat, raw)
     return report(title, classifier.model_.feature_count_.shape, results,
                   deflated(files["format 3"]))
 
@@ -199,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-spam", type=Path, help="a SpamAssassin model trained before")
     parser.add_argument("--messages", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--processes", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:
@@ -224,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             print()
             print(run_one("20 Newsgroups (default settings)", ng_model, ng_test, args, scratch))
             print(run_one("SpamAssassin (textnb train --spam-class spam)", spam_model, paths,
-                          args, scratch))
+                          args, scratch, processes=args.processes))
     except BenchError as error:
         print(f"Error: {error}", file=sys.stderr)
         return 1

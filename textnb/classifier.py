@@ -701,13 +701,15 @@ def _sparse_counts(arrays: dict[str, np.ndarray], shape: tuple[int, int]) -> np.
         raise ValueError(f"count_values holds {values.dtype}, not counts")
     if indptr[0] != 0 or indptr[-1] != classes.size or (indptr[:-1] > indptr[1:]).any():
         raise ValueError("count_indptr does not run in order from 0 to the number of counts")
+    if classes.size and classes.max() >= shape[0]:
+        raise ValueError("count_classes holds a class number out of range")
     term = np.repeat(np.arange(shape[1]), np.diff(indptr).astype(np.int64))
-    same = term[1:] == term[:-1]
-    if classes.size and (classes.max() >= shape[0]
-                         or (classes[1:][same] <= classes[:-1][same]).any()):
-        raise ValueError("count_classes holds a class number out of range or out of order")
+    classes = classes.astype(np.int64)
+    # Term by term, each term's classes ascending: the cells in order, none twice.
+    if (np.diff(term * shape[0] + classes) <= 0).any():
+        raise ValueError("count_classes holds a term's classes out of order")
     feature_count = np.zeros(shape)
-    feature_count[classes, term] = values
+    feature_count.ravel()[classes * shape[1] + term] = values
     return feature_count
 
 

@@ -1,26 +1,31 @@
 """model file → log P(c|x) of one document, without numpy: the mail filter's fast path.
 
-A TextClassifier's file holds its scores decomposed as jll(x) = bias + Σ_k x'_k W_k, where x'
-is the document's weighted counts over the vocabulary (:meth:`~textnb.models._DiscreteNB.
-decomposition`; term k's weights W_k are row k of ``score_weights``). Scoring one message needs
-the settings, the sorted terms, and the rows of the terms the message holds. The terms are
-searched as UTF-8 bytes, whose order is the code-point order they were sorted in, so they are
-never decoded. So ``textnb filter`` costs milliseconds more than Python's start-up, where
-importing numpy and reading the whole model took 200 (scripts/bench_filter.py).
+A TextClassifier's scores decompose as jll(x) = bias + Σ_k x'_k W_k, where x' is the
+document's weighted counts over the vocabulary (:meth:`~textnb.models._DiscreteNB.
+decomposition`). Scoring one message needs the settings, the sorted terms, and the weights W_k
+of the terms the message holds. A file of format 3 holds the counts by term (CSR: row k of
+``count_indptr``, ``count_classes``, ``count_values`` is term k), and W_k follows from term
+k's counts and two numbers per class (``score_constants``, see
+:func:`textnb.classifier._score_constants`); a file of format 2 holds W_k itself, row k of
+``score_weights``. The terms are searched as UTF-8 bytes, whose order is the code-point order
+they were sorted in, so they are never decoded. So ``textnb filter`` costs milliseconds more
+than Python's start-up, where importing numpy and reading the whole model took 200
+(scripts/bench_filter.py).
 
 The file is read whole in one read and every member's CRC-32 checked: a model replaced
 meanwhile (``textnb learn``) is read as one version, never two, and a flipped byte anywhere is
 found. The checks of :mod:`textnb.modelfile` apply (a regular file, a known version, settings
 in bounds); each array must have the size its header declares and the shape the classes and
-terms imply, weights must be finite and counts finite and non-negative, as
-:func:`~textnb.classifier.load_model` requires. This costs 3.8 ms per message for a
-SpamAssassin model of 70,000 terms, where reading only the rows a message needs cost 1.6 ms
-(scripts/bench_filter.py). Not checked here, for it would take a Python loop over the
-vocabulary: that the terms are in order (the full load checks it).
+terms imply, weights and constants must be finite and counts finite and non-negative, as
+:func:`~textnb.classifier.load_model` requires. For a SpamAssassin model of 50,000 terms this
+costs 2 ms per message in format 3, 5 in format 2, whose file is 1.8 times larger
+(scripts/bench_modelfile.py). Not checked here, for it would take a Python loop over the
+vocabulary: that the terms are in order, and that the rows of counts are in order where a
+message does not read them (the rows it reads are checked there); the full load checks both.
 
 The file is read directly, not with :mod:`zipfile` (whose import alone costs 8 ms): only the
-stored, non-zip64 members textnb writes are accepted; anything else is a ModelFileError, and
-the caller falls back to :func:`textnb.classifier.load_model`.
+stored, non-zip64 members textnb writes are accepted; anything else (format 1, a re-packed
+zip) is a ModelFileError, and the caller falls back to :func:`textnb.classifier.load_model`.
 
 The arithmetic is that of :meth:`TextClassifier.predict_log_proba`, in the same order, so the
 two agree to rounding (tests/test_scorer.py).
