@@ -213,7 +213,8 @@ def run_one(title: str, model: Path, test_paths: list[str], args, scratch: Path,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--newsgroups", type=Path, help="directory of 20news-bydate-train/ and -test/")
+    parser.add_argument("--newsgroups", type=Path,
+                        help="directory of 20news-bydate-train/ and -test/")
     parser.add_argument("--spamassassin", type=Path, help="directory of the SpamAssassin parts")
     parser.add_argument("--model-20ng", type=Path, help="a 20 Newsgroups model trained before")
     parser.add_argument("--model-spam", type=Path, help="a SpamAssassin model trained before")
@@ -241,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                     target.symlink_to(path)
                 textnb_train(spam_model, ["--spam-class", "spam", str(tree / "spam"),
                                           str(tree / "ham")])
-            ng_test = sorted(str(p) for p in (news / "20news-bydate-test").rglob("*") if p.is_file())
+            ng_test = sorted(str(p) for p in (news / "20news-bydate-test").rglob("*")
+                             if p.is_file())
             print()
             print(run_one("20 Newsgroups (default settings)", ng_model, ng_test, args, scratch))
             print(run_one("SpamAssassin (textnb train --spam-class spam)", spam_model, paths,

@@ -170,7 +170,8 @@ def test_format_2_files_still_load_and_score_and_are_rewritten_in_format_3(tmp_p
     for path in (FORMAT_2[model], tmp_path / "v3.model"):    # the mail filter's numpy-free path
         scorer = Scorer(path)
         for text in PROBES:
-            np.testing.assert_allclose(scorer.log_proba(text), expected.predict_log_proba([text])[0],
+            np.testing.assert_allclose(scorer.log_proba(text),
+                                       expected.predict_log_proba([text])[0],
                                        rtol=1e-12, atol=1e-12)
 
 

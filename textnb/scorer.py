@@ -19,9 +19,10 @@ in bounds); each array must have the size its header declares and the shape the 
 terms imply, weights and constants must be finite and counts finite and non-negative, as
 :func:`~textnb.classifier.load_model` requires. For a SpamAssassin model of 50,000 terms,
 opening the file and scoring a message take 0.8 times as long in format 3 as in format 2,
-whose file is 1.8 times larger, though the weights are computed (scripts/bench_modelfile.py). Not checked here, for it would take a Python loop over the
-vocabulary: that the terms are in order, and that the rows of counts are in order where a
-message does not read them (the rows it reads are checked there); the full load checks both.
+whose file is 1.8 times larger, though the weights are computed (scripts/bench_modelfile.py).
+Not checked here, for it would take a Python loop over the vocabulary: that the terms are in
+order, and that the rows of counts are in order where a message does not read them (the rows
+it reads are checked there); the full load checks both.
 
 The file is read directly, not with :mod:`zipfile` (whose import alone costs 8 ms): only the
 stored, non-zip64 members textnb writes are accepted; anything else (format 1, a re-packed
@@ -130,7 +131,7 @@ class Scorer:
         """The counts by term of a format-3 file (CSR: count_indptr over terms, count_classes
         and count_values per stored count) and score_constants, checked as far as a pass in C
         goes: the ends of count_indptr, the class numbers of a file of up to 256 classes, the
-        float counts. Each row the scorer reads is checked where it is read (:meth:`_row`);
+        float counts. Each row the scorer reads is checked where it is read (:meth:`_rows`);
         that count_indptr ascends everywhere would take a Python loop over the vocabulary, so
         only the full load checks it."""
         indptr = _numbers(data["count_indptr.npy"], _UNSIGNED, (n_terms + 1,))
@@ -199,7 +200,8 @@ class Scorer:
                 row = absent[:]
                 for c, n in zip(cs, vs):
                     x = class_count[c] - n
-                    row[c] = (log(n + alpha) - a[c]) - (log((x if x > 0.0 else 0.0) + alpha) - a[c])
+                    row[c] = (log(n + alpha) - a[c]) - (
+                        log((x if x > 0.0 else 0.0) + alpha) - a[c])
             rows.append(row)
         return rows
 
