@@ -145,7 +145,7 @@ def test_counts_round_trip_exactly(tmp_path, settings, unlabeled, dtype):
 
 # -- files of earlier formats -------------------------------------------------------------------
 
-# Written by save_model of format 2 (commit 405349b) from these texts, default settings
+# Written by the save_model of format 2 (commit 6f0772d) from these texts, default settings
 # but for the model.
 FORMAT_2 = {name: os.path.join(os.path.dirname(__file__), "data", "models", f"v2-{name}.model")
             for name in ("complement", "bernoulli")}
