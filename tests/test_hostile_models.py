@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from textnb import TextClassifier, load_model, modelfile, save_model
-from textnb.classifier import MODELS
+from textnb.classifier import MODELS, saved_meta
 from textnb.cli import main
 from textnb.decision import Exit
 from textnb.errors import ModelFileError
@@ -42,6 +42,34 @@ def good(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("good") / "spam.model"
     save_model(TextClassifier(stop_words="none").fit(TEXTS, LABELS), path)
     return path
+
+
+@pytest.fixture(scope="module")
+def good_v2(tmp_path_factory) -> Path:
+    """The good model in format 2, as the save_model of then wrote it."""
+    path = tmp_path_factory.mktemp("good") / "spam-v2.model"
+    _save_v2(TextClassifier(stop_words="none").fit(TEXTS, LABELS), path)
+    return path
+
+
+def _save_v2(clf: TextClassifier, path: Path) -> None:
+    """Format 2's writer (save_model before format 3): dense counts and score weights."""
+    model = clf.model_
+    terms = "\n".join(clf.vocabulary_.terms_).encode()
+    ends = np.append(np.flatnonzero(np.frombuffer(terms, np.uint8) == 10), len(terms)) + 1
+    bias, weights = model.decomposition()
+    row = {label: i for i, label in enumerate(model.classes_.astype(str))}
+    arrays = {"class_count": model.class_count_, "feature_count": model.feature_count_,
+              "digests": clf.digests_,
+              "digest_classes": np.array([row[c] for c in clf.digest_labels_], dtype=np.int64),
+              "terms": np.frombuffer(terms, np.uint8), "term_ends": ends.astype(np.uint64),
+              "score_bias": bias, "score_weights": np.ascontiguousarray(weights.T)}
+    header = {"format": modelfile.FORMAT, "version": 2, "kind": modelfile.TEXT_CLASSIFIER,
+              **saved_meta(clf)}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("meta.json", json.dumps(header))
+        for name, array in arrays.items():
+            archive.writestr(f"{name}.npy", _npy(np.asarray(array)))
 
 
 def _files(path: Path) -> dict[str, bytes]:
@@ -88,16 +116,16 @@ def _flipped(good: Path, target: Path, member: str) -> Path:
 
 
 def _bomb(good: Path, target: Path) -> Path:
-    """The good model with feature_count.npy deflated from 64 MB of zeros (under 100 KB)."""
+    """The good model with count_values.npy deflated from 64 MB of zeros (under 100 KB)."""
     files = _files(good)
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False,
                                                   "shape": (2, 8 << 20)})
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in files.items():
-            if name != "feature_count.npy":
+            if name != "count_values.npy":
                 archive.writestr(name, data, zipfile.ZIP_STORED)
-        with archive.open("feature_count.npy", "w", force_zip64=True) as out:
+        with archive.open("count_values.npy", "w", force_zip64=True) as out:
             out.write(header.getvalue())
             zeros = bytes(1 << 20)
             for _ in range(128):
@@ -124,11 +152,15 @@ def _refused(path: Path, reason: str) -> None:
     assert len(lines) == 1 and lines[0].startswith(PASSED) and re.search(reason, lines[0]), lines
 
 
-def test_the_good_model_is_accepted(good):
-    """The control: the cases below differ from this file only in what they break."""
-    classes, row, _ = score(good, "cheap pills", (("subject", "cheap"),))
+@pytest.mark.parametrize("version", [3, 2])
+def test_the_good_model_is_accepted(good, good_v2, version):
+    """The control: the cases below differ from these files only in what they break."""
+    path = good if version == 3 else good_v2
+    assert json.loads(_files(path)["meta.json"])["version"] == version
+    assert Scorer(path).log_proba("x") == Scorer(good).log_proba("x")   # both numpy-free
+    classes, row, _ = score(path, "cheap pills", (("subject", "cheap"),))
     assert classes == ["ham", "spam"] and math.isclose(sum(map(math.exp, row)), 1.0)
-    out = CliRunner().invoke(main, ["filter", "-m", str(good)], input=MESSAGE)
+    out = CliRunner().invoke(main, ["filter", "-m", str(path)], input=MESSAGE)
     assert out.exit_code == 0 and out.stdout_bytes.endswith(MESSAGE) and out.stderr == ""
 
 
@@ -142,41 +174,89 @@ def test_truncated(good, tmp_path, keep):
     _refused(path, "truncated or corrupt")
 
 
-@pytest.mark.parametrize("member", ["meta.json", "class_count.npy", "feature_count.npy",
-                                    "digests.npy", "digest_classes.npy", "terms.npy",
-                                    "term_ends.npy", "score_bias.npy", "score_weights.npy"])
-def test_a_flipped_byte_in_any_member(good, tmp_path, member):
-    assert member in _files(good)
-    _refused(_flipped(good, tmp_path / "flipped.model", member), "truncated or corrupt")
+@pytest.mark.parametrize("member", ["meta.json", "class_count.npy", "count_indptr.npy",
+                                    "count_classes.npy", "count_values.npy", "digests.npy",
+                                    "digest_classes.npy", "terms.npy", "term_ends.npy",
+                                    "score_bias.npy", "score_constants.npy",
+                                    "v2/feature_count.npy", "v2/score_weights.npy"])
+def test_a_flipped_byte_in_any_member(good, good_v2, tmp_path, member):
+    path = good_v2 if member.startswith("v2/") else good
+    member = member.removeprefix("v2/")
+    assert member in _files(path)
+    _refused(_flipped(path, tmp_path / "flipped.model", member), "truncated or corrupt")
 
 
 @pytest.mark.parametrize("name, change, reason", [
-    ("score_weights", lambda a: np.full_like(a, np.nan), "not finite"),
-    ("score_weights", lambda a: np.where(np.arange(a.size).reshape(a.shape) == 3, np.inf, a),
+    ("score_constants", lambda a: np.full_like(a, np.nan), "not finite"),
+    ("score_constants", lambda a: np.where(np.arange(a.size).reshape(a.shape) == 3, np.inf, a),
      "not finite"),
+    ("score_constants", lambda a: a * np.array([[1], [0]]), "divisor of zero"),
     ("score_bias", lambda a: a + np.array([0, -np.inf]), "not finite"),
-    ("feature_count", lambda a: np.where(a > 0, np.nan, a), "finite and non-negative"),
-    ("feature_count", lambda a: a - 5, "finite and non-negative"),
+    ("count_values", lambda a: np.where(np.arange(a.size) == 2, np.nan, a),
+     "finite and non-negative"),
+    ("count_values", lambda a: a - 5, "finite and non-negative"),
     ("class_count", lambda a: -a, "finite and non-negative"),
     ("class_count", lambda a: np.array([np.nan, 3.0]), "finite and non-negative"),
+    # Format 2's arrays.
+    ("v2/score_weights", lambda a: np.full_like(a, np.nan), "not finite"),
+    ("v2/score_weights", lambda a: np.where(np.arange(a.size).reshape(a.shape) == 3, np.inf, a),
+     "not finite"),
+    ("v2/feature_count", lambda a: np.where(a > 0, np.nan, a), "finite and non-negative"),
+    ("v2/feature_count", lambda a: a - 5, "finite and non-negative"),
 ])
-def test_numbers_that_are_no_counts_or_weights(good, tmp_path, name, change, reason):
-    _refused(_crafted(good, tmp_path / "numbers.model", {name: change}), reason)
+def test_numbers_that_are_no_counts_or_weights(good, good_v2, tmp_path, name, change, reason):
+    path = good_v2 if name.startswith("v2/") else good
+    _refused(_crafted(path, tmp_path / "numbers.model", {name.removeprefix("v2/"): change}),
+             reason)
 
 
 @pytest.mark.parametrize("name, change, reason", [
-    ("feature_count", lambda a: a[:, :-1], r"feature_count of shape \(2, \d+\)"),
+    ("count_indptr", lambda a: a[:-1], r"count_indptr of shape \(\d+,\)"),
+    ("count_indptr", lambda a: a.astype(np.int64), "count_indptr holds int64, not unsignedinteger"),
+    ("count_indptr", lambda a: a + 1, "does not run in order from 0"),
+    ("count_indptr", lambda a: np.append(a[:-1], a[-1] - 1), "does not run in order from 0"),
+    ("count_classes", lambda a: a[:-1], r"count_values of shape \(\d+,\), expected"),
+    ("count_classes", lambda a: a + 2, "class number out of range"),
+    ("count_classes", lambda a: a.astype(np.float64), "count_classes holds float64"),
+    ("count_values", lambda a: a.astype(np.complex128),
+     "count_values holds complex128, not counts"),
+    ("count_values", lambda a: a.astype(np.int16), "count_values holds int16, not counts"),
+    ("count_values", lambda a: a.astype("<U8"), "count_values holds <U8"),
     ("class_count", lambda a: np.append(a, 1.0), r"class_count of shape \(3,\)"),
-    ("score_weights", lambda a: a[:-1], "score_weights of shape"),         # a short row
-    ("score_weights", lambda a: a.reshape(-1), "score_weights of shape"),
+    ("score_constants", lambda a: a[:1], "score_constants of shape"),
+    ("score_constants", lambda a: a.reshape(-1), "score_constants of shape"),
     ("score_bias", lambda a: a[:1], "score_bias of shape"),
     ("term_ends", lambda a: a + 1, "term_ends does not match"),
-    ("feature_count", lambda a: a.astype(np.complex128), "not floating"),
-    ("feature_count", lambda a: a.astype("<U8"), "not floating"),
     ("digest_classes", lambda a: a + 5, "out of range"),
+    # Format 2's arrays.
+    ("v2/feature_count", lambda a: a[:, :-1], r"feature_count of shape \(2, \d+\)"),
+    ("v2/score_weights", lambda a: a[:-1], "score_weights of shape"),      # a short row
+    ("v2/score_weights", lambda a: a.reshape(-1), "score_weights of shape"),
+    ("v2/feature_count", lambda a: a.astype(np.complex128), "not floating"),
+    ("v2/feature_count", lambda a: a.astype("<U8"), "not floating"),
 ])
-def test_arrays_of_the_wrong_shape_or_type(good, tmp_path, name, change, reason):
-    _refused(_crafted(good, tmp_path / "shape.model", {name: change}), reason)
+def test_arrays_of_the_wrong_shape_or_type(good, good_v2, tmp_path, name, change, reason):
+    path = good_v2 if name.startswith("v2/") else good
+    _refused(_crafted(path, tmp_path / "shape.model", {name.removeprefix("v2/"): change}), reason)
+
+
+def test_count_rows_out_of_order_are_refused(good, tmp_path):
+    """A row's classes must ascend (two counts of one class in a row are refused). The scorer
+    checks the rows a message needs where it reads them; the full load checks them all."""
+    clf = load_model(good)
+    k = clf.vocabulary_.index_["cheap"]
+    assert np.count_nonzero(clf.model_.feature_count_[:, k]) == 1     # spam's only, class 1
+
+    def twice(indptr):     # its row takes in the next term's first count, of class 0 or 1
+        return np.concatenate([indptr[:k + 1], indptr[k + 1:k + 2] + 1, indptr[k + 2:]])
+
+    path = _crafted(good, tmp_path / "rows.model", {"count_indptr": twice})
+    with pytest.raises(ModelFileError, match="count_classes holds a term's classes out of order"):
+        load_model(path)
+    with pytest.raises(ModelFileError, match="count_classes is out of order"):
+        Scorer(path).log_proba("cheap")
+    assert all(map(math.isfinite, Scorer(path).log_proba("meeting at noon")))
+    _refused(path, "out of order")
 
 
 @pytest.mark.parametrize("params, reason", [
@@ -199,7 +279,7 @@ def test_absurd_settings(good, tmp_path, params, reason):
 @pytest.mark.parametrize("meta, reason", [
     ({"version": 0}, "format version 0 does not exist"),
     ({"version": -1}, "format version -1 does not exist"),
-    ({"version": 99}, "format version 99; this textnb reads up to 2"),
+    ({"version": 99}, "format version 99; this textnb reads up to 3"),
     ({"version": "2"}, "is not a number"),
     ({"version": True}, "is not a number"),
     ({"classes": ["spam", "spam"]}, "classes"),
@@ -232,12 +312,12 @@ def test_a_zip_bomb_is_refused_before_it_is_inflated(good, tmp_path, monkeypatch
 
     monkeypatch.setattr(zipfile.ZipFile, "open", watch)
     _refused(path, "zip bomb")
-    assert "feature_count.npy" not in inflated
+    assert "count_values.npy" not in inflated
 
 
 def test_a_stored_member_declaring_more_than_it_holds(good, tmp_path):
     data = bytearray(good.read_bytes())
-    at = data.index(b"feature_count.npy", data.index(b"PK\x01\x02")) - 46   # its directory entry
+    at = data.index(b"count_values.npy", data.index(b"PK\x01\x02")) - 46    # its directory entry
     assert data[at:at + 4] == b"PK\x01\x02"
     declared = int.from_bytes(data[at + 24:at + 28], "little")
     data[at + 24:at + 28] = (declared * 1000).to_bytes(4, "little")         # uncompressed size
@@ -288,7 +368,7 @@ def test_a_fifo_or_a_device_is_refused_without_blocking_or_reading_it(tmp_path):
 
 
 def test_the_quick_path_refuses_a_corrupt_model_as_the_full_one(good, tmp_path):
-    path = _flipped(good, tmp_path / "flipped.model", "score_weights.npy")
+    path = _flipped(good, tmp_path / "flipped.model", "count_values.npy")
     done = subprocess.run([sys.executable, "-m", "textnb", "filter", "-m", str(path)],
                           input=MESSAGE, capture_output=True, timeout=60)
     assert done.returncode == 0 and done.stdout == MESSAGE

@@ -93,11 +93,86 @@ def test_the_file_holds_no_pickles(model_path):
         meta = json.loads(archive.read("meta.json"))
         arrays = {n: np.lib.format.read_array(io.BytesIO(archive.read(n)), allow_pickle=False)
                   for n in names if n.endswith(".npy")}
-    assert names == ["class_count.npy", "digest_classes.npy", "digests.npy",
-                     "feature_count.npy", "meta.json", "score_bias.npy", "score_weights.npy",
-                     "term_ends.npy", "terms.npy"]
-    assert (meta["format"], meta["version"], meta["kind"]) == ("textnb-model", 2, "text-classifier")
+    assert names == ["class_count.npy", "count_classes.npy", "count_indptr.npy",
+                     "count_values.npy", "digest_classes.npy", "digests.npy", "meta.json",
+                     "score_bias.npy", "score_constants.npy", "term_ends.npy", "terms.npy"]
+    assert (meta["format"], meta["version"], meta["kind"]) == ("textnb-model", 3, "text-classifier")
     assert all(a.dtype != object for a in arrays.values())
+
+
+# -- format 3: counts by term, non-zero only, exact ---------------------------------------------
+
+def _arrays(path) -> dict[str, np.ndarray]:
+    with zipfile.ZipFile(path) as archive:
+        assert {i.compress_type for i in archive.infolist()} == {zipfile.ZIP_STORED}
+        return {n[:-4]: np.lib.format.read_array(io.BytesIO(archive.read(n)), allow_pickle=False)
+                for n in archive.namelist() if n.endswith(".npy")}
+
+
+def test_counts_are_stored_by_term_non_zero_only(model_path):
+    clf, arrays = _classifier(), _arrays(model_path)
+    counts = clf.model_.feature_count_                       # (3 classes, n_terms), integral
+    assert arrays["count_values"].dtype == np.uint8          # the smallest type that holds them
+    assert arrays["count_values"].size == np.count_nonzero(counts) < counts.size
+    indptr, classes = arrays["count_indptr"], arrays["count_classes"]
+    assert indptr.dtype == classes.dtype == np.uint8 and indptr.shape == (counts.shape[1] + 1,)
+    k = clf.vocabulary_.index_["cheap"]                      # 3 times in spam, nowhere else
+    assert classes[indptr[k]:indptr[k + 1]].tolist() == [clf.classes_.tolist().index("spam")]
+    assert arrays["count_values"][indptr[k]:indptr[k + 1]].tolist() == [3]
+    dense = np.zeros_like(counts)
+    term = np.repeat(np.arange(counts.shape[1]), np.diff(indptr))
+    dense[classes, term] = arrays["count_values"]
+    np.testing.assert_array_equal(dense, counts)
+    assert "feature_count" not in arrays and "score_weights" not in arrays
+
+
+@pytest.mark.parametrize("settings, unlabeled, dtype", [
+    ({"tf": "raw"}, None, np.uint16),                        # a term 300 times in one class
+    ({"tf": "log", "norm": "l2"}, None, np.float64),         # weighted counts
+    ({"tf": "raw"}, ["cheap pills at noon", "the football notes"], np.float64),   # EM's
+])
+def test_counts_round_trip_exactly(tmp_path, settings, unlabeled, dtype):
+    texts, labels = TEXTS + ["pills " * 300], LABELS + ["spam"]
+    clf = _classifier(**settings).fit(texts, labels, unlabeled=unlabeled)
+    save_model(clf, tmp_path / "m.model")
+    assert _arrays(tmp_path / "m.model")["count_values"].dtype == dtype
+    loaded = load_model(tmp_path / "m.model")
+    np.testing.assert_array_equal(loaded.model_.feature_count_, clf.model_.feature_count_)
+    np.testing.assert_array_equal(loaded.model_.class_count_, clf.model_.class_count_)
+    np.testing.assert_array_equal(loaded.predict_joint_log_proba(PROBES),
+                                  clf.predict_joint_log_proba(PROBES))
+
+
+# -- files of earlier formats -------------------------------------------------------------------
+
+# Written by the save_model of format 2 (commit 6f0772d) from these texts, default settings
+# but for the model.
+FORMAT_2 = {name: os.path.join(os.path.dirname(__file__), "data", "models", f"v2-{name}.model")
+            for name in ("complement", "bernoulli")}
+V2_TEXTS = ["cheap pills now", "cheap money now!!! $500", "win money, win cheap pills",
+            "meeting at noon", "lunch at noon with notes", "notes from the meeting",
+            "the football results", "football tonight, results at noon"]
+V2_LABELS = ["spam", "spam", "spam", "ham", "ham", "ham", "sport", "sport"]
+
+
+@pytest.mark.parametrize("model", ["complement", "bernoulli"])
+def test_format_2_files_still_load_and_score_and_are_rewritten_in_format_3(tmp_path, model):
+    from textnb import TextClassifier as Library
+    from textnb.scorer import Scorer
+    expected = Library(model=model).fit(V2_TEXTS, V2_LABELS)
+    with zipfile.ZipFile(FORMAT_2[model]) as archive:
+        assert json.loads(archive.read("meta.json"))["version"] == 2
+    loaded = load_model(FORMAT_2[model])
+    np.testing.assert_array_equal(loaded.model_.feature_count_, expected.model_.feature_count_)
+    np.testing.assert_array_equal(loaded.predict_proba(PROBES), expected.predict_proba(PROBES))
+    save_model(loaded, tmp_path / "v3.model")
+    assert os.path.getsize(tmp_path / "v3.model") < os.path.getsize(FORMAT_2[model])
+    for path in (FORMAT_2[model], tmp_path / "v3.model"):    # the mail filter's numpy-free path
+        scorer = Scorer(path)
+        for text in PROBES:
+            np.testing.assert_allclose(scorer.log_proba(text),
+                                       expected.predict_log_proba([text])[0],
+                                       rtol=1e-12, atol=1e-12)
 
 
 # -- atomic writes ------------------------------------------------------------------------------
@@ -190,7 +265,7 @@ def test_truncated_file(model_path, tmp_path):
 
 def test_corrupt_array_bytes_fail_the_checksum(model_path, tmp_path):
     data = bytearray(model_path.read_bytes())
-    start = data.index(b"\x93NUMPY", data.index(b"feature_count.npy")) + 130
+    start = data.index(b"\x93NUMPY", data.index(b"terms.npy")) + 130
     data[start:start + 8] = b"\xff" * 8
     path = tmp_path / "corrupt.model"
     path.write_bytes(bytes(data))
@@ -236,11 +311,12 @@ def test_wrong_kind(tmp_path):
 
 def test_newer_version(model_path, tmp_path):
     path = tmp_path / "future.model"
-    _rewrite_meta(model_path, path, version=3)
-    _expect_error(path, "has format version 3; this textnb reads up to 2: upgrade textnb")
+    _rewrite_meta(model_path, path, version=4)
+    _expect_error(path, "has format version 4; this textnb reads up to 3: upgrade textnb")
 
 
-def test_version_1_files_with_the_terms_in_the_metadata_still_load(model_path, tmp_path):
+def test_version_1_files_with_the_terms_in_the_metadata_still_load(tmp_path):
+    model_path = FORMAT_2["complement"]
     with zipfile.ZipFile(model_path) as archive:
         files = {name: archive.read(name) for name in archive.namelist()
                  if name not in ("terms.npy", "term_ends.npy", "score_bias.npy",
@@ -278,11 +354,11 @@ def test_missing_or_misshapen_arrays(model_path, tmp_path):
     with zipfile.ZipFile(model_path) as archive:
         files = {name: archive.read(name) for name in archive.namelist()}
     missing = tmp_path / "missing.model"
-    _zip(missing, {k: v for k, v in files.items() if k != "feature_count.npy"})
+    _zip(missing, {k: v for k, v in files.items() if k != "count_values.npy"})
     _expect_error(missing, "is corrupt")
     misshapen = tmp_path / "shape.model"
-    _zip(misshapen, {**files, "feature_count.npy": _npy(np.zeros((3, 2)))})
-    _expect_error(misshapen, r"is corrupt \(feature_count of shape \(3, 2\)")
+    _zip(misshapen, {**files, "count_indptr.npy": _npy(np.zeros((3, 2), dtype=np.uint8))})
+    _expect_error(misshapen, r"is corrupt \(count_indptr of shape \(3, 2\)")
     bad_index = tmp_path / "index.model"
     _zip(bad_index, {**files, "digest_classes.npy": _npy(np.full(8, 99, dtype=np.int64))})
     _expect_error(bad_index, "is corrupt")

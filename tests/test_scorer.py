@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import zipfile
 
@@ -19,6 +20,8 @@ TEXTS = ["cheap pills now", "cheap money now!!! $500", "win money, win cheap pil
          "the football results", "football tonight, results at noon"]
 LABELS = ["spam", "spam", "spam", "ham", "ham", "ham", "sport", "sport"]
 MAIL = parse_message(b"Subject: cheap pills\nFrom: x@example.com\n\ncheap cheap noon results\n")
+# A format-2 file of TextClassifier().fit(TEXTS[:8], LABELS[:8]), by the save_model of then.
+FORMAT_2 = os.path.join(os.path.dirname(__file__), "data", "models", "v2-complement.model")
 PROBES = [MAIL, parse_message(b"Subject: nothing known\n\nzebra\n"), parse_message(b""),
           parse_message(b"Subject: noon\n\n" + b"football results " * 5000)]
 
@@ -65,7 +68,7 @@ def test_files_the_scorer_declines_are_scored_through_load_model(tmp_path):
     path = tmp_path / "m.model"
     clf = TextClassifier().fit(TEXTS, LABELS)
     save_model(clf, path)
-    with zipfile.ZipFile(path) as archive:
+    with zipfile.ZipFile(FORMAT_2) as archive:     # format 1 is format 2 less these members
         files = {name: archive.read(name) for name in archive.namelist()}
     meta = json.loads(files["meta.json"])
     old, packed = tmp_path / "old.model", tmp_path / "deflated.model"
@@ -75,11 +78,14 @@ def test_files_the_scorer_declines_are_scored_through_load_model(tmp_path):
                 archive.writestr(name, json.dumps({**meta, "version": 1,
                                                    "terms": clf.vocabulary_.terms_})
                                  if name == "meta.json" else data)
+    with zipfile.ZipFile(path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
     with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in files.items():
             archive.writestr(name, data)
     expected = clf.predict_log_proba([MAIL])[0]
-    for declined, reason in ((old, "format version 1, not 2"), (packed, "stored members")):
+    for declined, reason in ((old, "format version 1, not 2 or later"),
+                             (packed, "stored members")):
         with pytest.raises(ModelFileError, match=reason):
             Scorer(declined)
         classes, row, _ = score(declined, MAIL.text, MAIL.fields)
@@ -115,3 +121,21 @@ def test_terms_are_found_in_code_point_order(tmp_path):
     assert terms == sorted(terms) and len(terms) > 10
     for k, term in enumerate(terms):
         assert scorer._counts([term, term, "unknown"]) == {k: 2}
+
+
+@pytest.mark.parametrize("model", ["complement", "multinomial", "bernoulli"])
+def test_many_classes_and_large_counts(tmp_path, model):
+    """300 classes (class numbers of two bytes) and a count of 70,000 (four bytes)."""
+    texts = [f"word{i} shared common{i % 7}" for i in range(300)] + ["shared " * 70_000]
+    labels = [f"c{i:03d}" for i in range(300)] + ["c000"]
+    clf = TextClassifier(model=model, norm=None, stop_words="none").fit(texts, labels)
+    save_model(clf, tmp_path / "m.model")
+    with zipfile.ZipFile(tmp_path / "m.model") as archive:
+        dtypes = {name: np.lib.format.read_array(archive.open(f"{name}.npy")).dtype
+                  for name in ("count_classes", "count_values")}
+    assert dtypes == {"count_classes": np.uint16,
+                      "count_values": np.uint8 if model == "bernoulli" else np.uint32}
+    scorer = Scorer(tmp_path / "m.model")
+    probes = ["word7 shared common3 shared", "common0 unknown", "word299"]
+    for text, row in zip(probes, clf.predict_log_proba(probes)):
+        np.testing.assert_allclose(scorer.log_proba(text), row, rtol=1e-12, atol=1e-12)

@@ -1,26 +1,32 @@
 """model file → log P(c|x) of one document, without numpy: the mail filter's fast path.
 
-A TextClassifier's file holds its scores decomposed as jll(x) = bias + Σ_k x'_k W_k, where x'
-is the document's weighted counts over the vocabulary (:meth:`~textnb.models._DiscreteNB.
-decomposition`; term k's weights W_k are row k of ``score_weights``). Scoring one message needs
-the settings, the sorted terms, and the rows of the terms the message holds. The terms are
-searched as UTF-8 bytes, whose order is the code-point order they were sorted in, so they are
-never decoded. So ``textnb filter`` costs milliseconds more than Python's start-up, where
-importing numpy and reading the whole model took 200 (scripts/bench_filter.py).
+A TextClassifier's scores decompose as jll(x) = bias + Σ_k x'_k W_k, where x' is the
+document's weighted counts over the vocabulary (:meth:`~textnb.models._DiscreteNB.
+decomposition`). Scoring one message needs the settings, the sorted terms, and the weights W_k
+of the terms the message holds. A file of format 3 holds the counts by term (CSR: row k of
+``count_indptr``, ``count_classes``, ``count_values`` is term k), and W_k follows from term
+k's counts and two numbers per class (``score_constants``, see
+:func:`textnb.classifier._score_constants`); a file of format 2 holds W_k itself, row k of
+``score_weights``. The terms are searched as UTF-8 bytes, whose order is the code-point order
+they were sorted in, so they are never decoded. So ``textnb filter`` costs milliseconds more
+than Python's start-up, where importing numpy and reading the whole model took 200
+(scripts/bench_filter.py).
 
 The file is read whole in one read and every member's CRC-32 checked: a model replaced
 meanwhile (``textnb learn``) is read as one version, never two, and a flipped byte anywhere is
 found. The checks of :mod:`textnb.modelfile` apply (a regular file, a known version, settings
 in bounds); each array must have the size its header declares and the shape the classes and
-terms imply, weights must be finite and counts finite and non-negative, as
-:func:`~textnb.classifier.load_model` requires. This costs 3.8 ms per message for a
-SpamAssassin model of 70,000 terms, where reading only the rows a message needs cost 1.6 ms
-(scripts/bench_filter.py). Not checked here, for it would take a Python loop over the
-vocabulary: that the terms are in order (the full load checks it).
+terms imply, weights and constants must be finite and counts finite and non-negative, as
+:func:`~textnb.classifier.load_model` requires. For a SpamAssassin model of 50,000 terms,
+opening the file and scoring a message take 0.8 times as long in format 3 as in format 2,
+whose file is 1.8 times larger, though the weights are computed (scripts/bench_modelfile.py).
+Not checked here, for it would take a Python loop over the vocabulary: that the terms are in
+order, and that the rows of counts are in order where a message does not read them (the rows
+it reads are checked there); the full load checks both.
 
 The file is read directly, not with :mod:`zipfile` (whose import alone costs 8 ms): only the
-stored, non-zip64 members textnb writes are accepted; anything else is a ModelFileError, and
-the caller falls back to :func:`textnb.classifier.load_model`.
+stored, non-zip64 members textnb writes are accepted; anything else (format 1, a re-packed
+zip) is a ModelFileError, and the caller falls back to :func:`textnb.classifier.load_model`.
 
 The arithmetic is that of :meth:`TextClassifier.predict_log_proba`, in the same order, so the
 two agree to rounding (tests/test_scorer.py).
@@ -48,6 +54,10 @@ _NPY_FIELD = re.compile(rb"'(descr|fortran_order|shape)':\s*('[^']*'|False|True|
 _END_OF_DIRECTORY = struct.Struct("<4s4H2IH")        # the zip's last record
 _DIRECTORY_ENTRY = struct.Struct("<4s6H3I5H2I")       # one member in the central directory
 _LOCAL_HEADER = struct.Struct("<4s5H3I2H")            # before a member's data
+# .npy types of a format-3 file's indices and integral counts, and the array typecodes of all
+# the types read ("I" is 4 bytes wherever CPython runs on a 32- or 64-bit platform).
+_UNSIGNED = ("|u1", "<u2", "<u4", "<u8")
+_TYPECODES = {"|u1": "B", "<u2": "H", "<u4": "I", "<u8": "Q", "<f8": "d", "<i8": "q"}
 
 
 class Scorer:
@@ -67,8 +77,8 @@ class Scorer:
                 self._members = _members(blob)
                 meta = json.loads(bytes(self._member(blob, "meta.json")))
                 version = check_header(meta, self.path, TEXT_CLASSIFIER)
-                if version != 2:
-                    raise ValueError(f"format version {version}, not 2")
+                if version < 2:
+                    raise ValueError(f"format version {version}, not 2 or later")
                 check_text_classifier(meta, self.path)
                 self.classes = list(meta["classes"])
                 self.cutoffs = check_cutoffs(meta.get("cutoffs"), self.classes)
@@ -77,27 +87,37 @@ class Scorer:
                     lowercase=params["lowercase"], stop_words=meta["stop_words"],
                     stemmer=params["stemmer"], ngram_range=params["ngram_range"],
                     max_length=params["max_token_length"])
+                self._model, self._alpha = params["model"], float(params["alpha"])
                 self._binary = params["model"] == "bernoulli" or params["tf"] == "binary"
                 self._log_tf = params["tf"] == "log" and not self._binary
                 self._l2 = params["norm"] == "l2" and params["model"] != "bernoulli"
                 data = {name: self._member(blob, name) for name in self._members}
                 self._terms = bytes(_npy(data["terms.npy"], "|u1"))
-                self._ends = _array("Q", _npy(data["term_ends.npy"], "<u8"))
+                self._ends = _numbers(data["term_ends.npy"],
+                                      ("<u8",) if version == 2 else _UNSIGNED)
                 n_terms, n_classes = len(self._ends), len(self.classes)
-                # The counts are learning's, not scoring's: checked, so that what classify
+                # The counts are learning's, not only scoring's: checked, so that what classify
                 # refuses is refused here too.
-                for name, shape in (("class_count", (n_classes,)),
-                                    ("feature_count", (n_classes, n_terms))):
-                    _check_floats(_npy(data[f"{name}.npy"], "<f8", shape), name, counts=True)
+                class_count = _npy(data["class_count.npy"], "<f8", (n_classes,))
+                _check_floats(class_count, "class_count", counts=True)
+                self._class_count = list(_array("d", class_count))
                 digests = _npy(data["digests.npy"], "<u8")
-                owners = _array("q", _npy(data["digest_classes.npy"], "<i8", (len(digests) // 8,)))
+                owners = _numbers(data["digest_classes.npy"],
+                                  ("<i8",) if version == 2 else _UNSIGNED, (len(digests) // 8,))
                 if owners and not 0 <= min(owners) <= max(owners) < n_classes:
                     raise ValueError("digest_classes holds a class number out of range")
                 bias = _npy(data["score_bias.npy"], "<f8", (n_classes,))
-                weights = _npy(data["score_weights.npy"], "<f8", (n_terms, n_classes))
                 _check_floats(bias, "score_bias")
-                _check_floats(weights, "score_weights")
-                self.bias, self._weights = list(_array("d", bias)), _array("d", weights)
+                self.bias = list(_array("d", bias))
+                if version == 2:
+                    _check_floats(_npy(data["feature_count.npy"], "<f8", (n_classes, n_terms)),
+                                  "feature_count", counts=True)
+                    weights = _npy(data["score_weights.npy"], "<f8", (n_terms, n_classes))
+                    _check_floats(weights, "score_weights")
+                    self._weights = _array("d", weights)
+                else:
+                    self._weights = None
+                    self._read_counts(data, n_terms, n_classes)
             except ModelFileError:
                 raise
             except (OSError, KeyError, TypeError, ValueError, struct.error,
@@ -107,6 +127,84 @@ class Scorer:
         if self._ends and self._ends[-1] != len(self._terms) + 1:
             raise ModelFileError(f"model file '{self.path}' is corrupt")
 
+    def _read_counts(self, data: dict[str, memoryview], n_terms: int, n_classes: int) -> None:
+        """The counts by term of a format-3 file (CSR: count_indptr over terms, count_classes
+        and count_values per stored count) and score_constants, checked as far as a pass in C
+        goes: the ends of count_indptr, the class numbers of a file of up to 256 classes, the
+        float counts. Each row the scorer reads is checked where it is read (:meth:`_rows`);
+        that count_indptr ascends everywhere would take a Python loop over the vocabulary, so
+        only the full load checks it."""
+        indptr = _numbers(data["count_indptr.npy"], _UNSIGNED, (n_terms + 1,))
+        classes = _numbers(data["count_classes.npy"], _UNSIGNED)
+        values = _numbers(data["count_values.npy"], (*_UNSIGNED, "<f8"), (len(classes),))
+        if indptr[0] != 0 or indptr[-1] != len(classes):
+            raise ValueError("count_indptr does not run from 0 to the number of counts")
+        if classes.typecode == "B" and n_classes < 256:  # a table lookup in C, not max()
+            if 1 in bytes(classes).translate(bytes(b >= n_classes for b in range(256))):
+                raise ValueError("count_classes holds a class number out of range")
+        elif classes and max(classes) >= n_classes:
+            raise ValueError("count_classes holds a class number out of range")
+        if values.typecode == "d":
+            _check_floats(values.tobytes(), "count_values", counts=True)
+        constants = _npy(data["score_constants.npy"], "<f8", (2, n_classes))
+        _check_floats(constants, "score_constants")
+        constants = _array("d", constants)
+        self._indptr, self._count_classes, self._count_values = indptr, classes, values
+        self._a, self._b = list(constants[:n_classes]), list(constants[n_classes:])
+        if 0.0 in self._b:
+            raise ValueError("score_constants holds a divisor of zero")
+        # The multinomial and Bernoulli weights of a term no class has (count 0).
+        log_alpha = math.log(0.0 + self._alpha)
+        self._absent = [log_alpha - a_c if self._model == "multinomial" else
+                        (log_alpha - a_c) - (math.log(max(total, 0.0) + self._alpha) - a_c)
+                        for a_c, total in zip(self._a, self._class_count)]
+
+    def _rows(self, terms: list[int]) -> list:
+        """The weights of each of ``terms``, one per class
+        (:meth:`~textnb.models._DiscreteNB.decomposition`): rows of score_weights (format 2),
+        or from the term's counts n_c with the expressions of
+        :func:`textnb.classifier._score_constants`, a class without the term taking the
+        weight of a count of 0, computed once."""
+        n_classes = len(self.classes)
+        if self._weights is not None:
+            weights = self._weights
+            return [weights[k * n_classes:(k + 1) * n_classes] for k in terms]
+        indptr, classes, values, size = (self._indptr, self._count_classes, self._count_values,
+                                         len(self._count_classes))
+        alpha, a, b, absent, log = self._alpha, self._a, self._b, self._absent, math.log
+        model, class_count, divisors = self._model, self._class_count, list(zip(a, b))
+        rows = []
+        # One loop for all terms, locals only, array slices, no max(): 5 µs a term where
+        # a method call per term with max() took 8 (2 classes, a loaded machine).
+        for k in terms:
+            lo, hi = indptr[k], indptr[k + 1]
+            if not lo <= hi <= size:
+                raise ValueError("count_indptr is out of order")
+            cs, vs = classes[lo:hi], values[lo:hi]
+            if hi - lo > 1 and any(c <= previous for previous, c in zip(cs, cs[1:])):
+                raise ValueError("count_classes is out of order")
+            if model == "complement":
+                total = 0.0
+                for n in vs:  # in class order, as numpy sums feature_count_ over classes
+                    total += n
+                zero = log(total + alpha)
+                row = [(zero - a_c) / b_c for a_c, b_c in divisors]
+                for c, n in zip(cs, vs):
+                    x = total - n + alpha
+                    row[c] = (log(x if x > alpha else alpha) - a[c]) / b[c]
+            elif model == "multinomial":
+                row = absent[:]
+                for c, n in zip(cs, vs):
+                    row[c] = log(n + alpha) - a[c]
+            else:
+                row = absent[:]
+                for c, n in zip(cs, vs):
+                    x = class_count[c] - n
+                    row[c] = (log(n + alpha) - a[c]) - (
+                        log((x if x > 0.0 else 0.0) + alpha) - a[c])
+            rows.append(row)
+        return rows
+
     def log_proba(self, text: str, fields: tuple[tuple[str, str], ...] = ()) -> list[float]:
         """log P(c|x) per class, in ``classes`` order, of a text and its header fields."""
         counts = sorted(self._counts(self.tokenizer.document(text, fields)).items())
@@ -115,12 +213,14 @@ class Scorer:
         if self._l2 and values:
             length = math.sqrt(sum(v * v for v in values))
             values = [v / length for v in values]
-        n_classes, weights = len(self.classes), self._weights
+        n_classes = len(self.classes)
         sums = [0.0] * n_classes
-        for value, (k, _) in zip(values, counts):
-            row = k * n_classes
-            for c in range(n_classes):
-                sums[c] += value * weights[row + c]
+        try:
+            for value, row in zip(values, self._rows([k for k, _ in counts])):
+                for c in range(n_classes):
+                    sums[c] += value * row[c]
+        except ValueError as error:  # a row of a crafted file that the load did not check
+            raise ModelFileError(f"model file '{self.path}' is corrupt ({error})") from None
         jll = [s + b for s, b in zip(sums, self.bias)]
         if not all(map(math.isfinite, jll)):
             raise ModelFileError(f"model file '{self.path}' is corrupt "
@@ -239,6 +339,19 @@ def _npy(data: memoryview, dtype: str, shape: tuple[int, ...] | None = None) -> 
     """The data bytes of a .npy file holding a C-ordered array of ``dtype``: one-dimensional,
     or of ``shape`` if given, and exactly as long as its header declares. Only plain arrays
     are accepted (a pickle never is: its dtype is 'O')."""
+    return _typed_npy(data, (dtype,), shape)[1]
+
+
+def _numbers(data: memoryview, dtypes: tuple[str, ...],
+             shape: tuple[int, ...] | None = None) -> array:
+    """The numbers of a .npy file (as :func:`_npy`) of one of ``dtypes``, as an array."""
+    dtype, body = _typed_npy(data, dtypes, shape)
+    return _array(_TYPECODES[dtype], body)
+
+
+def _typed_npy(data: memoryview, dtypes: tuple[str, ...],
+               shape: tuple[int, ...] | None) -> tuple[str, memoryview]:
+    """(dtype, data bytes) of a .npy file as :func:`_npy` accepts it, of one of ``dtypes``."""
     if data[:6] != _NPY_MAGIC or data[6] not in (1, 2, 3):
         raise ValueError("not a .npy array")
     if data[6] == 1:
@@ -246,8 +359,9 @@ def _npy(data: memoryview, dtype: str, shape: tuple[int, ...] | None = None) -> 
     else:
         length, start = int.from_bytes(data[8:12], "little"), 12
     header = dict(_NPY_FIELD.findall(bytes(data[start:start + length])))
-    if header.get(b"descr") != f"'{dtype}'".encode() or header.get(b"fortran_order") != b"False":
-        raise ValueError(f"array of {header.get(b'descr')}, expected {dtype}")
+    dtype = header.get(b"descr", b"").strip(b"'").decode("ascii", "replace")
+    if dtype not in dtypes or header.get(b"fortran_order") != b"False":
+        raise ValueError(f"array of {header.get(b'descr')}, expected {' or '.join(dtypes)}")
     declared = tuple(int(n) for n in header.get(b"shape", b"()").strip(b"()").split(b",")
                      if n.strip())
     if declared != shape if shape is not None else len(declared) != 1:
@@ -255,4 +369,4 @@ def _npy(data: memoryview, dtype: str, shape: tuple[int, ...] | None = None) -> 
     body = data[start + length:]
     if len(body) != math.prod(declared) * int(dtype[2:]):  # "<f8": 8 bytes each
         raise ValueError(f"array of shape {declared} in {len(body)} bytes")
-    return body
+    return dtype, body
