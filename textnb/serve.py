@@ -8,14 +8,17 @@ body. Every method: PING, CHECK, SYMBOLS, REPORT, REPORT_IFSPAM, PROCESS, HEADER
 
 Choices, with the measurements behind them (scripts/bench_serve.py, 2 cores):
 
-* **Processes × asyncio.** Scoring is CPU-bound Python (about 1 ms a message: parse 0.4,
-  tokenize 0.2–0.3, score 0.3–0.5), so threads share one core under the GIL: with 8 and 32
-  clients, a thread per connection answered 400–510 messages/s, one asyncio process 500–870,
-  two 800–1 270 (three runs). ``--workers`` processes (default: one per core) are forked after
-  the model is loaded, so its pages are shared, and each runs an asyncio loop, in which a slow
-  or silent client is one idle coroutine. A request is read under one deadline
-  (``--timeout``); scoring runs on the loop; TELL, which waits for the update lock and
-  rewrites the file, runs on a thread.
+* **Processes × an event loop of callbacks.** A message costs about 1 ms of CPU (median
+  message: parse 0.3–0.4, tokenize 0.2, score 0.09, answer 0.04), all Python, so threads
+  share one core under the GIL: with 8 and 32 clients, a thread per connection answered
+  400–510 messages/s, one asyncio process 500–870, two 800–1 270 (three runs).
+  ``--workers`` processes (default: one per core) are forked after the model is loaded, so
+  its pages are shared; each runs an asyncio loop whose reader and writer callbacks drive
+  every connection (:class:`_Connection`, no task or future per request), so a slow or
+  silent client is an idle entry in the loop. A request is read under one deadline
+  (``--timeout``); scoring runs on the loop, with :class:`Weights` (plain Python, no numpy
+  call for a one-row matrix); TELL, which waits for the update lock and rewrites the file,
+  runs on a thread.
 * **One whole model version per message.** Before each request the model file is stat()ed
   (2 µs); when (device, inode, mtime, size) changed, it is loaded again, whole, before the
   message is scored. A file that fails to load leaves the old model serving.
@@ -109,9 +112,9 @@ class Weights:
     jll(x) = bias + Σ_k x'_k W_ck over the message's terms k, with x' its counts weighted as
     :meth:`TextClassifier.transform` weighs them (presence for Bernoulli; raw, log1p or
     binary, then unit length for ``norm="l2"``); log P(c|x) = jll − logsumexp(jll). Equal to
-    ``predict_log_proba`` to rounding (tests/test_serve.py), at 0.09 ms for a median
-    SpamAssassin message where the numpy path (a CSR matrix of one row) took 0.45
-    (scripts/bench_serve.py's profile).
+    ``predict_log_proba`` to rounding (tests/test_serve.py), in 0.09 ms for the median
+    SpamAssassin test message, where ``predict_log_proba`` (a one-row CSR matrix and numpy
+    calls on two numbers) took 0.44 beyond tokenizing (scripts/bench_serve.py's stages).
     """
 
     def __init__(self, classifier: TextClassifier) -> None:
