@@ -461,7 +461,9 @@ def test_a_client_that_reads_slowly_stalls_no_one(model, short_dir):
     the others are answered meanwhile."""
     server = Daemon(short_dir, model, *CUTOFF, "--timeout", "2", workers=1)
     raw = SPAM.read_bytes()
-    big = raw + b"\n" + b"filler line of a long message\n" * 15_000  # 450 KB
+    # 450 KB in lines of one over-long token each: scored in ≈20 ms, where as many short
+    # words took 250, so that scoring it does not hold up the clients timed below.
+    big = raw + b"\n" + (b"x" * 999 + b"\n") * 450
     try:
         full = exchange(server.socket, request("PROCESS", big))
         assert full.startswith(b"SPAMD/1.1 0 EX_OK\r\n") and full.endswith(big[-1000:])
