@@ -1,30 +1,38 @@
 #!/usr/bin/env python3
-"""What ``textnb serve`` costs: per message through spamc against ``bogofilter -p``, messages per
-second with concurrent clients, and the daemon's memory, on the SpamAssassin corpus.
+"""What ``textnb serve`` costs: per message through spamc against ``bogofilter -p`` and against
+spamc's own floor, where a request's time goes, messages per second with concurrent clients,
+and the daemon's memory, on the SpamAssassin corpus.
 
 What it measures
 ----------------
-A model is trained with ``textnb train`` on the 70 % training part of the corpus (the
-stratified split of scripts/bench_spam.py, ``--seed``, default 0); bogofilter is trained on the
-same files. ``textnb serve`` is started on a temporary socket (its log lines go to a file).
+A model is trained with ``textnb train`` (default settings) on the 70 % training part of the
+corpus (the stratified split of scripts/bench_spam.py, ``--seed``, default 0); bogofilter is
+trained on the same files. Three servers run on temporary sockets for the whole run:
+``textnb serve --workers 1``, ``textnb serve --workers N`` (N = cores, the default), and a
+do-nothing server (this script, ``--do-nothing-server``: one blocking loop that answers every
+request at once, the message back unchanged), which shows what spamc and the clients cost
+without textnb.
 
+0. **Stages** in this process, on the test messages (each timed 5 times, the fastest kept):
+   parsing (textnb.documents.read_bytes), tokenizing, scoring (textnb.serve.Weights), and the
+   decision with its answer (PROCESS's bytes), the median and the mean message.
 1. **Per message, one process each** (what procmail does for every delivery): ``--messages``
    (default 200) test messages, a seeded stratified sample of the 30 % test part, are each fed
-   to a fresh ``spamc -U SOCKET`` (the message back with X-TextNB-* fields), ``spamc -K`` (a
-   PING: spamc's start-up and a connection, the floor) and a fresh ``bogofilter -p``, in
-   rotating order, timed as wall time around ``subprocess.run``.
-   Both outputs are checked (spamc's must be the message with fields added).
-2. **Throughput**: 1, 8 and 32 concurrent clients (threads of this process using
-   textnb.client.check, one connection per message) send the test messages for
-   ``--seconds`` (default 5) each; messages per second over all clients, and the median
-   latency, and the server's CPU time per message (user + system, all its processes). The
-   clients run on the same cores as the server. Run for each concurrency model: ``--workers 1`` (one asyncio process),
-   ``--workers N`` (N = cores, the default: pre-forked asyncio processes), and, for comparison
-   only, a thread-per-connection server (``socketserver.ThreadingUnixStreamServer`` in one
-   process, scoring with textnb.serve's own verdict function; CHECK only).
-3. **Memory**: the daemon's peak RSS (VmHWM), summed over its processes and of the largest,
-   and their PSS (proportional set size: a page shared by the forked workers counted once,
-   the memory the daemon really holds), after the throughput runs.
+   to a fresh ``spamc -U SOCKET`` (PROCESS: the message back with X-TextNB-* fields) for each
+   server and to a fresh ``bogofilter -p``, in rotating order, timed as wall time around
+   ``subprocess.run``. Every output is checked (spamc's must be the message with fields
+   added). textnb's share is spamc's time with textnb less its time with the do-nothing
+   server. CPU time (user + system of the command, and of its server's processes over the
+   call) is summed too: on a loaded machine it varies less than wall time.
+2. **Throughput**: 1, 8 and 32 concurrent clients (coroutines of one asyncio process in this
+   script, a connection per message, CHECK) send the test messages for ``--seconds``
+   (default 5) each: messages per second over all clients, the median latency, the server's
+   CPU time per message (user + system over all its processes) and the client's. The clients
+   run on the same cores as the server: what the server alone could answer on this machine
+   is at most cores × 1000 / (its CPU ms a message).
+3. **Memory**: each server's peak RSS (VmHWM) summed over its processes (pages the forked
+   workers share with their parent are counted in each) and of the largest, and the sum of
+   their PSS now (a shared page counted once: the memory the daemon really holds).
 
 Run::
 
@@ -32,26 +40,24 @@ Run::
     python scripts/bench_serve.py --data corpora/full/spamassassin --messages 100 --seconds 3
 
 A run takes about two minutes on 2 cores. The machine's other load shows in the figures: run
-it on a quiet machine, and read the ratio to bogofilter, measured in the same minutes.
+it on a quiet machine, and read the ratios, measured in the same minutes.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import resource
 import shutil
 import signal
 import socket
-import socketserver
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
-
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -63,6 +69,7 @@ from bench_spam import (DEFAULT_ARCHIVE, BenchError, bogofilter_path, bogofilter
 from textnb import client  # noqa: E402
 
 CONCURRENCY = (1, 8, 32)
+DO_NOTHING = "do-nothing server"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,11 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0,
                         help="seconds per throughput run (default 5)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threaded-server", nargs=2, metavar=("SOCKET", "MODEL"),
-                        help=argparse.SUPPRESS)  # the thread-per-connection comparison, run by this script
+    parser.add_argument("--do-nothing-server", metavar="SOCKET",
+                        help=argparse.SUPPRESS)  # the floor, run by this script
     args = parser.parse_args(argv)
-    if args.threaded_server:
-        return threaded_server(*args.threaded_server)
+    if args.do_nothing_server:
+        return do_nothing_server(args.do_nothing_server)
     if not args.spamc:
         print("bench_serve: error: spamc is not installed (Debian package spamc)", file=sys.stderr)
         return 1
@@ -102,8 +109,10 @@ def run(args, scratch: Path) -> None:
     paths, y = list_corpus(directory)
     train, test = stratified_split(y, 0.7, args.seed)
     bogofilter = bogofilter_path(args.bogofilter)
-    print(f"data {directory}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}; "
-          f"spamc {args.spamc}; bogofilter {bogofilter or '(not found)'}", flush=True)
+    cores = os.cpu_count() or 1
+    print(f"data {directory}; {cores} CPUs; Python {sys.version.split()[0]}; "
+          f"spamc {args.spamc}; bogofilter {bogofilter or '(not found)'}; "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
     symlink_tree(scratch / "train", {c: [paths[i] for i in train if y[i] == c] for c in ("spam", "ham")})
     model = scratch / "train.model"
     secs, done = timed([args.textnb, "train", "-q", "-m", str(model),
@@ -118,63 +127,124 @@ def run(args, scratch: Path) -> None:
                             [paths[i] for i in train if y[i] == "ham"])
     chosen = sample(y, test, args.messages, args.seed)
     messages = [Path(paths[i]).read_bytes() for i in chosen]
-    workers = os.cpu_count() or 1
 
-    # -- 1. per message ----------------------------------------------------------------
-    with Daemon(args.textnb, model, scratch, workers) as daemon:
-        commands = {"spamc -U SOCKET": [args.spamc, "-U", str(daemon.socket)],
-                    # The floor: spamc's start-up and a connection, no message scored.
-                    "spamc -K (PING only)": [args.spamc, "-U", str(daemon.socket), "-K"]}
-        if bogofilter:
-            commands["bogofilter -p"] = [bogofilter, "-C", "-d", str(db), "-p"]
-        names = list(commands)
-        for name in names:
-            timed(commands[name], messages[0])  # warm-up, untimed
-        times = {name: [] for name in names}
-        for k, raw in enumerate(messages):
-            for name in names[k % len(names):] + names[:k % len(names)]:
-                secs, done = timed(commands[name], raw)
-                times[name].append(secs * 1000)
-                check(name, raw, done)
-        ref = statistics.median(times["bogofilter -p"]) if bogofilter else None
-        rows = [[name, f"{statistics.median(t):.2f}", f"{np.percentile(t, 90):.2f}",
-                 f"{max(t):.1f}", f"{statistics.median(t) / ref:.2f}x" if ref else "-"]
-                for name, t in times.items()]
-        print(f"\n== Per message, a fresh process each ({len(messages)} test messages; wall ms) ==")
-        print(table(["command", "median", "p90", "max", "vs bogofilter"], rows), flush=True)
+    print(f"\n== Stages of one message in this process ({len(messages)} test messages; "
+          f"ms, the fastest of 5) ==")
+    print(table(["stage", "median message", "mean"], stages(model, messages)), flush=True)
 
-    # -- 2. throughput ------------------------------------------------------------------
-    rows, memory = [], {}
-    servers = [(f"asyncio, --workers 1", 1), (f"asyncio, --workers {workers} (default)", workers)]
-    for label, n in servers:
-        with Daemon(args.textnb, model, scratch, n) as daemon:
-            rows.append([label] + throughput(daemon.socket, messages, args.seconds, daemon.pids()))
-            memory[label] = daemon.memory()
-    with Threaded(model, scratch) as server:
-        rows.append(["threads, 1 process (comparison)"]
-                    + throughput(server.socket, messages, args.seconds, server.pids()))
-        memory["threads, 1 process (comparison)"] = server.memory()
-    print(f"\n== Throughput: CHECK by textnb.client, one connection per message, "
-          f"{args.seconds:g} s per cell: messages/s (median ms, server CPU ms a message) ==")
-    print(table(["server"] + [f"{c} client{'s' if c > 1 else ''}" for c in CONCURRENCY], rows))
+    servers = {DO_NOTHING: Server([sys.executable, __file__, "--do-nothing-server"], scratch, "none")}
+    for n in sorted({1, cores}):
+        servers[f"textnb, --workers {n}{' (default)' if n == cores else ''}"] = Server(
+            [args.textnb, "serve", "-m", str(model), "--workers", str(n), "--socket"], scratch, f"w{n}")
+    try:
+        for server in servers.values():
+            server.start()
+        per_message(args, servers, bogofilter, db, messages)
+        rows = []
+        for name, server in servers.items():
+            rows.append([name] + [throughput(server, messages, args.seconds, clients, cores)
+                                  for clients in CONCURRENCY])
+        print(f"\n== Throughput: CHECK, a connection per message, {args.seconds:g} s per cell: "
+              f"messages/s (median ms; CPU ms a message: server, clients) ==")
+        print(table(["server"] + [f"{c} client{'s' if c > 1 else ''}" for c in CONCURRENCY], rows))
+        print(f"(the server alone answers at most {cores} cores × 1000 / its CPU ms messages a second)")
 
-    # -- 3. memory ----------------------------------------------------------------------
-    print("\n== Memory after the throughput runs (MB, summed over the server's processes) ==")
-    print(table(["server", "processes", "Σ peak RSS", "largest peak RSS", "Σ PSS now"],
-                [[label, str(m[0]), f"{m[1]:.0f}", f"{m[3]:.0f}", f"{m[2]:.0f}"]
-                 for label, m in memory.items()]))
-    print(f"\n(total {time.perf_counter() - started:.0f} s)")
+        print("\n== Memory after the runs (MB) ==")
+        memory = {name: server.memory() for name, server in servers.items() if name != DO_NOTHING}
+        print(table(["server", "processes", "Σ peak RSS", "largest peak RSS", "Σ PSS now"],
+                    [[name, str(m[0]), f"{m[1]:.0f}", f"{m[3]:.0f}", f"{m[2]:.0f}"]
+                     for name, m in memory.items()]))
+    finally:
+        for server in servers.values():
+            server.stop()
+    print(f"\n(total {time.perf_counter() - started:.0f} s; load average {os.getloadavg()[0]:.1f})")
+
+
+def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
+    """Each stage's time on the median message and the mean, as textnb.serve runs them."""
+    from textnb.decision import headers
+    from textnb.documents import read_bytes
+    from textnb.mailfilter import add_headers
+    from textnb.serve import Model, _verdict
+
+    version = Model(model).version
+    documents = [read_bytes(raw) for raw in messages]
+    tokens = [version.classifier.tokenize([document])[0] for document in documents]
+    decisions = [_verdict(version, raw) for raw in messages]
+    steps = {
+        "parse (documents.read_bytes)": (read_bytes, messages),
+        "tokenize (classifier.tokenize)": (lambda d: version.classifier.tokenize([d]), documents),
+        "score (serve.Weights.log_proba)": (version.weights.log_proba, tokens),
+        "decide + PROCESS's bytes": (lambda k: add_headers(messages[k], headers(decisions[k])),
+                                     range(len(messages))),
+        "all (serve._verdict + PROCESS's bytes)": (
+            lambda raw: add_headers(raw, headers(_verdict(version, raw))), messages),
+    }
+    rows = []
+    for name, (step, inputs) in steps.items():
+        fastest = []
+        for item in inputs:
+            times = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                step(item)
+                times.append(time.perf_counter() - t0)
+            fastest.append(1000 * min(times))
+        rows.append([name, f"{statistics.median(fastest):.3f}", f"{statistics.mean(fastest):.3f}"])
+    return rows
+
+
+def per_message(args, servers: dict, bogofilter: str | None, db: Path,
+                messages: list[bytes]) -> None:
+    commands = {f"spamc → {name}": ([args.spamc, "-U", str(server.socket)], server.pids())
+                for name, server in servers.items()}
+    if bogofilter:
+        commands["bogofilter -p"] = ([bogofilter, "-C", "-d", str(db), "-p"], [])
+    names = list(commands)
+    for name in names:
+        timed(commands[name][0], messages[0])  # warm-up, untimed
+    times = {name: [] for name in names}
+    cpu = dict.fromkeys(names, 0.0)
+    for k, raw in enumerate(messages):
+        for name in names[k % len(names):] + names[:k % len(names)]:
+            command, pids = commands[name]
+            before = children_cpu() + cpu_seconds(pids)
+            secs, done = timed(command, raw)
+            cpu[name] += children_cpu() + cpu_seconds(pids) - before
+            times[name].append(secs * 1000)
+            check(name, raw, done)
+    ref = statistics.median(times["bogofilter -p"]) if bogofilter else None
+    floor = statistics.median(times[f"spamc → {DO_NOTHING}"])
+    ref_cpu = cpu["bogofilter -p"] if bogofilter else None
+    rows = [[name, f"{statistics.median(t):.2f}", f"{sorted(t)[len(t) // 10]:.2f}",
+             f"{sorted(t)[len(t) * 9 // 10]:.2f}",
+             f"{statistics.median(t) / ref:.2f}x" if ref else "-",
+             f"{statistics.median(t) - floor:+.2f}" if name.startswith("spamc") else "-",
+             f"{1000 * cpu[name] / len(t):.2f}", f"{cpu[name] / ref_cpu:.2f}x" if ref_cpu else "-"]
+            for name, t in times.items()]
+    print(f"\n== Per message, a fresh process each ({len(messages)} test messages; wall ms, "
+          f"and CPU ms: the command's and its server's) ==")
+    print(table(["command", "median", "p10", "p90", "vs bogofilter", "over spamc's floor",
+                 "CPU", "CPU vs bogofilter"], rows), flush=True)
+
+
+def children_cpu() -> float:
+    """User + system CPU seconds of this process's finished children (spamc, bogofilter)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def check(name: str, raw: bytes, done: subprocess.CompletedProcess) -> None:
-    if name.startswith("spamc -K"):
-        if done.returncode != 0:
-            raise BenchError(f"spamc -K exited {done.returncode}")
-    elif name.startswith("spamc"):
+    if name.startswith("spamc"):
         out = done.stdout
-        if done.returncode != 0 or b"X-TextNB-Status: " not in out:
-            raise BenchError(f"spamc did not get a verdict (exit {done.returncode}): "
-                             f"{done.stderr.decode(errors='replace')[-200:]}")
+        if done.returncode != 0:
+            raise BenchError(f"{name} exited {done.returncode}: {done.stderr.decode(errors='replace')[-200:]}")
+        if DO_NOTHING in name:
+            if out != raw:
+                raise BenchError("spamc did not get the message back from the do-nothing server")
+            return
+        if b"X-TextNB-Status: " not in out:
+            raise BenchError(f"{name} gave no verdict: {done.stderr.decode(errors='replace')[-200:]}")
         kept = b"".join(line for line in out.splitlines(keepends=True)
                         if not line.startswith(b"X-TextNB-"))
         if kept != raw:
@@ -183,40 +253,45 @@ def check(name: str, raw: bytes, done: subprocess.CompletedProcess) -> None:
         raise BenchError(f"bogofilter -p failed (exit {done.returncode})")
 
 
-def throughput(path: Path, messages: list[bytes], seconds: float, pids: list[int]) -> list[str]:
-    """Per concurrency: messages/s, median latency, and the server's CPU ms per message (its
-    processes' user + system time over the run: what the machine's cores allow, k cores
-    answering at most k × 1000 / that many messages a second)."""
-    cells = []
-    for clients in CONCURRENCY:
-        stop = time.monotonic() + seconds
-        latencies: list[list[float]] = [[] for _ in range(clients)]
-        errors: list[BaseException] = []
+def throughput(server: "Server", messages: list[bytes], seconds: float, clients: int,
+               cores: int) -> str:
+    """One cell: messages/s (median latency ms; CPU ms a message of the server, of the clients)."""
+    pids = server.pids()
+    cpu0, mine0, t0 = cpu_seconds(pids), time.process_time(), time.perf_counter()
+    latencies = asyncio.run(hammer(server.socket, messages, seconds, clients))
+    elapsed = time.perf_counter() - t0
+    cpu, mine = cpu_seconds(pids) - cpu0, time.process_time() - mine0
+    n = len(latencies)
+    return (f"{n / elapsed:.0f} ({1000 * statistics.median(latencies):.1f}; "
+            f"{1000 * cpu / n:.2f}, {1000 * mine / n:.2f})")
 
-        def work(i: int) -> None:
-            k = i
-            try:
-                while time.monotonic() < stop:
-                    t0 = time.perf_counter()
-                    client.check(messages[k % len(messages)], socket_path=path)
-                    latencies[i].append(time.perf_counter() - t0)
-                    k += clients
-            except BaseException as error:  # noqa: BLE001 — reported below
-                errors.append(error)
 
-        t0, cpu0 = time.perf_counter(), cpu_seconds(pids)
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        elapsed, cpu = time.perf_counter() - t0, cpu_seconds(pids) - cpu0
-        if errors:
-            raise BenchError(f"a client failed with {clients} clients: {errors[0]!r}")
-        done = [x for per in latencies for x in per]
-        cells.append(f"{len(done) / elapsed:.0f} ({1000 * statistics.median(done):.1f}, "
-                     f"{1000 * cpu / len(done):.2f})")
-    return cells
+async def hammer(path: Path, messages: list[bytes], seconds: float, clients: int) -> list[float]:
+    """Latencies of the CHECKs that ``clients`` coroutines sent, one after another each,
+    for ``seconds``; every answer checked."""
+    loop = asyncio.get_running_loop()
+    requests = [b"CHECK SPAMC/1.5\r\nContent-length: %d\r\n\r\n%s" % (len(raw), raw)
+                for raw in messages]
+    stop = time.monotonic() + seconds
+    latencies: list[float] = []
+
+    async def one(k: int) -> None:
+        while time.monotonic() < stop:
+            t0 = time.perf_counter()
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.setblocking(False)
+                await loop.sock_connect(s, str(path))
+                await loop.sock_sendall(s, requests[k % len(requests)])
+                answer = b""
+                while chunk := await loop.sock_recv(s, 65536):
+                    answer += chunk
+            if not answer.startswith(b"SPAMD/1.1 0 EX_OK\r\nSpam: "):
+                raise BenchError(f"a client got {answer[:80]!r}")
+            latencies.append(time.perf_counter() - t0)
+            k += clients
+
+    await asyncio.gather(*(one(i) for i in range(clients)))
+    return latencies
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -229,21 +304,29 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-class Daemon:
-    """``textnb serve`` on a temporary socket, for the length of a ``with``."""
+class Server:
+    """A server started by ``command`` + its socket, on a temporary socket, ready when it
+    answers PING."""
 
-    def __init__(self, textnb: str, model: Path, scratch: Path, workers: int) -> None:
-        self.socket = scratch / "serve.sock"
-        self.command = [textnb, "serve", "-m", str(model), "--socket", str(self.socket),
-                        "--workers", str(workers)]
-        self.log = scratch / f"serve-{workers}.log"
+    def __init__(self, command: list[str], scratch: Path, name: str) -> None:
+        self.socket = scratch / f"{name}.sock"
+        self.command = command + [str(self.socket)]
+        self.log = scratch / f"{name}.log"
 
-    def __enter__(self) -> "Daemon":
+    def start(self) -> None:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
                                             stdout=subprocess.DEVNULL, stderr=log, env=ENV)
-        wait_ready(self.socket, self.process, self.log)
-        return self
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if client.ping(socket_path=self.socket, timeout=5):
+                    return
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise BenchError(f"server did not start: {self.log.read_text()[-300:]}")
+            time.sleep(0.05)
 
     def pids(self) -> list[int]:
         return [self.process.pid] + children(self.process.pid)
@@ -251,33 +334,13 @@ class Daemon:
     def memory(self) -> tuple[int, float, float, float]:
         return memory(self.pids())
 
-    def __exit__(self, *_) -> None:
+    def stop(self) -> None:
+        if getattr(self, "process", None) is None or self.process.poll() is not None:
+            return
         self.process.send_signal(signal.SIGTERM)
         if self.process.wait(timeout=60) != 0:
-            raise BenchError(f"textnb serve exited {self.process.returncode}: "
+            raise BenchError(f"{self.command[:3]} exited {self.process.returncode}: "
                              f"{self.log.read_text()[-300:]}")
-
-
-class Threaded(Daemon):
-    """The thread-per-connection comparison server (this script, --threaded-server)."""
-
-    def __init__(self, model: Path, scratch: Path) -> None:
-        self.socket = scratch / "threads.sock"
-        self.command = [sys.executable, __file__, "--threaded-server", str(self.socket), str(model)]
-        self.log = scratch / "threads.log"
-
-
-def wait_ready(path: Path, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if client.ping(socket_path=path, timeout=5):
-                return
-        except OSError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise BenchError(f"server did not start: {log.read_text()[-300:]}")
-        time.sleep(0.05)
 
 
 def children(pid: int) -> list[int]:
@@ -304,36 +367,37 @@ def memory(pids: list[int]) -> tuple[int, float, float, float]:
     return len(pids), sum(peaks), pss, max(peaks)
 
 
-def threaded_server(path: str, model_path: str) -> int:
-    """A thread per connection, one process: CHECK and PING only, scored by textnb.serve's
-    verdict function on the model in memory. For the comparison, not for use."""
-    from textnb.serve import Model, _spam_field, _verdict
-
-    model = Model(model_path)  # read-only once loaded: the threads share it unguarded
-
-    class Handler(socketserver.StreamRequestHandler):
-        def handle(self) -> None:
-            method = self.rfile.readline().split(b" ", 1)[0]
-            fields = {}
-            while (line := self.rfile.readline().rstrip(b"\r\n")):
-                name, _, value = line.partition(b":")
-                fields[name.strip().lower()] = value.strip()
-            if method == b"PING":
-                self.wfile.write(b"SPAMD/1.5 0 PONG\r\n")
-                return
-            body = self.rfile.read(int(fields[b"content-length"]))
-            decision = _verdict(model, body)
-            self.wfile.write(f"SPAMD/1.1 0 EX_OK\r\nSpam: {_spam_field(decision, 'CHECK')}\r\n\r\n".encode())
-
-    class Server(socketserver.ThreadingUnixStreamServer):
-        daemon_threads = True
-        request_queue_size = socket.SOMAXCONN
-
-    with Server(path, Handler) as server:
-        signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
-        server.serve_forever()
-    os.unlink(path)
-    return 0
+def do_nothing_server(path: str) -> int:
+    """Answer every request at once, one connection after another: PING with PONG, PROCESS
+    with the message unchanged, anything else as CHECK of a ham. What spamc and the clients
+    cost with a server that costs almost nothing; not for use."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(socket.SOMAXCONN)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        while True:
+            connection, _ = listener.accept()
+            with connection:
+                data = b""  # spamc and the clients here end their fields with a blank line
+                while b"\r\n\r\n" not in data and (chunk := connection.recv(65536)):
+                    data += chunk
+                head, _, body = data.partition(b"\r\n\r\n")
+                if head.startswith(b"PING"):
+                    connection.sendall(b"SPAMD/1.5 0 PONG\r\n")
+                    continue
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                while len(body) < length and (chunk := connection.recv(65536)):
+                    body += chunk
+                spam = b"Spam: False ; 0.0 / 5.0\r\n"
+                if head.startswith(b"PROCESS"):
+                    connection.sendall(b"SPAMD/1.1 0 EX_OK\r\nContent-length: %d\r\n%s\r\n%s"
+                                       % (len(body), spam, body))
+                else:
+                    connection.sendall(b"SPAMD/1.1 0 EX_OK\r\n" + spam + b"\r\n")
+    finally:
+        os.unlink(path)
 
 
 if __name__ == "__main__":

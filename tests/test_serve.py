@@ -28,7 +28,7 @@ from textnb.decision import decide, logit as _logit, spam_cutoffs
 from textnb.mailfilter import filter_message
 from textnb.scorer import score
 from textnb.documents import read_bytes
-from textnb.serve import THRESHOLD, _allowed, spamc_score
+from textnb.serve import THRESHOLD, Weights, _allowed, spamc_score
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpora" / "spamassassin"
@@ -202,6 +202,26 @@ def test_allow_lists_networks():
     assert not _allowed("10.1.2.3", loopback)
     assert _allowed("10.1.2.3", loopback + [ipaddress.ip_network("10.0.0.0/8")])
     assert not _allowed("not an address", loopback)
+
+
+@pytest.mark.parametrize("settings", [
+    {},  # the default: complement, raw counts of unit length
+    {"model": "multinomial", "alpha": 1.0, "norm": None, "fit_prior": True},
+    {"model": "multinomial", "tf": "log"},
+    {"model": "complement", "tf": "binary", "norm": None},
+    {"model": "bernoulli"},
+], ids=["default", "multinomial", "log-tf", "binary-tf", "bernoulli"])
+def test_the_in_memory_weights_score_as_the_classifier(settings):
+    """Weights (what the daemon scores with) equals predict_log_proba to rounding, for each
+    model and weighting, on messages it learned and messages it did not."""
+    spam, ham = files("spam"), files("ham")
+    classifier = TextClassifier(n_jobs=1, **settings).fit(
+        [f.read_bytes() for f in spam[:30] + ham[:30]], ["spam"] * 30 + ["ham"] * 30)
+    weights = Weights(classifier)
+    raws = [f.read_bytes() for f in spam[25:45] + ham[25:45]] + [b"", b"no known term zzqx"]
+    documents = [read_bytes(raw) for raw in raws]
+    got = np.array([weights.log_proba(classifier.tokenize([d])[0]) for d in documents])
+    assert np.allclose(got, classifier.predict_log_proba(documents), rtol=0, atol=1e-9)
 
 
 # -- every method, by raw bytes -----------------------------------------------------------
@@ -378,7 +398,7 @@ def test_connections_are_bounded(model, short_dir):
 
 def test_eight_concurrent_tells_end_with_exact_counts(model, short_dir):
     before = load_model(model)
-    server = Daemon(short_dir, model, "--allow-tell")
+    server = Daemon(short_dir, model, "--allow-tell", workers=2)
     try:
         messages = ([(f.read_bytes(), "spam") for f in files("spam")[-HELD_OUT:]]
                     + [(f.read_bytes(), "ham") for f in files("ham")[-HELD_OUT:]])
@@ -407,6 +427,62 @@ def test_eight_concurrent_tells_end_with_exact_counts(model, short_dir):
         [f.read_bytes() for f in files("spam") + files("ham")], ["spam"] * 150 + ["ham"] * 150)
     assert list(refit.classes_) == classes
     assert np.allclose(after.model_.feature_count_.sum(axis=1), refit.model_.feature_count_.sum(axis=1))
+
+
+def test_every_worker_scores_with_the_model_a_tell_wrote(model, short_dir):
+    """Two workers: a TELL answered by one rewrites the file; then every CHECK, from 4
+    clients at once (so both workers answer), gives the new model's score, none the old."""
+    raw = files("spam")[-1].read_bytes()  # held out of the model
+    server = Daemon(short_dir, model, *CUTOFF, "--allow-tell", workers=2)
+    try:
+        old = expected(model, raw)[1]
+        assert client.tell(raw, "ham", socket_path=server.socket) is True
+        new = expected(model, raw)[1]
+        assert new < old
+        scores = []
+
+        def ask() -> None:
+            for _ in range(10):
+                scores.append(client.check(raw, socket_path=server.socket).score)
+
+        askers = [threading.Thread(target=ask) for _ in range(4)]
+        for t in askers:
+            t.start()
+        for t in askers:
+            t.join()
+    finally:
+        assert server.stop() == 0
+    assert scores == [new] * 40
+
+
+def test_a_client_that_reads_slowly_stalls_no_one(model, short_dir):
+    """One worker, an answer larger than the socket's buffer: a client that reads it late
+    (within --timeout) gets every byte, one that never reads is dropped at --timeout, and
+    the others are answered meanwhile."""
+    server = Daemon(short_dir, model, *CUTOFF, "--timeout", "2", workers=1)
+    raw = SPAM.read_bytes()
+    # 450 KB in lines of one over-long token each: scored in ≈20 ms, where as many short
+    # words took 250, so that scoring it does not hold up the clients timed below.
+    big = raw + b"\n" + (b"x" * 999 + b"\n") * 450
+    try:
+        full = exchange(server.socket, request("PROCESS", big))
+        assert full.startswith(b"SPAMD/1.1 0 EX_OK\r\n") and full.endswith(big[-1000:])
+        late, never = (socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2))
+        for s in (late, never):
+            s.connect(str(server.socket))
+            s.sendall(request("PROCESS", big))
+        for _ in range(3):
+            started = time.monotonic()
+            assert client.check(raw, socket_path=server.socket).spam
+            assert time.monotonic() - started < 1.0
+        assert receive(late) == full
+        time.sleep(2.5)
+        assert 0 < len(receive(never)) < len(full)
+        late.close()
+        never.close()
+        assert client.check(raw, socket_path=server.socket).spam
+    finally:
+        assert server.stop() == 0
 
 
 def test_the_model_replaced_mid_traffic(trained, tmp_path, short_dir):

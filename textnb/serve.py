@@ -8,14 +8,17 @@ body. Every method: PING, CHECK, SYMBOLS, REPORT, REPORT_IFSPAM, PROCESS, HEADER
 
 Choices, with the measurements behind them (scripts/bench_serve.py, 2 cores):
 
-* **Processes × asyncio.** Scoring is CPU-bound Python (about 1 ms a message: parse 0.4,
-  tokenize 0.2–0.3, score 0.3–0.5), so threads share one core under the GIL: with 8 and 32
-  clients, a thread per connection answered 400–510 messages/s, one asyncio process 500–870,
-  two 800–1 270 (three runs). ``--workers`` processes (default: one per core) are forked after
-  the model is loaded, so its pages are shared, and each runs an asyncio loop, in which a slow
-  or silent client is one idle coroutine. A request is read under one deadline
-  (``--timeout``); scoring runs on the loop; TELL, which waits for the update lock and
-  rewrites the file, runs on a thread.
+* **Processes × an event loop of callbacks.** A message costs about 1 ms of CPU (median
+  message: parse 0.3–0.4, tokenize 0.2, score 0.09, answer 0.04), all Python, so threads
+  share one core under the GIL: with 8 and 32 clients, a thread per connection answered
+  400–510 messages/s, one asyncio process 500–870, two 800–1 270 (three runs).
+  ``--workers`` processes (default: one per core) are forked after the model is loaded, so
+  its pages are shared; each runs an asyncio loop whose reader and writer callbacks drive
+  every connection (:class:`_Connection`, no task or future per request), so a slow or
+  silent client is an idle entry in the loop. A request is read under one deadline
+  (``--timeout``); scoring runs on the loop, with :class:`Weights` (plain Python, no numpy
+  call for a one-row matrix); TELL, which waits for the update lock and rewrites the file,
+  runs on a thread.
 * **One whole model version per message.** Before each request the model file is stat()ed
   (2 µs); when (device, inode, mtime, size) changed, it is loaded again, whole, before the
   message is scored. A file that fails to load leaves the old model serving.
@@ -38,9 +41,14 @@ import stat
 import sys
 import time
 import zlib
+from array import array
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import mul
 from typing import Any
+
+import numpy as np
 
 from .classifier import TextClassifier, load_model, save_model
 from .client import MAX_SIZE, TIMEOUT, default_socket_path
@@ -96,8 +104,71 @@ def _bad(reason: str) -> RequestError:
 
 # -- the model and the decision ------------------------------------------------------------
 
+class Weights:
+    """A loaded TextClassifier's scores as plain Python: term → its weight per class, so that
+    scoring one message is a dictionary look-up per distinct token and a sum per class.
+
+    The classifier's decomposition (:meth:`~textnb.models._DiscreteNB.decomposition`),
+    jll(x) = bias + Σ_k x'_k W_ck over the message's terms k, with x' its counts weighted as
+    :meth:`TextClassifier.transform` weighs them (presence for Bernoulli; raw, log1p or
+    binary, then unit length for ``norm="l2"``); log P(c|x) = jll − logsumexp(jll). Equal to
+    ``predict_log_proba`` to rounding (tests/test_serve.py), in 0.09 ms for the median
+    SpamAssassin test message, where ``predict_log_proba`` (a one-row CSR matrix and numpy
+    calls on two numbers) took 0.44 beyond tokenizing (scripts/bench_serve.py's stages).
+    """
+
+    def __init__(self, classifier: TextClassifier) -> None:
+        bias, weights = classifier.model_.decomposition()
+        self.classifier = classifier
+        self.index = classifier.vocabulary_.index_  # term → column, the classifier's own dict
+        self.bias = [float(b) for b in bias]
+        # One array per class: 8 bytes a weight, shared by the forked workers.
+        self.weights = [array("d", row) for row in np.asarray(weights, dtype=np.float64)]
+        self.presence = classifier.model == "bernoulli" or classifier.tf == "binary"
+        self.log_tf = classifier.tf == "log" and not self.presence
+        self.unit = classifier.norm == "l2" and classifier.model != "bernoulli"
+
+    def log_proba(self, tokens: Sequence[str]) -> list[float]:
+        """log P(c|x) per class, in the classifier's class order, of a document's tokens
+        (``classifier.tokenize``)."""
+        get = self.index.get
+        found = sorted((k, n) for token, n in Counter(tokens).items()
+                       if (k := get(token)) is not None)
+        columns = [k for k, _ in found]
+        values = ([1.0] * len(found) if self.presence else
+                  [math.log1p(n) for _, n in found] if self.log_tf else [float(n) for _, n in found])
+        if self.unit and values:
+            length = math.sqrt(sum(v * v for v in values))
+            values = [v / length for v in values]
+        jll = [b + sum(map(mul, values, map(w.__getitem__, columns)))
+               for b, w in zip(self.bias, self.weights)]
+        top = max(jll)
+        norm = top + math.log(sum(math.exp(j - top) for j in jll))
+        return [j - norm for j in jll]
+
+
+@dataclass(frozen=True)
+class Version:
+    """One whole version of the model file: what a message is scored and decided with."""
+
+    classifier: TextClassifier
+    weights: Weights
+    classes: list
+    cutoffs: tuple  # (spam class, spam cutoff, ham cutoff) on the log-odds
+
+    @property
+    def spam_class(self) -> str:
+        return self.cutoffs[0]
+
+    @property
+    def ham_class(self) -> Any:
+        return self.classes[1 - [str(c) for c in self.classes].index(self.spam_class)]
+
+
 class Model:
-    """One whole version of a model file in memory, loaded again when the file is replaced."""
+    """The model file's current version in memory, loaded again when the file is replaced.
+    A request takes ``model.version`` once and uses it throughout: a reload replaces the
+    whole version, never part of one."""
 
     def __init__(self, path: str | os.PathLike, spam_class: str | None = None,
                  spam_cutoff: float | None = None, ham_cutoff: float | None = None) -> None:
@@ -129,16 +200,17 @@ class Model:
             raise ModelFileError(f"model file '{self.path}' has classes {classes}; textnb serve "
                                  f"needs two classes, one of them "
                                  f"'{self.options[0] or 'spam'}'")
-        self.classifier, self.classes, self.signature = classifier, classes, signature
-        self.cutoffs = cutoffs  # (spam class, spam cutoff, ham cutoff) on the log-odds
+        self.version = Version(classifier, Weights(classifier), classes, cutoffs)
+        self.signature = signature
 
-    def refresh(self, log: Callable[[str], None] | None = None) -> None:
-        """Load the file again if it was replaced since it was read (a missing file keeps the
-        model in memory serving; a bad one is reported once per version)."""
+    def refresh(self, log: Callable[[str], None] | None = None) -> Version:
+        """The current version, loaded again first if the file was replaced since it was read
+        (a missing file keeps the model in memory serving; a bad one is reported once per
+        version)."""
         try:
             signature = self._stat()
         except OSError:
-            return
+            return self.version
         if signature != self.signature:
             try:
                 self.load()
@@ -146,14 +218,7 @@ class Model:
                 self.signature = signature
                 if log:
                     log(f"{_now()} model not reloaded, the old one serves: {error}")
-
-    @property
-    def spam_class(self) -> str:
-        return self.cutoffs[0]
-
-    @property
-    def ham_class(self) -> Any:
-        return self.classes[1 - [str(c) for c in self.classes].index(self.spam_class)]
+        return self.version
 
 
 def spamc_score(spam_log_odds: float, spam_cutoff: float, ham_cutoff: float) -> float:
@@ -168,13 +233,13 @@ def spamc_score(spam_log_odds: float, spam_cutoff: float, ham_cutoff: float) -> 
     return max(-SCORE_LIMIT, min(SCORE_LIMIT, score)) if not math.isnan(score) else 0.0
 
 
-def _verdict(model: Model, raw: bytes) -> dict[str, Any]:
+def _verdict(version: Version, raw: bytes) -> dict[str, Any]:
     """The decision on a message, as ``textnb filter`` makes it (textnb.mailfilter), with its
     spamc ``score``: every answer's verdict comes from here."""
-    document = read_bytes(raw)
-    row = model.classifier.predict_log_proba([document])[0].tolist()
-    _, spam_cutoff, ham_cutoff = model.cutoffs
-    decision = decide(model.classes, row, "-", model.cutoffs)
+    tokens = version.classifier.tokenize([read_bytes(raw)])[0]
+    row = version.weights.log_proba(tokens)
+    _, spam_cutoff, ham_cutoff = version.cutoffs
+    decision = decide(version.classes, row, "-", version.cutoffs)
     decision["score"] = spamc_score(decision["spam_log_odds"], spam_cutoff, ham_cutoff)
     return decision
 
@@ -199,14 +264,14 @@ def _symbol(decision: dict[str, Any]) -> str:
     return f"TEXTNB_{decision['status'].upper()}"
 
 
-def _report(model: Model, raw: bytes, decision: dict[str, Any], top: int = 10) -> str:
+def _report(version: Version, raw: bytes, decision: dict[str, Any], top: int = 10) -> str:
     """REPORT's text: the verdict, the cutoffs and the terms that weighed most."""
-    explanation = model.classifier.explain(read_bytes(raw), top=top)
-    lines = [f"textnb: {decision['status']} (P({model.spam_class}) = "
+    explanation = version.classifier.explain(read_bytes(raw), top=top)
+    lines = [f"textnb: {decision['status']} (P({version.spam_class}) = "
              f"{decision['spam_probability']:.6f}, log-odds {decision['spam_log_odds']:+.2f}, "
              f"score {_shown_score(decision):.1f} / {THRESHOLD:.1f})",
-             f"cutoffs: spam at log-odds >= {model.cutoffs[1]:+.3f}, "
-             f"ham at log-odds <= {model.cutoffs[2]:+.3f}",
+             f"cutoffs: spam at log-odds >= {version.cutoffs[1]:+.3f}, "
+             f"ham at log-odds <= {version.cutoffs[2]:+.3f}",
              f"why {explanation.label} over {explanation.against} (log-odds, natural logs):",
              f"  {explanation.prior_log_odds:+8.3f}  (prior)"]
     lines += [f"  {term.log_odds:+8.3f}  {term.term}" for term in explanation.terms]
@@ -313,35 +378,44 @@ class _Request:
 
 
 class Worker:
-    """One process's asyncio loop: accepts on every listener, answers each connection."""
+    """One process's event loop: accepts on every listener and answers each connection.
+
+    A connection is a :class:`_Connection` driven by the loop's reader and writer callbacks,
+    not a task: a request that is there when it is accepted (as spamc's nearly always is) is
+    read, answered and closed in that one turn of the loop, with no future. Measured with
+    PING, which scores nothing, from a client sending one after another (machine loaded):
+    0.23 ms of server CPU a request with a coroutine and asyncio's sock_* calls per
+    connection, 0.14–0.19 with callbacks, 0.05–0.08 for a blocking loop that answers at once.
+    """
 
     def __init__(self, model: Model, listeners: Sequence[socket.socket], settings: Settings,
                  connections: int) -> None:
         self.model, self.listeners, self.settings = model, listeners, settings
         self.connections = connections
-        self.tasks: set[asyncio.Task] = set()
+        self.open: set[_Connection] = set()
+        self.listening = self.stopping = False
+        self.drained: asyncio.Future | None = None
 
     def log(self, line: str) -> None:
         if self.settings.log:
             self.settings.log(line)
 
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self.loop = asyncio.get_running_loop()
         stopped = asyncio.Event()
         loop.add_signal_handler(signal.SIGTERM, stopped.set)
         loop.add_signal_handler(signal.SIGHUP, self.reload)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)  # blocked while forked
-        self.slots = asyncio.Semaphore(self.connections)
         for listener in self.listeners:
             listener.setblocking(False)
-        accepting = [loop.create_task(self._accept(listener)) for listener in self.listeners]
+        self._listen(True)
         await stopped.wait()
         # Drain: accept no more; every connection in hand ends within its deadlines.
-        for task in accepting:
-            task.cancel()
-        await asyncio.gather(*accepting, return_exceptions=True)
-        if self.tasks:
-            await asyncio.gather(*self.tasks, return_exceptions=True)
+        self.stopping = True
+        self._listen(False)
+        if self.open:
+            self.drained = loop.create_future()
+            await self.drained
 
     def reload(self) -> None:
         try:
@@ -350,189 +424,380 @@ class Worker:
         except TextnbError as error:
             self.log(f"{_now()} model not reloaded, the old one serves: {error}")
 
-    async def _accept(self, listener: socket.socket) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            await self.slots.acquire()
-            try:
-                connection, address = await loop.sock_accept(listener)
-            except BaseException as error:
-                self.slots.release()
-                if not isinstance(error, OSError):
-                    raise
-                # EMFILE and the like: wait instead of spinning on a listener that is ready.
-                self.log(f"{_now()} accept failed: {error}")
-                await asyncio.sleep(0.1)
-                continue
-            task = loop.create_task(self._connection(connection, address))
-            self.tasks.add(task)
-            task.add_done_callback(self._finished)
+    def _listen(self, on: bool) -> None:
+        """Accept, or stop accepting: connections beyond the limit wait in the listen queue."""
+        on = on and not self.stopping and len(self.open) < self.connections
+        if on != self.listening:
+            for listener in self.listeners:
+                if on:
+                    self.loop.add_reader(listener.fileno(), self._accept, listener)
+                else:
+                    self.loop.remove_reader(listener.fileno())
+            self.listening = on
 
-    def _finished(self, task: asyncio.Task) -> None:
-        self.tasks.discard(task)
-        self.slots.release()
-
-    async def _connection(self, connection: socket.socket, address: Any) -> None:
-        start = time.perf_counter()
+    def _accept(self, listener: socket.socket) -> None:
+        # One connection a turn of the loop: the others' requests are read between accepts,
+        # and another worker woken for the same connections takes its share.
+        try:
+            connection, address = listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return  # another worker took it
+        except OSError as error:
+            # EMFILE and the like: wait instead of spinning on a listener that is ready.
+            self.log(f"{_now()} accept failed: {error}")
+            self._listen(False)
+            self.loop.call_later(0.1, self._listen, True)
+            return
         if isinstance(address, tuple) and not _allowed(address[0], self.settings.allow):
             self.log(f"{_now()} refused a connection from {address[0]} (not in --allow)")
             connection.close()
             return
-        stream, method = _Stream(connection), "-"
+        _Connection(self, connection)
+        self._listen(len(self.open) < self.connections)
+
+    def closed(self, connection: "_Connection") -> None:
+        self.open.discard(connection)
+        if self.stopping:
+            if not self.open and self.drained is not None and not self.drained.done():
+                self.drained.set_result(None)
+        elif not self.listening:
+            self._listen(True)
+
+
+class _Connection:
+    """One client: its request read as it arrives (all of it within --timeout), answered,
+    and closed. Each step is a callback of the loop; scoring runs on the loop, TELL (which
+    waits for the update lock and rewrites the file) on a thread."""
+
+    def __init__(self, worker: Worker, connection: socket.socket) -> None:
+        self.worker, self.connection, self.loop = worker, connection, worker.loop
+        self.settings = worker.settings
+        self.started = time.perf_counter()
+        self.fd = connection.fileno()
+        self.buffer, self.pos, self.ended = bytearray(), 0, False
+        self.request: _Request | None = None
+        self.fields = 0  # header fields read, once the request line is
+        # Where the body starts in the buffer; -1: fields still to read; -2: discarding what
+        # an oversize client still sends.
+        self.body_at = -1
+        self.method, self.verdict = "-", None
+        self.out = memoryview(b"")
+        self.then: Callable[[], None] = self._close
+        self.reading = self.writing = False
+        connection.setblocking(False)
+        worker.open.add(self)  # first: the request may be answered before this returns
+        self.timer = self.loop.call_later(self.settings.timeout, self._timed_out)
+        # Read at once: the request is usually there, and then the loop never watches this
+        # socket (two epoll_ctl calls and the selector's bookkeeping saved).
+        self._readable()
+
+    # -- reading -----------------------------------------------------------------------
+
+    def _readable(self) -> None:
         try:
-            try:
-                request = await _within(self.settings.timeout, self._read(stream))
-                method = request.method
-                answer, verdict = await self._answer(request)
-            except asyncio.TimeoutError:
-                raise RequestError(Code.EX_TIMEOUT, f"Timeout: ({self.settings.timeout:g} second "
-                                   f"timeout reading from client)") from None
-            except RequestError:
-                raise
-            except Exception as error:  # a bug: this client gets an error, the others go on
-                self.log(f"{_now()} internal error: {type(error).__name__}: {error}")
-                raise RequestError(Code.EX_UNAVAILABLE, "Service Unavailable: internal error") from None
+            data = self.connection.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            self._wait_for_input()
+            return
+        except OSError:
+            data = b""  # reset by the client: the end of its input
+        if self.body_at == -2:
+            if not data:
+                self._stop_reading()
+                self._close()
+            return
+        if data:
+            self.buffer += data
+        else:
+            self.ended = True
+        try:
+            request = self._parse()
         except RequestError as error:
-            answer, verdict = error.answer(), f"error {int(error.code)} {error.text}"
-            if error.code == Code.EX_TOOBIG:
-                await self._send(stream, answer)
-                answer = b""
-                # Read what the client still sends, so that closing does not reset the
-                # connection before spamc has read the answer.
-                try:
-                    await _within(self.settings.timeout, stream.discard())
-                except (asyncio.TimeoutError, OSError):
-                    pass
-        await self._send(stream, answer)
-        connection.close()
-        if verdict is not None:
-            self.log(f"{_now()} {method} {verdict} {(time.perf_counter() - start) * 1e3:.1f} ms")
+            self._stop_reading()
+            self._failed(error)
+            return
+        if request is not None:
+            self._stop_reading()
+            self.method = request.method
+            self._answer(request)
+        elif self.ended:  # _parse raises for every request cut short; kept as a guard
+            self._stop_reading()
+            self._failed(_bad("closed before the request ended"))
+        else:
+            self._wait_for_input()
 
-    async def _send(self, stream: _Stream, data: bytes) -> None:
-        try:
-            await _within(self.settings.timeout, stream.send(data))
-        except (OSError, asyncio.TimeoutError):
-            pass  # the client went away or stopped reading: nothing more to do for it
+    def _wait_for_input(self) -> None:
+        if not self.reading:
+            self.loop.add_reader(self.fd, self._readable)
+            self.reading = True
 
-    async def _read(self, reader: _Stream) -> _Request:
-        """The request: its line, its fields, and its body (Content-length bytes, or up to the
-        end of input without one, as spamd reads), uncompressed."""
-        line = await reader.readline()
-        if not line:
-            raise _bad("closed before headers")
-        match = _REQUEST_LINE.fullmatch(line)
-        if match is None:
-            raise _bad(f"not a spamc request: {_printable(line)}")
-        method = match[1].decode()
-        version = _VERSION.fullmatch(match[2])
-        if version is None or version[1] != b"1":
-            raise _bad(f"unsupported protocol version SPAMC/{_printable(match[2])}; this is 1.x")
-        if method not in METHODS:
-            raise _bad(f"unknown method {method}")
-        request = _Request(method, (int(version[1]), int(version[2])), {})
-        # PING and SKIP carry fields (an empty block) from protocol 1.5 on (spamd bug 6187).
-        if method not in ("PING", "SKIP") or request.version >= (1, 5):
-            for _ in range(MAX_FIELDS + 1):
-                line = await reader.readline()
-                if not line.endswith(b"\n"):
-                    raise _bad("EOF during headers")
-                line = line.rstrip(b"\r\n")
-                if not line:
-                    break
-                name, colon, value = line.decode("latin-1").partition(":")
-                if not colon:
-                    raise _bad("header not in 'Name: value' format")
-                request.fields[name.strip().lower()] = value.strip()
-            else:
+    def _stop_reading(self) -> None:
+        if self.reading:
+            self.loop.remove_reader(self.fd)
+            self.reading = False
+        self.timer.cancel()
+
+    def _timed_out(self) -> None:
+        self._stop_reading()
+        self._failed(RequestError(Code.EX_TIMEOUT, f"Timeout: ({self.settings.timeout:g} "
+                                                   f"second timeout reading from client)"))
+
+    def _line(self) -> bytes | None:
+        """The next line with its line feed (without one at the end of input), or None
+        until it has arrived."""
+        end = self.buffer.find(b"\n", self.pos)
+        if end < 0:
+            if len(self.buffer) - self.pos > MAX_LINE:  # no spamc writes that
+                raise _bad(f"header line longer than {MAX_LINE} bytes")
+            if not self.ended:
+                return None
+            end = len(self.buffer) - 1
+        line = bytes(self.buffer[self.pos:end + 1])
+        self.pos = end + 1
+        return line
+
+    def _parse(self) -> _Request | None:
+        """The request once it is all here (None until then): its line, its fields, and its
+        body (Content-length bytes, or up to the end of input without one, as spamd reads),
+        uncompressed. Each line is looked at once, however slowly it arrives."""
+        max_size = self.settings.max_size
+        while self.body_at == -1:
+            line = self._line()
+            if line is None:
+                return None
+            if self.request is None:
+                self.request = _request_line(line)
+                # PING and SKIP carry fields (an empty block) from protocol 1.5 on (spamd bug 6187).
+                if self.request.method in ("PING", "SKIP") and self.request.version < (1, 5):
+                    return self.request
+                continue
+            if not line.endswith(b"\n"):
+                raise _bad("EOF during headers")
+            line = line.rstrip(b"\r\n")
+            if not line:
+                self.body_at = self.pos
+                break
+            name, colon, value = line.decode("latin-1").partition(":")
+            if not colon:
+                raise _bad("header not in 'Name: value' format")
+            self.request.fields[name.strip().lower()] = value.strip()
+            self.fields += 1
+            if self.fields > MAX_FIELDS:
                 raise _bad("too many headers")
-        if method in ("PING", "SKIP"):
+        request = self.request
+        if request.method in ("PING", "SKIP"):
             return request
         compress = request.fields.get("compress")
         if compress is not None and compress.lower() != "zlib":
             raise _bad(f"compression type not supported: {_printable(compress.encode())}")
         length = request.fields.get("content-length")
+        held = len(self.buffer) - self.body_at
         if length is not None:
             if not length.isdigit():
                 raise _bad("Content-Length contains non-numeric bytes")
             expected = int(length)
-            if expected > self.settings.max_size:
-                raise _too_big(expected, self.settings.max_size)
-            body = await reader.read(expected)
+            if expected > max_size:
+                raise _too_big(expected, max_size)
+            if held < expected and not self.ended:
+                return None
+            body = bytes(self.buffer[self.body_at:self.body_at + expected])
             if len(body) != expected:
                 raise _bad(f"Content-Length mismatch: Expected {expected} bytes, "
                            f"got {len(body)} bytes")
         else:
-            body = await reader.read(self.settings.max_size + 1)
-            if len(body) > self.settings.max_size:
-                raise _too_big(None, self.settings.max_size)
+            if held > max_size:
+                raise _too_big(None, max_size)
+            if not self.ended:
+                return None
+            body = bytes(self.buffer[self.body_at:])
+        self.buffer = bytearray()
         if compress is not None:
             inflate = zlib.decompressobj()
             try:
-                body = inflate.decompress(body, self.settings.max_size + 1)
+                body = inflate.decompress(body, max_size + 1)
             except zlib.error as error:
                 raise RequestError(Code.EX_UNAVAILABLE, f"Service Unavailable: zlib: {error}") from None
-            if len(body) > self.settings.max_size:
-                raise _too_big(None, self.settings.max_size)
+            if len(body) > max_size:
+                raise _too_big(None, max_size)
             if not inflate.eof:
                 raise RequestError(Code.EX_UNAVAILABLE,
                                    "Service Unavailable: zlib: the compressed message is cut short")
         request.body = body
         return request
 
-    async def _answer(self, request: _Request) -> tuple[bytes, str | None]:
-        """(the answer, what the log line says of it: None for no line)."""
+    # -- answering ---------------------------------------------------------------------
+
+    def _answer(self, request: _Request) -> None:
         method = request.method
         if method == "PING":
-            return b"SPAMD/1.5 0 PONG\r\n", None
+            self._send(b"SPAMD/1.5 0 PONG\r\n")
+            return
         if method == "SKIP":
-            return b"", None
-        self.model.refresh(self.log)
-        if method == "TELL":
-            return await self._tell(request)
-        decision = _verdict(self.model, request.body)
-        spam = decision["status"] == "spam"
-        spam_field = _spam_field(decision, method)
-        verdict = (f"{decision['status']} {_shown_score(decision):.1f}/{THRESHOLD:.1f} "
-                   f"{len(request.body)} bytes")
-        if method == "CHECK":
-            return f"SPAMD/1.1 0 EX_OK\r\nSpam: {spam_field}\r\n\r\n".encode(), verdict
-        if method in ("PROCESS", "HEADERS"):
-            body = add_headers(request.body, headers(decision))
-            if self.settings.spamassassin_headers:
-                body = _spamassassin_fields(body, decision)
-            if method == "HEADERS":
-                body = _header_block(body)
-        elif method == "SYMBOLS":
-            body = _symbol(decision).encode()
-        elif method == "REPORT" or (method == "REPORT_IFSPAM" and spam):
-            body = _report(self.model, request.body, decision).encode("utf-8", "replace")
-        else:
-            body = b""
-        head = f"SPAMD/1.1 0 EX_OK\r\nContent-length: {len(body)}\r\nSpam: {spam_field}\r\n\r\n"
-        return head.encode() + body, verdict
+            self._close()
+            return
+        try:
+            version = self.worker.model.refresh(self.worker.log)
+            if method == "TELL":
+                self._tell(request, version)
+                return
+            answer, self.verdict = _scored_answer(request, version, self.settings)
+        except RequestError as error:
+            self._failed(error)
+            return
+        except Exception as error:  # a bug: this client gets an error, the others go on
+            self._internal_error(error)
+            return
+        self._send(answer)
 
-    async def _tell(self, request: _Request) -> tuple[bytes, str]:
-        if not self.settings.allow_tell:
-            raise RequestError(Code.EX_UNAVAILABLE, "Service Unavailable: TELL commands are "
-                               "not enabled, set the --allow-tell switch.")
-        set_local = "local" in request.fields.get("set", "").lower()
-        remove_local = "local" in request.fields.get("remove", "").lower()
-        if set_local and remove_local:
-            raise _bad("Unable to set local and remove local in the same operation.")
-        kind = request.fields.get("message-class", "").lower()
-        model = self.model
-        loop = asyncio.get_running_loop()
+    def _tell(self, request: _Request, version: Version) -> None:
+        learning = _tell_job(request, version, self.worker.model.path, self.settings)
+        future = self.loop.run_in_executor(None, learning)
+
+        def done(future: asyncio.Future) -> None:
+            try:
+                answer, self.verdict = future.result()
+            except RequestError as error:
+                self._failed(error)
+                return
+            except Exception as error:
+                self._internal_error(error)
+                return
+            self._send(answer)
+
+        future.add_done_callback(done)
+
+    def _internal_error(self, error: Exception) -> None:
+        self.worker.log(f"{_now()} internal error: {type(error).__name__}: {error}")
+        self._failed(RequestError(Code.EX_UNAVAILABLE, "Service Unavailable: internal error"))
+
+    def _failed(self, error: RequestError) -> None:
+        self.verdict = f"error {int(error.code)} {error.text}"
+        if error.code == Code.EX_TOOBIG:
+            # Read what the client still sends, so that closing does not reset the
+            # connection before spamc has read the answer.
+            self._send(error.answer(), then=self._discard)
+        else:
+            self._send(error.answer())
+
+    def _discard(self) -> None:
+        if self.ended:
+            self._close()
+            return
+        self.body_at, self.buffer = -2, bytearray()
+        self.timer = self.loop.call_later(self.settings.timeout, self._close)
+        self._wait_for_input()
+
+    def _send(self, data: bytes, then: Callable[[], None] | None = None) -> None:
+        """Send ``data`` (within --timeout if the client reads slowly), then ``then``
+        (default: close)."""
+        self.out, self.then = memoryview(data), then or self._close
+        self._writable()
+
+    def _writable(self) -> None:
+        try:
+            while self.out:
+                self.out = self.out[self.connection.send(self.out):]
+        except (BlockingIOError, InterruptedError):
+            if not self.writing:
+                self.loop.add_writer(self.fd, self._writable)
+                self.writing = True
+                self.timer = self.loop.call_later(self.settings.timeout, self._gone)
+            return
+        except OSError:
+            self._gone()  # the client went away: nothing more to do for it
+            return
+        if self.writing:
+            self.loop.remove_writer(self.fd)
+            self.writing = False
+            self.timer.cancel()
+        self.then()
+
+    def _gone(self) -> None:
+        if self.writing:
+            self.loop.remove_writer(self.fd)
+            self.writing = False
+        self._stop_reading()
+        self._close()
+
+    def _close(self) -> None:
+        self.timer.cancel()
+        if self.reading:
+            self.loop.remove_reader(self.fd)
+            self.reading = False
+        self.connection.close()
+        if self.verdict is not None:
+            self.worker.log(f"{_now()} {self.method} {self.verdict} "
+                            f"{(time.perf_counter() - self.started) * 1e3:.1f} ms")
+        self.worker.closed(self)
+
+
+def _request_line(line: bytes) -> _Request:
+    """The request of a ``METHOD SPAMC/1.x`` line; RequestError for anything else."""
+    if not line:
+        raise _bad("closed before headers")
+    match = _REQUEST_LINE.fullmatch(line)
+    if match is None:
+        raise _bad(f"not a spamc request: {_printable(line)}")
+    method = match[1].decode()
+    version = _VERSION.fullmatch(match[2])
+    if version is None or version[1] != b"1":
+        raise _bad(f"unsupported protocol version SPAMC/{_printable(match[2])}; this is 1.x")
+    if method not in METHODS:
+        raise _bad(f"unknown method {method}")
+    return _Request(method, (int(version[1]), int(version[2])), {})
+
+
+def _scored_answer(request: _Request, version: Version, settings: Settings) -> tuple[bytes, str]:
+    """(the answer to a request that scores its message, what the log line says of it)."""
+    method = request.method
+    decision = _verdict(version, request.body)
+    spam = decision["status"] == "spam"
+    spam_field = _spam_field(decision, method)
+    verdict = (f"{decision['status']} {_shown_score(decision):.1f}/{THRESHOLD:.1f} "
+               f"{len(request.body)} bytes")
+    if method == "CHECK":
+        return f"SPAMD/1.1 0 EX_OK\r\nSpam: {spam_field}\r\n\r\n".encode(), verdict
+    if method in ("PROCESS", "HEADERS"):
+        body = add_headers(request.body, headers(decision))
+        if settings.spamassassin_headers:
+            body = _spamassassin_fields(body, decision)
+        if method == "HEADERS":
+            body = _header_block(body)
+    elif method == "SYMBOLS":
+        body = _symbol(decision).encode()
+    elif method == "REPORT" or (method == "REPORT_IFSPAM" and spam):
+        body = _report(version, request.body, decision).encode("utf-8", "replace")
+    else:
+        body = b""
+    head = f"SPAMD/1.1 0 EX_OK\r\nContent-length: {len(body)}\r\nSpam: {spam_field}\r\n\r\n"
+    return head.encode() + body, verdict
+
+
+def _tell_job(request: _Request, version: Version, path: str,
+              settings: Settings) -> Callable[[], tuple[bytes, str]]:
+    """TELL's work, checked here and done by the function returned (on a thread): (the
+    answer, what the log line says of it)."""
+    if not settings.allow_tell:
+        raise RequestError(Code.EX_UNAVAILABLE, "Service Unavailable: TELL commands are "
+                           "not enabled, set the --allow-tell switch.")
+    set_local = "local" in request.fields.get("set", "").lower()
+    remove_local = "local" in request.fields.get("remove", "").lower()
+    if set_local and remove_local:
+        raise _bad("Unable to set local and remove local in the same operation.")
+    kind = request.fields.get("message-class", "").lower()
+    if set_local and kind not in ("spam", "ham"):
+        raise _bad(f"Message-class must be spam or ham, not {kind!r}")
+
+    def job() -> tuple[bytes, str]:
         did = ""
-        if set_local and kind not in ("spam", "ham"):
-            raise _bad(f"Message-class must be spam or ham, not {kind!r}")
         try:
             if set_local:
-                label, other = ((model.spam_class, model.ham_class) if kind == "spam"
-                                else (model.ham_class, model.spam_class))
-                if await loop.run_in_executor(None, learn, model.path, request.body, label, other):
+                label, other = ((version.spam_class, version.ham_class) if kind == "spam"
+                                else (version.ham_class, version.spam_class))
+                if learn(path, request.body, label, other):
                     did = "DidSet: local\r\n"
             elif remove_local:
-                if await loop.run_in_executor(None, forget, model.path, request.body, model.classes):
+                if forget(path, request.body, version.classes):
                     did = "DidRemove: local\r\n"
         except (TextnbError, OSError) as error:  # a bad model file: the client learns nothing
             raise RequestError(Code.EX_UNAVAILABLE, f"Service Unavailable: {error}") from None
@@ -540,61 +805,7 @@ class Worker:
                 else "nothing to do")
         return f"SPAMD/1.1 0 EX_OK\r\n{did}\r\n".encode(), f"{what} {len(request.body)} bytes"
 
-
-class _Stream:
-    """A connection read through a buffer and written with the loop's socket calls: no
-    transport, protocol or stream objects, so that a request costs 3 turns of the loop where
-    asyncio's streams took 13 (cProfile of 600 CHECKs)."""
-
-    def __init__(self, connection: socket.socket) -> None:
-        self.connection, self.buffer, self.ended = connection, bytearray(), False
-        self.loop = asyncio.get_running_loop()
-
-    async def _fill(self) -> None:
-        data = await self.loop.sock_recv(self.connection, 65536)
-        self.buffer += data
-        self.ended = not data
-
-    def _take(self, n: int) -> bytes:
-        data = bytes(self.buffer[:n])
-        del self.buffer[:n]
-        return data
-
-    async def readline(self) -> bytes:
-        """The next line with its line feed (without one at the end of input)."""
-        searched = 0
-        while (end := self.buffer.find(b"\n", searched)) < 0:
-            if len(self.buffer) > MAX_LINE:  # no spamc writes that
-                raise _bad(f"header line longer than {MAX_LINE} bytes")
-            if self.ended:
-                return self._take(len(self.buffer))
-            searched = len(self.buffer)
-            await self._fill()
-        return self._take(end + 1)
-
-    async def read(self, n: int) -> bytes:
-        """n bytes, or fewer if the input ends first."""
-        while len(self.buffer) < n and not self.ended:
-            await self._fill()
-        return self._take(n)
-
-    async def discard(self) -> None:
-        """Read up to the end of the input."""
-        while not self.ended:
-            self.buffer.clear()
-            await self._fill()
-
-    async def send(self, data: bytes) -> None:
-        if data:
-            await self.loop.sock_sendall(self.connection, data)
-
-
-async def _within(seconds: float, awaitable: Any) -> Any:
-    """``await awaitable``, cancelled with asyncio.TimeoutError after ``seconds``."""
-    if hasattr(asyncio, "timeout"):  # Python 3.11: a deadline on this task, no new task
-        async with asyncio.timeout(seconds):
-            return await awaitable
-    return await asyncio.wait_for(awaitable, seconds)
+    return job
 
 
 def _too_big(size: int | None, limit: int) -> RequestError:
