@@ -11,8 +11,8 @@ from scipy.sparse import csr_matrix
 
 from textnb import TextClassifier, load_model
 from textnb.cli import main
-from textnb.models import MultinomialNB
-from textnb.onerror import train_on_error
+from textnb.models import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
+from textnb.onerror import _Tables, train_on_error
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -38,6 +38,63 @@ def test_a_worked_example_learns_only_what_it_gets_wrong():
     exact = MultinomialNB(alpha=1.0).fit(X[learned], y[learned])
     np.testing.assert_array_equal(model.feature_count_, exact.feature_count_)
     np.testing.assert_allclose(model.feature_log_prob_, exact.feature_log_prob_)
+
+
+MODELS = [lambda: MultinomialNB(alpha=0.5), lambda: BernoulliNB(alpha=0.5, fit_prior=True),
+          lambda: ComplementNB(alpha=0.5), lambda: ComplementNBWithPrior(alpha=0.5, fit_prior=True),
+          lambda: ComplementNB(alpha=0.5, norm=True)]   # the last one: the refitting path
+
+
+def _random_corpus(seed, n_documents=80, n_terms=30, n_classes=3):
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(0.4, size=(n_documents, n_terms)).astype(float)
+    y = rng.integers(0, n_classes, n_documents)
+    X[np.arange(n_documents), y] += 2            # a term per class, so there is something to learn
+    return csr_matrix(X), np.array(["abc"[c] for c in y])
+
+
+@pytest.mark.parametrize("new_model", MODELS)
+def test_the_tables_score_as_the_model_does(new_model):
+    X, y = _random_corpus(0)
+    rows = [0, 1, 2, 3, 5, 8, 13, 21, 34, 55]
+    tables = _Tables(new_model(), X, 3)
+    for row in rows:
+        tables.learn(row, "abc".index(y[row]))
+    expected = new_model().fit(X[rows], y[rows]).predict_joint_log_proba(X)
+    got = tables.scores(tables.X, np.asarray(tables.X.sum(axis=1)).ravel())
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def _train_on_error_by_definition(X, y, new_model, margin, max_passes):
+    """The definition, refitting the model for every document scored."""
+    learned = np.zeros(len(y), dtype=bool)
+    learned[[int(np.flatnonzero(y == c)[0]) for c in np.unique(y)]] = True
+    per_pass = []
+    for _ in range(max_passes):
+        count = 0
+        for i in np.flatnonzero(~learned):
+            model = new_model().fit(X[learned], y[learned])
+            jll = model.predict_joint_log_proba(X[i])[0]
+            t = list(model.classes_).index(y[i])
+            if jll[t] - np.delete(jll, t).max() < margin:
+                learned[i] = True
+                count += 1
+        per_pass.append(count)
+        if count == 0:
+            break
+    return learned, per_pass
+
+
+@pytest.mark.parametrize("new_model", MODELS)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_fast_walk_learns_what_the_definition_learns(new_model, seed):
+    X, y = _random_corpus(seed)
+    model, learned, per_pass = train_on_error(X, y, new_model, margin=1.0, max_passes=4)
+    expected, expected_passes = _train_on_error_by_definition(X, y, new_model, 1.0, 4)
+    assert per_pass == expected_passes and per_pass[0] > 0
+    np.testing.assert_array_equal(learned, expected)
+    np.testing.assert_array_equal(model.feature_count_,
+                                  new_model().fit(X[learned], y[learned]).feature_count_)
 
 
 def test_it_converges_on_the_sample_corpus():
