@@ -5,7 +5,8 @@ of each class, then pass over the documents in order, learning only those the mo
 wrong or not surely right (the true class ahead of the runner-up by less than ``margin`` in
 log-odds), until a pass learns nothing or ``max_passes`` passes are done. Each document is
 learned at most once. The model stays small and leans on the hard cases; a corpus with far more
-of one class than the other is not learned in that proportion.
+of one class than the other is not learned in that proportion. Which documents a walk learns
+depends on their order, so several walks in different orders are averaged (:data:`ORDERS`).
 
 Learning one document changes the counts of its few terms, yet refitting the model recomputes
 every weight: on SpamAssassin (6,046 messages, 124,523 terms, 629 learned) refits took 4.3 of
@@ -13,7 +14,7 @@ the 5 s a run took. So the walk keeps its own log tables of the counts, jll(x) =
 Σx·h, updates only the learned document's terms (and the per-class h and bias), and scores the
 documents ahead in blocks, one sparse product each, up to the next one it must learn: the same
 documents learned (tests/test_onerror.py checks against the definition), in 0.4–0.6 s.
-The model returned is fitted on the learned documents alone.
+The model returned is fitted on the learned documents alone, weighted.
 """
 
 from __future__ import annotations
@@ -29,28 +30,56 @@ from .models import BernoulliNB, ComplementNB, ComplementNBWithPrior, Multinomia
 # two classes), SpamBayes' "unsure" zone for a model that is still learning.
 MARGIN = 2.0
 MAX_PASSES = 10
+# Walks over the documents in different orders, each document weighted by the share of walks
+# that learned it. One walk's model depends on the order (a document learned early makes later
+# ones look right); averaging five lowered SpamAssassin's 10-fold 1 − AUC from 0.027 % to
+# 0.023 % and the spam a 0.1 %-FPR cutoff leaves uncaught from 5.8 % to 4.7 % (means over four
+# 10-fold splits of the 70 % training part); five walks cost five times one.
+ORDERS = 5
 # Documents scored at once: a block grows while it holds no error and starts small again after
 # one, since everything after the first error in a block must be scored again.
 _BLOCK = (8, 1024)
 
 
 def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: float = MARGIN,
-                   max_passes: int = MAX_PASSES) -> tuple[Any, np.ndarray, list[int]]:
-    """(model, learned, per_pass): the model trained on error over the rows of the CSR matrix
-    ``X`` (scipy.sparse, shape (n_documents, n_terms)) labelled ``y``; ``learned`` is a bool
-    array of shape (n_documents,) marking the rows it learned (the model is
-    ``new_model().fit(X[learned], y[learned])``), ``per_pass`` how many each pass learned."""
-    if margin < 0 or max_passes < 1:
-        raise ValueError(f"need margin >= 0 and max_passes >= 1, got {margin} and {max_passes}")
+                   max_passes: int = MAX_PASSES,
+                   orders: int = ORDERS) -> tuple[Any, np.ndarray, list[int]]:
+    """(model, weight, per_pass): the model trained on error over the rows of the CSR matrix
+    ``X`` (scipy.sparse, shape (n_documents, n_terms)) labelled ``y``, walked in ``orders``
+    orders (the given one, then seeded shuffles); ``weight``, float array of shape
+    (n_documents,), is the share of the walks that learned each row (0 or 1 for one walk), and
+    the model is ``new_model().fit(X[weight > 0], y[weight > 0], sample_weight=weight[weight > 0])``;
+    ``per_pass`` says how many each pass of the first walk learned."""
+    if margin < 0 or max_passes < 1 or orders < 1:
+        raise ValueError(f"need margin >= 0, max_passes >= 1 and orders >= 1, got {margin}, "
+                         f"{max_passes} and {orders}")
     labels = np.asarray(y)
     classes = np.unique(labels)
     if classes.size < 2:
         raise ValueError("training on error needs at least two classes")
     truth = np.searchsorted(classes, labels)
     X = X.tocsr()
-    tables = _Tables(new_model(), X, classes.size)
-    learned = np.zeros(labels.size, dtype=bool)
-    for c in range(classes.size):
+    weight = np.zeros(labels.size)
+    shuffle = np.random.default_rng(0)   # the same model for the same documents, every time
+    for walk in range(orders):
+        order = np.arange(labels.size) if walk == 0 else shuffle.permutation(labels.size)
+        learned, passes = _walk(X[order] if walk else X, truth[order], new_model(), classes.size,
+                                margin, max_passes)
+        weight[order[learned]] += 1
+        per_pass = passes if walk == 0 else per_pass
+    weight /= orders
+    rows = weight > 0
+    model = new_model().fit(X[rows], labels[rows], sample_weight=weight[rows])
+    return model, weight, per_pass
+
+
+def _walk(X: Any, truth: np.ndarray, model: Any, n_classes: int, margin: float,
+          max_passes: int) -> tuple[np.ndarray, list[int]]:
+    """(learned, per_pass) of one walk over the rows of X in order; ``truth`` holds each row's
+    class number."""
+    tables = _Tables(model, X, n_classes)
+    learned = np.zeros(truth.size, dtype=bool)
+    for c in range(n_classes):
         seed = int(np.flatnonzero(truth == c)[0])
         tables.learn(seed, c)
         learned[seed] = True
@@ -82,8 +111,7 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
         per_pass.append(count)
         if count == 0:
             break
-    model = new_model().fit(X[learned], labels[learned])
-    return model, learned, per_pass
+    return learned, per_pass
 
 
 class _Tables:
