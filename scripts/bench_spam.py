@@ -88,9 +88,10 @@ SPAM_CUTOFF, HAM_CUTOFF = 0.99, 0.5          # textnb's CLI defaults (textnb/cli
 PROB_CUTOFFS = [0.5, 0.9, 0.99, 0.999]
 LOGODDS_CUTOFFS = [0.0, 2.0, 5.0, 10.0]
 HAM_PROB_CUTOFFS = [0.01, 0.1, 0.5, 0.9]
-# The row beside the defaults when no --candidate is given: every message learned (the default,
-# training "auto", picks between that and training on error by cross-validation).
-DEFAULT_CANDIDATES = ["training=full"]
+# The rows beside the defaults when no --candidate is given: every message learned (the default,
+# training "auto", picks between that and training on error by cross-validation), and training on
+# error in one walk, as before several were averaged.
+DEFAULT_CANDIDATES = ["training=full", "orders=1"]
 
 
 class BenchError(Exception):
@@ -261,11 +262,20 @@ def warm_up(paths: list[str], y: np.ndarray) -> float:
 
 
 def run_textnb(name: str, settings: dict, train_paths, y_train, test_paths) -> Result:
-    """textnb as `textnb train` runs it: the cutoffs learned by CV on the training part."""
-    from textnb import TextClassifier
+    """textnb as `textnb train` runs it: the cutoffs learned by CV on the training part. The
+    setting ``orders=N`` is not TextClassifier's: it sets how many walks training on error
+    averages (textnb.onerror.ORDERS) for this row."""
+    import functools
+    from textnb import TextClassifier, classifier, onerror
+    settings = dict(settings)
+    orders = settings.pop("orders", onerror.ORDERS)
     t0 = time.perf_counter()
     clf = TextClassifier(spam_class="spam", **{"training": "auto", **settings})
-    clf.fit(_documents(train_paths), y_train)
+    classifier.train_on_error = functools.partial(onerror.train_on_error, orders=orders)
+    try:
+        clf.fit(_documents(train_paths), y_train)
+    finally:
+        classifier.train_on_error = onerror.train_on_error
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     log_proba = clf.predict_log_proba(_documents(test_paths))
