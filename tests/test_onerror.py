@@ -11,8 +11,8 @@ from scipy.sparse import csr_matrix
 
 from textnb import TextClassifier, load_model
 from textnb.cli import main
-from textnb.models import MultinomialNB
-from textnb.onerror import train_on_error
+from textnb.models import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
+from textnb.onerror import _Tables, train_on_error
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -30,7 +30,9 @@ def test_a_worked_example_learns_only_what_it_gets_wrong():
     # After the seeds (α = 1): row 1 leads by 1.48, row 3 by 2.54, row 4 trails by 0.75, so
     # pass 1 learns row 4; that spam holds "meeting" and "noon", so row 3's lead falls below
     # the margin and pass 2 learns it; pass 3 learns nothing.
-    model, learned, per_pass = train_on_error(X, y, lambda: MultinomialNB(alpha=1.0), margin=1.0)
+    model, weight, per_pass = train_on_error(X, y, lambda: MultinomialNB(alpha=1.0), margin=1.0,
+                                            orders=1)
+    learned = weight > 0
     assert learned.tolist() == [True, False, True, True, True]
     assert per_pass == [1, 1, 0]
     after_pass_1 = MultinomialNB(alpha=1.0).fit(X[[0, 2, 4]], y[[0, 2, 4]]).predict_log_proba(X[3])
@@ -38,6 +40,82 @@ def test_a_worked_example_learns_only_what_it_gets_wrong():
     exact = MultinomialNB(alpha=1.0).fit(X[learned], y[learned])
     np.testing.assert_array_equal(model.feature_count_, exact.feature_count_)
     np.testing.assert_allclose(model.feature_log_prob_, exact.feature_log_prob_)
+
+
+MODELS = [lambda: MultinomialNB(alpha=0.5), lambda: BernoulliNB(alpha=0.5, fit_prior=True),
+          lambda: ComplementNB(alpha=0.5), lambda: ComplementNBWithPrior(alpha=0.5, fit_prior=True),
+          lambda: ComplementNB(alpha=0.5, norm=True)]   # the last one: the refitting path
+
+
+def _random_corpus(seed, n_documents=80, n_terms=30, n_classes=3):
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(0.4, size=(n_documents, n_terms)).astype(float)
+    y = rng.integers(0, n_classes, n_documents)
+    X[np.arange(n_documents), y] += 2            # a term per class, so there is something to learn
+    return csr_matrix(X), np.array(["abc"[c] for c in y])
+
+
+@pytest.mark.parametrize("new_model", MODELS)
+def test_the_tables_score_as_the_model_does(new_model):
+    X, y = _random_corpus(0)
+    rows = [0, 1, 2, 3, 5, 8, 13, 21, 34, 55]
+    tables = _Tables(new_model(), X, 3)
+    for row in rows:
+        tables.learn(row, "abc".index(y[row]))
+    expected = new_model().fit(X[rows], y[rows]).predict_joint_log_proba(X)
+    got = tables.scores(tables.X, np.asarray(tables.X.sum(axis=1)).ravel())
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def _train_on_error_by_definition(X, y, new_model, margin, max_passes):
+    """The definition, refitting the model for every document scored."""
+    learned = np.zeros(len(y), dtype=bool)
+    learned[[int(np.flatnonzero(y == c)[0]) for c in np.unique(y)]] = True
+    per_pass = []
+    for _ in range(max_passes):
+        count = 0
+        for i in np.flatnonzero(~learned):
+            model = new_model().fit(X[learned], y[learned])
+            jll = model.predict_joint_log_proba(X[i])[0]
+            t = list(model.classes_).index(y[i])
+            if jll[t] - np.delete(jll, t).max() < margin:
+                learned[i] = True
+                count += 1
+        per_pass.append(count)
+        if count == 0:
+            break
+    return learned, per_pass
+
+
+@pytest.mark.parametrize("new_model", MODELS)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_fast_walk_learns_what_the_definition_learns(new_model, seed):
+    X, y = _random_corpus(seed)
+    model, weight, per_pass = train_on_error(X, y, new_model, margin=1.0, max_passes=4, orders=1)
+    learned = weight > 0
+    expected, expected_passes = _train_on_error_by_definition(X, y, new_model, 1.0, 4)
+    assert per_pass == expected_passes and per_pass[0] > 0
+    np.testing.assert_array_equal(learned, expected)
+    np.testing.assert_array_equal(model.feature_count_,
+                                  new_model().fit(X[learned], y[learned]).feature_count_)
+
+
+def test_walks_in_several_orders_average_what_each_learned():
+    X, y = _random_corpus(3)
+    one = train_on_error(X, y, MultinomialNB, margin=1.0, orders=1)[1]
+    model, weight, per_pass = train_on_error(X, y, MultinomialNB, margin=1.0, orders=3)
+    # Each document counts for the share of the three walks that learned it; the first walk is
+    # the one-order walk, in the given order.
+    assert set(np.round(weight * 3, 9).tolist()) <= {0.0, 1.0, 2.0, 3.0}
+    assert (weight[one > 0] >= 1 / 3).all() and 0 < (weight == 1).sum() < (weight > 0).sum()
+    assert per_pass == train_on_error(X, y, MultinomialNB, margin=1.0, orders=1)[2]
+    rows = weight > 0
+    expected = MultinomialNB().fit(X[rows], y[rows], sample_weight=weight[rows])
+    np.testing.assert_allclose(model.feature_count_, expected.feature_count_)
+    assert model.class_count_.sum() == pytest.approx(weight.sum())
+    # The same documents give the same model: the shuffles are seeded.
+    np.testing.assert_array_equal(weight, train_on_error(X, y, MultinomialNB, margin=1.0,
+                                                         orders=3)[1])
 
 
 def test_it_converges_on_the_sample_corpus():
@@ -49,7 +127,8 @@ def test_it_converges_on_the_sample_corpus():
     report = clf.on_error_
     assert report["passes"][-1] == 0 and len(report["passes"]) < 10   # a pass learned nothing
     assert report["documents"] == 300 and 2 < report["learned"] < 300
-    assert int(clf.model_.class_count_.sum()) == report["learned"]
+    # Each learned document counts for the share of the walks that learned it.
+    assert 0.5 * report["learned"] < clf.model_.class_count_.sum() <= report["learned"]
     # The model is fit on the documents it learned, so every document it did not learn is
     # classified right by the margin (the last pass checked each of them).
     lead = clf.predict_log_proba(texts)
@@ -63,6 +142,8 @@ def test_bad_settings_are_refused():
     X, y = csr_matrix(np.eye(2)), np.array(["a", "b"])
     with pytest.raises(ValueError, match="margin"):
         train_on_error(X, y, MultinomialNB, margin=-1)
+    with pytest.raises(ValueError, match="orders"):
+        train_on_error(X, y, MultinomialNB, orders=0)
     with pytest.raises(ValueError, match="two classes"):
         train_on_error(X, np.array(["a", "a"]), MultinomialNB)
 

@@ -239,13 +239,15 @@ class TextClassifier:
     def _fit_on_error(self, vocabulary: Vocabulary, X: CSR, labels: list,
                       digests: np.ndarray) -> None:
         """The model of the documents training on error picks (:mod:`textnb.onerror`), over the
-        terms they hold: ``fit`` on those documents alone, but for pruning (``min_df``,
-        ``max_df``, ``max_features``), which saw them all. ``on_error_`` says how many each
-        pass learned."""
+        terms they hold: ``fit`` on those documents alone, each weighted by the share of the walks
+        that learned it, but for pruning (``min_df``, ``max_df``, ``max_features``), which saw
+        them all. ``on_error_`` says how many documents were learned and how many each pass of
+        the first walk learned."""
         from .vocabulary import to_scipy
         matrix = to_scipy(X)
-        _, learned, per_pass = train_on_error(matrix, labels, self._new_model, self.margin,
-                                              self.max_passes)
+        _, weight, per_pass = train_on_error(matrix, labels, self._new_model, self.margin,
+                                             self.max_passes)
+        learned = weight > 0
         rows = matrix[learned]
         used = np.flatnonzero(rows.getnnz(axis=0))
         self.vocabulary_ = Vocabulary(min_df=self.min_df, max_df=self.max_df,
@@ -253,7 +255,7 @@ class TextClassifier:
         self.vocabulary_.terms_ = [vocabulary.terms_[j] for j in used.tolist()]
         self.vocabulary_.index_ = {term: i for i, term in enumerate(self.vocabulary_.terms_)}
         chosen = np.array(labels, dtype=object)[learned].tolist()
-        self.model_ = self._new_model().fit(rows[:, used], chosen)
+        self.model_ = self._new_model().fit(rows[:, used], chosen, sample_weight=weight[learned])
         self.digests_ = digests[learned]
         self.digest_labels_ = np.array(chosen, dtype=str)
         self.on_error_ = {"documents": len(labels), "learned": int(learned.sum()),

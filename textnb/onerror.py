@@ -5,7 +5,16 @@ of each class, then pass over the documents in order, learning only those the mo
 wrong or not surely right (the true class ahead of the runner-up by less than ``margin`` in
 log-odds), until a pass learns nothing or ``max_passes`` passes are done. Each document is
 learned at most once. The model stays small and leans on the hard cases; a corpus with far more
-of one class than the other is not learned in that proportion.
+of one class than the other is not learned in that proportion. Which documents a walk learns
+depends on their order, so several walks in different orders are averaged (:data:`ORDERS`).
+
+Learning one document changes the counts of its few terms, yet refitting the model recomputes
+every weight: on SpamAssassin (6,046 messages, 124,523 terms, 629 learned) refits took 4.3 of
+the 5 s a run took. So the walk keeps its own log tables of the counts, jll(x) = bias + x·G +
+Σx·h, updates only the learned document's terms (and the per-class h and bias), and scores the
+documents ahead in blocks, one sparse product each, up to the next one it must learn: the same
+documents learned (tests/test_onerror.py checks against the definition), in 0.4–0.6 s.
+The model returned is fitted on the learned documents alone, weighted.
 """
 
 from __future__ import annotations
@@ -13,50 +22,168 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from scipy.sparse import csr_matrix
+
+from .models import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB, class_log_prior
 
 # The margin, in log-odds, by which the true class must lead: e² ≈ 7.4 to 1 (P ≈ 0.88 between
 # two classes), SpamBayes' "unsure" zone for a model that is still learning.
 MARGIN = 2.0
 MAX_PASSES = 10
+# Walks over the documents in different orders, each document weighted by the share of walks
+# that learned it. One walk's model depends on the order (a document learned early makes later
+# ones look right). Averaging five lowered SpamAssassin's 10-fold 1 − AUC from 0.028 % to
+# 0.025 %, and the spam a cutoff on the out-of-fold scores must leave uncaught at 0.1 % FPR from
+# 5.8 % to 5.4 %, at 0.2 % from 3.9 % to 3.4 % (means over four 10-fold splits of the 70 %
+# training part; counting a document learned by any walk, or by most, ranked worse than one
+# walk); five walks cost five times one.
+ORDERS = 5
+# Documents scored at once: a block grows while it holds no error and starts small again after
+# one, since everything after the first error in a block must be scored again.
+_BLOCK = (8, 1024)
 
 
 def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: float = MARGIN,
-                   max_passes: int = MAX_PASSES) -> tuple[Any, np.ndarray, list[int]]:
-    """(model, learned, per_pass): the model trained on error over the rows of the CSR matrix
-    ``X`` (scipy.sparse, shape (n_documents, n_terms)) labelled ``y``; ``learned`` is a bool
-    array of shape (n_documents,) marking the rows it learned (so the model equals
-    ``new_model().fit(X[learned], y[learned])``), ``per_pass`` how many each pass learned."""
-    if margin < 0 or max_passes < 1:
-        raise ValueError(f"need margin >= 0 and max_passes >= 1, got {margin} and {max_passes}")
+                   max_passes: int = MAX_PASSES,
+                   orders: int = ORDERS) -> tuple[Any, np.ndarray, list[int]]:
+    """(model, weight, per_pass): the model trained on error over the rows of the CSR matrix
+    ``X`` (scipy.sparse, shape (n_documents, n_terms)) labelled ``y``, walked in ``orders``
+    orders (the given one, then seeded shuffles); ``weight``, float array of shape
+    (n_documents,), is the share of the walks that learned each row (0 or 1 for one walk), and
+    the model is ``new_model().fit(X[weight > 0], y[weight > 0], sample_weight=weight[weight > 0])``;
+    ``per_pass`` says how many each pass of the first walk learned."""
+    if margin < 0 or max_passes < 1 or orders < 1:
+        raise ValueError(f"need margin >= 0, max_passes >= 1 and orders >= 1, got {margin}, "
+                         f"{max_passes} and {orders}")
     labels = np.asarray(y)
     classes = np.unique(labels)
     if classes.size < 2:
         raise ValueError("training on error needs at least two classes")
-    learned = np.zeros(labels.size, dtype=bool)
-    seeds = [int(np.flatnonzero(labels == c)[0]) for c in classes]
-    learned[seeds] = True
-    model = new_model().fit(X[seeds], labels[seeds])
-    column = {c: i for i, c in enumerate(model.classes_.tolist())}
-    truth = [column[c] for c in labels.tolist()]
-    indptr, indices, data = X.indptr, X.indices, X.data
-    # A row's joint log-likelihood is bias + W[:, terms] · weights (the model's decomposition,
-    # as the mail filter scores): one small product per row instead of a predict call.
-    bias, weights = model.decomposition()
+    truth = np.searchsorted(classes, labels)
+    X = X.tocsr()
+    weight = np.zeros(labels.size)
+    shuffle = np.random.default_rng(0)   # the same model for the same documents, every time
+    for walk in range(orders):
+        order = np.arange(labels.size) if walk == 0 else shuffle.permutation(labels.size)
+        learned, passes = _walk(X[order] if walk else X, truth[order], new_model(), classes.size,
+                                margin, max_passes)
+        weight[order[learned]] += 1
+        per_pass = passes if walk == 0 else per_pass
+    weight /= orders
+    rows = weight > 0
+    model = new_model().fit(X[rows], labels[rows], sample_weight=weight[rows])
+    return model, weight, per_pass
+
+
+def _walk(X: Any, truth: np.ndarray, model: Any, n_classes: int, margin: float,
+          max_passes: int) -> tuple[np.ndarray, list[int]]:
+    """(learned, per_pass) of one walk over the rows of X in order; ``truth`` holds each row's
+    class number."""
+    tables = _Tables(model, X, n_classes)
+    learned = np.zeros(truth.size, dtype=bool)
+    for c in range(n_classes):
+        seed = int(np.flatnonzero(truth == c)[0])
+        tables.learn(seed, c)
+        learned[seed] = True
     per_pass = []
     for _ in range(max_passes):
-        count = 0
-        for i in np.flatnonzero(~learned).tolist():
-            a, b = indptr[i], indptr[i + 1]
-            jll = (bias + weights[:, indices[a:b]] @ data[a:b]).tolist()
-            t = truth[i]
-            # A few classes: plain Python is quicker than numpy calls on so small an array.
-            lead = jll[t] - max(v for c, v in enumerate(jll) if c != t)
-            if lead < margin:
-                model.partial_fit(X[i], labels[i:i + 1])
-                bias, weights = model.decomposition()
-                learned[i] = True
-                count += 1
+        rows = np.flatnonzero(~learned)
+        # The rows still to walk, contiguous, so that a block is a slice: one sparse product.
+        ahead = tables.X[rows]
+        sums = np.asarray(ahead.sum(axis=1)).ravel()
+        count, start, size = 0, 0, _BLOCK[0]
+        while start < rows.size:
+            stop = min(start + size, rows.size)
+            lo, hi = ahead.indptr[start], ahead.indptr[stop]
+            block = csr_matrix((ahead.data[lo:hi], ahead.indices[lo:hi],
+                                ahead.indptr[start:stop + 1] - lo), shape=(stop - start, X.shape[1]))
+            jll = tables.scores(block, sums[start:stop])
+            t, n = truth[rows[start:stop]], np.arange(stop - start)
+            own = jll[n, t]
+            jll[n, t] = -np.inf
+            wrong = np.flatnonzero(own - jll.max(axis=1) < margin)
+            if not wrong.size:
+                start, size = stop, min(2 * size, _BLOCK[1])
+                continue
+            i = int(rows[start + wrong[0]])
+            tables.learn(i, int(truth[i]))
+            learned[i] = True
+            count += 1
+            start, size = start + int(wrong[0]) + 1, _BLOCK[0]
         per_pass.append(count)
         if count == 0:
             break
-    return model, learned, per_pass
+    return learned, per_pass
+
+
+class _Tables:
+    """A model's joint log-likelihood kept up to date one learned document at a time:
+    jll_c(x) = bias_c + Σ_k x_k G_kc + (Σ_k x_k) h_c, with G of shape (n_terms, n_classes)
+    (the layout a CSR-by-dense product reads) and x a document's counts, or its presence bits
+    for Bernoulli. The formulas are the models' own (textnb.models):
+
+    * multinomial: G = log(n_kc + α), h_c = −log(n_c + α|V|), bias = log P(c);
+    * complement: G = −log(n_k − n_kc + α), h_c = log(Σ_k (n_k − n_kc + α)), bias = log P(c)
+      (0 for ComplementNB, which scores without the prior);
+    * Bernoulli: G = log(df_kc + α) − log(N_c − df_kc + α), h = 0, bias = log P(c) +
+      Σ_k log(N_c − df_kc + α) − |V| log(N_c + 2α): a document changes N_c, so its class's
+      column of G is recomputed (O(|V|), still cheap beside a refit);
+    * any other model: refitted per document (``partial_fit``), its ``decomposition`` used.
+    """
+
+    def __init__(self, model: Any, X: Any, n_classes: int) -> None:
+        self.model = model
+        self.kind = ("bernoulli" if isinstance(model, BernoulliNB) else
+                     "complement" if isinstance(model, ComplementNB) and not model.norm else
+                     "multinomial" if isinstance(model, MultinomialNB) else None)
+        values = (X.data > 0) if getattr(model, "_binary", False) else X.data
+        self.X = csr_matrix((values.astype(float), X.indices, X.indptr), shape=X.shape)
+        n_terms = X.shape[1]
+        self.count = np.zeros((n_terms, n_classes))      # n_kc (df_kc for Bernoulli)
+        self.class_count = np.zeros(n_classes)           # N_c: documents learned per class
+        self.total = np.zeros(n_terms)                   # n_k = Σ_c n_kc (complement)
+        self.mass = np.zeros(n_classes)                  # Σ_k n_kc
+        self.alpha = getattr(model, "alpha", 1.0)
+        # G of terms no document of the class holds yet (Bernoulli's is set at its first).
+        unseen = {"multinomial": np.log(self.alpha), "complement": -np.log(self.alpha)}
+        self.G = np.full((n_terms, n_classes), unseen.get(self.kind, 0.0))
+        self.h = np.zeros(n_classes)
+        self.bias = np.zeros(n_classes)
+        self.absent = np.zeros(n_classes)                # Bernoulli: the bias's absent terms
+
+    def scores(self, block: Any, sums: np.ndarray) -> np.ndarray:
+        """jll of shape (n, n_classes) of ``block``, rows of ``self.X`` (n, n_terms) whose
+        values sum to ``sums``."""
+        return block @ self.G + sums[:, None] * self.h + self.bias
+
+    def learn(self, row: int, c: int) -> None:
+        """Add X's ``row`` to class ``c`` and bring G, h and bias up to date."""
+        X, model, alpha = self.X, self.model, self.alpha
+        a, b = X.indptr[row], X.indptr[row + 1]
+        terms, values = X.indices[a:b], X.data[a:b]
+        self.class_count[c] += 1
+        n_terms = X.shape[1]
+        if self.kind is None:
+            # Classes are numbered 0..n-1 and all named up front, so the model's rows are ours.
+            model.partial_fit(X[row], [c], classes=np.arange(len(self.class_count)))
+            bias, weights = model.decomposition()
+            self.bias, self.G = bias, np.ascontiguousarray(weights.T)
+            return
+        np.add.at(self.count[:, c], terms, values)
+        if self.kind == "multinomial":
+            self.mass[c] += values.sum()
+            self.G[terms, c] = np.log(self.count[terms, c] + alpha)
+            self.h[c] = -np.log(self.mass[c] + alpha * n_terms)
+        elif self.kind == "complement":
+            np.add.at(self.total, terms, values)
+            self.mass[c] += values.sum()
+            self.G[terms] = -np.log(self.total[terms, None] - self.count[terms] + alpha)
+            self.h = np.log(self.total.sum() - self.mass + alpha * n_terms)
+        else:
+            absent = np.log(self.class_count[c] - self.count[:, c] + alpha)
+            self.G[:, c] = np.log(self.count[:, c] + alpha) - absent
+            self.absent[c] = absent.sum() - n_terms * np.log(self.class_count[c] + 2 * alpha)
+        prior = class_log_prior(self.class_count, model.fit_prior, model.class_prior)
+        if self.kind == "complement" and not isinstance(model, ComplementNBWithPrior):
+            prior = np.zeros_like(prior) if prior.size > 1 else prior
+        self.bias = prior + (self.absent if self.kind == "bernoulli" else 0.0)
