@@ -25,6 +25,7 @@ from .onerror import MARGIN, MAX_PASSES
 from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_cutoffs
 from .documents import is_maildir, iter_files, read_raw
 from .errors import DocumentError, ModelFileError, TextnbError
+from .hashing import MAX_HASH_BITS
 from .mailfilter import filter_message
 from .modelfile import locked
 from .paths import MODEL_ENV, default_model_path
@@ -170,6 +171,9 @@ _TRAINING_OPTIONS = [
     click.option("--min-df", metavar="N", help="Keep terms in at least N documents (or a proportion)."),
     click.option("--max-df", metavar="N", help="Keep terms in at most N documents (or a proportion)."),
     click.option("--max-features", type=click.IntRange(min=1), help="Keep the N most frequent terms."),
+    click.option("--hash-bits", type=click.IntRange(1, MAX_HASH_BITS), metavar="N",
+                 help="Hash terms to 2**N columns and keep no terms (for huge vocabularies; "
+                      "the --min-df, --max-df and --max-features pruning applies to columns)."),
     click.option("--stop-words", metavar="english|none|FILE", help="Stop words to drop."),
     click.option("--stem", type=click.Choice(["porter", "snowball"]), help="Stem tokens with NLTK."),
     click.option("--ngrams", type=click.IntRange(min=1), help="Use word n-grams up to N."),
@@ -219,12 +223,12 @@ def _training_options(function):
 
 
 def _settings(event_model, alpha, min_df, max_df, max_features, stop_words, stem, ngrams, tf,
-              norm, jobs) -> dict[str, Any]:
+              norm, jobs, hash_bits=None) -> dict[str, Any]:
     """The training options given, as model settings (priors aside: they need the classes);
     options not given are left out, so they keep the library's defaults."""
     settings: dict[str, Any] = {"n_jobs": jobs}
     given = {"model": event_model, "alpha": alpha, "max_features": max_features,
-             "stop_words": stop_words, "stemmer": stem, "tf": tf}
+             "stop_words": stop_words, "stemmer": stem, "tf": tf, "hash_bits": hash_bits}
     settings.update({k: v for k, v in given.items() if v is not None})
     if min_df is not None:
         settings["min_df"] = _number(min_df)
@@ -403,6 +407,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     label by cross-validation; DIRS then add their documents under their directory's
     class, and a document found in several places gets all their labels.
     """
+    if options.get("hash_bits") is not None and (label_file is not None or tune):
+        raise click.UsageError("--hash-bits does not combine with --labels or --tune")
     if label_file is not None:
         if dask_address:
             raise click.UsageError("--dask does not train multi-label models (--labels)")
@@ -1039,7 +1045,9 @@ def info(model_path, top, output) -> int:
         return OK
     lines = [f"model       {data['model']}",
              "classes     " + ", ".join(f"{c} ({_count(n, 'document')})" for c, n in data["classes"].items()),
-             f"terms       {data['terms']}",
+             f"terms       {data['terms']}" + (
+                 f" hashed columns of 2**{classifier.hash_bits} (the terms are not kept)"
+                 if classifier.hash_bits is not None else ""),
              *([_cutoffs_line(data["cutoffs"])] if data["cutoffs"] else
                [f"cutoffs     none learned: P(spam) >= {SPAM_CUTOFF} spam, <= {HAM_CUTOFF} ham"]
                if len(data["classes"]) == 2 else []),
