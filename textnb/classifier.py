@@ -662,7 +662,8 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
             ends = ends[:len(terms)] + 1
             if not np.array_equal(_array(arrays, "term_ends", np.unsignedinteger, ends.shape), ends):
                 raise ValueError("term_ends does not match the terms")
-            if meta["params"].get("hash_bits") is not None:  # columns instead of terms
+            params = meta.get("params")
+            if isinstance(params, dict) and params.get("hash_bits") is not None:  # columns, not terms
                 if terms:
                     raise ValueError("a hashed vocabulary holds terms")
                 terms = _array(arrays, "columns", np.integer, None)
