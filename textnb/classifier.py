@@ -662,8 +662,8 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
             ends = ends[:len(terms)] + 1
             if not np.array_equal(_array(arrays, "term_ends", np.unsignedinteger, ends.shape), ends):
                 raise ValueError("term_ends does not match the terms")
-            params = meta.get("params")
-            if isinstance(params, dict) and params.get("hash_bits") is not None:  # columns, not terms
+            params = meta.get("params")  # a hashed vocabulary: its columns instead of terms
+            if isinstance(params, dict) and params.get("hash_bits") is not None:
                 if terms:
                     raise ValueError("a hashed vocabulary holds terms")
                 terms = _array(arrays, "columns", np.integer, None)
@@ -685,9 +685,9 @@ def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
             digest_classes: np.ndarray) -> TextClassifier:
     """A fitted classifier from what a model file or a dump holds: ``meta`` (params, classes,
     stop_words, and learned cutoffs and tuning if any, all checked as a model file's are), the
-    sorted distinct terms (for a hashed vocabulary, its increasing column numbers), the counts (class_count of shape (n_classes,), feature_count of
-    shape (n_classes, n_terms), finite and non-negative) and each learned document's digest
-    and class number. ValueError says what is wrong."""
+    sorted distinct terms (for a hashed vocabulary, its increasing column numbers), the counts
+    (class_count of shape (n_classes,), feature_count of shape (n_classes, n_terms), finite and
+    non-negative) and each learned document's digest and class number. ValueError says what is wrong."""
     problem = modelfile.text_classifier_problem(meta)
     if problem:
         raise ValueError(problem)
