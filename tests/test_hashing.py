@@ -197,3 +197,38 @@ def test_cli_hash_bits(tmp_path):
     bad = runner.invoke(main, ["train", "--hash-bits", "0", "-m", str(model),
                                str(tmp_path / "spam"), str(tmp_path / "ham")])
     assert bad.exit_code != 0 and "--hash-bits" in bad.output
+
+
+@pytest.mark.parametrize("bits", [None, 12])
+def test_cli_train_in_chunks_equals_fit(tmp_path, monkeypatch, bits):
+    # Without a spam class (no cutoffs to learn) nor pruning, textnb train learns chunk by
+    # chunk (partial_fit), which gives fit's model: here chunks of 3 documents, the classes
+    # arriving one after the other.
+    import textnb.cli
+    monkeypatch.setattr(textnb.cli, "_CHUNK_DOCUMENTS", 3)
+    _write_corpus(tmp_path)
+    paths = [tmp_path / label / name for label in ("spam", "ham")
+             for name in sorted(os.listdir(tmp_path / label))]
+    labels = ["one" if p.parent.name == "spam" else "two" for p in paths]
+    whole = TextClassifier(stop_words="none", hash_bits=bits).fit(
+        [p.read_bytes() for p in paths], labels)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fit called: textnb train did not stream")
+
+    monkeypatch.setattr(TextClassifier, "fit", no_fit)
+    model = tmp_path / "chunks.model"
+    result = CliRunner().invoke(main, ["train", "-q", "-m", str(model), "--stop-words", "none",
+                                       *(["--hash-bits", str(bits)] if bits else []),
+                                       f"--label=one={tmp_path / 'spam'}",
+                                       f"--label=two={tmp_path / 'ham'}"])
+    assert result.exit_code == 0, result.output
+    chunked = load_model(model)
+    assert chunked.classes_.tolist() == whole.classes_.tolist() == ["one", "two"]
+    assert chunked.vocabulary_.terms_ == whole.vocabulary_.terms_
+    # Unit-length documents make fractional counts: summed in chunks, they round differently.
+    np.testing.assert_allclose(chunked.model_.feature_count_, whole.model_.feature_count_,
+                               rtol=1e-14)
+    np.testing.assert_array_equal(chunked.model_.class_count_, whole.model_.class_count_)
+    np.testing.assert_array_equal(chunked.digests_, whole.digests_)
+    assert chunked.cutoffs_ is None and whole.cutoffs_ is None
