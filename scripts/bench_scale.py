@@ -16,9 +16,10 @@ inodes) and trained on with the command line, in its own process::
 
     textnb train -q --training full -m MODEL DIR/*.mbox [--hash-bits N]
 
-timed, with the peak RSS of the ``textnb`` process (its ``ru_maxrss``, from wait4) and the peak
-of the sum over it and its worker processes (sampled from /proc every 0.2 s), and the model
-file's size. Linear time means the 100k and 1M times are 10× and 100× the 10k one.
+timed, with the peak RSS of the ``textnb`` process (its ``ru_maxrss``, as GNU time reports it:
+a process forked from this one, which holds the source model, would inherit this one's peak at
+exec) and the peak of the sum over it and its worker processes (sampled from /proc every
+0.2 s), and the model file's size. Linear time means the 100k and 1M times are 10× and 100× the 10k one.
 
 Run::
 
@@ -32,6 +33,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -62,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alpha", type=float, default=0.01, help="α of the source model")
     parser.add_argument("--jobs", type=int, help="textnb train -j (default: textnb's)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-rss", type=float, default=12.0, metavar="GB",
+                        help="stop a training whose processes pass this much memory together "
+                             "(default 12; the machine is not this script's alone)")
     parser.add_argument("--keep", type=Path, help="write the documents here and keep them "
                                                   "(reused if already there)")
     parser.add_argument("--json", type=Path, help="also write the measurements to this file")
@@ -97,10 +102,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"{time.perf_counter() - t0:.0f} s", flush=True)
             runs = ([] if args.no_exact else [None]) + list(args.hash_bits)
             for bits in runs:
-                r = train(corpus, work / "model", bits, args.jobs)
+                r = train(corpus, work / "model", bits, args.jobs, int(args.max_rss * 2**20))
                 r.update(documents=size, hash_bits=bits)
                 results.append(r)
-                print(f"  train {size:>9,} {_name(bits):>8}: {r['seconds']:7.1f} s, "
+                print(f"  train {size:>9,} {_name(bits):>8}: {r['seconds']:7.1f} s (CPU {r['cpu_seconds']:.0f} s), "
                       f"peak RSS {r['rss_kib'] / 1024:6.0f} MiB (with workers "
                       f"{r['tree_kib'] / 1024:6.0f}), model {r['model_bytes'] / 1e6:.1f} MB"
                       + ("" if r["ok"] else f"  FAILED: {r['error']}"), flush=True)
@@ -179,7 +184,8 @@ def _novel_word(i: int) -> str:
             return "qz" + "".join(reversed(letters))
 
 
-def train(corpus: Path, model: Path, bits: int | None, jobs: int | None) -> dict:
+def train(corpus: Path, model: Path, bits: int | None, jobs: int | None,
+          max_kib: int) -> dict:
     command = [sys.executable, "-m", "textnb", "train", "-q", "--training", "full",
                "-m", str(model), *sorted(str(p) for p in corpus.glob("*.mbox"))]
     if bits is not None:
@@ -190,15 +196,23 @@ def train(corpus: Path, model: Path, bits: int | None, jobs: int | None) -> dict
         filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     if model.exists():
         model.unlink()
+    gnu_time = Path("/usr/bin/time")
+    report = model.with_suffix(".rss")
+    if gnu_time.exists():
+        command = [str(gnu_time), "-f", "%U %S %M", "-o", str(report)] + command
     t0 = time.perf_counter()
+    # A session of its own: --max-rss stops time, textnb and its workers together.
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
+                               stderr=subprocess.PIPE, start_new_session=True)
     peak = [0]
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.wait(0.2):
             peak[0] = max(peak[0], _tree_rss_kib(process.pid))
+            if peak[0] > max_kib:
+                os.killpg(process.pid, signal.SIGKILL)
+                return
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -209,8 +223,15 @@ def train(corpus: Path, model: Path, bits: int | None, jobs: int | None) -> dict
     sampler.join()
     process.returncode = os.waitstatus_to_exitcode(status)
     lines = stderr.decode(errors="replace").strip().splitlines()
+    if peak[0] > max_kib:
+        lines.append(f"stopped at {peak[0] / 2**20:.1f} GB (--max-rss)")
+    if gnu_time.exists() and report.exists():  # time's own last line (after any warning)
+        user, system, rss = report.read_text().split()[-3:]
+        cpu, rss = float(user) + float(system), int(rss)
+    else:
+        cpu, rss = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
     return {"ok": process.returncode == 0, "error": lines[-1] if lines else "",
-            "seconds": seconds, "rss_kib": usage.ru_maxrss, "tree_kib": max(peak[0], usage.ru_maxrss),
+            "seconds": seconds, "cpu_seconds": cpu, "rss_kib": rss, "tree_kib": max(peak[0], rss),
             "model_bytes": model.stat().st_size if model.exists() else 0}
 
 
@@ -247,14 +268,19 @@ def report(results: list[dict]) -> str:
         rows.append([f"{r['documents']:,}", _name(r["hash_bits"]),
                      f"{r['seconds']:.1f}" if r["ok"] else "failed",
                      f"{r['seconds'] / base['seconds'] / scale:.2f}",
+                     f"{r.get('cpu_seconds', 0):.1f}",
+                     f"{r.get('cpu_seconds', 0) / max(base.get('cpu_seconds', 0), 1e-9) / scale:.2f}",
                      f"{r['documents'] / r['seconds']:,.0f}",
                      f"{r['rss_kib'] / 1024:.0f}", f"{r['tree_kib'] / 1024:.0f}",
                      f"{r['model_bytes'] / 1e6:.1f}"])
     return "\n".join([
         bench_20ng._table(["documents", "vocabulary", "train s", "s/doc ÷ smallest's",
+                           "CPU s", "CPU/doc ÷ smallest's",
                            "doc/s", "peak RSS MiB", "with workers MiB", "model MB"], rows),
         "\ntrain s: `textnb train -q --training full` wall time, reading the mboxes included; "
-        "s/doc ÷ smallest's: 1.00 is linear time. Peak RSS: the textnb process's ru_maxrss; "
+        "s/doc ÷ smallest's: 1.00 is linear time. CPU s: user + system time of the textnb "
+        "process (its worker processes, which tokenize, are not waited for and not included; "
+        "with -j 1, every step): less sensitive to a busy machine than wall time. Peak RSS: the textnb process's ru_maxrss; "
         "with workers: the peak sum over it and its worker processes, sampled every 0.2 s."])
 
 

@@ -498,7 +498,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         counts = ", ".join(f"{c}: {int(n)}" for c, n in
                            zip(classifier.classes_, classifier.model_.class_count_))
         click.echo(f"trained {int(classifier.model_.class_count_.sum())} documents ({counts}), "
-                   f"{len(classifier.vocabulary_)} terms -> {path}")
+                   f"{len(classifier.vocabulary_)} "
+                   f"{'terms' if classifier.hash_bits is None else 'hashed columns'} -> {path}")
         report = classifier.on_error_
         if report:
             click.echo(f"on error    learned {report['learned']} of {report['documents']} "
