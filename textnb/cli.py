@@ -357,8 +357,8 @@ def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
 
 
 # Documents per partial_fit when training streams: their bytes and counts are let go before
-# the next chunk is read. With it, textnb train of 1,000,000 short documents peaked at 447 MiB
-# with --hash-bits 18, where 100,000 read at once took 481 MiB (scripts/bench_scale.py).
+# the next chunk is read. With it, textnb train of 1,000,000 short documents peaked at 1,059 MiB
+# where reading them all first took 3,407 MiB (458 MiB with --hash-bits 18; scripts/bench_scale.py).
 _CHUNK_DOCUMENTS = 20_000
 
 
