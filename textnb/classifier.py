@@ -27,6 +27,7 @@ from .models import (CSR, BernoulliNB, ComplementNBWithPrior, MultinomialNB, _Di
 from .stopwords import load_stop_words
 from .tokens import MAX_TOKEN_LENGTH, Tokenizer
 from . import modelfile
+from .hashing import HashedVocabulary, check_hash_bits
 from .vocabulary import Counts, Vocabulary, count_tokens
 
 # "complement" keeps the class prior in its score (scikit-learn's ComplementNB drops it), so
@@ -64,6 +65,9 @@ class TextClassifier:
     ngram_range : (min_n, max_n) word n-grams.
     lowercase, max_token_length : tokenizer settings.
     min_df, max_df, max_features : vocabulary pruning at ``fit`` (see :class:`Vocabulary`).
+    hash_bits : None (a vocabulary of terms), or N: terms hashed to 2**N columns and no terms
+        kept (:mod:`textnb.hashing`), for vocabularies too large to hold; pruning applies to
+        columns, and explanations name a column by its number or the document's tokens in it.
     tf : "raw" counts, "log" for log(1 + count), which damps a word repeated many times, or
         "binary" for presence (1 if the term occurs), which often wins on short texts and
         sentiment (Wang & Manning, 2012).
@@ -99,7 +103,8 @@ class TextClassifier:
                  n_jobs: int | None = None, spam_class: str | None = None,
                  target_fpr: float = _cutoffs.TARGET_FPR, target_fnr: float = _cutoffs.TARGET_FNR,
                  cutoff_folds: int = _cutoffs.FOLDS, training: str = "full",
-                 margin: float = MARGIN, max_passes: int = MAX_PASSES) -> None:
+                 margin: float = MARGIN, max_passes: int = MAX_PASSES,
+                 hash_bits: int | None = None) -> None:
         self.model = model
         self.alpha = alpha
         self.fit_prior = fit_prior
@@ -122,6 +127,7 @@ class TextClassifier:
         self.training = training
         self.margin = margin
         self.max_passes = max_passes
+        self.hash_bits = hash_bits
 
     # scikit-learn conventions
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -182,8 +188,7 @@ class TextClassifier:
                      em_iterations: int | None = None, callback: Any = None) -> "TextClassifier":
         """``fit`` on texts already counted in parts (``_count``'s, labeled texts first; where
         ``unlabeled``, texts without labels follow): :mod:`textnb.distributed` counts on a cluster."""
-        vocabulary = Vocabulary(min_df=self.min_df, max_df=self.max_df,
-                                max_features=self.max_features)
+        vocabulary = self._vocabulary()
         X = self._weigh(vocabulary.fit_parts(counts for counts, _ in parts))
         digests = np.concatenate([digests for _, digests in parts])[:len(labels)]
         if unlabeled:
@@ -250,10 +255,13 @@ class TextClassifier:
         learned = weight > 0
         rows = matrix[learned]
         used = np.flatnonzero(rows.getnnz(axis=0))
-        self.vocabulary_ = Vocabulary(min_df=self.min_df, max_df=self.max_df,
-                                      max_features=self.max_features)
-        self.vocabulary_.terms_ = [vocabulary.terms_[j] for j in used.tolist()]
-        self.vocabulary_.index_ = {term: i for i, term in enumerate(self.vocabulary_.terms_)}
+        if isinstance(vocabulary, HashedVocabulary):
+            self.vocabulary_ = vocabulary.subset(used)
+        else:
+            self.vocabulary_ = Vocabulary(min_df=self.min_df, max_df=self.max_df,
+                                          max_features=self.max_features)
+            self.vocabulary_.terms_ = [vocabulary.terms_[j] for j in used.tolist()]
+            self.vocabulary_.index_ = {term: i for i, term in enumerate(self.vocabulary_.terms_)}
         chosen = np.array(labels, dtype=object)[learned].tolist()
         self.model_ = self._new_model().fit(rows[:, used], chosen, sample_weight=weight[learned])
         self.digests_ = digests[learned]
@@ -307,8 +315,9 @@ class TextClassifier:
             if not texts:
                 raise ValueError("cannot fit on an empty training set")
             self._build()
-            self.vocabulary_ = Vocabulary()
-            self.vocabulary_.terms_, self.vocabulary_.index_ = [], {}
+            self.vocabulary_ = self._vocabulary()
+            if self.hash_bits is None:
+                self.vocabulary_.terms_, self.vocabulary_.index_ = [], {}
             self.model_ = self._new_model()
             self.digests_ = np.zeros(0, dtype=np.uint64)
             self.digest_labels_ = np.zeros(0, dtype=str)
@@ -346,9 +355,13 @@ class TextClassifier:
         unused = np.flatnonzero(~self.model_.feature_count_.any(axis=0))
         if unused.size:
             self.model_.delete_terms(unused)
-            terms = np.delete(np.array(self.vocabulary_.terms_, dtype=object), unused).tolist()
-            self.vocabulary_.terms_ = terms
-            self.vocabulary_.index_ = {term: i for i, term in enumerate(terms)}
+            if isinstance(self.vocabulary_, HashedVocabulary):
+                self.vocabulary_ = self.vocabulary_.subset(
+                    np.delete(np.arange(len(self.vocabulary_)), unused))
+            else:
+                terms = np.delete(np.array(self.vocabulary_.terms_, dtype=object), unused).tolist()
+                self.vocabulary_.terms_ = terms
+                self.vocabulary_.index_ = {term: i for i, term in enumerate(terms)}
         self.digests_ = np.delete(self.digests_, remove)
         self.digest_labels_ = np.delete(self.digest_labels_, remove)
         return self
@@ -361,6 +374,9 @@ class TextClassifier:
         if mine != theirs:
             different = sorted(k for k in mine if mine[k] != theirs[k])
             raise ValueError(f"cannot merge classifiers with different settings: {different}")
+        if isinstance(self.vocabulary_, HashedVocabulary):
+            raise ValueError("cannot merge classifiers with hashed vocabularies (hash_bits); "
+                             "train one on both sets of documents")
         self.model_.insert_terms(self.vocabulary_.grow([other.vocabulary_.terms_]))
         # Widen a copy of the other model to this vocabulary, column by column.
         widened = type(other.model_)(**other.model_.get_params())
@@ -418,10 +434,13 @@ class TextClassifier:
     def explain(self, text: Text, top: int = 10) -> Explanation:
         """Why ``text`` got its label: prior log-odds and each term's log-odds contribution."""
         X = self.transform([text])
-        return explain_document(self.model_, self.vocabulary_.terms_, X, top=top)
+        terms = (self.vocabulary_.names(self.tokenize([text])[0])
+                 if isinstance(self.vocabulary_, HashedVocabulary) else self.vocabulary_.terms_)
+        return explain_document(self.model_, terms, X, top=top)
 
     def informative_terms(self, top: int = 10) -> dict[Any, list[tuple[str, float]]]:
-        """Per class, the terms with the largest log-likelihood ratio against the other classes."""
+        """Per class, the terms with the largest log-likelihood ratio against the other classes
+        (for a hashed vocabulary, "#<column>": the terms are not kept)."""
         self._check_fitted()
         return informative_terms(self.model_, self.vocabulary_.terms_, top=top)
 
@@ -472,6 +491,8 @@ class TextClassifier:
         if self.n_jobs is not None and (not isinstance(self.n_jobs, int) or self.n_jobs == 0):
             raise ValueError(f"n_jobs must be a number of processes (-1: every core) or None, "
                              f"not {self.n_jobs!r}")
+        if self.hash_bits is not None:
+            check_hash_bits(self.hash_bits)
         self.stop_words_ = sorted(load_stop_words(self.stop_words))
         self.__dict__.pop("_cached_tokenizer", None)
 
@@ -484,6 +505,14 @@ class TextClassifier:
                 lowercase=self.lowercase, stop_words=self.stop_words_, stemmer=self.stemmer,
                 ngram_range=self.ngram_range, max_length=self.max_token_length)
         return cached
+
+    def _vocabulary(self) -> Vocabulary | HashedVocabulary:
+        """An unfitted vocabulary of these settings: of terms, or hashed with ``hash_bits``."""
+        settings = {"min_df": self.min_df, "max_df": self.max_df,
+                    "max_features": self.max_features}
+        if self.hash_bits is None:
+            return Vocabulary(**settings)
+        return HashedVocabulary(hash_bits=self.hash_bits, **settings)
 
     def _new_model(self) -> _DiscreteNB:
         return MODELS[self.model](alpha=self.alpha, fit_prior=self.fit_prior,
@@ -592,17 +621,21 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
     if problem:
         raise ValueError(f"cannot save this classifier: {problem}")
     row = {str(label): i for i, label in enumerate(model.classes_)}
-    terms = np.frombuffer(_join_terms(classifier.vocabulary_.terms_), dtype=np.uint8)
+    # A hashed vocabulary keeps no terms: its column numbers take their place.
+    hashed = isinstance(classifier.vocabulary_, HashedVocabulary)
+    names = [] if hashed else classifier.vocabulary_.terms_
+    terms = np.frombuffer(_join_terms(names), dtype=np.uint8)
     # Where each term's line ends (after its line break): the scorer's index into the terms.
     breaks = np.append(np.flatnonzero(terms == ord("\n")), terms.size)
-    term_ends = breaks[:len(classifier.vocabulary_)] + 1
-    # The counts by term, non-zero ones only (format 3): row k of the CSR arrays is term k, so
-    # the scorer reads the rows of a message's terms. Integral counts are stored as the
-    # smallest unsigned integers that hold them, others as float64: exact either way.
+    term_ends = breaks[:len(names)] + 1
+    # The counts by term (or hashed column), non-zero ones only (format 3): row k of the CSR
+    # arrays is term k, so the scorer reads the rows of a message's terms. Integral counts are
+    # stored as the smallest unsigned integers that hold them, others as float64: exact either way.
+    n_terms = model.feature_count_.shape[1]
     term, cls = np.nonzero(model.feature_count_.T)
     values = model.feature_count_[cls, term]
-    indptr = np.zeros(len(term_ends) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(term, minlength=len(term_ends)), out=indptr[1:])
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum(np.bincount(term, minlength=n_terms), out=indptr[1:])
     if values.size and (values == np.trunc(values)).all() and values.max() < 2.0 ** 64:
         values = values.astype(_unsigned(values.max()))
     bias, _ = model.decomposition()
@@ -618,6 +651,8 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
               # What textnb.scorer scores one message with, without numpy: a term's weights
               # follow from its counts and these (score_constants), the prior from score_bias.
               "score_bias": bias, "score_constants": _score_constants(model)}
+    if hashed:
+        arrays["columns"] = classifier.vocabulary_.columns_
     modelfile.save(path, _KIND, meta, arrays)
 
 
@@ -673,6 +708,11 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
             ends = ends[:len(terms)] + 1
             if not np.array_equal(_array(arrays, "term_ends", np.unsignedinteger, ends.shape), ends):
                 raise ValueError("term_ends does not match the terms")
+            params = meta.get("params")  # a hashed vocabulary: its columns instead of terms
+            if isinstance(params, dict) and params.get("hash_bits") is not None:
+                if terms:
+                    raise ValueError("a hashed vocabulary holds terms")
+                terms = _array(arrays, "columns", np.integer, None)
         shape = (len(meta["classes"]), len(terms))
         digests = _array(arrays, "digests", np.unsignedinteger, None)
         # What the mail filter scores with (textnb.scorer) must be sane too.
@@ -722,9 +762,9 @@ def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
             digest_classes: np.ndarray) -> TextClassifier:
     """A fitted classifier from what a model file or a dump holds: ``meta`` (params, classes,
     stop_words, and learned cutoffs and tuning if any, all checked as a model file's are), the
-    sorted distinct terms, the counts (class_count of shape (n_classes,), feature_count of
-    shape (n_classes, n_terms), finite and non-negative) and each learned document's digest
-    and class number. ValueError says what is wrong."""
+    sorted distinct terms (for a hashed vocabulary, its increasing column numbers), the counts
+    (class_count of shape (n_classes,), feature_count of shape (n_classes, n_terms), finite and
+    non-negative) and each learned document's digest and class number. ValueError says what is wrong."""
     problem = modelfile.text_classifier_problem(meta)
     if problem:
         raise ValueError(problem)
@@ -732,12 +772,15 @@ def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
     params["ngram_range"] = tuple(params["ngram_range"])
     classifier = TextClassifier(**params)
     classifier.stop_words_ = list(meta["stop_words"])
-    vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
-                            max_features=params["max_features"])
-    vocabulary.terms_ = terms
-    vocabulary.index_ = dict(zip(terms, range(len(terms))))  # 0.75x a dict comprehension's time
-    if len(vocabulary.index_) != len(terms):
-        raise ValueError("the terms are not distinct")
+    settings = {name: params[name] for name in ("min_df", "max_df", "max_features")}
+    if params.get("hash_bits") is not None:  # terms: the hashed columns
+        vocabulary = HashedVocabulary.restore(params["hash_bits"], terms, **settings)
+    else:
+        vocabulary = Vocabulary(**settings)
+        vocabulary.terms_ = terms
+        vocabulary.index_ = dict(zip(terms, range(len(terms))))  # 0.75x a comprehension's time
+        if len(vocabulary.index_) != len(terms):
+            raise ValueError("the terms are not distinct")
     model = classifier._new_model()
     model.classes_ = np.array(meta["classes"])
     shape = (len(model.classes_), len(terms))

@@ -83,6 +83,8 @@ class Scorer:
                 self.classes = list(meta["classes"])
                 self.cutoffs = check_cutoffs(meta.get("cutoffs"), self.classes)
                 params = meta["params"]
+                if params.get("hash_bits") is not None:  # load_model hashes the terms
+                    raise ValueError("its vocabulary is hashed")
                 self.tokenizer = Tokenizer(
                     lowercase=params["lowercase"], stop_words=meta["stop_words"],
                     stemmer=params["stemmer"], ngram_range=params["ngram_range"],
