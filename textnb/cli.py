@@ -335,21 +335,31 @@ def _progress(items: Sequence, label: str, quiet: bool, unit: str = "files",
 
 
 def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
-    """Documents' bytes and their labels from (class, path) pairs; a class with none is an error.
-    The bytes are parsed by the classifier, in its worker processes."""
-    texts, labels = [], []
+    """Documents' bytes, as an iterator read once, and their labels, a list that fills as the
+    bytes are read, from (class, path) pairs. The bytes are parsed by the classifier, in its
+    worker processes, as they are read: they are never all held. A class with no files is an
+    error here; :func:`_check_read` says whether each class had a readable document."""
+    labels: list[str] = []
     # The files first (a directory listing is cheap next to reading), so that the progress bar
     # knows how many there are; an mbox is one file of many documents.
     files = [(label, found) for label, path in sources for found in iter_files(path, skips)]
-    with _progress(files, "reading", quiet) as bar:
-        for label, found in bar:
-            for _, raw in read_raw([found], on_error=skips):
-                texts.append(raw)
-                labels.append(label)
-    missing = [label for label, _ in sources if label not in set(labels)]
+    _check_read(sources, [label for label, _ in files])
+
+    def texts():
+        with _progress(files, "reading", quiet) as bar:
+            for label, found in bar:
+                for _, raw in read_raw([found], on_error=skips):
+                    labels.append(label)
+                    yield raw
+
+    return texts(), labels
+
+
+def _check_read(sources: list[tuple[str, str]], labels: list[str]) -> None:
+    found = set(labels)
+    missing = [label for label, _ in sources if label not in found]
     if missing:
         raise DocumentError(f"no readable documents for class {missing[0]!r}")
-    return texts, labels
 
 
 # -- commands ----------------------------------------------------------------------------------
@@ -416,7 +426,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         raise click.UsageError("--dask cannot be combined with --tune or --unlabeled")
     texts, y = ((None, [label for label, _ in sources]) if dask_address
                 else _read_labelled(sources, skips, quiet))
-    classifier = _classifier(labels=y, **options)
+    classifier = _classifier(labels=[label for label, _ in sources], **options)
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                           training=training, margin=margin, max_passes=passes)
     em = em_setup(classifier, options, unlabeled, em_weight, em_iterations,
@@ -426,6 +436,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         if em:
             raise click.UsageError("--tune and --unlabeled cannot be combined")
         from .tuning import tune as cross_validate
+        texts = list(texts)  # read once for every fold
         tuned = cross_validate(classifier, texts, y, folds=tune_folds)
         best = tuned.best
         classifier.set_params(model=best["model"], alpha=best["alpha"], tf=best["tf"],
@@ -438,7 +449,12 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         with connect(dask_address) as client:
             fit_files(classifier, files, client, on_error=skips)
     else:
-        classifier.fit(texts, y, **em)
+        try:
+            classifier.fit(texts, y, **em)
+        except ValueError:
+            _check_read(sources, y)  # "no readable documents for class x" says more
+            raise
+        _check_read(sources, y)
     if tuned is not None:
         classifier.tuning_ = tuned.summary()
     path = _resolve_model(model_path)
