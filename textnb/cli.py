@@ -335,10 +335,19 @@ def _progress(items: Sequence, label: str, quiet: bool, unit: str = "files",
 
 
 def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
-    """Documents' bytes, as an iterator read once, and their labels, a list that fills as the
-    bytes are read, from (class, path) pairs. The bytes are parsed by the classifier, in its
-    worker processes, as they are read: they are never all held. A class with no files is an
-    error here; :func:`_check_read` says whether each class had a readable document."""
+    """Documents' bytes and their labels from (class, path) pairs; a class with none is an error.
+    The bytes are parsed by the classifier, in its worker processes."""
+    texts, labels = _stream_labelled(sources, skips, quiet)
+    texts = list(texts)
+    _check_read(sources, labels)
+    return texts, labels
+
+
+def _stream_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
+    """:func:`_read_labelled`'s bytes as an iterator read once, and their labels, a list that
+    fills as the bytes are read: for ``fit``, which parses the bytes as they are read, so that
+    they are never all held. A class without files is an error here; :func:`_check_read` says
+    whether each class had a readable document."""
     labels: list[str] = []
     # The files first (a directory listing is cheap next to reading), so that the progress bar
     # knows how many there are; an mbox is one file of many documents.
@@ -425,7 +434,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     if dask_address and (tune or unlabeled):
         raise click.UsageError("--dask cannot be combined with --tune or --unlabeled")
     texts, y = ((None, [label for label, _ in sources]) if dask_address
-                else _read_labelled(sources, skips, quiet))
+                else _stream_labelled(sources, skips, quiet))
     classifier = _classifier(labels=[label for label, _ in sources], **options)
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                           training=training, margin=margin, max_passes=passes)
@@ -610,9 +619,20 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
             with connect(dask_address) as client:
                 sources, log_proba = classify_files(classifier, paths, client, on_error=skips)
             documents = sources
-        else:
+        elif explain or exit_code:
             read = list(read_raw(paths, on_error=skips))
             sources, documents = [source for source, _ in read], [raw for _, raw in read]
+        else:
+            # Classified as read, never all held (the classifier reads a few parts ahead).
+            sources = []
+
+            def read():
+                for source, raw in read_raw(paths, on_error=skips):
+                    sources.append(source)
+                    yield raw
+
+            log_proba = classifier.predict_log_proba(read())
+            documents = sources
         if exit_code and (len(documents) != 1 or skips.count):
             raise click.UsageError("--exit-code needs exactly one readable document")
         decisions = _decide(classifier, documents, sources, cutoffs, log_proba)
