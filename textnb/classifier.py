@@ -159,6 +159,10 @@ class TextClassifier:
         document (``training="full"``), those training on error picks (``"on-error"``), or
         whichever of the two cross-validates better (``"auto"``, with a spam class).
 
+        ``texts`` may be an iterator: it is read once, a few parts ahead of the counting, so
+        its documents are never all held; ``y`` is read after it (a reader may fill a list of
+        labels as it yields the texts).
+
         With ``unlabeled`` texts, the model is fitted by EM on both (semi-supervised NB,
         :mod:`textnb.em`; multinomial or Bernoulli models only, every labeled document
         counted): the vocabulary holds their terms too, each unlabeled text adds its counts to
@@ -536,10 +540,7 @@ def _text_iterable(texts: Iterable[Text]) -> Iterable[Text]:
 
 def _text_list(texts: Iterable[Text]) -> list[Text]:
     """``texts`` as a list; a single str or bytes is refused, not split into characters."""
-    if isinstance(texts, (str, bytes, bytearray)):
-        raise ValueError(f"expected a list of texts, got a single {type(texts).__name__}; "
-                         f"wrap it in a list: [text]")
-    return list(texts)
+    return list(_text_iterable(texts))
 
 
 def _parts(texts: Iterator[Text]) -> Iterator[list[Text]]:

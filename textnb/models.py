@@ -392,7 +392,7 @@ class _DiscreteNB(BaseNB):
 
     def _count(self, X: CSR, labels: np.ndarray, weight: np.ndarray, sign: float) -> None:
         """class_count_[c] ± Σ w_d and feature_count_[c, k] ± Σ w_d x_dk over documents d of c."""
-        n_docs, n_terms = X.shape
+        n_terms = X.shape[1]
         row_class = np.searchsorted(self.classes_, labels)
         n_classes = len(self.classes_)
         self.class_count_ += sign * np.bincount(row_class, weights=weight, minlength=n_classes)
