@@ -266,6 +266,7 @@ def test_a_single_string_is_refused_not_split_into_characters():
 def test_counting_in_worker_processes_gives_the_same_model(monkeypatch, settings):
     import textnb.classifier
     monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_DOCUMENTS", 1)
+    monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 3)
     # 8 parts of 3 documents each, every part with terms of its own and terms shared.
     texts = [f"{text} part{i // 3} doc{i}" for i, text in enumerate(TEXTS * 6)][:24]
     labels = (LABELS * 6)[:24]
@@ -287,6 +288,39 @@ def test_counting_in_worker_processes_gives_the_same_model(monkeypatch, settings
     serial.unlearn(new, ["spam"] * len(new))
     _same_model(parallel, serial)
     np.testing.assert_array_equal(parallel.digests_, serial.digests_)
+
+
+def test_an_iterator_of_texts_is_counted_as_it_is_read(monkeypatch):
+    import textnb.classifier
+    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_DOCUMENTS", 3)
+    monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 3)
+    texts = [f"{text} part{i // 3} doc{i}" for i, text in enumerate(TEXTS * 3)]
+    labels = LABELS * 3
+    read, read_when_counted = [], []
+
+    def stream():  # a reader that learns each label as it reads the text (the CLI's)
+        for text, label in zip(texts, labels):
+            read.append(label)
+            yield text
+
+    count_part = textnb.classifier._count_part
+
+    def spy(tokenizer, part, digests):
+        read_when_counted.append(len(read))
+        return count_part(tokenizer, part, digests)
+
+    monkeypatch.setattr(textnb.classifier, "_count_part", spy)
+    streamed = TextClassifier(stop_words="none", n_jobs=1).fit(stream(), read)
+    # Each part was counted once read, before the next was read: never all texts at once.
+    assert read_when_counted == list(range(3, 25, 3))
+    at_once = TextClassifier(stop_words="none", n_jobs=1).fit(texts, labels)
+    _same_model(streamed, at_once)
+    np.testing.assert_array_equal(streamed.digests_, at_once.digests_)
+    np.testing.assert_array_equal(streamed.predict_proba(iter(texts[:5])),
+                                  at_once.predict_proba(texts[:5]))
+    assert streamed.predict(iter([])).shape == (0,)
+    with pytest.raises(ValueError, match="got 24 texts but 23 labels"):
+        TextClassifier(stop_words="none").fit(iter(texts), labels[:-1])
 
 
 @pytest.mark.parametrize("n_jobs", [0, 1.5, "2"])

@@ -12,6 +12,7 @@ from array import array
 import inspect
 import operator
 import os
+from itertools import chain, islice
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -37,6 +38,10 @@ MODELS = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB,
 _KIND = "text-classifier"
 # Below this many documents, starting worker processes costs more than tokenizing.
 _PARALLEL_MIN_DOCUMENTS = 2000
+# Documents counted as one part, in a worker or here: a part's texts, tokens and term list are
+# held at once (1,000 news posts: 2 MB of bytes), and each part sends back its distinct terms,
+# so that fewer, larger parts repeat fewer common terms.
+_PART_DOCUMENTS = 1000
 
 # A Document (textnb.documents) is recognised by its ``text`` and ``fields`` attributes.
 Text = Any
@@ -161,6 +166,10 @@ class TextClassifier:
         document (``training="full"``), those training on error picks (``"on-error"``), or
         whichever of the two cross-validates better (``"auto"``, with a spam class).
 
+        ``texts`` may be an iterator: it is read once, a few parts ahead of the counting, so
+        its documents are never all held; ``y`` is read after it (a reader may fill a list of
+        labels as it yields the texts).
+
         With ``unlabeled`` texts, the model is fitted by EM on both (semi-supervised NB,
         :mod:`textnb.em`; multinomial or Bernoulli models only, every labeled document
         counted): the vocabulary holds their terms too, each unlabeled text adds its counts to
@@ -174,23 +183,36 @@ class TextClassifier:
         >>> clf.predict(["viagra"]).tolist(), len(clf.em_history_) > 0
         (['spam'], True)
         """
-        texts, labels = _text_list(texts), list(y)
-        _check_training(texts, labels)
+        texts = _text_iterable(texts)
+        if hasattr(texts, "__len__") and hasattr(y, "__len__"):
+            _check_training(texts, list(y))  # before any work, where the lengths are known
         self._build()
         extra = [] if unlabeled is None else _text_list(unlabeled)
         if extra and self.training == "on-error":
             raise ValueError("training on error and EM on unlabeled texts do not combine")
-        return self._fit_counted(self._count(texts + extra), labels, bool(extra), em_weight,
-                                 em_iterations, callback)
+        return self._fit_counted(self._count_stream(chain(texts, extra)), y, len(extra),
+                                 em_weight, em_iterations, callback)
 
-    def _fit_counted(self, parts: list[tuple[Counts, np.ndarray]], labels: list,
-                     unlabeled: bool = False, em_weight: float = 1.0,
+    def _fit_counted(self, parts: Iterable[tuple[Counts, np.ndarray]], labels: Iterable,
+                     unlabeled: int = 0, em_weight: float = 1.0,
                      em_iterations: int | None = None, callback: Any = None) -> "TextClassifier":
-        """``fit`` on texts already counted in parts (``_count``'s, labeled texts first; where
-        ``unlabeled``, texts without labels follow): :mod:`textnb.distributed` counts on a cluster."""
+        """``fit`` on texts counted in parts (``_count_stream``'s, labeled texts first, then
+        ``unlabeled`` texts without labels): :mod:`textnb.distributed` counts on a cluster.
+        ``labels`` is read after the parts, so a reader may fill it as it reads the texts."""
         vocabulary = self._vocabulary()
-        X = self._weigh(vocabulary.fit_parts(counts for counts, _ in parts))
-        digests = np.concatenate([digests for _, digests in parts])[:len(labels)]
+        found: list[np.ndarray] = []
+
+        def counts() -> Iterator[Counts]:
+            for part, digests in parts:
+                found.append(digests)
+                yield part
+
+        X = vocabulary.fit_parts(counts())
+        labels = list(labels)
+        _check_training(range(X.shape[0] - unlabeled), labels)
+        X = self._weigh(X)
+        digests = np.concatenate(found)[:len(labels)]
+        del found
         if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
                                 callback)
@@ -397,7 +419,7 @@ class TextClassifier:
     def transform(self, texts: Iterable[Text]) -> CSR:
         """Weighted counts of the vocabulary's terms: CSR of shape (n_documents, n_terms)."""
         self._check_fitted()
-        parts = self._count(_text_list(texts), digests=False)
+        parts = self._count_stream(_text_iterable(texts), digests=False)
         return self._weigh(self.vocabulary_.count_parts(counts for counts, _ in parts))
 
     def predict_joint_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
@@ -452,20 +474,33 @@ class TextClassifier:
         return [_tokens(tokenizer, text) for text in _text_list(texts)]
 
     def _count(self, texts: list[Text], digests: bool = True) -> list[tuple[Counts, np.ndarray]]:
-        """Texts counted in parts, each with its documents' digests: in this process, or in
-        worker processes (``n_jobs``) that parse, tokenize and count, so that only distinct
-        tokens and arrays travel back."""
+        """:meth:`_count_stream`'s parts as a list."""
+        return list(self._count_stream(texts, digests))
+
+    def _count_stream(self, texts: Iterable[Text],
+                      digests: bool = True) -> Iterator[tuple[Counts, np.ndarray]]:
+        """Texts counted in parts of ``_PART_DOCUMENTS``, in order, each with its documents'
+        digests: in this process, or in worker processes (``n_jobs``) that parse, tokenize and
+        count, so that only distinct tokens and arrays travel back. ``texts`` is read as the
+        parts are counted (a few parts ahead), so an iterator's texts are never all held."""
         tokenizer = self._tokenizer()
-        if self.n_jobs == 1 or len(texts) < _PARALLEL_MIN_DOCUMENTS:
-            return [_count_part(tokenizer, texts, digests)]
-        from joblib import Parallel, delayed, effective_n_jobs
-        n_jobs = effective_n_jobs(-1 if self.n_jobs is None else self.n_jobs)
+        texts = iter(texts)
+        first = list(islice(texts, _PARALLEL_MIN_DOCUMENTS))
+        n_jobs = 1
+        if self.n_jobs != 1 and len(first) == _PARALLEL_MIN_DOCUMENTS:
+            from joblib import effective_n_jobs
+            n_jobs = effective_n_jobs(-1 if self.n_jobs is None else self.n_jobs)
+        parts = _parts(chain(first, texts))
+        del first
         if n_jobs == 1:
-            return [_count_part(tokenizer, texts, digests)]
-        # Several parts per worker even out their lengths; each part repeats common terms.
-        bounds = np.linspace(0, len(texts), 4 * n_jobs + 1).astype(int).tolist()
-        return Parallel(n_jobs=n_jobs)(delayed(_count_part)(tokenizer, texts[a:b], digests)
-                                       for a, b in zip(bounds, bounds[1:]))
+            for part in parts:
+                yield _count_part(tokenizer, part, digests)
+            return
+        from joblib import Parallel, delayed
+        # Results come back in order as they are ready; pre_dispatch bounds the parts sent
+        # ahead of them, and so the texts held.
+        yield from Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(
+            delayed(_count_part)(tokenizer, part, digests) for part in parts)
 
     def _weigh(self, X: CSR) -> CSR:
         if self.model == "bernoulli" or (self.tf == "raw" and self.norm is None):
@@ -526,12 +561,24 @@ class TextClassifier:
 _PARAMS = [name for name in inspect.signature(TextClassifier).parameters]
 
 
-def _text_list(texts: Iterable[Text]) -> list[Text]:
-    """``texts`` as a list; a single str or bytes is refused, not split into characters."""
+def _text_iterable(texts: Iterable[Text]) -> Iterable[Text]:
+    """``texts`` as given (a list, or an iterator to read once); a single str or bytes is
+    refused, not split into characters."""
     if isinstance(texts, (str, bytes, bytearray)):
         raise ValueError(f"expected a list of texts, got a single {type(texts).__name__}; "
                          f"wrap it in a list: [text]")
-    return list(texts)
+    return texts
+
+
+def _text_list(texts: Iterable[Text]) -> list[Text]:
+    """``texts`` as a list; a single str or bytes is refused, not split into characters."""
+    return list(_text_iterable(texts))
+
+
+def _parts(texts: Iterator[Text]) -> Iterator[list[Text]]:
+    """``texts`` in lists of ``_PART_DOCUMENTS``."""
+    while part := list(islice(texts, _PART_DOCUMENTS)):
+        yield part
 
 
 def _tokens(tokenizer: Tokenizer, text: Text) -> list[str]:

@@ -341,19 +341,38 @@ def _progress(items: Sequence, label: str, quiet: bool, unit: str = "files",
 def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
     """Documents' bytes and their labels from (class, path) pairs; a class with none is an error.
     The bytes are parsed by the classifier, in its worker processes."""
-    texts, labels = [], []
+    texts, labels = _stream_labelled(sources, skips, quiet)
+    texts = list(texts)
+    _check_read(sources, labels)
+    return texts, labels
+
+
+def _stream_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
+    """:func:`_read_labelled`'s bytes as an iterator read once, and their labels, a list that
+    fills as the bytes are read: for ``fit``, which parses the bytes as they are read, so that
+    they are never all held. A class without files is an error here; :func:`_check_read` says
+    whether each class had a readable document."""
+    labels: list[str] = []
     # The files first (a directory listing is cheap next to reading), so that the progress bar
     # knows how many there are; an mbox is one file of many documents.
     files = [(label, found) for label, path in sources for found in iter_files(path, skips)]
-    with _progress(files, "reading", quiet) as bar:
-        for label, found in bar:
-            for _, raw in read_raw([found], on_error=skips):
-                texts.append(raw)
-                labels.append(label)
-    missing = [label for label, _ in sources if label not in set(labels)]
+    _check_read(sources, [label for label, _ in files])
+
+    def texts():
+        with _progress(files, "reading", quiet) as bar:
+            for label, found in bar:
+                for _, raw in read_raw([found], on_error=skips):
+                    labels.append(label)
+                    yield raw
+
+    return texts(), labels
+
+
+def _check_read(sources: list[tuple[str, str]], labels: list[str]) -> None:
+    found = set(labels)
+    missing = [label for label, _ in sources if label not in found]
     if missing:
         raise DocumentError(f"no readable documents for class {missing[0]!r}")
-    return texts, labels
 
 
 # Documents per partial_fit when training streams: their bytes and counts are let go before
@@ -466,7 +485,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
                           training=training, margin=margin, max_passes=passes)
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
     texts, y = ((None, classes) if dask_address or stream
-                else _read_labelled(sources, skips, quiet))
+                else _stream_labelled(sources, skips, quiet))
     em = em_setup(classifier, options, unlabeled, em_weight, em_iterations,
                   training == "on-error", quiet)
     tuned = None
@@ -474,6 +493,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         if em:
             raise click.UsageError("--tune and --unlabeled cannot be combined")
         from .tuning import tune as cross_validate
+        texts = list(texts)  # read once for every fold
         tuned = cross_validate(classifier, texts, y, folds=tune_folds)
         classifier.set_params(**tuned.settings)
         if not quiet:
@@ -486,7 +506,12 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     elif stream:
         _train_in_chunks(classifier, sources, skips, quiet)
     else:
-        classifier.fit(texts, y, **em)
+        try:
+            classifier.fit(texts, y, **em)
+        except ValueError:
+            _check_read(sources, y)  # "no readable documents for class x" says more
+            raise
+        _check_read(sources, y)
     if tuned is not None:
         classifier.tuning_ = tuned.summary()
     path = _resolve_model(model_path)
@@ -643,9 +668,20 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
             with connect(dask_address) as client:
                 sources, log_proba = classify_files(classifier, paths, client, on_error=skips)
             documents = sources
-        else:
+        elif explain or exit_code:
             read = list(read_raw(paths, on_error=skips))
             sources, documents = [source for source, _ in read], [raw for _, raw in read]
+        else:
+            # Classified as read, never all held (the classifier reads a few parts ahead).
+            sources = []
+
+            def read():
+                for source, raw in read_raw(paths, on_error=skips):
+                    sources.append(source)
+                    yield raw
+
+            log_proba = classifier.predict_log_proba(read())
+            documents = sources
         if exit_code and (len(documents) != 1 or skips.count):
             raise click.UsageError("--exit-code needs exactly one readable document")
         decisions = _decide(classifier, documents, sources, cutoffs, log_proba)

@@ -392,15 +392,21 @@ class _DiscreteNB(BaseNB):
 
     def _count(self, X: CSR, labels: np.ndarray, weight: np.ndarray, sign: float) -> None:
         """class_count_[c] ± Σ w_d and feature_count_[c, k] ± Σ w_d x_dk over documents d of c."""
-        n_docs, n_terms = X.shape
+        n_terms = X.shape[1]
         row_class = np.searchsorted(self.classes_, labels)
         n_classes = len(self.classes_)
         self.class_count_ += sign * np.bincount(row_class, weights=weight, minlength=n_classes)
-        entry_row = np.repeat(np.arange(n_docs), np.diff(X.indptr))
+        lengths = np.diff(X.indptr)
         values = (X.data > 0).astype(float) if self._binary else X.data.astype(float)
-        cell = row_class[entry_row] * n_terms + X.indices
-        counts = np.bincount(cell, weights=values * weight[entry_row], minlength=n_classes * n_terms)
-        self.feature_count_ += sign * counts.reshape(n_classes, n_terms)
+        values *= np.repeat(weight, lengths)
+        entry_class = np.repeat(row_class.astype(np.int32), lengths)
+        # One class at a time, into a vector of n_terms: a dense (class, term) bincount and its
+        # copies took three times feature_count_'s size (20 Newsgroups: +89 MB at fit). Each
+        # cell still sums its entries in document order, so the counts are the same numbers.
+        for c in np.unique(row_class).tolist():
+            mine = entry_class == c
+            self.feature_count_[c] += sign * np.bincount(X.indices[mine], weights=values[mine],
+                                                         minlength=n_terms)
 
     # -- scoring: jll = bias + X' @ weights.T --------------------------------------------
 
@@ -411,6 +417,9 @@ class _DiscreteNB(BaseNB):
 
     def _update(self) -> None:
         self._check_alpha()
+        # The old weights go first: the new ones are written row by row into one array the size
+        # of feature_count_ (20 Newsgroups: 27 MB), the only one besides it.
+        self.__dict__.pop("feature_log_prob_", None)
         self.class_log_prior_ = class_log_prior(self.class_count_, self.fit_prior, self.class_prior)
         self._update_feature_log_prob()
         # Term-major memory (Fortran order): scoring multiplies documents by weights.T, which
@@ -461,6 +470,14 @@ class _DiscreteNB(BaseNB):
         return jll + bias
 
 
+def _term_major(shape: tuple[int, int]) -> np.ndarray:
+    """An empty (n_classes, n_terms) array in the layout ``_update`` leaves the weights in.
+
+    Filled a class row at a time, each row reduced as a whole vector: the same sums, bit for
+    bit, as a reduction over the rows of a C-ordered array."""
+    return np.empty(shape, order="F")
+
+
 class MultinomialNB(_DiscreteNB):
     """Multinomial Naive Bayes: a document is a bag of term occurrences.
 
@@ -484,8 +501,11 @@ class MultinomialNB(_DiscreteNB):
     """
 
     def _update_feature_log_prob(self) -> None:
-        smoothed = self.feature_count_ + self.alpha
-        self.feature_log_prob_ = np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True))
+        weights = _term_major(self.feature_count_.shape)
+        for c, count in enumerate(self.feature_count_):  # one class's row at a time
+            smoothed = count + self.alpha
+            weights[c] = np.log(smoothed) - np.log(smoothed.sum())
+        self.feature_log_prob_ = weights
 
     def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
         return self.class_log_prior_, self.feature_log_prob_
@@ -552,14 +572,16 @@ class ComplementNB(_DiscreteNB):
         self.norm = norm
 
     def _update_feature_log_prob(self) -> None:
-        complement = self.feature_count_.sum(axis=0) - self.feature_count_ + self.alpha
-        # A float residue of unlearning must not make a complement count negative.
-        np.maximum(complement, self.alpha, out=complement)
-        log_theta = np.log(complement) - np.log(complement.sum(axis=1, keepdims=True))
-        if self.norm:
-            self.feature_log_prob_ = log_theta / log_theta.sum(axis=1, keepdims=True)
-        else:
-            self.feature_log_prob_ = -log_theta
+        total = self.feature_count_.sum(axis=0)
+        weights = _term_major(self.feature_count_.shape)
+        for c, count in enumerate(self.feature_count_):  # one class's row at a time
+            complement = total - count
+            complement += self.alpha
+            # A float residue of unlearning must not make a complement count negative.
+            np.maximum(complement, self.alpha, out=complement)
+            log_theta = np.log(complement) - np.log(complement.sum())
+            weights[c] = log_theta / log_theta.sum() if self.norm else -log_theta
+        self.feature_log_prob_ = weights
 
     def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
         n_classes = len(self.class_log_prior_)

@@ -59,17 +59,27 @@ class Vocabulary:
         return self.fit_parts([count_tokens(token_lists)])
 
     def fit_parts(self, parts: Iterable[Counts]) -> CSR:
-        """Fit on documents counted in parts (see :func:`count_tokens`); their counts, stacked."""
-        parts = list(parts)
+        """Fit on documents counted in parts (see :func:`count_tokens`); their counts, stacked.
+
+        ``parts`` may be a generator: each part's terms are let go once numbered, so only the
+        distinct terms of all parts and the parts' arrays are held, never every part's terms.
+        """
+        # A term's number is its order of first appearance; sorting the terms at the end gives
+        # each its column. A part's terms are sorted, so its columns, renamed, stay sorted.
+        numbers: defaultdict[str, int] = defaultdict(count().__next__)
+        numbered = [(part.matrix, _columns(map(numbers.__getitem__, part.terms), len(part.terms)))
+                    for part in parts]
+        terms = list(numbers)
+        del numbers
+        if not numbered:
+            raise ValueError("cannot build a vocabulary from no documents")
+        order = sorted(range(len(terms)), key=terms.__getitem__)
+        rank = np.empty(len(terms), dtype=np.int64)
+        rank[order] = np.arange(len(terms))
+        terms = [terms[i] for i in order]
+        del order
+        X = _stack_renamed(numbered, rank, len(terms))
         index = None
-        if len(parts) == 1:
-            terms, X = parts[0]
-        else:
-            terms = sorted(set().union(*(part.terms for part in parts)))
-            index = {term: i for i, term in enumerate(terms)}
-            X = _stack([_relabel(part.matrix, _columns(map(index.__getitem__, part.terms),
-                                                      len(part.terms)), len(terms))
-                        for part in parts])
         if X.shape[0] == 0:
             raise ValueError("cannot build a vocabulary from no documents")
         df = np.bincount(X.indices, minlength=len(terms))
@@ -103,7 +113,9 @@ class Vocabulary:
         get, n_terms = self.index_.get, len(self.terms_)
         X = _stack([_relabel(part.matrix, _columns(map(get, part.terms, repeat(-1)),
                                                    len(part.terms)), n_terms)
-                    for part in parts])
+                    for part in parts]
+                   or [CSR(np.zeros(0), np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64),
+                           (0, n_terms))])
         return _presence(X) if self.binary else X
 
     def transform(self, token_lists: Iterable[Sequence[str]]):
@@ -212,6 +224,26 @@ def _stack(parts: list[CSR]) -> CSR:
     return CSR(np.concatenate([part.data for part in parts]),
                np.concatenate([part.indices for part in parts]), indptr,
                (sum(part.shape[0] for part in parts), parts[0].shape[1]))
+
+
+def _stack_renamed(parts: list[tuple[CSR, np.ndarray]], rank: np.ndarray, n_terms: int) -> CSR:
+    """Rows of the parts one after another, part column j renamed ``rank[numbers[j]]`` (an
+    order-keeping renaming), each part let go once copied: the stacked matrix and one part are
+    held, not two copies of every part."""
+    sizes = [int(matrix.indptr[-1]) for matrix, _ in parts]
+    n_documents = sum(matrix.shape[0] for matrix, _ in parts)
+    data = np.empty(sum(sizes))
+    indices = np.empty(sum(sizes), dtype=np.int32)
+    indptr = np.zeros(n_documents + 1, dtype=np.int64)
+    row = entry = 0
+    for i, size in enumerate(sizes):
+        matrix, numbers = parts[i]
+        parts[i] = None  # type: ignore[call-overload]
+        data[entry:entry + size] = matrix.data[:size]
+        indices[entry:entry + size] = rank[numbers][matrix.indices[:size]]
+        indptr[row + 1:row + matrix.shape[0] + 1] = matrix.indptr[1:] + entry
+        row, entry = row + matrix.shape[0], entry + size
+    return CSR(data, indices, indptr, (n_documents, n_terms))
 
 
 def _presence(X: CSR) -> CSR:

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Benchmark the command line's reading pipeline: `textnb train` and `textnb classify` as a user
+runs them, timed, with each process's peak memory, against bogofilter in the same run.
+
+* **SpamAssassin training**: ``textnb train --label spam=spam/ --label spam=spam_2/ --label
+  ham=easy_ham/ ...`` on the whole public corpus (1896 spam, 4150 ham), once with the CLI's
+  default ``--training auto`` (cross-validation for the cutoffs and for on-error training) and
+  once with ``--training full``; against ``bogofilter -s -B`` / ``-n -B`` bulk registration of
+  the same files into a fresh database (1,000 files per process, as scripts/bench_spam.py does).
+* **20 Newsgroups**: ``textnb train`` on 20news-bydate-train/ (the default model) and ``textnb
+  classify`` of 20news-bydate-test/ with it: time and peak RSS (``ru_maxrss`` of the textnb
+  process; its worker processes are shown apart), and the model file's size.
+
+Every file is read once before timing, so every system finds the files in the page cache.
+textnb runs with ``--jobs`` (default: its own default, every core; ``--jobs 1``: one process).
+
+Run::
+
+    python scripts/bench_train.py            # unpacks the archives under ../shared/corpora
+    python scripts/bench_train.py --spam-data DIR --news-data DIR --jobs 1
+
+``--spam-data`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/; ``--news-data`` holds
+20news-bydate-train/ and 20news-bydate-test/. A run takes about a minute on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from bench_spam import (PARTS, BenchError, bogofilter_path, bogofilter_register,  # noqa: E402
+                        corpus_dir, list_corpus)
+
+SHARED = ROOT.parent / "shared" / "corpora"
+SPAM_ARCHIVE = SHARED / "spamassassin-public.tar.gz"
+NEWS_ARCHIVE = SHARED / "20news-bydate.tar.gz"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench_train.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--spam-data", type=Path, help="the SpamAssassin parts' directory")
+    parser.add_argument("--news-data", type=Path, help="the 20 Newsgroups bydate directory")
+    parser.add_argument("--jobs", type=int, help="textnb --jobs (default: textnb's default)")
+    parser.add_argument("--skip", nargs="+", choices=["spam", "news"], default=[],
+                        help="leave out a corpus")
+    args = parser.parse_args(argv)
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-train-") as scratch:
+            if "spam" not in args.skip:
+                print(spam_report(args.spam_data, Path(scratch), args.jobs), flush=True)
+            if "news" not in args.skip:
+                print(news_report(args.news_data, Path(scratch), args.jobs), flush=True)
+    except BenchError as error:
+        print(f"bench_train: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run(command: list[str]) -> tuple[float, float]:
+    """Run ``command``; its wall time (s) and its peak RSS (MiB), alone in a child process."""
+    # A fresh Python process per measurement: RUSAGE_CHILDREN keeps the largest child's peak,
+    # so each command is measured from a process that has run nothing else.
+    probe = ("import resource, subprocess, sys, time, json\n"
+             "t = time.perf_counter()\n"
+             "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+             "wall = time.perf_counter() - t\n"
+             "if done.returncode: sys.exit(done.stderr.decode(errors='replace')[-300:])\n"
+             "print(json.dumps([wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))\n")
+    done = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"{' '.join(command[:3])} ... failed: {done.stderr.strip()}")
+    import json
+    wall, kib = json.loads(done.stdout)
+    return wall, kib / 1024
+
+
+def textnb_command() -> list[str]:
+    found = shutil.which("textnb", path=os.path.dirname(sys.executable))
+    return [found] if found else [sys.executable, "-m", "textnb"]
+
+
+def warm(paths: list[str]) -> None:
+    for path in paths:
+        with open(path, "rb") as file:
+            file.read()
+
+
+def spam_report(data: Path | None, scratch: Path, jobs: int | None) -> str:
+    directory = corpus_dir(data, SPAM_ARCHIVE, scratch)
+    paths, labels = list_corpus(directory)
+    warm(paths)
+    n_spam, n_ham = int((labels == "spam").sum()), int((labels == "ham").sum())
+    jobs_option = [] if jobs is None else ["--jobs", str(jobs)]
+    label_options = [f"--label={label}={directory / part}" for part, label in PARTS.items()]
+    rows = []
+    for training in ("auto", "full"):
+        wall, rss = run([*textnb_command(), "train", "-q", "--model", str(scratch / "spam.model"),
+                         f"--training={training}", "--spam-class=spam", *jobs_option,
+                         *label_options])
+        size = (scratch / "spam.model").stat().st_size / 2**20
+        rows.append([f"textnb train --training {training}", wall, rss, size])
+    bogofilter = bogofilter_path(None)
+    if bogofilter:
+        db = scratch / "bogofilter"
+        db.mkdir()
+        spam = [p for p, y in zip(paths, labels) if y == "spam"]
+        ham = [p for p, y in zip(paths, labels) if y == "ham"]
+        t0 = time.perf_counter()
+        bogofilter_register(bogofilter, db, spam, ham)
+        size = sum(f.stat().st_size for f in db.iterdir()) / 2**20
+        rows.append(["bogofilter -s/-n -B", time.perf_counter() - t0, float("nan"), size])
+    reference = rows[-1][1] if bogofilter else None
+    lines = [f"SpamAssassin public corpus, {n_spam} spam + {n_ham} ham, all trained on; "
+             f"textnb --jobs {jobs or 'default'}:"]
+    header = ["system", "train s", "msg/s", "vs bogofilter", "peak RSS MiB", "model MiB"]
+    table = [[name, f"{wall:.2f}", f"{len(paths) / wall:,.0f}",
+              f"{wall / reference:.2f}x" if reference else "-",
+              "-" if rss != rss else f"{rss:.0f}", f"{size:.1f}"]
+             for name, wall, rss, size in rows]
+    lines.append(_table(header, table))
+    return "\n".join(lines) + "\n"
+
+
+def news_report(data: Path | None, scratch: Path, jobs: int | None) -> str:
+    if data is None:
+        data = scratch / "20news"
+        if not NEWS_ARCHIVE.is_file():
+            raise BenchError(f"no --news-data given and no archive at '{NEWS_ARCHIVE}'")
+        print(f"unpacking {NEWS_ARCHIVE} into a temporary directory ...", flush=True)
+        data.mkdir()
+        subprocess.run(["tar", "-xzf", str(NEWS_ARCHIVE), "-C", str(data)], check=True)
+        data = data / ("20news-bydate" if (data / "20news-bydate").is_dir() else "")
+    train, test = data / "20news-bydate-train", data / "20news-bydate-test"
+    if not train.is_dir() or not test.is_dir():
+        raise BenchError(f"'{data}' has no 20news-bydate-train/ and 20news-bydate-test/")
+    files = [str(p) for p in sorted(train.rglob("*")) + sorted(test.rglob("*")) if p.is_file()]
+    warm(files)
+    jobs_option = [] if jobs is None else ["--jobs", str(jobs)]
+    model = scratch / "news.model"
+    train_s, train_rss = run([*textnb_command(), "train", "-q", "--model", str(model),
+                              *jobs_option, str(train)])
+    size = model.stat().st_size / 2**20
+    classify_s, classify_rss = run([*textnb_command(), "classify", "--model", str(model),
+                                    "--format", "tsv", str(test)])
+    header = ["command", "time s", "peak RSS MiB", "goal MiB"]
+    rows = [["textnb train 20news-bydate-train/", f"{train_s:.2f}", f"{train_rss:.0f}", "100"],
+            ["textnb classify 20news-bydate-test/", f"{classify_s:.2f}", f"{classify_rss:.0f}",
+             "80"]]
+    return (f"20 Newsgroups bydate, default model ({size:.1f} MiB file); textnb --jobs "
+            f"{jobs or 'default'} (classify: its own default); peak RSS: the largest of the "
+            f"textnb process and the worker processes it waited for:\n"
+            + _table(header, rows) + "\n")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
+    fmt = lambda row: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
+                                for i, (c, w) in enumerate(zip(row, widths)))
+    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
