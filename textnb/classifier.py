@@ -541,7 +541,7 @@ class TextClassifier:
                 ngram_range=self.ngram_range, max_length=self.max_token_length)
         return cached
 
-    def _vocabulary(self) -> Vocabulary | HashedVocabulary:
+    def _vocabulary(self) -> Vocabulary:
         """An unfitted vocabulary of these settings: of terms, or hashed with ``hash_bits``."""
         settings = {"min_df": self.min_df, "max_df": self.max_df,
                     "max_features": self.max_features}

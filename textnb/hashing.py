@@ -27,8 +27,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .models import CSR
-from .vocabulary import (Counts, _as_count, _presence, _relabel, _stack, count_tokens,
-                         to_scipy)
+from .vocabulary import Counts, Vocabulary, _as_count, _presence, _relabel, _stack
 
 # scikit-learn's HashingVectorizer allows up to 2**31 − 1 columns; a column number here must
 # fit the CSR's int32 indices.
@@ -51,9 +50,9 @@ def check_hash_bits(hash_bits: object) -> int:
     return int(hash_bits)
 
 
-class HashedVocabulary:
-    """Columns chosen by hashing terms: the interface of :class:`~textnb.vocabulary.Vocabulary`
-    with no terms kept.
+class HashedVocabulary(Vocabulary):
+    """Columns chosen by hashing terms: a :class:`~textnb.vocabulary.Vocabulary` that keeps no
+    terms.
 
     Parameters
     ----------
@@ -85,13 +84,6 @@ class HashedVocabulary:
     def terms_(self) -> list[str]:
         return [f"#{c}" for c in self.columns_.tolist()]
 
-    def fit(self, token_lists: Iterable[Sequence[str]]) -> "HashedVocabulary":
-        self.fit_count(token_lists)
-        return self
-
-    def fit_count(self, token_lists: Iterable[Sequence[str]]) -> CSR:
-        return self.fit_parts([count_tokens(token_lists)])
-
     def fit_parts(self, parts: Iterable[Counts]) -> CSR:
         """Choose the columns of documents counted in parts; their counts over them, stacked."""
         bits = check_hash_bits(self.hash_bits)
@@ -119,20 +111,11 @@ class HashedVocabulary:
                      np.where(keep, np.cumsum(keep) - 1, -1), self.columns_.size)
         return _presence(X) if self.binary else X
 
-    def count(self, token_lists: Iterable[Sequence[str]]) -> CSR:
-        return self.count_parts([count_tokens(token_lists)])
-
     def count_parts(self, parts: Iterable[Counts]) -> CSR:
         """Counts over the kept columns (CSR of shape (n_documents, len(self))), stacked."""
         X = _stack([_rename(part.matrix, self._positions(part.terms)[part.matrix.indices],
                             len(self)) for part in parts])
         return _presence(X) if self.binary else X
-
-    def transform(self, token_lists: Iterable[Sequence[str]]):
-        return to_scipy(self.count(token_lists))
-
-    def fit_transform(self, token_lists: Iterable[Sequence[str]]):
-        return to_scipy(self.fit_count(token_lists))
 
     def grow(self, token_lists: Iterable[Sequence[str]]) -> np.ndarray:
         """Add the columns of tokens not yet kept; the positions, in the old column order,
