@@ -120,3 +120,21 @@ def test_stop_words_are_tried_removed_and_kept_exactly():
     assert result.settings["stop_words"] == result.best["stop_words"]
     assert {r["stop_words"] for r in tune(TextClassifier(stop_words="none"), texts, labels,
                                           folds=3, alphas=(0.03,), ngrams=((1, 1),)).rows} == {"none"}
+
+
+def test_the_chosen_settings_are_fitted_on_the_tunings_own_counts():
+    texts = TEXTS + ["not cheap at all", "lunch was not bad"]
+    labels = LABELS + ["ham", "ham"]
+    tuned = tune(TextClassifier(), texts, labels, folds=3, alphas=(0.03, 0.3))
+    # Counted with word pairs and stop words kept: other tokenizers count otherwise.
+    pairs = {**tuned.settings, "ngram_range": (1, 2), "stop_words": "none"}
+    assert tuned.refit(TextClassifier(**{**pairs, "stop_words": "english"}), labels) is False
+    assert tuned.refit(TextClassifier(**{**pairs, "ngram_range": (1, 1)}), labels) is False
+    refitted = TextClassifier(**pairs)
+    assert tuned.refit(refitted, labels) is True
+    fitted = TextClassifier(**pairs).fit(texts, labels)
+    assert refitted.vocabulary_.terms_ == fitted.vocabulary_.terms_
+    np.testing.assert_array_equal(refitted.model_.feature_count_, fitted.model_.feature_count_)
+    np.testing.assert_array_equal(refitted.digests_, fitted.digests_)
+    assert refitted.cutoffs_ == fitted.cutoffs_
+    assert tuned.refit(TextClassifier(**pairs), labels) is False  # the parts were let go

@@ -494,6 +494,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
             raise click.UsageError("--tune and --unlabeled cannot be combined")
         from .tuning import tune as cross_validate
         texts = list(texts)  # read once for every fold
+        _check_read(sources, y)
         tuned = cross_validate(classifier, texts, y, folds=tune_folds)
         classifier.set_params(**tuned.settings)
         if not quiet:
@@ -505,7 +506,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
             fit_files(classifier, files, client, on_error=skips)
     elif stream:
         _train_in_chunks(classifier, sources, skips, quiet)
-    else:
+    elif not (tuned and tuned.refit(classifier, y)):
         try:
             classifier.fit(texts, y, **em)
         except ValueError:

@@ -53,6 +53,8 @@ class Tuning:
     metric: str
     folds: int
     rows: list[dict[str, Any]] = field(default_factory=list)
+    # The one count: the tokenizer settings it was made with, and its parts (with digests).
+    counted: tuple[dict[str, Any], list] | None = field(default=None, repr=False)
 
     @property
     def best(self) -> dict[str, Any]:
@@ -67,6 +69,20 @@ class Tuning:
         if best["stop_words"] != GIVEN:
             settings["stop_words"] = best["stop_words"]
         return settings
+
+    def refit(self, classifier: Any, labels: Sequence) -> bool:
+        """Fit ``classifier`` (given the chosen settings) on the documents as this tuning
+        counted them, if they are what its tokenizer counts — the same model, digests and
+        cutoffs as ``fit``, without reading and tokenizing again; False if they are not."""
+        if self.counted is None:
+            return False
+        tokenizing, parts = self.counted
+        if any(classifier.get_params()[name] != value for name, value in tokenizing.items()):
+            return False
+        self.counted = None  # let the parts go once the model holds the counts
+        classifier._build()
+        classifier._fit_counted(parts, labels)
+        return True
 
     def summary(self, top: int = 10) -> dict[str, Any]:
         """The JSON-able record kept in the model file."""
@@ -99,7 +115,8 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     counter = type(classifier)(**{**classifier.get_params(), "ngram_range": (1, wide),
                                   "stop_words": classifier.stop_words if kept == GIVEN else kept})
     counter._build()
-    parts = counter._count(list(texts), digests=False)
+    # With digests, so that a classifier of the chosen settings can be fitted on these parts.
+    parts = counter._count(list(texts))
     vocabulary = Vocabulary(min_df=classifier.min_df, max_df=classifier.max_df,
                             max_features=classifier.max_features)
     counts = to_scipy(vocabulary.fit_parts(c for c, _ in parts))
@@ -152,7 +169,8 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
         at = sorted(alphas).index(top["alpha"])
         search(ngram, best(WIDER, [kept]), sorted(alphas)[max(at - 1, 0):at + 2])
     rows.sort(key=lambda r: r["mean"] if spam else -r["mean"])
-    return Tuning(metric, k, rows)
+    tokenizing = {name: counter.get_params()[name] for name in ("ngram_range", "stop_words")}
+    return Tuning(metric, k, rows, (tokenizing, parts))
 
 
 def _cross_validate(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k: int,
