@@ -434,8 +434,9 @@ def _train_in_chunks(classifier: TextClassifier, sources: list[tuple[str, str]],
 @click.option("--passes", type=click.IntRange(min=1), default=MAX_PASSES, show_default=True,
               help="On error: at most this many passes.")
 @click.option("--tune", is_flag=True,
-              help="Choose the event model, alpha, word pairs, term weights and length "
-                   "normalisation by cross-validation on the training documents.")
+              help="Choose the event model, alpha, word pairs, term weights, length "
+                   "normalisation and whether to remove the stop words by cross-validation on "
+                   "the training documents.")
 @click.option("--tune-folds", type=click.IntRange(min=2), default=5, show_default=True,
               help="Folds of --tune's cross-validation.")
 @click.option("--unlabeled", multiple=True, type=click.Path(exists=True), metavar="PATH",
