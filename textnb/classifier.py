@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-import inspect
 import operator
 import os
 from itertools import chain, islice
@@ -23,7 +22,7 @@ from .decision import check_cutoffs
 from .errors import ModelFileError
 from .explain import Explanation, explain_document, informative_terms
 from .onerror import MARGIN, MAX_PASSES, train_on_error
-from .models import (CSR, BernoulliNB, ComplementNBWithPrior, MultinomialNB, _DiscreteNB,
+from .models import (CSR, BernoulliNB, Parameters, ComplementNBWithPrior, MultinomialNB, _DiscreteNB,
                      _sklearn_tags)
 from .stopwords import load_stop_words
 from .tokens import MAX_TOKEN_LENGTH, Tokenizer
@@ -47,7 +46,7 @@ _PART_DOCUMENTS = 1000
 Text = Any
 
 
-class TextClassifier:
+class TextClassifier(Parameters):
     """Naive Bayes on raw texts: ``fit(texts, labels)``, ``predict``, ``predict_proba``, ``explain``.
 
     A text is a ``str``, a :class:`~textnb.documents.Document` (whose header fields give
@@ -134,24 +133,10 @@ class TextClassifier:
         self.max_passes = max_passes
         self.hash_bits = hash_bits
 
-    # scikit-learn conventions
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in _PARAMS}
-
-    def set_params(self, **params: Any) -> "TextClassifier":
-        for name, value in params.items():
-            if name not in _PARAMS:
-                raise ValueError(f"invalid parameter {name!r}; valid: {', '.join(_PARAMS)}")
-            setattr(self, name, value)
-        return self
-
     def __sklearn_tags__(self) -> Any:
         """scikit-learn >= 1.6 tags (GridSearchCV asks, to stratify its folds): a classifier of
         strings. Only scikit-learn calls this; it is imported there."""
         return _sklearn_tags(one_d_array=True, two_d_array=False, string=True)
-
-    def __repr__(self) -> str:
-        return f"TextClassifier({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
 
     @property
     def classes_(self) -> np.ndarray:
@@ -558,7 +543,6 @@ class TextClassifier:
             raise ValueError("this TextClassifier is not fitted yet; call fit first")
 
 
-_PARAMS = [name for name in inspect.signature(TextClassifier).parameters]
 
 
 def _text_iterable(texts: Iterable[Text]) -> Iterable[Text]:

@@ -187,7 +187,35 @@ def class_log_prior(class_count: np.ndarray, fit_prior: bool = True,
     return np.full(n_classes, -np.log(n_classes))
 
 
-class BaseNB:
+class Parameters:
+    """scikit-learn's parameter conventions over a class's constructor arguments, as its
+    ``BaseEstimator`` has them (without importing scikit-learn): ``get_params``,
+    ``set_params`` (which refuses unknown names) and a repr that lists them."""
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _parameters(type(self))}
+
+    def set_params(self, **params: Any) -> Any:
+        names = _parameters(type(self))
+        for name, value in params.items():
+            if name not in names:
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; "
+                                 f"valid: {', '.join(names)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        settings = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({settings})"
+
+
+@functools.cache
+def _parameters(cls: type) -> tuple[str, ...]:
+    return tuple(p.name for p in inspect.signature(cls).parameters.values()
+                 if p.kind != p.VAR_KEYWORD)
+
+
+class BaseNB(Parameters):
     """Log-space prediction shared by every model: subclasses supply the joint log-likelihood.
 
     A subclass sets ``classes_`` and implements ``_joint_log_likelihood(X)`` returning
@@ -206,26 +234,11 @@ class BaseNB:
         accuracy test uses Gaussian blobs, which are no term counts."""
         return _sklearn_tags(poor_score=True, sparse=True, positive_only=True)
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor's keyword arguments, as scikit-learn's ``BaseEstimator`` gives them."""
-        names = [p.name for p in inspect.signature(type(self).__init__).parameters.values()
-                 if p.name != "self" and p.kind != p.VAR_KEYWORD]
-        return {name: getattr(self, name) for name in names}
-
     def set_params(self, **params: Any) -> "BaseNB":
-        valid = self.get_params()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; "
-                                 f"valid: {', '.join(sorted(valid))}")
-            setattr(self, name, value)
+        super().set_params(**params)
         if hasattr(self, "classes_"):
             self._update()
         return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "classes_"):

@@ -17,7 +17,6 @@ of model file apart by their meta.json.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import os
 from typing import Any, Iterable, Sequence
@@ -28,6 +27,7 @@ from . import modelfile
 from .classifier import TextClassifier, _array, _join_terms, _split_terms, _text_list
 from .errors import DocumentError, ModelFileError
 from .tokens import MAX_TOKEN_LENGTH
+from .models import Parameters
 from .vocabulary import Vocabulary, to_scipy
 
 KIND = "multi-label-classifier"
@@ -40,7 +40,7 @@ FOLDS = 5
 _LEAST_COUNT = 0.5
 
 
-class MultiLabelClassifier:
+class MultiLabelClassifier(Parameters):
     """One-vs-rest multinomial Naive Bayes on raw texts with sets of labels.
 
     P(w|l) = (n_wl + α) / (n_l + α|V|) over the (weighted) counts n_wl of the documents
@@ -89,20 +89,10 @@ class MultiLabelClassifier:
         self.folds = folds
         self.seed = seed
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in _PARAMS}
-
     def set_params(self, **params: Any) -> "MultiLabelClassifier":
-        for name, value in params.items():
-            if name not in _PARAMS:
-                raise ValueError(f"invalid parameter {name!r}; valid: {', '.join(_PARAMS)}")
-            setattr(self, name, value)
-        self.__dict__.pop("_text", None)
+        super().set_params(**params)
+        self.__dict__.pop("_text", None)  # the text classifier is built again from them
         return self
-
-    def __repr__(self) -> str:
-        return (f"MultiLabelClassifier("
-                f"{', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})")
 
     @property
     def classes_(self) -> np.ndarray:
@@ -205,7 +195,6 @@ class MultiLabelClassifier:
             raise ValueError("this MultiLabelClassifier is not fitted yet; call fit first")
 
 
-_PARAMS = [name for name in inspect.signature(MultiLabelClassifier).parameters]
 
 
 def label_matrix(y: Iterable[Iterable[str]]) -> tuple[np.ndarray, np.ndarray]:
