@@ -37,6 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+from bench_20ng import _table  # noqa: E402
 from bench_spam import (PARTS, BenchError, bogofilter_path, bogofilter_register,  # noqa: E402
                         corpus_dir, list_corpus)
 
@@ -159,13 +160,6 @@ def news_report(data: Path | None, scratch: Path, jobs: int | None) -> str:
             f"{jobs or 'default'} (classify: its own default); peak RSS: the largest of the "
             f"textnb process and the worker processes it waited for:\n"
             + _table(header, rows) + "\n")
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
-    fmt = lambda row: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
-                                for i, (c, w) in enumerate(zip(row, widths)))
-    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,10 @@
-"""Shared test data: seed 003's eight e-mails, as texts and as the printed count table."""
+"""Shared test data: seed 003's eight e-mails, as texts and as the printed count table; the
+first SpamAssassin messages of the shared archive."""
 
 from __future__ import annotations
+
+import tarfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +23,26 @@ SEED003_TEXTS = [
 ]
 SEED003_LABELS = ["spam"] * 4 + ["ham"] * 4
 SEED003_STOP_WORDS = {"d", "e"}
+
+SPAMASSASSIN = (Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+                / "spamassassin-public.tar.gz")
+
+
+def spamassassin_sample(per_class: int) -> dict[str, list[bytes]] | None:
+    """The first ``per_class`` spam and easy-ham messages of the shared SpamAssassin archive,
+    as bytes, under "spam" and "ham"; None where the archive is absent."""
+    if not SPAMASSASSIN.is_file():
+        return None
+    found: dict[str, list[bytes]] = {"spam": [], "easy_ham": []}
+    with tarfile.open(SPAMASSASSIN) as tar:
+        for member in tar:
+            part = member.name.split("/")[0]
+            if member.isfile() and part in found and len(found[part]) < per_class \
+                    and not member.name.endswith("cmds"):
+                found[part].append(tar.extractfile(member).read())
+            if all(len(v) == per_class for v in found.values()):
+                break
+    return {"spam": found["spam"], "ham": found["easy_ham"]}
 
 # The seed's count table (#a, #b, #c) for e1..e8, as printed.
 SEED003_COUNTS = np.array([[0, 3, 0], [0, 3, 3], [3, 0, 0], [2, 3, 0],

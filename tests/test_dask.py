@@ -6,7 +6,6 @@ from __future__ import annotations
 import mailbox
 import random
 import sys
-import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -18,13 +17,13 @@ distributed = pytest.importorskip("distributed",
 import dask.bag  # noqa: E402  (after the skip: dask comes with distributed)
 import joblib  # noqa: E402
 
+from conftest import spamassassin_sample  # noqa: E402
 from textnb import distributed as textnb_distributed  # noqa: E402
 from textnb.classifier import TextClassifier, load_model, save_model  # noqa: E402
 from textnb.cli import main  # noqa: E402
 from textnb.distributed import (classify_files, fit_bag, fit_files,  # noqa: E402
                                 predict_log_proba_bag)
 
-_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 _PER_CLASS = 150
 
 
@@ -43,7 +42,7 @@ def corpus(tmp_path_factory):
     150 random texts of each from two word distributions), plus in spam/ an mbox of three
     messages and an empty file (skipped). Returns the root and the texts and labels in order."""
     root = tmp_path_factory.mktemp("corpus")
-    found = _spamassassin() or _generated()
+    found = spamassassin_sample(_PER_CLASS) or _generated()
     for label, raws in found.items():
         (root / label).mkdir()
         for i, raw in enumerate(raws):
@@ -54,22 +53,6 @@ def corpus(tmp_path_factory):
     box.close()
     (root / "spam" / "empty").write_bytes(b"")
     return root
-
-
-def _spamassassin() -> dict[str, list[bytes]] | None:
-    archive = _SHARED / "spamassassin-public.tar.gz"
-    if not archive.is_file():
-        return None
-    found = {"spam": [], "easy_ham": []}
-    with tarfile.open(archive) as tar:
-        for member in tar:
-            part = member.name.split("/")[0]
-            if member.isfile() and part in found and len(found[part]) < _PER_CLASS \
-                    and not member.name.endswith("cmds"):
-                found[part].append(tar.extractfile(member).read())
-            if all(len(v) == _PER_CLASS for v in found.values()):
-                break
-    return {"spam": found["spam"], "ham": found["easy_ham"]}
 
 
 def _generated() -> dict[str, list[bytes]]:

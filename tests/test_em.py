@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import tarfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import SPAMASSASSIN, spamassassin_sample
 from scipy.sparse import csr_matrix
 
 from textnb.classifier import TextClassifier, load_model, save_model
@@ -18,7 +17,6 @@ from textnb.em import (MixtureNB, SemiSupervisedNB, cluster_texts, expectation_m
 from textnb.metrics import adjusted_rand_index, normalized_mutual_info, purity
 from textnb.models import ComplementNB, MultinomialNB, logsumexp
 
-_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 _PER_CLASS = 250
 
 
@@ -26,19 +24,10 @@ _PER_CLASS = 250
 def mail():
     """250 SpamAssassin spam and 250 easy ham messages (the first of each in the archive),
     as counts over their vocabulary, and their labels."""
-    archive = _SHARED / "spamassassin-public.tar.gz"
-    if not archive.is_file():
-        pytest.skip(f"{archive} is absent (the shared corpora)")
-    found = {"spam": [], "easy_ham": []}
-    with tarfile.open(archive) as tar:
-        for member in tar:
-            part = member.name.split("/")[0]
-            if member.isfile() and part in found and len(found[part]) < _PER_CLASS \
-                    and not member.name.endswith("cmds"):
-                found[part].append(tar.extractfile(member).read())
-            if all(len(v) == _PER_CLASS for v in found.values()):
-                break
-    texts = found["spam"] + found["easy_ham"]
+    sample = spamassassin_sample(_PER_CLASS)
+    if sample is None:
+        pytest.skip(f"{SPAMASSASSIN} is absent (the shared corpora)")
+    texts = sample["spam"] + sample["ham"]
     y = np.array(["spam"] * _PER_CLASS + ["ham"] * _PER_CLASS)
     clf = TextClassifier(model="multinomial", norm=None, n_jobs=1).fit(texts, y)
     return texts, clf.transform(texts), y

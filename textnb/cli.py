@@ -508,6 +508,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     elif stream:
         _train_in_chunks(classifier, sources, skips, quiet)
     elif not (tuned and tuned.refit(classifier, y)):
+        if tuned:
+            tuned.counted = None  # counted otherwise than the choice counts: not held while it reads
         try:
             classifier.fit(texts, y, **em)
         except ValueError:
