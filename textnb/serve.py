@@ -41,11 +41,11 @@ import stat
 import sys
 import time
 import zlib
-from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import mul
+from itertools import compress, repeat
+from operator import is_not, mul
 from typing import Any
 
 import numpy as np
@@ -105,46 +105,57 @@ def _bad(reason: str) -> RequestError:
 # -- the model and the decision ------------------------------------------------------------
 
 class Weights:
-    """A loaded TextClassifier's scores as plain Python: term → its weight per class, so that
-    scoring one message is a dictionary look-up per distinct token and a sum per class.
+    """A loaded two-class TextClassifier's scores as plain Python: term → how far one unit of
+    it moves the log-odds of the second class over the first, so that scoring one message is
+    a dictionary look-up per distinct token and one sum.
 
-    The classifier's decomposition (:meth:`~textnb.models._DiscreteNB.decomposition`),
-    jll(x) = bias + Σ_k x'_k W_ck over the message's terms k, with x' its counts weighted as
-    :meth:`TextClassifier.transform` weighs them (presence for Bernoulli; raw, log1p or
-    binary, then unit length for ``norm="l2"``); log P(c|x) = jll − logsumexp(jll). Equal to
-    ``predict_log_proba`` to rounding (tests/test_serve.py), in 0.09 ms for the median
-    SpamAssassin test message, where ``predict_log_proba`` (a one-row CSR matrix and numpy
-    calls on two numbers) took 0.44 beyond tokenizing (scripts/bench_serve.py's stages).
+    The classifier's decomposition (:meth:`~textnb.models._DiscreteNB.decomposition`) is
+    jll_c(x) = bias_c + Σ_k x'_k W_ck over the message's terms k, with x' its counts weighted
+    as :meth:`TextClassifier.transform` weighs them (presence for Bernoulli; raw, log1p or
+    binary, then unit length for ``norm="l2"``). Of two classes only the difference counts:
+    d = jll_1 − jll_0 = (bias_1 − bias_0) + Σ_k x'_k (W_1k − W_0k), and
+    log P(c_0|x) = −log(1 + e^d), log P(c_1|x) = d + log P(c_0|x). Equal to
+    ``predict_log_proba`` to rounding (tests/test_serve.py); the sums are math.fsum's, the
+    same in any order. One look-up a token, where a column, then its weight in each class's
+    array took three: 0.18 ms for the median SpamAssassin test message against 0.24, its
+    parsing and tokenizing just done (caches as in the daemon; 2 cores under load), and
+    ``predict_log_proba`` (a one-row CSR matrix, numpy calls on two numbers) took 0.44.
     """
 
     def __init__(self, classifier: TextClassifier) -> None:
+        if len(classifier.classes_) != 2:
+            raise ValueError(f"Weights scores two classes, not {len(classifier.classes_)}")
         bias, weights = classifier.model_.decomposition()
         self.classifier = classifier
-        self.index = classifier.vocabulary_.index_  # term → column, the classifier's own dict
-        self.bias = [float(b) for b in bias]
-        # One array per class: 8 bytes a weight, shared by the forked workers.
-        self.weights = [array("d", row) for row in np.asarray(weights, dtype=np.float64)]
+        self.bias = float(bias[1]) - float(bias[0])
+        difference = np.asarray(weights[1], dtype=np.float64) - np.asarray(weights[0], dtype=np.float64)
+        # Keyed by the vocabulary's own term strings (terms_ in column order): no copy of them.
+        self.difference = dict(zip(classifier.vocabulary_.terms_, difference.tolist()))
         self.presence = classifier.model == "bernoulli" or classifier.tf == "binary"
         self.log_tf = classifier.tf == "log" and not self.presence
         self.unit = classifier.norm == "l2" and classifier.model != "bernoulli"
 
     def log_proba(self, tokens: Sequence[str]) -> list[float]:
-        """log P(c|x) per class, in the classifier's class order, of a document's tokens
-        (``classifier.tokenize``)."""
-        get = self.index.get
-        found = sorted((k, n) for token, n in Counter(tokens).items()
-                       if (k := get(token)) is not None)
-        columns = [k for k, _ in found]
-        values = ([1.0] * len(found) if self.presence else
-                  [math.log1p(n) for _, n in found] if self.log_tf else [float(n) for _, n in found])
-        if self.unit and values:
-            length = math.sqrt(sum(v * v for v in values))
-            values = [v / length for v in values]
-        jll = [b + sum(map(mul, values, map(w.__getitem__, columns)))
-               for b, w in zip(self.bias, self.weights)]
-        top = max(jll)
-        norm = top + math.log(sum(math.exp(j - top) for j in jll))
-        return [j - norm for j in jll]
+        """[log P(c_0|x), log P(c_1|x)], in the classifier's class order, of a document's
+        tokens (``classifier.tokenize``)."""
+        counts = Counter(tokens)
+        # C loops only: one look-up a distinct token, then the terms found kept (not None).
+        found = list(map(self.difference.get, counts))
+        known = list(map(is_not, found, repeat(None)))
+        weights = list(compress(found, known))
+        if self.presence:
+            d, square = math.fsum(weights), float(len(weights))
+        else:
+            values = list(compress(counts.values(), known))
+            if self.log_tf:
+                values = list(map(math.log1p, values))
+            d, square = math.fsum(map(mul, values, weights)), math.fsum(map(mul, values, values))
+        if self.unit and weights:
+            d /= math.sqrt(square)
+        d += self.bias
+        # −log(1 + e^d), e^±d at most 1: no overflow.
+        first = -(d + math.log1p(math.exp(-d))) if d > 0 else -math.log1p(math.exp(d))
+        return [first, d + first]
 
 
 @dataclass(frozen=True)
