@@ -209,8 +209,9 @@ def test_allow_lists_networks():
     {"model": "multinomial", "alpha": 1.0, "norm": None, "fit_prior": True},
     {"model": "multinomial", "tf": "log"},
     {"model": "complement", "tf": "binary", "norm": None},
+    {"model": "complement", "tf": "binary"},  # presence of unit length
     {"model": "bernoulli"},
-], ids=["default", "multinomial", "log-tf", "binary-tf", "bernoulli"])
+], ids=["default", "multinomial", "log-tf", "binary-tf", "binary-tf-l2", "bernoulli"])
 def test_the_in_memory_weights_score_as_the_classifier(settings):
     """Weights (what the daemon scores with) equals predict_log_proba to rounding, for each
     model and weighting, on messages it learned and messages it did not."""
@@ -232,6 +233,13 @@ def test_the_warm_up_message_takes_the_lazy_paths():
     assert "café" in document.text and "Café offer" in document.text
     assert "<" not in document.text and "html" in dict(document.fields)
     assert dict(document.fields)["subject"] == "café"
+
+
+def test_the_in_memory_weights_score_two_classes_only():
+    texts = [b"cheap pills now", b"meeting at noon", b"lunch menu today"]
+    classifier = TextClassifier(n_jobs=1).fit(texts, ["spam", "ham", "lunch"])
+    with pytest.raises(ValueError, match="two classes, not 3"):
+        Weights(classifier)
 
 
 # -- every method, by raw bytes -----------------------------------------------------------

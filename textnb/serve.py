@@ -9,11 +9,11 @@ body. Every method: PING, CHECK, SYMBOLS, REPORT, REPORT_IFSPAM, PROCESS, HEADER
 Choices, with the measurements behind them (scripts/bench_serve.py, 2 cores):
 
 * **Processes × an event loop of callbacks.** A message costs about 1 ms of CPU (median
-  message: parse 0.3–0.4, tokenize 0.2, score 0.09, answer 0.04), all Python, so threads
+  message: parse 0.3–0.4, tokenize 0.2, score 0.05, answer 0.04), all Python, so threads
   share one core under the GIL: with 8 and 32 clients, a thread per connection answered
   400–510 messages/s, one asyncio process 500–870, two 800–1 270 (three runs).
-  ``--workers`` processes (default: one per core) are forked after the model is loaded, so
-  its pages are shared; each runs an asyncio loop whose reader and writer callbacks drive
+  ``--workers`` processes (default: one per core) are forked after the model is loaded and
+  a sample message scored, so its pages and the modules parsing imports are shared; each runs an asyncio loop whose reader and writer callbacks drive
   every connection (:class:`_Connection`, no task or future per request), so a slow or
   silent client is an idle entry in the loop. A request is read under one deadline
   (``--timeout``); scoring runs on the loop, with :class:`Weights` (plain Python, no numpy
@@ -115,10 +115,12 @@ class Weights:
     binary, then unit length for ``norm="l2"``). Of two classes only the difference counts:
     d = jll_1 − jll_0 = (bias_1 − bias_0) + Σ_k x'_k (W_1k − W_0k), and
     log P(c_0|x) = −log(1 + e^d), log P(c_1|x) = d + log P(c_0|x). Equal to
-    ``predict_log_proba`` to rounding (tests/test_serve.py); the sums are math.fsum's, the
-    same in any order. One look-up a token, where a column, then its weight in each class's
-    array took three: 0.18 ms for the median SpamAssassin test message against 0.24, its
-    parsing and tokenizing just done (caches as in the daemon; 2 cores under load), and
+    ``predict_log_proba`` to rounding, 1e-12 (tests/test_serve.py); the sums are
+    math.fsum's, the same in any order. One look-up a distinct token, where a column, then
+    its weight in each class's array took three, mostly cache misses in a 44,000-term
+    vocabulary: 0.18 ms for the median SpamAssassin test message against 0.24, scored just
+    after its parsing and tokenizing as in the daemon, and the daemon's CPU a message fell
+    from 1.97–2.34 ms to 1.70–2.13 (four interleaved runs, 2 cores under load);
     ``predict_log_proba`` (a one-row CSR matrix, numpy calls on two numbers) took 0.44.
     """
 
