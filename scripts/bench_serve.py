@@ -11,7 +11,8 @@ trained on the same files. Three servers run on temporary sockets for the whole 
 ``textnb serve --workers 1``, ``textnb serve --workers N`` (N = cores, the default), and a
 do-nothing server (this script, ``--do-nothing-server``: one blocking loop that answers every
 request at once, the message back unchanged), which shows what spamc and the clients cost
-without textnb.
+without textnb; with ``--baseline DIR``, a fourth: another version's ``textnb serve --workers
+N`` from the source tree DIR, so that before and after are measured in the same minutes.
 
 0. **Stages** in this process, on the test messages (each timed 5 times, the fastest kept):
    parsing (textnb.documents.read_bytes), tokenizing, scoring (textnb.serve.Weights), and the
@@ -39,6 +40,7 @@ Run::
 
     python scripts/bench_serve.py                    # unpacks ../shared/corpora/spamassassin-public.tar.gz
     python scripts/bench_serve.py --data corpora/full/spamassassin --messages 100 --seconds 3
+    git archive OLD textnb | tar -x -C /tmp/old && python scripts/bench_serve.py --baseline /tmp/old
 
 A run takes about two minutes on 2 cores. The machine's other load shows in the figures: run
 it on a quiet machine, and read the ratios, measured in the same minutes.
@@ -87,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0,
                         help="seconds per throughput run (default 5)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="a source tree of textnb (the directory holding textnb/, e.g. from "
+                             "git archive OLD textnb) whose daemon runs too, for before/after "
+                             "figures in the same minutes")
     parser.add_argument("--do-nothing-server", metavar="SOCKET",
                         help=argparse.SUPPRESS)  # the floor, run by this script
     args = parser.parse_args(argv)
@@ -137,6 +143,13 @@ def run(args, scratch: Path) -> None:
     for n in sorted({1, cores}):
         servers[f"textnb, --workers {n}{' (default)' if n == cores else ''}"] = Server(
             [args.textnb, "serve", "-m", str(model), "--workers", str(n), "--socket"], scratch, f"w{n}", n)
+    if args.baseline:
+        # Another version's daemon on the same messages in the same minutes: on a loaded
+        # machine, before and after compare only so.
+        servers[f"baseline, --workers {cores}"] = Server(
+            [sys.executable, "-m", "textnb", "serve", "-m", str(model), "--workers", str(cores),
+             "--socket"], scratch, "baseline", cores,
+            env={**ENV, "PYTHONPATH": str(args.baseline.resolve())})
     try:
         for server in servers.values():
             server.start()
@@ -333,8 +346,9 @@ class Server:
     """A server started by ``command`` + its socket, on a temporary socket, ready when it
     answers PING; ``processes`` of it answer."""
 
-    def __init__(self, command: list[str], scratch: Path, name: str, processes: int) -> None:
-        self.processes = processes
+    def __init__(self, command: list[str], scratch: Path, name: str, processes: int,
+                 env: dict[str, str] = ENV) -> None:
+        self.processes, self.env = processes, env
         self.socket = scratch / f"{name}.sock"
         self.command = command + [str(self.socket)]
         self.log = scratch / f"{name}.log"
@@ -342,7 +356,7 @@ class Server:
     def start(self) -> None:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=log, env=ENV)
+                                            stdout=subprocess.DEVNULL, stderr=log, env=self.env)
         deadline = time.monotonic() + 60
         while True:
             try:
