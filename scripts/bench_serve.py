@@ -15,8 +15,10 @@ without textnb; with ``--baseline DIR``, a fourth: another version's ``textnb se
 N`` from the source tree DIR, so that before and after are measured in the same minutes.
 
 0. **Stages** in this process, on the test messages (each timed 5 times, the fastest kept):
-   parsing (textnb.documents.read_bytes), tokenizing, scoring (textnb.serve.Weights), and the
-   decision with its answer (PROCESS's bytes), the median and the mean message.
+   parsing (textnb.documents.read_bytes), tokenizing, scoring (textnb.serve.Weights; again
+   right after the message's parsing and tokenizing, untimed, as in the daemon, whose caches
+   the other stages fill), and the decision with its answer (PROCESS's bytes), the median
+   and the mean message.
 1. **Per message, one process each** (what procmail does for every delivery): ``--messages``
    (default 200) test messages, a seeded stratified sample of the 30 % test part, are each fed
    to a fresh ``spamc -U SOCKET`` (PROCESS: the message back with X-TextNB-* fields) for each
@@ -25,13 +27,14 @@ N`` from the source tree DIR, so that before and after are measured in the same 
    added). textnb's share is spamc's time with textnb less its time with the do-nothing
    server. CPU time (user + system of the command, and of its server's processes over the
    call) is summed too: on a loaded machine it varies less than wall time.
-2. **Throughput**: 1, 8 and 32 concurrent clients (connections kept open at once by one loop
-   over raw sockets in this script, a connection per message, CHECK) send the test messages for ``--seconds``
-   (default 5) each: messages per second over all clients, the median latency, the server's
-   CPU time per message (user + system over all its processes) and the client's. The clients
-   run on the same cores as the server: what the server alone could answer on this machine
-   is at most (the cores its processes can use) × 1000 / (its CPU ms a message), printed
-   below the table.
+2. **Throughput**: 1, 8 and 32 concurrent clients (connections kept open at once by one
+   loop over raw sockets in this script, a connection per message, CHECK) send the test
+   messages for ``--seconds`` (default 5) each, in three parts, the servers taking turns:
+   messages per second over all clients, the median latency, the server's CPU time per
+   message (user + system over all its processes) and the client's. The clients run on the
+   same cores as the server: what the server alone could answer on this machine is at most
+   (the cores its processes can use) × 1000 / (its CPU ms a message), printed below the
+   table.
 3. **Memory**: each server's peak RSS (VmHWM) summed over its processes (pages the forked
    workers share with their parent are counted in each) and of the largest, and the sum of
    their PSS now (a shared page counted once: the memory the daemon really holds).
@@ -72,6 +75,7 @@ from bench_spam import (DEFAULT_ARCHIVE, BenchError, bogofilter_path, bogofilter
 from textnb import client  # noqa: E402
 
 CONCURRENCY = (1, 8, 32)
+ROUNDS = 3  # parts of each throughput cell, the servers taking turns
 DO_NOTHING = "do-nothing server"
 
 
@@ -149,16 +153,24 @@ def run(args, scratch: Path) -> None:
         servers[f"baseline, --workers {cores}"] = Server(
             [sys.executable, "-m", "textnb", "serve", "-m", str(model), "--workers", str(cores),
              "--socket"], scratch, "baseline", cores,
-            env={**ENV, "PYTHONPATH": str(args.baseline.resolve())})
+            env={**ENV, "PYTHONPATH": str(args.baseline.resolve())}, cwd=args.baseline)
     try:
         for server in servers.values():
             server.start()
         per_message(args, servers, bogofilter, db, messages)
+        # Each cell in ROUNDS parts, the servers taking turns: the machine's other load,
+        # which changes by the minute, falls on every server alike.
+        tallies = {(name, clients): Tally() for name in servers for clients in CONCURRENCY}
+        for clients in CONCURRENCY:
+            for k in range(ROUNDS):
+                names = list(servers)[k % len(servers):] + list(servers)[:k % len(servers)]
+                for name in names:
+                    tallies[name, clients].add(servers[name], messages, args.seconds / ROUNDS, clients)
         rows, bounds = [], []
         for name, server in servers.items():
-            cells = [throughput(server, messages, args.seconds, clients) for clients in CONCURRENCY]
-            rows.append([name] + [cell for cell, _ in cells])
-            ms = statistics.median(server_ms for _, server_ms in cells)
+            cells = [tallies[name, clients] for clients in CONCURRENCY]
+            rows.append([name] + [cell.text() for cell in cells])
+            ms = statistics.median(cell.server_ms() for cell in cells)
             usable = min(cores, server.processes)
             bounds.append(f"  {name}: {usable} × 1000 / {ms:.2f} = {usable * 1000 / ms:.0f}")
         print(f"\n== Throughput: CHECK, a connection per message, {args.seconds:g} s per cell: "
@@ -194,19 +206,24 @@ def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
         "parse (documents.read_bytes)": (read_bytes, messages),
         "tokenize (classifier.tokenize)": (lambda d: version.classifier.tokenize([d]), documents),
         "score (serve.Weights.log_proba)": (version.weights.log_proba, tokens),
+        # As in the daemon: the other stages have just filled the caches with their data.
+        "score, its parse and tokenizing just done": (
+            version.weights.log_proba, messages,
+            lambda raw: version.classifier.tokenize([read_bytes(raw)])[0]),
         "decide + PROCESS's bytes": (lambda k: add_headers(messages[k], headers(decisions[k])),
                                      range(len(messages))),
         "all (serve._verdict + PROCESS's bytes)": (
             lambda raw: add_headers(raw, headers(_verdict(version, raw))), messages),
     }
     rows = []
-    for name, (step, inputs) in steps.items():
+    for name, (step, inputs, *untimed) in steps.items():
         fastest = []
         for item in inputs:
             times = []
             for _ in range(5):
+                argument = untimed[0](item) if untimed else item
                 t0 = time.perf_counter()
-                step(item)
+                step(argument)
                 times.append(time.perf_counter() - t0)
             fastest.append(1000 * min(times))
         rows.append([name, f"{statistics.median(fastest):.3f}", f"{statistics.mean(fastest):.3f}"])
@@ -272,18 +289,30 @@ def check(name: str, raw: bytes, done: subprocess.CompletedProcess) -> None:
         raise BenchError(f"bogofilter -p failed (exit {done.returncode})")
 
 
-def throughput(server: "Server", messages: list[bytes], seconds: float,
-               clients: int) -> tuple[str, float]:
-    """One cell: messages/s (median latency ms; CPU ms a message of the server, of the
-    clients), and the server's CPU ms a message."""
-    pids = server.pids()
-    cpu0, mine0, t0 = cpu_seconds(pids), time.process_time(), time.perf_counter()
-    latencies = hammer(server.socket, messages, seconds, clients)
-    elapsed = time.perf_counter() - t0
-    cpu, mine = cpu_seconds(pids) - cpu0, time.process_time() - mine0
-    n = len(latencies)
-    return (f"{n / elapsed:.0f} ({1000 * statistics.median(latencies):.1f}; "
-            f"{1000 * cpu / n:.2f}, {1000 * mine / n:.2f})"), 1000 * cpu / n
+class Tally:
+    """One throughput cell, summed over its rounds: latencies, seconds, the server's and the
+    clients' CPU seconds."""
+
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.elapsed = self.cpu = self.mine = 0.0
+
+    def add(self, server: "Server", messages: list[bytes], seconds: float, clients: int) -> None:
+        pids = server.pids()
+        cpu0, mine0, t0 = cpu_seconds(pids), time.process_time(), time.perf_counter()
+        self.latencies += hammer(server.socket, messages, seconds, clients)
+        self.elapsed += time.perf_counter() - t0
+        self.cpu += cpu_seconds(pids) - cpu0
+        self.mine += time.process_time() - mine0
+
+    def server_ms(self) -> float:
+        return 1000 * self.cpu / len(self.latencies)
+
+    def text(self) -> str:
+        """messages/s (median latency ms; CPU ms a message of the server, of the clients)"""
+        n = len(self.latencies)
+        return (f"{n / self.elapsed:.0f} ({1000 * statistics.median(self.latencies):.1f}; "
+                f"{self.server_ms():.2f}, {1000 * self.mine / n:.2f})")
 
 
 def hammer(path: Path, messages: list[bytes], seconds: float, clients: int) -> list[float]:
@@ -347,8 +376,9 @@ class Server:
     answers PING; ``processes`` of it answer."""
 
     def __init__(self, command: list[str], scratch: Path, name: str, processes: int,
-                 env: dict[str, str] = ENV) -> None:
-        self.processes, self.env = processes, env
+                 env: dict[str, str] = ENV, cwd: Path | None = None) -> None:
+        # python -m puts the working directory first on sys.path: a baseline's runs in its tree.
+        self.processes, self.env, self.cwd = processes, env, cwd
         self.socket = scratch / f"{name}.sock"
         self.command = command + [str(self.socket)]
         self.log = scratch / f"{name}.log"
@@ -356,7 +386,8 @@ class Server:
     def start(self) -> None:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=log, env=self.env)
+                                            stdout=subprocess.DEVNULL, stderr=log, env=self.env,
+                                            cwd=self.cwd)
         deadline = time.monotonic() + 60
         while True:
             try:
