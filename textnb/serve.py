@@ -118,10 +118,10 @@ class Weights:
     ``predict_log_proba`` to rounding, 1e-12 (tests/test_serve.py); the sums are
     math.fsum's, the same in any order. One look-up a distinct token, where a column, then
     its weight in each class's array took three, mostly cache misses in a 44,000-term
-    vocabulary: 0.18 ms for the median SpamAssassin test message against 0.24, scored just
-    after its parsing and tokenizing as in the daemon, and the daemon's CPU a message fell
-    from 1.97–2.34 ms to 1.70–2.13 (four interleaved runs, 2 cores under load);
-    ``predict_log_proba`` (a one-row CSR matrix, numpy calls on two numbers) took 0.44.
+    vocabulary: scored right after its parsing and tokenizing, as in the daemon, the median
+    SpamAssassin test message took 0.10–0.11 ms against 0.19–0.22 (the mean 0.16–0.17
+    against 0.31; the two interleaved, 2 cores under load); ``predict_log_proba`` (a one-row
+    CSR matrix, numpy calls on two numbers) took 0.44 with warm caches.
     """
 
     def __init__(self, classifier: TextClassifier) -> None:
