@@ -143,10 +143,12 @@ def run(args, scratch: Path) -> None:
           f"ms, the fastest of 5) ==")
     print(table(["stage", "median message", "mean"], stages(model, messages)), flush=True)
 
-    servers = {DO_NOTHING: Server([sys.executable, __file__, "--do-nothing-server"], scratch, "none", 1)}
+    servers = {DO_NOTHING: Server([sys.executable, __file__, "--do-nothing-server"], scratch,
+                                  "none", 1)}
     for n in sorted({1, cores}):
         servers[f"textnb, --workers {n}{' (default)' if n == cores else ''}"] = Server(
-            [args.textnb, "serve", "-m", str(model), "--workers", str(n), "--socket"], scratch, f"w{n}", n)
+            [args.textnb, "serve", "-m", str(model), "--workers", str(n), "--socket"], scratch,
+            f"w{n}", n)
     if args.baseline:
         # Another version's daemon on the same messages in the same minutes: on a loaded
         # machine, before and after compare only so.
@@ -165,7 +167,8 @@ def run(args, scratch: Path) -> None:
             for k in range(ROUNDS):
                 names = list(servers)[k % len(servers):] + list(servers)[:k % len(servers)]
                 for name in names:
-                    tallies[name, clients].add(servers[name], messages, args.seconds / ROUNDS, clients)
+                    tallies[name, clients].add(servers[name], messages, args.seconds / ROUNDS,
+                                               clients)
         rows, bounds = [], []
         for name, server in servers.items():
             cells = [tallies[name, clients] for clients in CONCURRENCY]
