@@ -11,11 +11,14 @@ trained on the same files. Three servers run on temporary sockets for the whole 
 ``textnb serve --workers 1``, ``textnb serve --workers N`` (N = cores, the default), and a
 do-nothing server (this script, ``--do-nothing-server``: one blocking loop that answers every
 request at once, the message back unchanged), which shows what spamc and the clients cost
-without textnb.
+without textnb; with ``--baseline DIR``, a fourth: another version's ``textnb serve --workers
+N`` from the source tree DIR, so that before and after are measured in the same minutes.
 
 0. **Stages** in this process, on the test messages (each timed 5 times, the fastest kept):
-   parsing (textnb.documents.read_bytes), tokenizing, scoring (textnb.serve.Weights), and the
-   decision with its answer (PROCESS's bytes), the median and the mean message.
+   parsing (textnb.documents.read_bytes), tokenizing, scoring (textnb.serve.Weights; again
+   right after the message's parsing and tokenizing, untimed, as in the daemon, whose caches
+   the other stages fill), and the decision with its answer (PROCESS's bytes), the median
+   and the mean message.
 1. **Per message, one process each** (what procmail does for every delivery): ``--messages``
    (default 200) test messages, a seeded stratified sample of the 30 % test part, are each fed
    to a fresh ``spamc -U SOCKET`` (PROCESS: the message back with X-TextNB-* fields) for each
@@ -24,12 +27,14 @@ without textnb.
    added). textnb's share is spamc's time with textnb less its time with the do-nothing
    server. CPU time (user + system of the command, and of its server's processes over the
    call) is summed too: on a loaded machine it varies less than wall time.
-2. **Throughput**: 1, 8 and 32 concurrent clients (coroutines of one asyncio process in this
-   script, a connection per message, CHECK) send the test messages for ``--seconds``
-   (default 5) each: messages per second over all clients, the median latency, the server's
-   CPU time per message (user + system over all its processes) and the client's. The clients
-   run on the same cores as the server: what the server alone could answer on this machine
-   is at most cores × 1000 / (its CPU ms a message).
+2. **Throughput**: 1, 8 and 32 concurrent clients (connections kept open at once by one
+   loop over raw sockets in this script, a connection per message, CHECK) send the test
+   messages for ``--seconds`` (default 5) each, in three parts, the servers taking turns:
+   messages per second over all clients, the median latency, the server's CPU time per
+   message (user + system over all its processes) and the client's. The clients run on the
+   same cores as the server: what the server alone could answer on this machine is at most
+   (the cores its processes can use) × 1000 / (its CPU ms a message), printed below the
+   table.
 3. **Memory**: each server's peak RSS (VmHWM) summed over its processes (pages the forked
    workers share with their parent are counted in each) and of the largest, and the sum of
    their PSS now (a shared page counted once: the memory the daemon really holds).
@@ -38,6 +43,7 @@ Run::
 
     python scripts/bench_serve.py                    # unpacks ../shared/corpora/spamassassin-public.tar.gz
     python scripts/bench_serve.py --data corpora/full/spamassassin --messages 100 --seconds 3
+    git archive OLD textnb | tar -x -C /tmp/old && python scripts/bench_serve.py --baseline /tmp/old
 
 A run takes about two minutes on 2 cores. The machine's other load shows in the figures: run
 it on a quiet machine, and read the ratios, measured in the same minutes.
@@ -46,9 +52,9 @@ it on a quiet machine, and read the ratios, measured in the same minutes.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import resource
+import selectors
 import shutil
 import signal
 import socket
@@ -69,6 +75,7 @@ from bench_spam import (DEFAULT_ARCHIVE, BenchError, bogofilter_path, bogofilter
 from textnb import client  # noqa: E402
 
 CONCURRENCY = (1, 8, 32)
+ROUNDS = 3  # parts of each throughput cell, the servers taking turns
 DO_NOTHING = "do-nothing server"
 
 
@@ -86,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0,
                         help="seconds per throughput run (default 5)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="a source tree of textnb (the directory holding textnb/, e.g. from "
+                             "git archive OLD textnb) whose daemon runs too, for before/after "
+                             "figures in the same minutes")
     parser.add_argument("--do-nothing-server", metavar="SOCKET",
                         help=argparse.SUPPRESS)  # the floor, run by this script
     args = parser.parse_args(argv)
@@ -132,22 +143,45 @@ def run(args, scratch: Path) -> None:
           f"ms, the fastest of 5) ==")
     print(table(["stage", "median message", "mean"], stages(model, messages)), flush=True)
 
-    servers = {DO_NOTHING: Server([sys.executable, __file__, "--do-nothing-server"], scratch, "none")}
+    servers = {DO_NOTHING: Server([sys.executable, __file__, "--do-nothing-server"], scratch,
+                                  "none", 1)}
     for n in sorted({1, cores}):
         servers[f"textnb, --workers {n}{' (default)' if n == cores else ''}"] = Server(
-            [args.textnb, "serve", "-m", str(model), "--workers", str(n), "--socket"], scratch, f"w{n}")
+            [args.textnb, "serve", "-m", str(model), "--workers", str(n), "--socket"], scratch,
+            f"w{n}", n)
+    if args.baseline:
+        # Another version's daemon on the same messages in the same minutes: on a loaded
+        # machine, before and after compare only so.
+        servers[f"baseline, --workers {cores}"] = Server(
+            [sys.executable, "-m", "textnb", "serve", "-m", str(model), "--workers", str(cores),
+             "--socket"], scratch, "baseline", cores,
+            env={**ENV, "PYTHONPATH": str(args.baseline.resolve())}, cwd=args.baseline)
     try:
         for server in servers.values():
             server.start()
         per_message(args, servers, bogofilter, db, messages)
-        rows = []
+        # Each cell in ROUNDS parts, the servers taking turns: the machine's other load,
+        # which changes by the minute, falls on every server alike.
+        tallies = {(name, clients): Tally() for name in servers for clients in CONCURRENCY}
+        for clients in CONCURRENCY:
+            for k in range(ROUNDS):
+                names = list(servers)[k % len(servers):] + list(servers)[:k % len(servers)]
+                for name in names:
+                    tallies[name, clients].add(servers[name], messages, args.seconds / ROUNDS,
+                                               clients)
+        rows, bounds = [], []
         for name, server in servers.items():
-            rows.append([name] + [throughput(server, messages, args.seconds, clients, cores)
-                                  for clients in CONCURRENCY])
+            cells = [tallies[name, clients] for clients in CONCURRENCY]
+            rows.append([name] + [cell.text() for cell in cells])
+            ms = statistics.median(cell.server_ms() for cell in cells)
+            usable = min(cores, server.processes)
+            bounds.append(f"  {name}: {usable} × 1000 / {ms:.2f} = {usable * 1000 / ms:.0f}")
         print(f"\n== Throughput: CHECK, a connection per message, {args.seconds:g} s per cell: "
               f"messages/s (median ms; CPU ms a message: server, clients) ==")
         print(table(["server"] + [f"{c} client{'s' if c > 1 else ''}" for c in CONCURRENCY], rows))
-        print(f"(the server alone answers at most {cores} cores × 1000 / its CPU ms messages a second)")
+        print("At most, the server alone, every core its own: the cores its processes can use "
+              "× 1000 / its CPU ms a message (the median cell's)")
+        print("\n".join(bounds))
 
         print("\n== Memory after the runs (MB) ==")
         memory = {name: server.memory() for name, server in servers.items() if name != DO_NOTHING}
@@ -175,19 +209,24 @@ def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
         "parse (documents.read_bytes)": (read_bytes, messages),
         "tokenize (classifier.tokenize)": (lambda d: version.classifier.tokenize([d]), documents),
         "score (serve.Weights.log_proba)": (version.weights.log_proba, tokens),
+        # As in the daemon: the other stages have just filled the caches with their data.
+        "score, its parse and tokenizing just done": (
+            version.weights.log_proba, messages,
+            lambda raw: version.classifier.tokenize([read_bytes(raw)])[0]),
         "decide + PROCESS's bytes": (lambda k: add_headers(messages[k], headers(decisions[k])),
                                      range(len(messages))),
         "all (serve._verdict + PROCESS's bytes)": (
             lambda raw: add_headers(raw, headers(_verdict(version, raw))), messages),
     }
     rows = []
-    for name, (step, inputs) in steps.items():
+    for name, (step, inputs, *untimed) in steps.items():
         fastest = []
         for item in inputs:
             times = []
             for _ in range(5):
+                argument = untimed[0](item) if untimed else item
                 t0 = time.perf_counter()
-                step(item)
+                step(argument)
                 times.append(time.perf_counter() - t0)
             fastest.append(1000 * min(times))
         rows.append([name, f"{statistics.median(fastest):.3f}", f"{statistics.mean(fastest):.3f}"])
@@ -253,44 +292,75 @@ def check(name: str, raw: bytes, done: subprocess.CompletedProcess) -> None:
         raise BenchError(f"bogofilter -p failed (exit {done.returncode})")
 
 
-def throughput(server: "Server", messages: list[bytes], seconds: float, clients: int,
-               cores: int) -> str:
-    """One cell: messages/s (median latency ms; CPU ms a message of the server, of the clients)."""
-    pids = server.pids()
-    cpu0, mine0, t0 = cpu_seconds(pids), time.process_time(), time.perf_counter()
-    latencies = asyncio.run(hammer(server.socket, messages, seconds, clients))
-    elapsed = time.perf_counter() - t0
-    cpu, mine = cpu_seconds(pids) - cpu0, time.process_time() - mine0
-    n = len(latencies)
-    return (f"{n / elapsed:.0f} ({1000 * statistics.median(latencies):.1f}; "
-            f"{1000 * cpu / n:.2f}, {1000 * mine / n:.2f})")
+class Tally:
+    """One throughput cell, summed over its rounds: latencies, seconds, the server's and the
+    clients' CPU seconds."""
+
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.elapsed = self.cpu = self.mine = 0.0
+
+    def add(self, server: "Server", messages: list[bytes], seconds: float, clients: int) -> None:
+        pids = server.pids()
+        cpu0, mine0, t0 = cpu_seconds(pids), time.process_time(), time.perf_counter()
+        self.latencies += hammer(server.socket, messages, seconds, clients)
+        self.elapsed += time.perf_counter() - t0
+        self.cpu += cpu_seconds(pids) - cpu0
+        self.mine += time.process_time() - mine0
+
+    def server_ms(self) -> float:
+        return 1000 * self.cpu / len(self.latencies)
+
+    def text(self) -> str:
+        """messages/s (median latency ms; CPU ms a message of the server, of the clients)"""
+        n = len(self.latencies)
+        return (f"{n / self.elapsed:.0f} ({1000 * statistics.median(self.latencies):.1f}; "
+                f"{self.server_ms():.2f}, {1000 * self.mine / n:.2f})")
 
 
-async def hammer(path: Path, messages: list[bytes], seconds: float, clients: int) -> list[float]:
-    """Latencies of the CHECKs that ``clients`` coroutines sent, one after another each,
-    for ``seconds``; every answer checked."""
-    loop = asyncio.get_running_loop()
+def hammer(path: Path, messages: list[bytes], seconds: float, clients: int) -> list[float]:
+    """Latencies of the CHECKs that ``clients`` connections, kept open at once, sent for
+    ``seconds`` (a new connection for each message, as spamc makes); every answer checked.
+
+    One loop over raw sockets, few system calls a message (connect, one send, the answer's
+    recv until the end, close): 0.08–0.10 ms of CPU a message, where a coroutine a client
+    with asyncio's sock_* calls took 0.27–0.33, a third of what the do-nothing server let it
+    answer and a sixth of textnb's CPU, on the same 2 cores."""
     requests = [b"CHECK SPAMC/1.5\r\nContent-length: %d\r\n\r\n%s" % (len(raw), raw)
                 for raw in messages]
-    stop = time.monotonic() + seconds
+    selector = selectors.DefaultSelector()
     latencies: list[float] = []
+    sent = 0
+    stop = time.monotonic() + seconds
 
-    async def one(k: int) -> None:
-        while time.monotonic() < stop:
-            t0 = time.perf_counter()
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                s.setblocking(False)
-                await loop.sock_connect(s, str(path))
-                await loop.sock_sendall(s, requests[k % len(requests)])
-                answer = b""
-                while chunk := await loop.sock_recv(s, 65536):
-                    answer += chunk
+    def start() -> None:
+        nonlocal sent
+        t0 = time.perf_counter()
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(str(path))
+        s.sendall(requests[sent % len(requests)])  # CHECK's answer is short: no deadlock
+        sent += 1
+        selector.register(s, selectors.EVENT_READ, (t0, []))
+
+    for _ in range(clients):
+        start()
+    while selector.get_map():
+        for key, _ in selector.select():
+            s, (t0, chunks) = key.fileobj, key.data
+            try:
+                while chunk := s.recv(65536, socket.MSG_DONTWAIT):
+                    chunks.append(chunk)
+            except BlockingIOError:
+                continue  # the rest of the answer, or its end, is still to come
+            selector.unregister(s)
+            s.close()
+            answer = b"".join(chunks)
             if not answer.startswith(b"SPAMD/1.1 0 EX_OK\r\nSpam: "):
                 raise BenchError(f"a client got {answer[:80]!r}")
             latencies.append(time.perf_counter() - t0)
-            k += clients
-
-    await asyncio.gather(*(one(i) for i in range(clients)))
+            if time.monotonic() < stop:
+                start()
+    selector.close()
     return latencies
 
 
@@ -306,9 +376,12 @@ def cpu_seconds(pids: list[int]) -> float:
 
 class Server:
     """A server started by ``command`` + its socket, on a temporary socket, ready when it
-    answers PING."""
+    answers PING; ``processes`` of it answer."""
 
-    def __init__(self, command: list[str], scratch: Path, name: str) -> None:
+    def __init__(self, command: list[str], scratch: Path, name: str, processes: int,
+                 env: dict[str, str] = ENV, cwd: Path | None = None) -> None:
+        # python -m puts the working directory first on sys.path: a baseline's runs in its tree.
+        self.processes, self.env, self.cwd = processes, env, cwd
         self.socket = scratch / f"{name}.sock"
         self.command = command + [str(self.socket)]
         self.log = scratch / f"{name}.log"
@@ -316,7 +389,8 @@ class Server:
     def start(self) -> None:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=log, env=ENV)
+                                            stdout=subprocess.DEVNULL, stderr=log, env=self.env,
+                                            cwd=self.cwd)
         deadline = time.monotonic() + 60
         while True:
             try:

@@ -28,7 +28,7 @@ from textnb.decision import decide, logit as _logit, spam_cutoffs
 from textnb.mailfilter import filter_message
 from textnb.scorer import score
 from textnb.documents import read_bytes
-from textnb.serve import THRESHOLD, Weights, _allowed, spamc_score
+from textnb.serve import _WARM_UP, THRESHOLD, Weights, _allowed, spamc_score
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpora" / "spamassassin"
@@ -209,8 +209,9 @@ def test_allow_lists_networks():
     {"model": "multinomial", "alpha": 1.0, "norm": None, "fit_prior": True},
     {"model": "multinomial", "tf": "log"},
     {"model": "complement", "tf": "binary", "norm": None},
+    {"model": "complement", "tf": "binary"},  # presence of unit length
     {"model": "bernoulli"},
-], ids=["default", "multinomial", "log-tf", "binary-tf", "bernoulli"])
+], ids=["default", "multinomial", "log-tf", "binary-tf", "binary-tf-l2", "bernoulli"])
 def test_the_in_memory_weights_score_as_the_classifier(settings):
     """Weights (what the daemon scores with) equals predict_log_proba to rounding, for each
     model and weighting, on messages it learned and messages it did not."""
@@ -222,6 +223,23 @@ def test_the_in_memory_weights_score_as_the_classifier(settings):
     documents = [read_bytes(raw) for raw in raws]
     got = np.array([weights.log_proba(classifier.tokenize([d])[0]) for d in documents])
     assert np.allclose(got, classifier.predict_log_proba(documents), rtol=0, atol=1e-9)
+
+
+def test_the_warm_up_message_takes_the_lazy_paths():
+    """The message scored before serving reaches MIME parts, both legacy charsets, base64,
+    quoted-printable and HTML: what the workers would otherwise each import on a message."""
+    document = read_bytes(_WARM_UP)
+    # café in windows-1252, quoted-printable; Café in iso-8859-15, base64, in HTML stripped.
+    assert "café" in document.text and "Café offer" in document.text
+    assert "<" not in document.text and "html" in dict(document.fields)
+    assert dict(document.fields)["subject"] == "café"
+
+
+def test_the_in_memory_weights_score_two_classes_only():
+    texts = [b"cheap pills now", b"meeting at noon", b"lunch menu today"]
+    classifier = TextClassifier(n_jobs=1).fit(texts, ["spam", "ham", "lunch"])
+    with pytest.raises(ValueError, match="two classes, not 3"):
+        Weights(classifier)
 
 
 # -- every method, by raw bytes -----------------------------------------------------------

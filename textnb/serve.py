@@ -9,16 +9,16 @@ body. Every method: PING, CHECK, SYMBOLS, REPORT, REPORT_IFSPAM, PROCESS, HEADER
 Choices, with the measurements behind them (scripts/bench_serve.py, 2 cores):
 
 * **Processes × an event loop of callbacks.** A message costs about 1 ms of CPU (median
-  message: parse 0.3–0.4, tokenize 0.2, score 0.09, answer 0.04), all Python, so threads
+  message: parse 0.3–0.4, tokenize 0.2, score 0.05, answer 0.04), all Python, so threads
   share one core under the GIL: with 8 and 32 clients, a thread per connection answered
   400–510 messages/s, one asyncio process 500–870, two 800–1 270 (three runs).
-  ``--workers`` processes (default: one per core) are forked after the model is loaded, so
-  its pages are shared; each runs an asyncio loop whose reader and writer callbacks drive
-  every connection (:class:`_Connection`, no task or future per request), so a slow or
-  silent client is an idle entry in the loop. A request is read under one deadline
-  (``--timeout``); scoring runs on the loop, with :class:`Weights` (plain Python, no numpy
-  call for a one-row matrix); TELL, which waits for the update lock and rewrites the file,
-  runs on a thread.
+  ``--workers`` processes (default: one per core) are forked after the model is loaded and
+  a sample message scored, so its pages and the modules parsing imports are shared; each
+  runs an asyncio loop whose reader and writer callbacks drive every connection
+  (:class:`_Connection`, no task or future per request), so a slow or silent client is an
+  idle entry in the loop. A request is read under one deadline (``--timeout``); scoring
+  runs on the loop, with :class:`Weights` (plain Python, no numpy call for a one-row
+  matrix); TELL, which waits for the update lock and rewrites the file, runs on a thread.
 * **One whole model version per message.** Before each request the model file is stat()ed
   (2 µs); when (device, inode, mtime, size) changed, it is loaded again, whole, before the
   message is scored. A file that fails to load leaves the old model serving.
@@ -41,11 +41,11 @@ import stat
 import sys
 import time
 import zlib
-from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from operator import mul
+from itertools import compress, repeat
+from operator import is_not, mul
 from typing import Any
 
 import numpy as np
@@ -105,46 +105,60 @@ def _bad(reason: str) -> RequestError:
 # -- the model and the decision ------------------------------------------------------------
 
 class Weights:
-    """A loaded TextClassifier's scores as plain Python: term → its weight per class, so that
-    scoring one message is a dictionary look-up per distinct token and a sum per class.
+    """A loaded two-class TextClassifier's scores as plain Python: term → how far one unit of
+    it moves the log-odds of the second class over the first, so that scoring one message is
+    a dictionary look-up per distinct token and one sum.
 
-    The classifier's decomposition (:meth:`~textnb.models._DiscreteNB.decomposition`),
-    jll(x) = bias + Σ_k x'_k W_ck over the message's terms k, with x' its counts weighted as
-    :meth:`TextClassifier.transform` weighs them (presence for Bernoulli; raw, log1p or
-    binary, then unit length for ``norm="l2"``); log P(c|x) = jll − logsumexp(jll). Equal to
-    ``predict_log_proba`` to rounding (tests/test_serve.py), in 0.09 ms for the median
-    SpamAssassin test message, where ``predict_log_proba`` (a one-row CSR matrix and numpy
-    calls on two numbers) took 0.44 beyond tokenizing (scripts/bench_serve.py's stages).
+    The classifier's decomposition (:meth:`~textnb.models._DiscreteNB.decomposition`) is
+    jll_c(x) = bias_c + Σ_k x'_k W_ck over the message's terms k, with x' its counts weighted
+    as :meth:`TextClassifier.transform` weighs them (presence for Bernoulli; raw, log1p or
+    binary, then unit length for ``norm="l2"``). Of two classes only the difference counts:
+    d = jll_1 − jll_0 = (bias_1 − bias_0) + Σ_k x'_k (W_1k − W_0k), and
+    log P(c_0|x) = −log(1 + e^d), log P(c_1|x) = d + log P(c_0|x). Equal to
+    ``predict_log_proba`` to rounding, 1e-12 (tests/test_serve.py); the sums are
+    math.fsum's, the same in any order. One look-up a distinct token, where a column, then
+    its weight in each class's array took three, mostly cache misses in a 44,000-term
+    vocabulary: scored right after its parsing and tokenizing, as in the daemon, the median
+    SpamAssassin test message took 0.10–0.11 ms against 0.19–0.22 (the mean 0.16–0.17
+    against 0.31; the two interleaved, 2 cores under load); ``predict_log_proba`` (a one-row
+    CSR matrix, numpy calls on two numbers) took 0.44 with warm caches.
     """
 
     def __init__(self, classifier: TextClassifier) -> None:
+        if len(classifier.classes_) != 2:
+            raise ValueError(f"Weights scores two classes, not {len(classifier.classes_)}")
         bias, weights = classifier.model_.decomposition()
         self.classifier = classifier
-        self.index = classifier.vocabulary_.index_  # term → column, the classifier's own dict
-        self.bias = [float(b) for b in bias]
-        # One array per class: 8 bytes a weight, shared by the forked workers.
-        self.weights = [array("d", row) for row in np.asarray(weights, dtype=np.float64)]
+        self.bias = float(bias[1]) - float(bias[0])
+        weights = np.asarray(weights, dtype=np.float64)
+        difference = weights[1] - weights[0]
+        # Keyed by the vocabulary's own term strings (terms_ in column order): no copy of them.
+        self.difference = dict(zip(classifier.vocabulary_.terms_, difference.tolist()))
         self.presence = classifier.model == "bernoulli" or classifier.tf == "binary"
         self.log_tf = classifier.tf == "log" and not self.presence
         self.unit = classifier.norm == "l2" and classifier.model != "bernoulli"
 
     def log_proba(self, tokens: Sequence[str]) -> list[float]:
-        """log P(c|x) per class, in the classifier's class order, of a document's tokens
-        (``classifier.tokenize``)."""
-        get = self.index.get
-        found = sorted((k, n) for token, n in Counter(tokens).items()
-                       if (k := get(token)) is not None)
-        columns = [k for k, _ in found]
-        values = ([1.0] * len(found) if self.presence else
-                  [math.log1p(n) for _, n in found] if self.log_tf else [float(n) for _, n in found])
-        if self.unit and values:
-            length = math.sqrt(sum(v * v for v in values))
-            values = [v / length for v in values]
-        jll = [b + sum(map(mul, values, map(w.__getitem__, columns)))
-               for b, w in zip(self.bias, self.weights)]
-        top = max(jll)
-        norm = top + math.log(sum(math.exp(j - top) for j in jll))
-        return [j - norm for j in jll]
+        """[log P(c_0|x), log P(c_1|x)], in the classifier's class order, of a document's
+        tokens (``classifier.tokenize``)."""
+        counts = Counter(tokens)
+        # C loops only: one look-up a distinct token, then the terms found kept (not None).
+        found = list(map(self.difference.get, counts))
+        known = list(map(is_not, found, repeat(None)))
+        weights = list(compress(found, known))
+        if self.presence:
+            d, square = math.fsum(weights), float(len(weights))
+        else:
+            values = list(compress(counts.values(), known))
+            if self.log_tf:
+                values = list(map(math.log1p, values))
+            d, square = math.fsum(map(mul, values, weights)), math.fsum(map(mul, values, values))
+        if self.unit and weights:
+            d /= math.sqrt(square)
+        d += self.bias
+        # −log(1 + e^d), e^±d at most 1: no overflow.
+        first = -(d + math.log1p(math.exp(-d))) if d > 0 else -math.log1p(math.exp(d))
+        return [first, d + first]
 
 
 @dataclass(frozen=True)
@@ -472,7 +486,7 @@ class _Connection:
     def __init__(self, worker: Worker, connection: socket.socket) -> None:
         self.worker, self.connection, self.loop = worker, connection, worker.loop
         self.settings = worker.settings
-        self.started = time.perf_counter()
+        self.started = self.loop.time()
         self.fd = connection.fileno()
         self.buffer, self.pos, self.ended = bytearray(), 0, False
         self.request: _Request | None = None
@@ -486,7 +500,10 @@ class _Connection:
         self.reading = self.writing = False
         connection.setblocking(False)
         worker.open.add(self)  # first: the request may be answered before this returns
-        self.timer = self.loop.call_later(self.settings.timeout, self._timed_out)
+        # The deadline's timer is set only when the request is not all there at once: made
+        # and cancelled for every request, it cost 0.02–0.05 ms of CPU (a CHECK, its scoring
+        # left out, took 0.19–0.23 ms of the server's CPU, without the timer 0.16–0.18).
+        self.timer: asyncio.TimerHandle | None = None
         # Read at once: the request is usually there, and then the loop never watches this
         # socket (two epoll_ctl calls and the selector's bookkeeping saved).
         self._readable()
@@ -530,12 +547,19 @@ class _Connection:
         if not self.reading:
             self.loop.add_reader(self.fd, self._readable)
             self.reading = True
+        if self.timer is None:  # all of the request within --timeout of its connection
+            self.timer = self.loop.call_at(self.started + self.settings.timeout, self._timed_out)
 
     def _stop_reading(self) -> None:
         if self.reading:
             self.loop.remove_reader(self.fd)
             self.reading = False
-        self.timer.cancel()
+        self._cancel_timer()
+
+    def _cancel_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
     def _timed_out(self) -> None:
         self._stop_reading()
@@ -709,7 +733,7 @@ class _Connection:
         if self.writing:
             self.loop.remove_writer(self.fd)
             self.writing = False
-            self.timer.cancel()
+            self._cancel_timer()
         self.then()
 
     def _gone(self) -> None:
@@ -720,14 +744,14 @@ class _Connection:
         self._close()
 
     def _close(self) -> None:
-        self.timer.cancel()
+        self._cancel_timer()
         if self.reading:
             self.loop.remove_reader(self.fd)
             self.reading = False
         self.connection.close()
         if self.verdict is not None:
             self.worker.log(f"{_now()} {self.method} {self.verdict} "
-                            f"{(time.perf_counter() - self.started) * 1e3:.1f} ms")
+                            f"{(self.loop.time() - self.started) * 1e3:.1f} ms")
         self.worker.closed(self)
 
 
@@ -911,6 +935,7 @@ def run(model: Model, listeners: Sequence[socket.socket], settings: Settings,
     """Serve until SIGTERM (or SIGINT): ``workers`` processes forked from this one, which
     restarts any that dies and passes SIGHUP (reload) on; with one worker, this process
     serves. Returns once every connection in hand was answered."""
+    _warm_up(model.version, settings.log)
     if workers <= 1:
         signal.signal(signal.SIGINT, lambda *_: os.kill(os.getpid(), signal.SIGTERM))
         asyncio.run(Worker(model, listeners, settings, settings.max_connections).run())
@@ -982,6 +1007,28 @@ def run(model: Model, listeners: Sequence[socket.socket], settings: Settings,
 
 
 _SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+
+# A message that takes the paths parsing and tokenizing import lazily (the email package, the
+# HTML parser, the commonest legacy codecs), scored once before serving. Without it each
+# worker imported them on its first message: 40–55 ms for it (spamc's first messages, 2
+# workers), not shared between the workers.
+_WARM_UP = (b"From: A <a@example.com>\r\nSubject: =?iso-8859-1?q?caf=E9?=\r\nMIME-Version: 1.0\r\n"
+            b"Content-Type: multipart/alternative; boundary=\"b\"\r\n\r\n--b\r\n"
+            b"Content-Type: text/plain; charset=windows-1252\r\n"
+            b"Content-Transfer-Encoding: quoted-printable\r\n\r\ncaf=E9 http://example.com/\r\n"
+            b"--b\r\nContent-Type: text/html; charset=iso-8859-15\r\n"
+            b"Content-Transfer-Encoding: base64\r\n\r\n"
+            b"PGh0bWw+PGJvZHk+PHA+Q2Fm6SA8YSBocmVmPSJodHRwOi8vZXhhbXBsZS5jb20vYT9iPWMiPm9mZmVy\r\n"
+            b"PC9hPiAmYW1wOyA8aW1nIHNyYz0iY2lkOngiPjwvcD48L2JvZHk+PC9odG1sPg==\r\n--b--\r\n")
+
+
+def _warm_up(version: Version, log: Callable[[str], None] | None) -> None:
+    """Score _WARM_UP once; a failure is logged, and serving goes on."""
+    try:
+        _verdict(version, _WARM_UP)
+    except Exception as error:  # a bug, which every message will meet: say so now
+        if log:
+            log(f"{_now()} scoring a sample message failed: {type(error).__name__}: {error}")
 
 
 def _signal(pid: int, signum: int) -> None:
