@@ -102,14 +102,20 @@ def test_decomposition_equals_dense_scoring(Model, random_counts):
 
 
 @pytest.mark.parametrize("Model", MODELS)
-@pytest.mark.parametrize("block", [1, 2, 5, 17])
-def test_scoring_in_small_blocks_equals_one_block(Model, block, random_counts, monkeypatch):
-    """Rows are scored in blocks of stored entries; block edges and empty rows change nothing."""
+def test_scoring_by_the_used_terms_equals_the_whole_table(Model, random_counts):
+    """Scoring derives the weights of the terms X uses only: the same numbers, bit for bit, as
+    scipy's product with every weight (the sums in the same order), in any batch of rows."""
     X, y = random_counts
+    expected = Model().fit(X, y).predict_joint_log_proba(X)   # nothing derived before
     model = Model().fit(X, y)
-    expected = model.predict_joint_log_proba(X)
-    monkeypatch.setattr(textnb.models, "_BLOCK_ENTRIES", block)
-    np.testing.assert_allclose(model.predict_joint_log_proba(X), expected, rtol=1e-13)
+    bias, weights = model.decomposition()   # now the whole table is at hand
+    used = (X > 0).astype(float) if Model is BernoulliNB else X.astype(float)
+    np.testing.assert_array_equal(np.asarray(used @ np.ascontiguousarray(weights.T)) + bias,
+                                  expected)
+    np.testing.assert_array_equal(model.predict_joint_log_proba(X), expected)
+    for rows in (slice(0, 1), slice(7, 9), slice(79, 80)):
+        np.testing.assert_array_equal(Model().fit(X, y).predict_joint_log_proba(X[rows]),
+                                      expected[rows])
 
 
 def test_bernoulli_sparse_scoring_equals_dense_formula():
