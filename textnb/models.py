@@ -60,6 +60,14 @@ class StoredCounts(NamedTuple):
     values: np.ndarray
     shape: tuple[int, int]
 
+    @classmethod
+    def of(cls, counts: np.ndarray) -> "StoredCounts":
+        """The non-zero counts of dense ``counts`` (n_classes, n_terms), by term."""
+        term, classes = np.nonzero(counts.T)
+        indptr = np.zeros(counts.shape[1] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term, minlength=counts.shape[1]), out=indptr[1:])
+        return cls(indptr, classes, counts[classes, term], counts.shape)
+
     def _terms(self) -> np.ndarray:
         return np.repeat(np.arange(self.shape[1]), np.diff(self.indptr).astype(np.int64))
 
@@ -362,6 +370,11 @@ class _DiscreteNB(BaseNB):
         else:
             self.feature_count_ = counts
         self._update()
+
+    def stored_counts(self) -> StoredCounts:
+        """The counts as a model file stores them (:class:`StoredCounts`), non-zero ones only."""
+        stored = self.__dict__.get("_stored_counts")
+        return stored if stored is not None else StoredCounts.of(self.feature_count_)
 
     def _n_terms(self) -> int:
         stored = self.__dict__.get("_stored_counts")
