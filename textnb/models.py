@@ -39,7 +39,6 @@ from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 import numpy as np
 
 
-
 class CSR(NamedTuple):
     """The three arrays of a compressed sparse row matrix, and its shape (no scipy needed)."""
 
