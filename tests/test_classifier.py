@@ -119,6 +119,36 @@ def test_partial_fit_in_pieces_equals_fit(model):
     np.testing.assert_array_equal(pieces.predict_proba(TEXTS), whole.predict_proba(TEXTS))
 
 
+def test_partial_fit_of_an_iterator_counts_part_by_part_as_fit_does(monkeypatch):
+    """partial_fit reads an iterator once, its labels filled as it is read, and adds each part
+    (here 3 documents) before reading the next: fit's counts, bit for bit, fractional ones
+    (unit-length documents) too."""
+    import textnb.classifier
+    monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 3)
+    settings = {"model": "complement", "alpha": 0.03, "norm": "l2", "stop_words": "none"}
+    whole = TextClassifier(**settings).fit(TEXTS, LABELS)
+    labels: list[str] = []
+
+    def texts():
+        for text, label in zip(TEXTS, LABELS):
+            labels.append(label)
+            yield text
+
+    streamed = TextClassifier(**settings).partial_fit(texts(), labels)
+    _same_model(streamed, whole)
+    np.testing.assert_array_equal(streamed.digests_, whole.digests_)
+    np.testing.assert_array_equal(streamed.predict_log_proba(TEXTS), whole.predict_log_proba(TEXTS))
+
+
+def test_partial_fit_that_fails_leaves_the_classifier_as_it_was():
+    clf = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
+    before = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
+    with pytest.raises(ValueError, match="got 2 texts but 1 labels"):
+        clf.partial_fit(iter(["brand new words", "more new words"]), ["spam"])
+    _same_model(clf, before)
+    assert clf.vocabulary_.index_ == before.vocabulary_.index_
+
+
 def test_partial_fit_in_pieces_equals_fit_with_weights_and_ngrams():
     settings = {"stop_words": "none", "tf": "log", "norm": "l2", "ngram_range": (1, 2)}
     whole = TextClassifier(**settings).fit(TEXTS, LABELS)

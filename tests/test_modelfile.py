@@ -448,3 +448,14 @@ def test_a_classifier_beyond_the_file_limits_is_not_saved(tmp_path):
     with pytest.raises(ValueError, match=r"cannot save this classifier: ngram_range must be"):
         save_model(clf, tmp_path / "m.model")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_loaded_model_scores_with_its_counts_as_stored(model_path):
+    """Loading keeps the counts as the file stores them (non-zero ones, by term): scoring
+    derives the weights it needs from them, the same numbers as the trained model's, and the
+    dense (classes × terms) counts are built only when something asks for them."""
+    trained, loaded = _classifier(), load_model(model_path)
+    assert "_feature_count" not in vars(loaded.model_)
+    np.testing.assert_array_equal(loaded.predict_log_proba(TEXTS), trained.predict_log_proba(TEXTS))
+    assert "_feature_count" not in vars(loaded.model_)
+    np.testing.assert_array_equal(loaded.model_.feature_count_, trained.model_.feature_count_)

@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 import textnb.models
-from textnb.models import (CSR, BernoulliNB, ComplementNB, MultinomialNB, as_csr,
+from textnb.models import (CSR, BernoulliNB, ComplementNB, MultinomialNB, StoredCounts, as_csr,
                            class_log_prior, logsumexp)
 
 # Why scikit-learn tests skip: it is no dependency of textnb, only a yardstick.
@@ -102,14 +102,46 @@ def test_decomposition_equals_dense_scoring(Model, random_counts):
 
 
 @pytest.mark.parametrize("Model", MODELS)
-@pytest.mark.parametrize("block", [1, 2, 5, 17])
-def test_scoring_in_small_blocks_equals_one_block(Model, block, random_counts, monkeypatch):
-    """Rows are scored in blocks of stored entries; block edges and empty rows change nothing."""
+def test_scoring_by_the_used_terms_equals_the_whole_table(Model, random_counts):
+    """Scoring derives the weights of the terms X uses only: the same numbers, bit for bit, as
+    scipy's product with every weight (the sums in the same order), in any batch of rows."""
     X, y = random_counts
+    expected = Model().fit(X, y).predict_joint_log_proba(X)   # nothing derived before
     model = Model().fit(X, y)
-    expected = model.predict_joint_log_proba(X)
-    monkeypatch.setattr(textnb.models, "_BLOCK_ENTRIES", block)
-    np.testing.assert_allclose(model.predict_joint_log_proba(X), expected, rtol=1e-13)
+    bias, weights = model.decomposition()   # now the whole table is at hand
+    used = (X > 0).astype(float) if Model is BernoulliNB else X.astype(float)
+    np.testing.assert_array_equal(np.asarray(used @ np.ascontiguousarray(weights.T)) + bias,
+                                  expected)
+    np.testing.assert_array_equal(model.predict_joint_log_proba(X), expected)
+    for rows in (slice(0, 1), slice(7, 9), slice(79, 80)):
+        np.testing.assert_array_equal(Model().fit(X, y).predict_joint_log_proba(X[rows]),
+                                      expected[rows])
+
+
+@pytest.mark.parametrize("Model", [*MODELS, lambda **k: ComplementNB(norm=True, **k)])
+def test_counts_as_stored_score_as_the_dense_counts_do(Model, random_counts):
+    """A model given its counts as a model file stores them (non-zero ones, by term) scores
+    with them, bit for bit as with the dense counts, and builds feature_count_ only if asked."""
+    X, y = random_counts
+    # Fractional counts, as unit-length documents give, and terms no document has.
+    X = sp.hstack([X.astype(float) / 3, sp.csr_matrix((X.shape[0], 3))]).tocsr()
+    fitted = Model(alpha=0.5).fit(X, y)
+    stored = StoredCounts.of(fitted.feature_count_)
+    assert stored.values.size == np.count_nonzero(fitted.feature_count_) < fitted.feature_count_.size
+    np.testing.assert_array_equal(stored.dense(), fitted.feature_count_)
+    np.testing.assert_array_equal(stored.total(), fitted.feature_count_.sum(axis=0))
+    columns = np.array([24, 0, 7, 7, 26, 3])
+    np.testing.assert_array_equal(stored.columns(columns), fitted.feature_count_[:, columns])
+    restored = Model(alpha=0.5)
+    restored.classes_ = fitted.classes_
+    restored.restore_counts(fitted.class_count_.copy(), stored)
+    np.testing.assert_array_equal(restored.predict_joint_log_proba(X),
+                                  fitted.predict_joint_log_proba(X))
+    np.testing.assert_array_equal(restored.decomposition()[0], fitted.decomposition()[0])
+    np.testing.assert_array_equal(restored.decomposition()[1], fitted.decomposition()[1])
+    assert "_feature_count" not in vars(restored)   # scoring needed no dense counts
+    np.testing.assert_array_equal(restored.feature_count_, fitted.feature_count_)
+    np.testing.assert_array_equal(restored.feature_log_prob_, fitted.feature_log_prob_)
 
 
 def test_bernoulli_sparse_scoring_equals_dense_formula():

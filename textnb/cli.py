@@ -375,43 +375,27 @@ def _check_read(sources: list[tuple[str, str]], labels: list[str]) -> None:
         raise DocumentError(f"no readable documents for class {missing[0]!r}")
 
 
-# Documents per partial_fit when training streams: their bytes and counts are let go before
-# the next chunk is read. With it, textnb train of 1,000,000 short documents peaked at 1,059 MiB
-# where reading them all first took 3,407 MiB (458 MiB with --hash-bits 18; scripts/bench_scale.py).
-_CHUNK_DOCUMENTS = 20_000
-
-
 def _streams(classifier: TextClassifier, classes: Sequence[str]) -> bool:
-    """Whether training in chunks of documents (partial_fit) gives the model fit would (to
-    rounding: fractional counts summed in another order): every document counted (training
-    full, or auto without a spam class), no pruning by document frequency (which needs every
-    document's counts), no cutoffs to cross-validate (they need every document's scores)."""
+    """Whether training as the documents are read (partial_fit) gives the model fit would:
+    every document counted (training full, or auto without a spam class), no pruning by
+    document frequency (which needs every document's counts), no cutoffs to cross-validate
+    (they need every document's scores)."""
     return (classifier.training in ("full", "auto") and not classifier._learns_cutoffs(classes)
             and type(classifier.min_df) is int and classifier.min_df <= 1
             and classifier.max_df == 1.0 and classifier.max_features is None)
 
 
-def _train_in_chunks(classifier: TextClassifier, sources: list[tuple[str, str]], skips: _Skips,
+def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]], skips: _Skips,
                      quiet: bool) -> None:
-    """Train on the documents of (class, path) pairs, read and learned chunk by chunk, so that
-    memory holds one chunk's documents and counts, not every document's."""
-    texts: list[bytes] = []
-    labels: list[str] = []
-    files = [(label, found) for label, path in sources for found in iter_files(path, skips)]
-    with _progress(files, "training", quiet) as bar:
-        for label, found in bar:
-            for _, raw in read_raw([found], on_error=skips):
-                texts.append(raw)
-                labels.append(label)
-                if len(texts) == _CHUNK_DOCUMENTS:
-                    classifier.partial_fit(texts, labels)
-                    texts, labels = [], []
-    if texts:
+    """Train on the documents of (class, path) pairs as they are read: partial_fit counts a
+    part of them at a time, so memory holds a part's documents and counts, not every one's."""
+    texts, labels = _stream_labelled(sources, skips, quiet)
+    try:
         classifier.partial_fit(texts, labels)
-    learned = set(map(str, classifier.classes_)) if hasattr(classifier, "model_") else set()
-    missing = [label for label, _ in sources if label not in learned]
-    if missing:
-        raise DocumentError(f"no readable documents for class {missing[0]!r}")
+    except ValueError:
+        _check_read(sources, labels)  # "no readable documents for class x" says more
+        raise
+    _check_read(sources, labels)
     classifier.on_error_ = None
 
 
@@ -506,7 +490,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         with connect(dask_address) as client:
             fit_files(classifier, files, client, on_error=skips)
     elif stream:
-        _train_in_chunks(classifier, sources, skips, quiet)
+        _train_streaming(classifier, sources, skips, quiet)
     elif not (tuned and tuned.refit(classifier, y)):
         if tuned:
             tuned.counted = None  # counted otherwise than the choice counts: not held while it reads

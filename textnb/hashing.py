@@ -128,6 +128,36 @@ class HashedVocabulary(Vocabulary):
         self.columns_ = np.insert(old, positions, new)
         return positions
 
+    def _extend(self, part: Counts) -> CSR:
+        """A part's counts over the kept columns, with its columns not yet kept added after
+        the others (unsorted until :meth:`_settle`); the part's terms that share a column are
+        summed in it first, in column order, as :meth:`count_parts` sums them."""
+        X = _rename(part.matrix, hash_columns(part.terms, check_hash_bits(self.hash_bits))
+                    [part.matrix.indices], 1 << self.hash_bits)
+        old = getattr(self, "columns_", np.zeros(0, dtype=np.int64))
+        used, inverse = np.unique(X.indices, return_inverse=True)
+        ids = np.full(used.size, -1, dtype=np.int64)
+        if old.size:
+            by_column = np.argsort(old, kind="stable")
+            at = np.minimum(np.searchsorted(old[by_column], used), old.size - 1)
+            ids = np.where(old[by_column[at]] == used, by_column[at], -1)
+        new = ids < 0
+        ids[new] = np.arange(old.size, old.size + int(new.sum()))
+        self.columns_ = np.concatenate([old, used[new]])
+        return CSR(X.data, ids[inverse.ravel()], X.indptr, (X.shape[0], self.columns_.size))
+
+    def _settle(self, first: int) -> np.ndarray | None:
+        """Sort the columns again after :meth:`_extend`: the old position of each, or None."""
+        if self.columns_.size == first:
+            return None
+        order = np.argsort(self.columns_, kind="stable")
+        self.columns_ = self.columns_[order]
+        return order
+
+    def _forget(self, first: int) -> None:
+        if hasattr(self, "columns_"):
+            self.columns_ = self.columns_[:first]
+
     def subset(self, kept: np.ndarray) -> "HashedVocabulary":
         """A vocabulary of the columns at positions ``kept`` (increasing) only."""
         vocabulary = HashedVocabulary(hash_bits=self.hash_bits, min_df=self.min_df,

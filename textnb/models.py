@@ -34,15 +34,9 @@ import inspect
 import numbers
 import sys
 import warnings
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
-
-# Rows are scored in blocks of at most this many stored entries, so the temporary
-# (entries × classes) array stays near 2**18 · 20 · 8 B = 42 MB on 20 Newsgroups.
-_BLOCK_ENTRIES = 1 << 18
-# From this many documents on, scoring uses scipy.sparse (see _joint_log_likelihood).
-_SCIPY_MIN_DOCUMENTS = 64
 
 
 class CSR(NamedTuple):
@@ -52,6 +46,61 @@ class CSR(NamedTuple):
     indices: np.ndarray
     indptr: np.ndarray
     shape: tuple[int, int]
+
+
+class StoredCounts(NamedTuple):
+    """``feature_count_`` as a model file holds it: the non-zero counts, term by term (CSR over
+    terms: term k's counts are ``values[indptr[k]:indptr[k + 1]]``, of the classes ``classes``
+    there, ascending). A model restored from them scores without the dense (n_classes, n_terms)
+    array (20 Newsgroups: 27 MB dense, 4 MB stored), which is built when first asked for."""
+
+    indptr: np.ndarray
+    classes: np.ndarray
+    values: np.ndarray
+    shape: tuple[int, int]
+
+    @classmethod
+    def of(cls, counts: np.ndarray) -> "StoredCounts":
+        """The non-zero counts of dense ``counts`` (n_classes, n_terms), by term."""
+        term, classes = np.nonzero(counts.T)
+        indptr = np.zeros(counts.shape[1] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term, minlength=counts.shape[1]), out=indptr[1:])
+        return cls(indptr, classes, counts[classes, term], counts.shape)
+
+    def _terms(self) -> np.ndarray:
+        return np.repeat(np.arange(self.shape[1]), np.diff(self.indptr).astype(np.int64))
+
+    def dense(self) -> np.ndarray:
+        """ndarray of shape (n_classes, n_terms), float64."""
+        counts = np.zeros(self.shape)
+        counts.ravel()[self.classes.astype(np.int64) * self.shape[1] + self._terms()] = self.values
+        return counts
+
+    def columns(self, columns: np.ndarray) -> np.ndarray:
+        """The dense counts of the given terms: ndarray of shape (n_classes, len(columns))."""
+        starts, lengths = self.indptr[columns].astype(np.int64), np.diff(self.indptr)[columns]
+        lengths = lengths.astype(np.int64)
+        column = np.repeat(np.arange(len(columns)), lengths)
+        ends = np.cumsum(lengths)
+        entry = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(starts - ends + lengths,
+                                                                          lengths)
+        block = np.zeros((self.shape[0], len(columns)))
+        block[self.classes[entry].astype(np.int64), column] = self.values[entry]
+        return block
+
+    def rows(self) -> Iterator[np.ndarray]:
+        """Each class's counts in turn, ndarray of shape (n_terms,)."""
+        terms = self._terms()
+        for c in range(self.shape[0]):
+            row = np.zeros(self.shape[1])
+            mine = self.classes == c
+            row[terms[mine]] = self.values[mine]
+            yield row
+
+    def total(self) -> np.ndarray:
+        """Σ_c n_kc, ndarray of shape (n_terms,): the classes added in order, as a sum over the
+        rows of the dense counts adds them (a zero count adds nothing)."""
+        return np.bincount(self._terms(), weights=self.values, minlength=self.shape[1])
 
 
 def as_csr(X: Any) -> CSR:
@@ -291,13 +340,60 @@ class _DiscreteNB(BaseNB):
     @property
     def n_features_in_(self) -> int:
         """The number of terms, columns of X (scikit-learn's name); AttributeError before fit."""
-        return self.feature_count_.shape[1]
+        return self._n_terms()
+
+    @property
+    def feature_count_(self) -> np.ndarray:
+        """n_kc, ndarray of shape (n_classes, n_terms); built from the counts as stored
+        (:class:`StoredCounts`) when a restored model is first asked for it."""
+        counts = self.__dict__.get("_feature_count")
+        if counts is None:
+            stored = self.__dict__.get("_stored_counts")
+            if stored is None:
+                raise AttributeError("feature_count_")
+            counts = self._feature_count = stored.dense()
+            del self._stored_counts
+        return counts
+
+    @feature_count_.setter
+    def feature_count_(self, counts: np.ndarray) -> None:
+        self.__dict__.pop("_stored_counts", None)
+        self._feature_count = counts
+
+    def restore_counts(self, class_count: np.ndarray, counts: "np.ndarray | StoredCounts") -> None:
+        """Set the counts of a model read back (classes_ set), dense or as stored."""
+        self.class_count_ = class_count
+        if isinstance(counts, StoredCounts):
+            self.__dict__.pop("_feature_count", None)
+            self._stored_counts = counts
+        else:
+            self.feature_count_ = counts
+        self._update()
+
+    def stored_counts(self) -> StoredCounts:
+        """The counts as a model file stores them (:class:`StoredCounts`), non-zero ones only."""
+        stored = self.__dict__.get("_stored_counts")
+        return stored if stored is not None else StoredCounts.of(self.feature_count_)
+
+    def _n_terms(self) -> int:
+        stored = self.__dict__.get("_stored_counts")
+        return stored.shape[1] if stored is not None else self.feature_count_.shape[1]
+
+    def _count_columns(self, columns: np.ndarray) -> np.ndarray:
+        """n_kc of the given terms: ndarray of shape (n_classes, len(columns))."""
+        stored = self.__dict__.get("_stored_counts")
+        return stored.columns(columns) if stored is not None else self.feature_count_[:, columns]
+
+    def _count_rows(self) -> Iterable[np.ndarray]:
+        """Each class's counts n_c·, in turn."""
+        stored = self.__dict__.get("_stored_counts")
+        return stored.rows() if stored is not None else iter(self.feature_count_)
 
     # -- learning: counts in, counts out --------------------------------------------------
 
     def fit(self, X: Any, y: Iterable, sample_weight: Sequence[float] | None = None) -> "_DiscreteNB":
         """Count X's terms per class of y (Mitchell's LEARN_NAIVE_BAYES_TEXT); returns self."""
-        for name in ("classes_", "class_count_", "feature_count_"):
+        for name in ("classes_", "class_count_", "_feature_count", "_stored_counts"):
             self.__dict__.pop(name, None)
         return self.partial_fit(X, y, sample_weight=sample_weight)
 
@@ -379,9 +475,9 @@ class _DiscreteNB(BaseNB):
         """X as CSR arrays, checked in O(stored entries): finite, as many terms as the model has,
         and, to be learned (``fitting``), non-negative with at least one term."""
         X = as_csr(X)
-        if hasattr(self, "feature_count_") and X.shape[1] != self.feature_count_.shape[1]:
+        if hasattr(self, "class_count_") and X.shape[1] != self._n_terms():
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                             f"{self.feature_count_.shape[1]} features as input (its terms)")
+                             f"{self._n_terms()} features as input (its terms)")
         if fitting and X.shape[1] == 0:
             raise ValueError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
                              f"required: there are no terms to count")
@@ -430,18 +526,50 @@ class _DiscreteNB(BaseNB):
 
     def _update(self) -> None:
         self._check_alpha()
-        # The old weights go first: the new ones are written row by row into one array the size
-        # of feature_count_ (20 Newsgroups: 27 MB), the only one besides it.
-        self.__dict__.pop("feature_log_prob_", None)
         self.class_log_prior_ = class_log_prior(self.class_count_, self.fit_prior, self.class_prior)
-        self._update_feature_log_prob()
-        # Term-major memory (Fortran order): scoring multiplies documents by weights.T, which
-        # scipy reads fourteen times faster when contiguous (2 M terms × 20 classes, 2,263
-        # documents: 1.0 s → 0.07 s), and the gather below then copies nothing.
-        self.feature_log_prob_ = np.asfortranarray(self.feature_log_prob_)
+        # What follows from the counts (weights, per-class sums) is derived when first needed,
+        # and kept until they change: training (partial_fit, then save) and scoring (the used
+        # terms' weights only) never hold the (n_classes, n_terms) weights beside the counts
+        # (20 Newsgroups: 27 MB each). A new dict: predict fills it, __dict__ stays as it was.
+        self._derived: dict[str, Any] = {}
 
-    def _update_feature_log_prob(self) -> None:
+    def _cached(self, name: str, derive: Any) -> Any:
+        """``derive()``, computed once per change of the counts."""
+        derived = self.__dict__.get("_derived")
+        if derived is None:
+            raise AttributeError(name)  # not fitted: hasattr says False
+        if name not in derived:
+            derived[name] = derive()
+        return derived[name]
+
+    @property
+    def feature_log_prob_(self) -> np.ndarray:
+        """The model's log probabilities, ndarray of shape (n_classes, n_terms) (per model)."""
+        return self._cached("feature_log_prob_", self._feature_log_prob)
+
+    def _feature_log_prob(self) -> np.ndarray:
+        return self._all_weights()
+
+    def _all_weights(self) -> np.ndarray:
+        """:meth:`_weights` of every term, filled a class row at a time into the term-major
+        (Fortran order) layout: scoring reads a term's classes together, and scipy multiplies
+        documents by weights.T fourteen times faster when contiguous (2 M terms × 20 classes,
+        2,263 documents: 1.0 s → 0.07 s). Each row is reduced as a whole vector: the same
+        sums, bit for bit, as a reduction over the rows of a C-ordered array."""
+        weights = np.empty((len(self.classes_), self._n_terms()), order="F")
+        every = slice(None)
+        for c, count in enumerate(self._count_rows()):
+            weights[c] = self._weights(count[None, :], every, [c])[0]
+        return weights
+
+    def _weights(self, counts: np.ndarray, columns: Any, classes: Any = slice(None)) -> np.ndarray:
+        """The weights w_ck of jll = bias + x' @ w.T, of the given terms (``columns``, whose
+        counts are ``counts``, shape (len(classes), len(columns))) and classes, each computed
+        alone, elementwise: the same numbers whichever terms are asked for."""
         raise NotImplementedError
+
+    def _bias(self) -> np.ndarray:
+        return self.class_log_prior_
 
     def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
         """(bias, weights) with jll(x) = bias + x' @ weights.T, x' = x (or its presence bits).
@@ -449,46 +577,28 @@ class _DiscreteNB(BaseNB):
         bias: ndarray of shape (n_classes,); weights: ndarray of shape (n_classes, n_terms).
         Scoring and explanations both use it, so they cannot disagree.
         """
-        raise NotImplementedError
+        return self._bias(), self._cached("weights", self._all_weights)
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         X = self._check_x(X)
-        bias, weights = self.decomposition()
-        # (n_terms, n_classes), contiguous: a copy only where the weights are not term-major.
-        by_term = np.ascontiguousarray(weights.T)
-        if X.shape[0] >= _SCIPY_MIN_DOCUMENTS:
-            # Many documents: scipy's sparse product, 10x faster than gathering below, and worth
-            # its 0.3 s import; one document (a mail filter) must not pay that import.
-            from scipy.sparse import csr_matrix
-            values = (X.data > 0).astype(float) if self._binary else X.data
-            return np.asarray(csr_matrix((values, X.indices, X.indptr), shape=X.shape) @ by_term) + bias
-        # Rows of by_term are gathered per stored entry: contiguous reads.
-        n_docs = X.shape[0]
-        jll = np.zeros((n_docs, len(bias)))
-        start = 0
-        while start < n_docs:
-            # Take rows until the block holds about _BLOCK_ENTRIES stored entries.
-            stop = int(np.searchsorted(X.indptr, X.indptr[start] + _BLOCK_ENTRIES, side="right")) - 1
-            stop = min(max(stop, start + 1), n_docs)
-            lo, hi = X.indptr[start], X.indptr[stop]
-            if hi > lo:
-                values = (X.data[lo:hi] > 0).astype(float) if self._binary else X.data[lo:hi]
-                entries = by_term[X.indices[lo:hi]] * values[:, None]
-                starts = X.indptr[start:stop] - lo
-                filled = np.flatnonzero(np.diff(X.indptr[start:stop + 1]))
-                # reduceat sums entries[starts[i]:starts[i+1]]; empty rows are skipped so each
-                # sum runs exactly over one row's entries.
-                jll[start + filled] = np.add.reduceat(entries, starts[filled], axis=0)
-            start = stop
-        return jll + bias
-
-
-def _term_major(shape: tuple[int, int]) -> np.ndarray:
-    """An empty (n_classes, n_terms) array in the layout ``_update`` leaves the weights in.
-
-    Filled a class row at a time, each row reduced as a whole vector: the same sums, bit for
-    bit, as a reduction over the rows of a C-ordered array."""
-    return np.empty(shape, order="F")
+        n_docs, n_classes = X.shape[0], len(self.classes_)
+        # The weights of the terms X uses only (a part of 1,000 news posts: 20,000 of 172,000),
+        # unless every weight is at hand already.
+        used, inverse = np.unique(X.indices, return_inverse=True)
+        derived = self.__dict__.get("_derived", {})
+        if "weights" in derived:
+            weights = derived["weights"][:, used]
+        else:
+            weights = self._weights(self._count_columns(used), used)
+        values = (X.data > 0).astype(float) if self._binary else X.data
+        rows = np.repeat(np.arange(n_docs), np.diff(X.indptr))
+        # One class at a time: each score adds its document's entries in order, from 0, as
+        # scipy's sparse product did (the same sums, bit for bit), and the temporaries are
+        # vectors of X's entries, not an (entries × classes) array.
+        jll = np.empty((n_docs, n_classes))
+        for c in range(n_classes):
+            jll[:, c] = np.bincount(rows, weights=values * weights[c][inverse], minlength=n_docs)
+        return jll + self._bias()
 
 
 class MultinomialNB(_DiscreteNB):
@@ -513,15 +623,14 @@ class MultinomialNB(_DiscreteNB):
     class_log_prior_ : ndarray of shape (n_classes,), log P(c)
     """
 
-    def _update_feature_log_prob(self) -> None:
-        weights = _term_major(self.feature_count_.shape)
-        for c, count in enumerate(self.feature_count_):  # one class's row at a time
-            smoothed = count + self.alpha
-            weights[c] = np.log(smoothed) - np.log(smoothed.sum())
-        self.feature_log_prob_ = weights
+    def _weights(self, counts: np.ndarray, columns: Any, classes: Any = slice(None)) -> np.ndarray:
+        # log P(w_k|c) = log(n_kc + α) − log Σ_k' (n_k'c + α)
+        return np.log(counts + self.alpha) - self._log_totals()[classes, None]
 
-    def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.class_log_prior_, self.feature_log_prob_
+    def _log_totals(self) -> np.ndarray:
+        """log Σ_k (n_kc + α) per class, each row summed as a whole vector."""
+        return self._cached("log_totals", lambda: np.array(
+            [np.log((count + self.alpha).sum()) for count in self._count_rows()]))
 
 
 class BernoulliNB(_DiscreteNB):
@@ -538,18 +647,34 @@ class BernoulliNB(_DiscreteNB):
 
     _binary = True
 
-    def _update_feature_log_prob(self) -> None:
-        denominator = np.log(self.class_count_ + 2 * self.alpha)[:, None]
-        self.feature_log_prob_ = np.log(self.feature_count_ + self.alpha) - denominator
-        # log(1 − p) from the counts, (N_c − df_kc + α)/(N_c + 2α): 1 − exp(log p) would lose
-        # precision as p → 1. The maximum guards float residue from weighted unlearning.
-        absent = np.maximum(self.class_count_[:, None] - self.feature_count_, 0) + self.alpha
-        self.feature_log_absent_prob_ = np.log(absent) - denominator
-        self._bias = self.class_log_prior_ + self.feature_log_absent_prob_.sum(axis=1)
-        self._weights = np.asfortranarray(self.feature_log_prob_ - self.feature_log_absent_prob_)
+    def _log_present(self, counts: np.ndarray, classes: Any = slice(None)) -> np.ndarray:
+        """log p_kc = log(df_kc + α) − log(N_c + 2α)."""
+        return np.log(counts + self.alpha) - np.log(self.class_count_ + 2 * self.alpha)[classes, None]
 
-    def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
-        return self._bias, self._weights
+    def _log_absent(self, counts: np.ndarray, classes: Any = slice(None)) -> np.ndarray:
+        """log(1 − p_kc) from the counts, (N_c − df_kc + α)/(N_c + 2α): 1 − exp(log p) would
+        lose precision as p → 1. The maximum guards float residue from weighted unlearning."""
+        absent = np.maximum(self.class_count_[classes, None] - counts, 0) + self.alpha
+        return np.log(absent) - np.log(self.class_count_ + 2 * self.alpha)[classes, None]
+
+    def _feature_log_prob(self) -> np.ndarray:
+        return self._log_present(self.feature_count_)
+
+    @property
+    def feature_log_absent_prob_(self) -> np.ndarray:
+        """log(1 − p_kc), ndarray of shape (n_classes, n_terms)."""
+        return self._cached("feature_log_absent_prob_",
+                            lambda: self._log_absent(self.feature_count_))
+
+    def _weights(self, counts: np.ndarray, columns: Any, classes: Any = slice(None)) -> np.ndarray:
+        # log(p / (1 − p)): what a present term adds to the absent terms' Σ log(1 − p)
+        return self._log_present(counts, classes) - self._log_absent(counts, classes)
+
+    def _bias(self) -> np.ndarray:
+        # log P(c) + Σ_k log(1 − p_kc), each class's row summed as a whole vector
+        return self._cached("bias", lambda: self.class_log_prior_ + np.array(
+            [self._log_absent(count[None, :], [c])[0].sum()
+             for c, count in enumerate(self._count_rows())]))
 
 
 class ComplementNB(_DiscreteNB):
@@ -584,22 +709,39 @@ class ComplementNB(_DiscreteNB):
         super().__init__(alpha=alpha, fit_prior=fit_prior, class_prior=class_prior)
         self.norm = norm
 
-    def _update_feature_log_prob(self) -> None:
-        total = self.feature_count_.sum(axis=0)
-        weights = _term_major(self.feature_count_.shape)
-        for c, count in enumerate(self.feature_count_):  # one class's row at a time
-            complement = total - count
-            complement += self.alpha
-            # A float residue of unlearning must not make a complement count negative.
-            np.maximum(complement, self.alpha, out=complement)
-            log_theta = np.log(complement) - np.log(complement.sum())
-            weights[c] = log_theta / log_theta.sum() if self.norm else -log_theta
-        self.feature_log_prob_ = weights
+    def _complement(self, counts: np.ndarray, columns: Any) -> np.ndarray:
+        """Σ_c' n_kc' − n_kc + α of the given terms."""
+        complement = self._total()[columns] - counts
+        complement += self.alpha
+        # A float residue of unlearning must not make a complement count negative.
+        return np.maximum(complement, self.alpha, out=complement)
 
-    def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
+    def _total(self) -> np.ndarray:
+        """Σ_c n_kc, per term: the rows added in order."""
+        stored = self.__dict__.get("_stored_counts")
+        return self._cached("total", lambda: stored.total() if stored is not None
+                            else self.feature_count_.sum(axis=0))
+
+    def _normalisers(self) -> np.ndarray:
+        """Per class, log Σ_k θ's numerator and, with ``norm``, Σ_k log θ_~c,k: (2, n_classes)."""
+        def derive() -> np.ndarray:
+            found = np.zeros((2, len(self.classes_)))
+            for c, count in enumerate(self._count_rows()):  # one class's row at a time
+                complement = self._complement(count, slice(None))
+                found[0, c] = np.log(complement.sum())
+                if self.norm:
+                    found[1, c] = (np.log(complement) - found[0, c]).sum()
+            return found
+        return self._cached("normalisers", derive)
+
+    def _weights(self, counts: np.ndarray, columns: Any, classes: Any = slice(None)) -> np.ndarray:
+        log_norm, log_sum = self._normalisers()[:, classes]
+        log_theta = np.log(self._complement(counts, columns)) - log_norm[:, None]
+        return log_theta / log_sum[:, None] if self.norm else -log_theta
+
+    def _bias(self) -> np.ndarray:
         n_classes = len(self.class_log_prior_)
-        bias = self.class_log_prior_ if n_classes == 1 else np.zeros(n_classes)
-        return bias, self.feature_log_prob_
+        return self.class_log_prior_ if n_classes == 1 else np.zeros(n_classes)
 
 
 class ComplementNBWithPrior(ComplementNB):
@@ -617,5 +759,5 @@ class ComplementNBWithPrior(ComplementNB):
     ['b']
     """
 
-    def decomposition(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.class_log_prior_, self.feature_log_prob_
+    def _bias(self) -> np.ndarray:
+        return self.class_log_prior_

@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
 from .models import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB, class_log_prior
 
@@ -89,6 +88,7 @@ def _walk(X: Any, truth: np.ndarray, model: Any, n_classes: int, margin: float,
         learned[seed] = True
     per_pass = []
     for _ in range(max_passes):
+        from scipy.sparse import csr_matrix  # here: importing textnb must not cost scipy's 17 MB
         rows = np.flatnonzero(~learned)
         # The rows still to walk, contiguous, so that a block is a slice: one sparse product.
         ahead = tables.X[rows]
@@ -138,6 +138,7 @@ class _Tables:
         self.kind = ("bernoulli" if isinstance(model, BernoulliNB) else
                      "complement" if isinstance(model, ComplementNB) and not model.norm else
                      "multinomial" if isinstance(model, MultinomialNB) else None)
+        from scipy.sparse import csr_matrix
         values = (X.data > 0) if getattr(model, "_binary", False) else X.data
         self.X = csr_matrix((values.astype(float), X.indices, X.indptr), shape=X.shape)
         n_terms = X.shape[1]

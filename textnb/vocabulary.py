@@ -138,6 +138,38 @@ class Vocabulary:
             self.index_ = {term: i for i, term in enumerate(self.terms_)}
         return positions
 
+    def _extend(self, part: Counts) -> CSR:
+        """A part's counts over this vocabulary's columns, its new terms added as columns after
+        the others, in the order they come: the terms are sorted once, by :meth:`_settle`."""
+        index = self.index_
+        columns = _columns(map(index.get, part.terms, repeat(-1)), len(part.terms))
+        new = np.flatnonzero(columns < 0)
+        if new.size:
+            first, terms = len(self.terms_), [part.terms[i] for i in new.tolist()]
+            self.terms_ += terms
+            index.update(zip(terms, range(first, first + len(terms))))
+            columns[new] = np.arange(first, first + len(terms))
+        return CSR(part.matrix.data, columns[part.matrix.indices].astype(np.int32),
+                   part.matrix.indptr, (part.matrix.shape[0], len(self.terms_)))
+
+    def _settle(self, first: int) -> np.ndarray | None:
+        """Sort the terms again after :meth:`_extend` added some to the ``first``: the old
+        column of each column, or None if no term was added. The index is updated in place,
+        not built again."""
+        terms = self.terms_
+        if len(terms) == first:
+            return None
+        order = sorted(range(len(terms)), key=terms.__getitem__)
+        self.terms_ = [terms[i] for i in order]
+        self.index_.update(zip(self.terms_, range(len(terms))))
+        return np.array(order, dtype=np.int64)
+
+    def _forget(self, first: int) -> None:
+        """Undo :meth:`_extend`: keep the ``first`` terms only."""
+        for term in self.terms_[first:]:
+            del self.index_[term]
+        del self.terms_[first:]
+
 
 class Counts(NamedTuple):
     """Documents' term counts over their own sorted terms: what a worker process sends back,
