@@ -118,6 +118,15 @@ def test_walks_in_several_orders_average_what_each_learned():
                                                          orders=3)[1])
 
 
+def test_walks_in_worker_processes_learn_what_walks_here_learn():
+    X, y = _random_corpus(4, n_documents=1200)
+    here = train_on_error(X, y, MultinomialNB, margin=1.0, orders=4, n_jobs=1)
+    there = train_on_error(X, y, MultinomialNB, margin=1.0, orders=4, n_jobs=2)
+    np.testing.assert_array_equal(here[1], there[1])
+    assert here[2] == there[2] and len(set((here[1] * 4).tolist())) > 2
+    np.testing.assert_array_equal(here[0].feature_count_, there[0].feature_count_)
+
+
 def test_it_converges_on_the_sample_corpus():
     from textnb.documents import read_documents
     spam = list(read_documents([str(SPAM_DIR)]))

@@ -246,7 +246,8 @@ class TextClassifier(Parameters):
         return self
 
     def _on_error(self, X: Any, y: Any) -> _DiscreteNB:
-        return train_on_error(X, y, self._new_model, self.margin, self.max_passes)[0]
+        return train_on_error(X, y, self._new_model, self.margin, self.max_passes,
+                              n_jobs=self.n_jobs)[0]
 
     def _fit_on_error(self, vocabulary: Vocabulary, X: CSR, labels: list,
                       digests: np.ndarray) -> None:
@@ -258,7 +259,7 @@ class TextClassifier(Parameters):
         from .vocabulary import to_scipy
         matrix = to_scipy(X)
         _, weight, per_pass = train_on_error(matrix, labels, self._new_model, self.margin,
-                                             self.max_passes)
+                                             self.max_passes, n_jobs=self.n_jobs)
         learned = weight > 0
         rows = matrix[learned]
         used = np.flatnonzero(rows.getnnz(axis=0))
