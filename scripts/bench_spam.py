@@ -15,7 +15,7 @@ scores the same 30 %:
   ``read_documents`` gives for the files; ranked by the spam log-odds ln P(spam|x) − ln P(ham|x)
   (it does not saturate as the probability does); decided by the cutoffs it learned by
   cross-validation on the training part. Beside it, by default, ``training=full`` and
-  ``orders=5`` (training on error averaged over five walks; the default, textnb.onerror.ORDERS, is one); ``--candidate`` replaces
+  ``orders=1`` (training on error in one walk; the default, textnb.onerror.ORDERS, averages four); ``--candidate`` replaces
   those rows and ``--settings key=value`` (repeatable) adds one (values are Python literals:
   ``alpha=0.1``, ``ngram_range=(1,2)``, ``norm=None``; anything else is a string).
 * **bogofilter** (when on PATH): a fresh database directory (``-d``, ``-C``: no config files),
@@ -94,8 +94,8 @@ LOGODDS_CUTOFFS = [0.0, 2.0, 5.0, 10.0]
 HAM_PROB_CUTOFFS = [0.01, 0.1, 0.5, 0.9]
 # The rows beside the defaults when no --candidate is given: every message learned (the default,
 # training "auto", picks between that and training on error by cross-validation), and training on
-# error in one walk, as before several were averaged.
-DEFAULT_CANDIDATES = ["training=full", "orders=5"]
+# error in one walk, as before four were averaged.
+DEFAULT_CANDIDATES = ["training=full", "orders=1"]
 
 
 class BenchError(Exception):

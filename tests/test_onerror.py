@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from scipy.sparse import csr_matrix
 
-from textnb import TextClassifier, load_model
+from textnb import TextClassifier, load_model, save_model
 from textnb.cli import main
 from textnb.models import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
 from textnb.onerror import _Tables, train_on_error
@@ -118,6 +118,15 @@ def test_walks_in_several_orders_average_what_each_learned():
                                                          orders=3)[1])
 
 
+def test_walks_in_worker_processes_learn_what_walks_here_learn():
+    X, y = _random_corpus(4, n_documents=1200)
+    here = train_on_error(X, y, MultinomialNB, margin=1.0, orders=4, n_jobs=1)
+    there = train_on_error(X, y, MultinomialNB, margin=1.0, orders=4, n_jobs=2)
+    np.testing.assert_array_equal(here[1], there[1])
+    assert here[2] == there[2] and len(set((here[1] * 4).tolist())) > 2
+    np.testing.assert_array_equal(here[0].feature_count_, there[0].feature_count_)
+
+
 def test_it_converges_on_the_sample_corpus():
     from textnb.documents import read_documents
     spam = list(read_documents([str(SPAM_DIR)]))
@@ -136,6 +145,40 @@ def test_it_converges_on_the_sample_corpus():
     right = lead[np.arange(len(y)), column] - lead[np.arange(len(y)), [1 - c for c in column]]
     assert (right > 0).mean() > 0.97
     assert clf.cutoffs_["folds"] == 5 and clf.cutoffs_["ham"] <= clf.cutoffs_["spam"]
+
+
+def test_a_document_some_walks_learned_is_unlearned_exactly(tmp_path):
+    # Four walks weigh each learned document 1/4, 1/2, 3/4 or 1: exact in binary floating
+    # point, so with whole counts (norm=None) unlearning it (after a save and load, or a dump
+    # and restore) subtracts exactly what training added, and the counts are those of training
+    # on the rest with its weights.
+    from textnb.documents import read_documents
+    from textnb.dump import dump_lines, read_dump
+    spam = list(read_documents([str(SPAM_DIR)]))
+    ham = list(read_documents([str(HAM_DIR)]))
+    texts, y = spam + ham, ["spam"] * len(spam) + ["ham"] * len(ham)
+    settings = {"spam_class": "spam", "training": "on-error", "norm": None}
+    clf = TextClassifier(**settings).fit(texts, y)
+    weights = clf.digest_weights_
+    assert set((weights * 4).tolist()) <= {1.0, 2.0, 3.0, 4.0} and (weights < 1).any()
+    path = tmp_path / "oe.model"
+    save_model(clf, path)
+    for restored in (load_model(path), read_dump(dump_lines(clf))):
+        np.testing.assert_array_equal(restored.digest_weights_, weights)
+    by_digest = {digest: i for i, digest in enumerate(TextClassifier(n_jobs=1)._count(texts)[0][1])}
+    part = next(i for i, w in enumerate(weights) if w < 1)
+    index = by_digest[int(clf.digests_[part])]
+    before = load_model(path)
+    before.unlearn([texts[index]], [y[index]])
+    assert before.digests_.size == weights.size - 1 and int(clf.digests_[part]) not in before.digests_
+    # The counts left are exactly those of the other learned documents with their weights.
+    X = clf.transform([texts[by_digest[int(d)]] for d in before.digests_])
+    expected = clf._new_model().fit(X, before.digest_labels_, sample_weight=before.digest_weights_)
+    columns = [clf.vocabulary_.index_[t] for t in before.vocabulary_.terms_]
+    np.testing.assert_array_equal(before.model_.feature_count_, expected.feature_count_[:, columns])
+    np.testing.assert_array_equal(before.model_.class_count_, expected.class_count_)
+    with pytest.raises(ValueError, match="never learned"):
+        before.unlearn([texts[index]], [y[index]])
 
 
 def test_bad_settings_are_refused():

@@ -212,7 +212,7 @@ class TextClassifier(Parameters):
             training = "full"
         if training == "full":
             self.vocabulary_, self.model_ = vocabulary, self._new_model().fit(X, labels)
-            self.digests_, self.digest_labels_ = digests, np.array(labels, dtype=str)
+            self._learned(digests, labels)
             self.on_error_ = None
         else:
             self._fit_on_error(vocabulary, X, labels, digests)
@@ -237,7 +237,7 @@ class TextClassifier(Parameters):
 
         self.vocabulary_, self.model_ = vocabulary, fit(X, labels, callback)
         history = self.em_history_
-        self.digests_, self.digest_labels_ = digests, np.array(labels, dtype=str)
+        self._learned(digests, labels)
         self.on_error_ = None
         self.cutoffs_ = self._learn_cutoffs(X, labels, fit=fit)
         if self.cutoffs_:
@@ -246,7 +246,8 @@ class TextClassifier(Parameters):
         return self
 
     def _on_error(self, X: Any, y: Any) -> _DiscreteNB:
-        return train_on_error(X, y, self._new_model, self.margin, self.max_passes)[0]
+        return train_on_error(X, y, self._new_model, self.margin, self.max_passes,
+                              n_jobs=self.n_jobs)[0]
 
     def _fit_on_error(self, vocabulary: Vocabulary, X: CSR, labels: list,
                       digests: np.ndarray) -> None:
@@ -258,7 +259,7 @@ class TextClassifier(Parameters):
         from .vocabulary import to_scipy
         matrix = to_scipy(X)
         _, weight, per_pass = train_on_error(matrix, labels, self._new_model, self.margin,
-                                             self.max_passes)
+                                             self.max_passes, n_jobs=self.n_jobs)
         learned = weight > 0
         rows = matrix[learned]
         used = np.flatnonzero(rows.getnnz(axis=0))
@@ -271,8 +272,7 @@ class TextClassifier(Parameters):
             self.vocabulary_.index_ = {term: i for i, term in enumerate(self.vocabulary_.terms_)}
         chosen = np.array(labels, dtype=object)[learned].tolist()
         self.model_ = self._new_model().fit(rows[:, used], chosen, sample_weight=weight[learned])
-        self.digests_ = digests[learned]
-        self.digest_labels_ = np.array(chosen, dtype=str)
+        self._learned(digests[learned], chosen, weight[learned])
         self.on_error_ = {"documents": len(labels), "learned": int(learned.sum()),
                           "passes": per_pass}
 
@@ -363,14 +363,23 @@ class TextClassifier(Parameters):
                 self.model_.merge(model)
             else:
                 self.vocabulary_, self.model_ = vocabulary, model
-                self.digests_ = np.zeros(0, dtype=np.uint64)
-                self.digest_labels_ = np.zeros(0, dtype=str)
+                self._learned(np.zeros(0, dtype=np.uint64), [])
                 self.cutoffs_ = None  # learned by fit, or by textnb tune-cutoffs
         if len(self.model_.classes_) != 2:
             self.cutoffs_ = None  # spam and ham cutoffs say nothing once a third class is added
-        self.digests_ = np.concatenate([self.digests_, *digests])
-        self.digest_labels_ = np.concatenate([self.digest_labels_, np.array(labels, dtype=str)])
+        self._learned(np.concatenate([self.digests_, *digests]),
+                      np.concatenate([self.digest_labels_, np.array(labels, dtype=str)]),
+                      np.append(self.digest_weights_, np.ones(len(labels))))
         return self
+
+    def _learned(self, digests: np.ndarray, labels: Any, weights: Any = None) -> None:
+        """Record the learned documents: digest, label and the weight each has in the counts
+        (1, or for training on error the share of the walks that learned it), what ``unlearn``
+        takes back."""
+        self.digests_ = np.asarray(digests, dtype=np.uint64)
+        self.digest_labels_ = np.array(labels, dtype=str)
+        self.digest_weights_ = (np.ones(self.digests_.size) if weights is None
+                                else np.asarray(weights, dtype=float))
 
     def unlearn(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Remove documents learned before under the same labels; ValueError if one was not."""
@@ -386,7 +395,8 @@ class TextClassifier(Parameters):
                 raise ValueError(f"cannot unlearn a document as {label!r}: "
                                  f"it was never learned as {label!r}")
             remove.append(found[0])
-        self.model_.unlearn(self._weigh(self.vocabulary_.count_parts(c for c, _ in parts)), labels)
+        self.model_.unlearn(self._weigh(self.vocabulary_.count_parts(c for c, _ in parts)), labels,
+                            sample_weight=self.digest_weights_[remove])
         # Terms no learned document uses any more leave the vocabulary, as if never seen: |V| is
         # in every P(w|c) denominator, so keeping them would change the model unlearning restores.
         unused = np.flatnonzero(~self.model_.feature_count_.any(axis=0))
@@ -399,8 +409,8 @@ class TextClassifier(Parameters):
                 terms = np.delete(np.array(self.vocabulary_.terms_, dtype=object), unused).tolist()
                 self.vocabulary_.terms_ = terms
                 self.vocabulary_.index_ = {term: i for i, term in enumerate(terms)}
-        self.digests_ = np.delete(self.digests_, remove)
-        self.digest_labels_ = np.delete(self.digest_labels_, remove)
+        self._learned(np.delete(self.digests_, remove), np.delete(self.digest_labels_, remove),
+                      np.delete(self.digest_weights_, remove))
         return self
 
     def merge(self, other: "TextClassifier") -> "TextClassifier":
@@ -425,8 +435,9 @@ class TextClassifier(Parameters):
         widened.feature_count_[:, columns] = other.model_.feature_count_
         widened._update()
         self.model_.merge(widened)
-        self.digests_ = np.concatenate([self.digests_, other.digests_])
-        self.digest_labels_ = np.concatenate([self.digest_labels_, other.digest_labels_])
+        self._learned(np.concatenate([self.digests_, other.digests_]),
+                      np.concatenate([self.digest_labels_, other.digest_labels_]),
+                      np.concatenate([self.digest_weights_, other.digest_weights_]))
         return self
 
     # -- prediction --------------------------------------------------------------------
@@ -771,6 +782,8 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
               "score_bias": bias, "score_constants": _score_constants(model)}
     if hashed:
         arrays["columns"] = classifier.vocabulary_.columns_
+    if (classifier.digest_weights_ != 1).any():  # training on error: shares of walks
+        arrays["digest_weights"] = classifier.digest_weights_
     modelfile.save(path, _KIND, meta, arrays)
 
 
@@ -845,9 +858,11 @@ def load_model(path: str | os.PathLike) -> TextClassifier:
             feature_count = _sparse_counts(arrays, shape)
         else:
             feature_count = _array(arrays, "feature_count", np.floating, shape)
+        weights = (_array(arrays, "digest_weights", np.floating, digests.shape)
+                   if "digest_weights" in arrays else None)
         return restore(meta, terms, _array(arrays, "class_count", np.floating, shape[:1]),
                        feature_count, digests,
-                       _array(arrays, "digest_classes", np.integer, digests.shape))
+                       _array(arrays, "digest_classes", np.integer, digests.shape), weights)
     except (KeyError, TypeError, ValueError, IndexError, UnicodeDecodeError) as error:
         raise ModelFileError(f"model file '{name}' is corrupt ({error})") from None
 
@@ -873,12 +888,13 @@ def _sparse_counts(arrays: dict[str, np.ndarray], shape: tuple[int, int]) -> Sto
 
 def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
             feature_count: np.ndarray | StoredCounts, digests: np.ndarray,
-            digest_classes: np.ndarray) -> TextClassifier:
+            digest_classes: np.ndarray, digest_weights: np.ndarray | None = None) -> TextClassifier:
     """A fitted classifier from what a model file or a dump holds: ``meta`` (params, classes,
     stop_words, and learned cutoffs and tuning if any, all checked as a model file's are), the
     sorted distinct terms (for a hashed vocabulary, its increasing column numbers), the counts
     (class_count of shape (n_classes,), feature_count of shape (n_classes, n_terms) or as a
-    model file stores it, finite and non-negative) and each learned document's digest and class number. ValueError says what is wrong."""
+    model file stores it, finite and non-negative) and each learned document's digest, class
+    number and weight (default 1). ValueError says what is wrong."""
     problem = modelfile.text_classifier_problem(meta)
     if problem:
         raise ValueError(problem)
@@ -909,8 +925,10 @@ def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
         raise ValueError("digest_classes holds a class number out of range")
     model.restore_counts(_counts(class_count), feature_count)
     classifier.vocabulary_, classifier.model_ = vocabulary, model
-    classifier.digests_ = np.asarray(digests).astype(np.uint64)
-    classifier.digest_labels_ = model.classes_.astype(str)[digest_classes]
+    if digest_weights is not None and not (np.isfinite(digest_weights).all()
+                                           and (digest_weights > 0).all()):
+        raise ValueError("digest_weights holds a weight that is not a positive number")
+    classifier._learned(digests, model.classes_.astype(str)[digest_classes], digest_weights)
     classifier.cutoffs_ = check_cutoffs(meta.get("cutoffs"), meta["classes"])
     classifier.tuning_ = meta.get("tuning")  # what --tune found: shown by info, not used
     if classifier.tuning_ is not None and not isinstance(classifier.tuning_, dict):

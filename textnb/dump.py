@@ -10,7 +10,8 @@ so dump → load → dump gives the same bytes and the same probabilities. The l
     #term<TAB>ham<TAB>spam                   the columns: a term, then its count in each class
     cheap<TAB>0<TAB>12
     meeting<TAB>7.5<TAB>0.25
-    #digest<TAB>3f09c2e1a4b5d6e7<TAB>spam    one per learned document (what unlearn checks)
+    #digest<TAB>3f09c2e1a4b5d6e7<TAB>spam    one per learned document (what unlearn checks),
+    #digest<TAB>0b1c2d3e4f506172<TAB>ham<TAB>0.75   with its weight in the counts when not 1
     #end
 
 Terms and class names are escaped so that any string fits on one line: backslash, tab, line
@@ -22,6 +23,7 @@ feed and carriage return become ``\\``, ``\t``, ``\n``, ``\r``, and a leading ``
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from typing import IO, Any, Iterable, Iterator
@@ -59,8 +61,11 @@ def dump_lines(classifier: TextClassifier) -> Iterator[str]:
     counts = _format_counts(model.feature_count_.T)
     for term, row in zip(classifier.vocabulary_.terms_, counts.tolist()):
         yield escape(term) + "\t" + "\t".join(row) + "\n"
-    for digest, label in zip(classifier.digests_.tolist(), classifier.digest_labels_.tolist()):
-        yield f"#digest\t{digest:016x}\t{escape(label)}\n"
+    for digest, label, weight in zip(classifier.digests_.tolist(),
+                                     classifier.digest_labels_.tolist(),
+                                     classifier.digest_weights_.tolist()):
+        share = "" if weight == 1 else f"\t{weight!r}"  # repr: the same float back
+        yield f"#digest\t{digest:016x}\t{escape(label)}{share}\n"
     yield "#end\n"
 
 
@@ -84,6 +89,7 @@ def read_dump(lines: Iterable[bytes | str], name: str = "<dump>") -> TextClassif
     term_lines: list[int] = []
     digests: list[int] = []
     digest_labels: list[str] = []
+    digest_weights: list[float] = []
     columns = None
     number = 0
     ended = False
@@ -103,9 +109,10 @@ def read_dump(lines: Iterable[bytes | str], name: str = "<dump>") -> TextClassif
                 raise _error(name, number, "expected the column line '#term<TAB>" +
                              "<TAB>".join(columns) + "'")
         elif line.startswith("#digest\t"):
-            digest, label = _digest(line, header["classes"], name, number)
+            digest, label, weight = _digest(line, header["classes"], name, number)
             digests.append(digest)
             digest_labels.append(label)
+            digest_weights.append(weight)
         elif line == "#end":
             ended = True
         elif line.startswith("#"):
@@ -125,7 +132,8 @@ def read_dump(lines: Iterable[bytes | str], name: str = "<dump>") -> TextClassif
     if not ended:
         raise _error(name, number, "the dump ends without its #end line (truncated?)")
     feature_count = _parse_counts(counts, len(columns), term_lines, name)
-    return _assemble(header, terms, feature_count, term_lines, digests, digest_labels, name)
+    return _assemble(header, terms, feature_count, term_lines, digests, digest_labels,
+                     digest_weights, name)
 
 
 def load_dump(path: str | os.PathLike, add_to: TextClassifier | None = None) -> TextClassifier:
@@ -212,7 +220,7 @@ def _number(text: str) -> float:
 
 def _assemble(header: dict[str, Any], terms: list[str], feature_count: np.ndarray,
               term_lines: list[int], digests: list[int], digest_labels: list[str],
-              name: str) -> TextClassifier:
+              digest_weights: list[float], name: str) -> TextClassifier:
     """A fitted TextClassifier from a dump's parts, as load_model builds one from a file."""
     order = sorted(range(len(terms)), key=terms.__getitem__)
     terms = [terms[i] for i in order]
@@ -229,7 +237,8 @@ def _assemble(header: dict[str, Any], terms: list[str], feature_count: np.ndarra
         return restore(header, terms, np.array(header["class_count"], dtype=float),
                        np.ascontiguousarray(feature_count[:, order]),
                        np.array(digests, dtype=np.uint64),
-                       np.array([classes.index(label) for label in digest_labels], dtype=np.int64))
+                       np.array([classes.index(label) for label in digest_labels], dtype=np.int64),
+                       np.array(digest_weights, dtype=float))
     except (KeyError, TypeError, ValueError) as error:
         raise ModelFileError(f"dump '{name}', line 2: bad settings ({error})") from None
 
@@ -264,14 +273,20 @@ def _header(line: str, name: str) -> dict[str, Any]:
     return header
 
 
-def _digest(line: str, classes: list[Any], name: str, number: int) -> tuple[int, str]:
+def _digest(line: str, classes: list[Any], name: str, number: int) -> tuple[int, str, float]:
     fields = line.split("\t")
-    if len(fields) != 3 or not re.fullmatch(r"[0-9a-f]{16}", fields[1]):
-        raise _error(name, number, "expected '#digest<TAB>16 hex digits<TAB>class'")
+    if len(fields) not in (3, 4) or not re.fullmatch(r"[0-9a-f]{16}", fields[1]):
+        raise _error(name, number, "expected '#digest<TAB>16 hex digits<TAB>class[<TAB>weight]'")
     label = unescape(fields[2], name, number)
     if label not in {str(c) for c in classes}:
         raise _error(name, number, f"the digest's class {label!r} is not one of the model's")
-    return int(fields[1], 16), label
+    try:
+        weight = float(fields[3]) if len(fields) == 4 else 1.0
+    except ValueError:
+        weight = math.nan
+    if not 0 < weight < math.inf:
+        raise _error(name, number, f"the digest's weight {fields[3]!r} is not a positive number")
+    return int(fields[1], 16), label, weight
 
 
 def _decode(raw: bytes | str, name: str, number: int) -> str:

@@ -373,7 +373,7 @@ def cluster_texts(texts: Sequence[Any], n_clusters: int, *, classifier: Any = No
     result.labels_ = rank[result.labels_]
     result.proba_ = result.proba_[:, order]
     clf.model_ = model
-    clf.digests_ = np.concatenate([digests for _, digests in parts])
-    clf.digest_labels_ = model.classes_[result.labels_].astype(str)
+    clf._learned(np.concatenate([digests for _, digests in parts]),
+                 model.classes_[result.labels_].astype(str))
     clf.cutoffs_ = None
     return clf, result
