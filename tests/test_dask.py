@@ -146,9 +146,9 @@ def test_fit_files_and_classify_files(cluster, corpus):
     files = [(label, str(path)) for label in ("spam", "ham")
              for path in sorted((corpus / label).iterdir())]
     skipped = []
-    remote = fit_files(TextClassifier(spam_class="spam"), files, client,
+    remote = fit_files(TextClassifier(spam_class="spam", training="full"), files, client,
                        on_error=lambda *problem: skipped.append(problem))
-    local = TextClassifier(spam_class="spam", n_jobs=1).fit(texts, labels)
+    local = TextClassifier(spam_class="spam", n_jobs=1, training="full").fit(texts, labels)
     _assert_same(local, remote, texts)
     assert skipped == [(str(corpus / "spam" / "empty"), "empty file")]
     assert remote.model_.class_count_.sum() == 2 * _PER_CLASS + 3   # the mbox gave three

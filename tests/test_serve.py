@@ -54,7 +54,7 @@ def textnb() -> list[str]:
 def train(path: Path, spam: list[Path], ham: list[Path]) -> Path:
     raws = [f.read_bytes() for f in spam + ham]
     labels = ["spam"] * len(spam) + ["ham"] * len(ham)
-    save_model(TextClassifier(n_jobs=1, spam_class="spam").fit(raws, labels), path)
+    save_model(TextClassifier(n_jobs=1, spam_class="spam", training="full").fit(raws, labels), path)
     return path
 
 

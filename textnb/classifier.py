@@ -88,8 +88,9 @@ class TextClassifier(Parameters):
     cutoff_folds : folds of that cross-validation (fewer when a class has fewer documents).
     training : "full" (every document counts), "on-error" (only those the model gets wrong or
         is unsure of, pass after pass: :mod:`textnb.onerror`, with ``margin`` and
-        ``max_passes``), or "auto": with a spam class, the one whose out-of-fold decisions
-        misplace fewer messages (a spam or ham called the other, or unsure), else "full".
+        ``max_passes``), or "auto" (the default, as ``textnb train``'s): with a spam class,
+        the one whose out-of-fold decisions misplace fewer messages (a spam or ham called the
+        other, or unsure), else "full".
 
     >>> clf = TextClassifier(stop_words="none").fit(
     ...     ["cheap pills now", "cheap money now", "meeting at noon", "lunch at noon"],
@@ -106,7 +107,7 @@ class TextClassifier(Parameters):
                  max_features: int | None = None, tf: str = "raw", norm: str | None = "l2",
                  n_jobs: int | None = None, spam_class: str | None = None,
                  target_fpr: float = _cutoffs.TARGET_FPR, target_fnr: float = _cutoffs.TARGET_FNR,
-                 cutoff_folds: int = _cutoffs.FOLDS, training: str = "full",
+                 cutoff_folds: int = _cutoffs.FOLDS, training: str = "auto",
                  margin: float = MARGIN, max_passes: int = MAX_PASSES,
                  hash_bits: int | None = None) -> None:
         self.model = model
