@@ -98,22 +98,15 @@ def _walk(X: Any, truth: np.ndarray, model: Any, n_classes: int, margin: float,
         learned[seed] = True
     per_pass = []
     for _ in range(max_passes):
-        from scipy.sparse import csr_matrix  # here: importing textnb must not cost scipy's 17 MB
         rows = np.flatnonzero(~learned)
-        # The rows still to walk, contiguous, so that a block is a slice: one sparse product.
+        # The rows still to walk, contiguous, so that a block is a slice of their arrays.
         ahead = tables.X[rows]
         sums = np.asarray(ahead.sum(axis=1)).ravel()
         count, start, size = 0, 0, _BLOCK[0]
         while start < rows.size:
             stop = min(start + size, rows.size)
-            lo, hi = ahead.indptr[start], ahead.indptr[stop]
-            block = csr_matrix((ahead.data[lo:hi], ahead.indices[lo:hi],
-                                ahead.indptr[start:stop + 1] - lo), shape=(stop - start, X.shape[1]))
-            jll = tables.scores(block, sums[start:stop])
-            t, n = truth[rows[start:stop]], np.arange(stop - start)
-            own = jll[n, t]
-            jll[n, t] = -np.inf
-            wrong = np.flatnonzero(own - jll.max(axis=1) < margin)
+            wrong = np.flatnonzero(tables.leads(ahead, start, stop, sums[start:stop],
+                                                truth[rows[start:stop]]) < margin)
             if not wrong.size:
                 start, size = stop, min(2 * size, _BLOCK[1])
                 continue
@@ -163,11 +156,39 @@ class _Tables:
         self.h = np.zeros(n_classes)
         self.bias = np.zeros(n_classes)
         self.absent = np.zeros(n_classes)                # Bernoulli: the bias's absent terms
+        # Two classes: G's column difference, kept beside G, is all a document's lead needs.
+        self.diff = self.G[:, 1] - self.G[:, 0] if n_classes == 2 else None
 
     def scores(self, block: Any, sums: np.ndarray) -> np.ndarray:
         """jll of shape (n, n_classes) of ``block``, rows of ``self.X`` (n, n_terms) whose
         values sum to ``sums``."""
         return block @ self.G + sums[:, None] * self.h + self.bias
+
+    def leads(self, X: Any, start: int, stop: int, sums: np.ndarray,
+              truth: np.ndarray) -> np.ndarray:
+        """Each of rows ``start:stop`` of the CSR matrix ``X`` (rows of ``self.X`` whose values
+        sum to ``sums``): its true class's jll less the best other class's."""
+        lo, hi = X.indptr[start], X.indptr[stop]
+        if self.G.shape[1] == 2:
+            # Two classes: only jll_1 − jll_0 matters, the values times G's column difference
+            # summed per row (half the time of building a sparse block and its product).
+            values = X.data[lo:hi] * self.diff[X.indices[lo:hi]]
+            first = X.indptr[start:stop] - lo
+            filled = X.indptr[start + 1:stop + 1] - lo > first
+            rowsum = np.zeros(stop - start)
+            if values.size:
+                rowsum[filled] = np.add.reduceat(values, first[filled])
+            h, bias = self.h, self.bias
+            d = rowsum + sums * (h[1] - h[0]) + (bias[1] - bias[0])
+            return np.where(truth == 1, d, -d)
+        from scipy.sparse import csr_matrix  # here: importing textnb must not cost scipy's 17 MB
+        block = csr_matrix((X.data[lo:hi], X.indices[lo:hi], X.indptr[start:stop + 1] - lo),
+                           shape=(stop - start, X.shape[1]))
+        jll = self.scores(block, sums)
+        n = np.arange(stop - start)
+        own = jll[n, truth]
+        jll[n, truth] = -np.inf
+        return own - jll.max(axis=1)
 
     def learn(self, row: int, c: int) -> None:
         """Add X's ``row`` to class ``c`` and bring G, h and bias up to date."""
@@ -181,6 +202,7 @@ class _Tables:
             model.partial_fit(X[row], [c], classes=np.arange(len(self.class_count)))
             bias, weights = model.decomposition()
             self.bias, self.G = bias, np.ascontiguousarray(weights.T)
+            self._differ(slice(None))
             return
         np.add.at(self.count[:, c], terms, values)
         if self.kind == "multinomial":
@@ -191,7 +213,7 @@ class _Tables:
             np.add.at(self.total, terms, values)
             self.mass[c] += values.sum()
             self.G[terms] = -np.log(self.total[terms, None] - self.count[terms] + alpha)
-            self.h = np.log(self.total.sum() - self.mass + alpha * n_terms)
+            self.h = np.log(self.mass.sum() - self.mass + alpha * n_terms)   # Σ_k n_k = Σ_c n_c
         else:
             absent = np.log(self.class_count[c] - self.count[:, c] + alpha)
             self.G[:, c] = np.log(self.count[:, c] + alpha) - absent
@@ -200,3 +222,9 @@ class _Tables:
         if self.kind == "complement" and not isinstance(model, ComplementNBWithPrior):
             prior = np.zeros_like(prior) if prior.size > 1 else prior
         self.bias = prior + (self.absent if self.kind == "bernoulli" else 0.0)
+        self._differ(slice(None) if self.kind == "bernoulli" else terms)
+
+    def _differ(self, terms: Any) -> None:
+        """Bring ``diff`` up to date at ``terms`` (indices or a slice) after G changed there."""
+        if self.diff is not None:
+            self.diff[terms] = self.G[terms, 1] - self.G[terms, 0]
