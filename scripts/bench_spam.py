@@ -41,10 +41,11 @@ processes reading the files. Classify time likewise. Ratios are against bogofilt
 Then the test messages textnb misclassified with the most confidence.
 
 ``--cv`` does not touch the 30 % test part: it runs K-fold (``--folds``, default 5) stratified
-cross-validation of textnb on the 70 % training part only and prints, from the out-of-fold
-scores, FPR / FNR / unsure at fixed spam and ham cutoffs, plus the lowest spam cutoff with an FPR ≤ ``--max-fpr`` (default 0.1 %) and
-the FNR / unsure shares of several ham cutoffs with it — the way to choose default cutoffs on
-training data. bogofilter, when installed, is cross-validated on the same folds for its 1-AUC.
+cross-validation of textnb (``TextClassifier(spam_class="spam")``, as ``textnb train`` makes
+it, each fold's model learning its own cutoffs inside its training part) on the 70 % training
+part only and prints, from the out-of-fold scores, FPR / FNR / unsure / spam not caught at each
+fold model's learned cutoffs and at fixed spam and ham cutoffs, plus the lowest spam cutoff with
+an FPR ≤ ``--max-fpr`` (default 0.1 %) and the FNR / unsure shares of several ham cutoffs with it. bogofilter, when installed, is cross-validated on the same folds for its 1-AUC.
 
 Run::
 
@@ -626,20 +627,24 @@ def run_cv(args, paths, y) -> dict:
     settings = parse_settings(args.settings)
     print(f"SpamAssassin 70 % training part only (seed {args.seed}): {len(train)} messages "
           f"({int((y_train == 'spam').sum())} spam, {int((y_train == 'ham').sum())} ham); "
-          f"{args.folds}-fold stratified CV of TextClassifier({', '.join(f'{k}={v!r}' for k, v in settings.items())})",
+          f"{args.folds}-fold stratified CV of TextClassifier({', '.join(f'{k}={v!r}' for k, v in {'spam_class': 'spam', **settings}.items())})",
           flush=True)
     t0 = time.perf_counter()
     docs = _documents(train_paths)
     log_odds = np.zeros(len(train))
     p_spam = np.zeros(len(train))
+    status = np.empty(len(train), dtype=object)
     aucs = []
     for k in range(args.folds):
         held = folds == k
-        clf = TextClassifier(**settings).fit([d for d, h in zip(docs, held) if not h], y_train[~held])
+        # As `textnb train` makes it: cutoffs learned by CV within the fold's training part.
+        clf = TextClassifier(**{"spam_class": "spam", **settings}).fit(
+            [d for d, h in zip(docs, held) if not h], y_train[~held])
         lp = clf.predict_log_proba([d for d, h in zip(docs, held) if h])
         s = list(clf.classes_).index("spam")
         log_odds[held] = lp[:, s] - lp[:, 1 - s]
         p_spam[held] = np.exp(lp[:, s])
+        status[held] = decide(log_odds[held], clf.cutoffs_["spam"], clf.cutoffs_["ham"])
         aucs.append(1 - roc_auc(y_train[held] == "spam", log_odds[held]))
         print(f"  fold {k + 1}/{args.folds}: 1-AUC {100 * aucs[-1]:.3f} %", flush=True)
     is_spam = y_train == "spam"
@@ -683,6 +688,10 @@ def run_cv(args, paths, y) -> dict:
         bogo_pooled = 1 - roc_auc(is_spam, spamicity)
         print(f"   bogofilter on the same folds: 1-AUC pooled {100 * bogo_pooled:.3f} % "
               f"(textnb / bogofilter {pooled / bogo_pooled:.2f}x)")
+    learned = rates(is_spam, status.astype(str))
+    print(f"  at each fold model's learned cutoffs: FPR {pct(learned['fpr'])} ({learned['fp']}), "
+          f"FNR {pct(learned['fnr'])} ({learned['fn']}), unsure {pct(learned['unsure'])} of all, "
+          f"spam not caught {pct(learned['not_caught'])} ({learned['missed']})")
     m = rates(is_spam, decide(p_spam, SPAM_CUTOFF, HAM_CUTOFF))
     m5 = rates(is_spam, decide(p_spam, 0.5, 0.5))
     print(f"  current defaults (spam >= {SPAM_CUTOFF}, ham <= {HAM_CUTOFF}): FPR {pct(m['fpr'])} "
@@ -694,7 +703,7 @@ def run_cv(args, paths, y) -> dict:
     print(choose_cutoff(is_spam, log_odds, args.max_fpr))
     print(f"\n== the most confident out-of-fold mistakes (log-odds) ==")
     print(worst_errors(train_paths, is_spam, log_odds, args.show_errors))
-    return {"seed": args.seed, "folds": args.folds, "one_minus_auc": pooled,
+    return {"seed": args.seed, "folds": args.folds, "one_minus_auc": pooled, "learned": learned,
             "fold_one_minus_auc": aucs, "bogofilter_one_minus_auc": bogo_pooled,
             "fisher_one_minus_auc": fisher_pooled}
 
