@@ -68,6 +68,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(command: list[str]) -> tuple[float, float]:
     """Run ``command``; its wall time (s) and its peak RSS (MiB), alone in a child process."""
+    wall, rss, _ = run_timed(command)
+    return wall, rss
+
+
+def run_timed(command: list[str]) -> tuple[float, float, float]:
+    """Run ``command``; its wall time (s), peak RSS (MiB) and CPU time (s, user + system, its
+    worker processes included), alone in a child process."""
     # A fresh Python process per measurement: RUSAGE_CHILDREN keeps the largest child's peak,
     # so each command is measured from a process that has run nothing else.
     probe = ("import resource, subprocess, sys, time, json\n"
@@ -75,13 +82,14 @@ def run(command: list[str]) -> tuple[float, float]:
              "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
              "wall = time.perf_counter() - t\n"
              "if done.returncode: sys.exit(done.stderr.decode(errors='replace')[-300:])\n"
-             "print(json.dumps([wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))\n")
+             "use = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+             "print(json.dumps([wall, use.ru_maxrss, use.ru_utime + use.ru_stime]))\n")
     done = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True)
     if done.returncode != 0:
         raise BenchError(f"{' '.join(command[:3])} ... failed: {done.stderr.strip()}")
     import json
-    wall, kib = json.loads(done.stdout)
-    return wall, kib / 1024
+    wall, kib, cpu = json.loads(done.stdout)
+    return wall, kib / 1024, cpu
 
 
 def textnb_command() -> list[str]:
@@ -132,17 +140,7 @@ def spam_report(data: Path | None, scratch: Path, jobs: int | None) -> str:
 
 
 def news_report(data: Path | None, scratch: Path, jobs: int | None) -> str:
-    if data is None:
-        data = scratch / "20news"
-        if not NEWS_ARCHIVE.is_file():
-            raise BenchError(f"no --news-data given and no archive at '{NEWS_ARCHIVE}'")
-        print(f"unpacking {NEWS_ARCHIVE} into a temporary directory ...", flush=True)
-        data.mkdir()
-        subprocess.run(["tar", "-xzf", str(NEWS_ARCHIVE), "-C", str(data)], check=True)
-        data = data / ("20news-bydate" if (data / "20news-bydate").is_dir() else "")
-    train, test = data / "20news-bydate-train", data / "20news-bydate-test"
-    if not train.is_dir() or not test.is_dir():
-        raise BenchError(f"'{data}' has no 20news-bydate-train/ and 20news-bydate-test/")
+    train, test = news_dirs(data, scratch)
     files = [str(p) for p in sorted(train.rglob("*")) + sorted(test.rglob("*")) if p.is_file()]
     warm(files)
     jobs_option = [] if jobs is None else ["--jobs", str(jobs)]
@@ -160,6 +158,23 @@ def news_report(data: Path | None, scratch: Path, jobs: int | None) -> str:
             f"{jobs or 'default'} (classify: its own default); peak RSS: the largest of the "
             f"textnb process and the worker processes it waited for:\n"
             + _table(header, rows) + "\n")
+
+
+def news_dirs(data: Path | None, scratch: Path) -> tuple[Path, Path]:
+    """20news-bydate-train/ and 20news-bydate-test/ of ``data``, or of the shared archive
+    unpacked into ``scratch``."""
+    if data is None:
+        data = scratch / "20news"
+        if not NEWS_ARCHIVE.is_file():
+            raise BenchError(f"no --news-data given and no archive at '{NEWS_ARCHIVE}'")
+        print(f"unpacking {NEWS_ARCHIVE} into a temporary directory ...", flush=True)
+        data.mkdir()
+        subprocess.run(["tar", "-xzf", str(NEWS_ARCHIVE), "-C", str(data)], check=True)
+        data = data / ("20news-bydate" if (data / "20news-bydate").is_dir() else "")
+    train, test = data / "20news-bydate-train", data / "20news-bydate-test"
+    if not train.is_dir() or not test.is_dir():
+        raise BenchError(f"'{data}' has no 20news-bydate-train/ and 20news-bydate-test/")
+    return train, test
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from scipy.sparse import csr_matrix
 
 from textnb import TextClassifier, load_model
 from textnb.cli import main
-from textnb.models import MultinomialNB
 from textnb.tuning import _cross_validate, _weigh, tune
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,17 +22,30 @@ TEXTS = ([f"cheap pills offer now {i}" for i in range(8)] + [f"pills pills pills
 LABELS = ["spam"] * 12 + ["ham"] * 12
 
 
-def test_one_fit_per_fold_gives_what_a_fit_per_alpha_gives(random_counts):
+@pytest.mark.parametrize("model, tf, norm", [("multinomial", "log", "l2"), ("complement", "raw", "l2"),
+                                             ("complement", "raw", None), ("bernoulli", "binary", None)])
+@pytest.mark.parametrize("spam", [None, "spam"])
+def test_folds_counted_as_the_whole_less_the_held_part_score_as_fits_of_the_rest(
+        random_counts, model, tf, norm, spam):
+    from textnb.classifier import MODELS
+    from textnb.metrics import roc_auc
     X, y = random_counts
+    if spam:  # two classes: the score is 1 − AUC of the spam log-odds
+        y = np.where(y == "spam", "spam", "ham")
     fold = np.arange(y.size) % 3
-    scores = _cross_validate(TextClassifier(model="multinomial", fit_prior=True),
-                             _weigh(X, "log", "l2"), y, fold, 3, "multinomial", (0.1, 1.0), None)
-    W = _weigh(X, "log", "l2")
+    classifier = TextClassifier(model=model, fit_prior=True)
+    W = _weigh(X, tf, norm)
+    scores = _cross_validate(classifier, W, y, fold, 3, model, (0.1, 1.0), spam)
     for alpha, per_fold in scores.items():
         for f in range(3):
             held = fold == f
-            model = MultinomialNB(alpha=alpha).fit(W[~held], y[~held])
-            assert per_fold[f] == pytest.approx(np.mean(model.predict(W[held]) == y[held]), abs=1e-12)
+            fitted = MODELS[model](alpha=alpha, fit_prior=True).fit(W[~held], y[~held])
+            if spam:
+                log_proba = fitted.predict_log_proba(W[held])
+                expected = 1 - roc_auc(y[held] == "spam", log_proba[:, 1] - log_proba[:, 0])
+            else:
+                expected = np.mean(fitted.predict(W[held]) == y[held])
+            assert per_fold[f] == pytest.approx(expected, abs=1e-12)
 
 
 def test_weighing_matches_the_classifier():

@@ -3,8 +3,8 @@
 The texts are tokenized once, with word pairs and stop words kept, and counted once; every
 candidate is a view of that one count matrix (its unigram columns, without the stop words'
 columns, or all), weighed (raw counts, log(1 + count) or presence; unit length or not), and
-every fold's model is fitted once per weighing and event model: the smoothing α changes only
-the log probabilities (``_update``), not the counts. Every weighing and model is tried on single
+counted per class once per weighing: a fold's model is those counts less its held part's, and
+the smoothing α changes only the log probabilities (``_update``), not the counts. Every weighing and model is tried on single
 words at the classifier's α with stop words kept, the best three with the classifier's stop
 words removed too; every α for the best three of those; and word pairs, stop words kept, for the
 best two at the best α and its neighbours: a coordinate search, which costs a few plain
@@ -175,39 +175,55 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
 
 def _cross_validate(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k: int,
                     model: str, alphas: Sequence[float], spam: str | None) -> dict[float, list[float]]:
-    """alpha → the score of each fold; the folds run in worker processes (``n_jobs`` of the
-    classifier, as its tokenizing does), each fitting its counts once for every alpha."""
-    from joblib import Parallel, delayed, effective_n_jobs
-    params = {"fit_prior": classifier.fit_prior, "class_prior": classifier.class_prior}
-    n_jobs = min(k, effective_n_jobs(-1 if classifier.n_jobs is None else classifier.n_jobs))
-    jobs = (delayed(_fold_scores)(X, y, fold == f, model, params, alphas, spam) for f in range(k))
-    per_fold = Parallel(n_jobs=n_jobs)(jobs) if n_jobs > 1 else list(_in_process(jobs))
-    return {alpha: [scores[i] for scores in per_fold] for i, alpha in enumerate(alphas)}
-
-
-def _in_process(jobs: Any) -> Any:
-    """Run joblib's delayed calls in this process."""
-    return (function(*args, **kwargs) for function, args, kwargs in jobs)
-
-
-def _fold_scores(X: Any, y: np.ndarray, held: np.ndarray, model: str, params: dict[str, Any],
-                 alphas: Sequence[float], spam: str | None) -> list[float]:
-    """One fold's score for each alpha: the counts fitted once, the log probabilities derived
-    again per alpha (``_update``)."""
+    """alpha → the score of each fold. A model is its counts, and a fold's training part counts
+    what the whole does less what its held part does: X is counted once, each fold only its held
+    part (a fifth of a fit of the rest). Each alpha derives the model's weights again
+    (``_update``), of the held part's terms only: jll = x' @ w.T + bias, whose argmax is the
+    prediction and whose difference of two classes the log-odds."""
+    from scipy.sparse import csr_matrix
     from .classifier import MODELS as EVENT_MODELS
     from .metrics import roc_auc
-    nb = EVENT_MODELS[model](alpha=alphas[0], **params).fit(X[~held], y[~held])
-    scores = []
-    for i, alpha in enumerate(alphas):
-        if i:
+    new_model = EVENT_MODELS[model]
+    params = {"fit_prior": classifier.fit_prior, "class_prior": classifier.class_prior}
+    classes, row_class = np.unique(y, return_inverse=True)
+    if new_model._binary:
+        X = csr_matrix(((X.data > 0).astype(float), X.indices, X.indptr), shape=X.shape)
+    indicator = csr_matrix((np.ones(y.size), (row_class, np.arange(y.size))),
+                           shape=(classes.size, y.size))
+    # The whole's counts kept sparse, a fold's written into one dense buffer: the model reads
+    # every class's row, and two dense (n_classes, n_terms) arrays of word pairs cost 800 MB.
+    total = (indicator @ X).tocoo()
+    class_total = np.bincount(row_class, minlength=classes.size)
+    counts = np.empty(total.shape)
+    s = int(np.flatnonzero(classes == spam)[0]) if spam else 0
+    scores: dict[float, list[float]] = {alpha: [] for alpha in alphas}
+    for f in range(k):
+        held = fold == f
+        X_held = X[held]
+        held_counts = (indicator[:, held] @ X_held).tocoo()
+        counts.fill(0.0)
+        counts[total.row, total.col] = total.data
+        counts[held_counts.row, held_counts.col] -= held_counts.data
+        nb = new_model(alpha=alphas[0], **params)
+        nb.classes_ = classes
+        nb.restore_counts((class_total - np.bincount(row_class[held], minlength=classes.size))
+                          .astype(float), counts)
+        # The held part over its own terms: weights are derived for those alone.
+        present = np.zeros(X.shape[1], dtype=bool)
+        present[X_held.indices] = True
+        used = np.flatnonzero(present)
+        column = np.cumsum(present) - 1   # a used term's column among the used (no sort)
+        X_used = csr_matrix((X_held.data, column[X_held.indices], X_held.indptr),
+                            shape=(X_held.shape[0], used.size))
+        for alpha in alphas:
             nb.alpha = alpha
             nb._update()
-        log_proba = nb.predict_log_proba(X[held])
-        if spam:
-            s = int(np.flatnonzero(nb.classes_ == spam)[0])
-            scores.append(1.0 - roc_auc(y[held] == spam, log_proba[:, s] - log_proba[:, 1 - s]))
-        else:
-            scores.append(float(np.mean(nb.classes_[log_proba.argmax(axis=1)] == y[held])))
+            jll = X_used @ nb._weights(nb._count_columns(used), used).T + nb._bias()
+            if spam:
+                score = 1.0 - roc_auc(y[held] == spam, jll[:, s] - jll[:, 1 - s])
+            else:
+                score = float(np.mean(classes[jll.argmax(axis=1)] == y[held]))
+            scores[alpha].append(score)
     return scores
 
 
