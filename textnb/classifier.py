@@ -41,6 +41,8 @@ _PARALLEL_MIN_DOCUMENTS = 2000
 # held at once (1,000 news posts: 2 MB of bytes), and each part sends back its distinct terms,
 # so that fewer, larger parts repeat fewer common terms.
 _PART_DOCUMENTS = 1000
+# Parts counted in worker processes per window, per worker (see _count_stream).
+_WINDOW_PARTS = 4
 
 # A Document (textnb.documents) is recognised by its ``text`` and ``fields`` attributes.
 Text = Any
@@ -529,10 +531,15 @@ class TextClassifier(Parameters):
                 yield _count_part(tokenizer, part, digests)
             return
         from joblib import Parallel, delayed
-        # Results come back in order as they are ready; pre_dispatch bounds the parts sent
-        # ahead of them, and so the texts held.
-        yield from Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs")(
-            delayed(_count_part)(tokenizer, part, digests) for part in parts)
+        # Results come back in order as they are ready. joblib sends a part out as soon as a
+        # worker is done with one, whether the caller has taken its results or not, so a caller
+        # slower than the workers would let results (and texts read ahead) pile up: a window of
+        # parts at a time, the next when the caller has taken this one's (1 M hashed documents:
+        # 650 MiB peak, most of it results waiting).
+        with Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs") as parallel:
+            while window := list(islice(parts, _WINDOW_PARTS * n_jobs)):
+                yield from parallel(delayed(_count_part)(tokenizer, part, digests)
+                                    for part in window)
 
     def _weigh(self, X: CSR) -> CSR:
         if self.model == "bernoulli" or (self.tf == "raw" and self.norm is None):
