@@ -356,6 +356,22 @@ def test_fast_path_reads_html_quoted_printable_and_parameters(raw, fields, text)
     assert parse_message(raw.replace(b"\n", b"\0\r\n")) == fast
 
 
+@pytest.mark.parametrize("raw, fast", [
+    (b"Subject: a\n\tb\n c:\nTo:\t \n more\n\nbody", True),   # folded lines, blank values
+    (b"From jo Thu Aug 22 13:17:22 2002\nSubject: s\n\nbody", True),
+    (b"\tSubject: continues nothing\n\nbody", False),
+    (b"From jo\n\tcontinued From line\n\nbody", False),
+    (b"Subject: s\nBad Field: x\n\nbody", False),
+])
+def test_fast_path_splits_the_header_block_as_the_email_package(raw, fast):
+    from textnb.documents import _simple_message
+    document = _simple_message(raw, "-")
+    assert (document is not None) == fast
+    assert parse_message(raw) == _by_email_package(raw)
+    if fast:
+        assert document == _by_email_package(raw)
+
+
 _PLAIN_LINES = st.sampled_from([
     b"Subject: a b", b"Subject: =?utf-8?b?w6k=?=", b"From: x@y.z", b"To: <a@b>,\n c@d",
     b"Content-Type: text/plain", b"Content-Type: text/plain; charset=utf-8",
