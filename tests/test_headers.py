@@ -38,3 +38,12 @@ def test_nothing_to_read_gives_nothing():
     assert envelope_fields([("received", "from localhost"), ("message-id", "")]) == []
     assert envelope_fields([("date", "whenever")]) == [("date-zone", "none")]
     assert envelope_fields([("date", "Thu, 10 Oct 2002 12:00:00 GMT")]) == [("date-zone", "GMT")]
+
+
+def test_ip_addresses_start_after_no_digit_or_dot():
+    value = "from a1.2.3.4 (x.9.8.7.6 [10.0.0.1]) by 1.2.3.4.5 via .7.7.7.7,192.168.1.20;"
+    ips = dict(envelope_fields([("received", value)]))["ip"].split()
+    # a1.2.3.4 starts after a letter, so is an address; .7.7.7.7 and the five-part 1.2.3.4.5
+    # are none, and in x.9.8.7.6 no four parts start after a blank.
+    assert ips == ["1.2", "1.2.3", "1.2.3.4", "10.0", "10.0.0", "10.0.0.1",
+                   "192.168", "192.168.1", "192.168.1.20"]

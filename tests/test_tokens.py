@@ -184,3 +184,17 @@ def test_english_stop_words_come_from_an_installed_nltk_corpus(tmp_path, monkeyp
     (corpus / "english").write_text("alpha\nbeta\n")
     monkeypatch.setenv("NLTK_DATA", str(tmp_path))
     assert load_stop_words("english") == {"alpha", "beta"}
+
+
+@pytest.mark.parametrize("settings", [
+    {}, {"lowercase": False}, {"stop_words": {"the", "free"}, "max_length": 5},
+    {"stemmer": "porter"}, {"ngram_range": (1, 2)},
+])
+def test_document_prefixes_what_words_gives_for_each_field(settings):
+    tokenizer = Tokenizer(**settings)
+    fields = [("subject", "The FREE offers!!! now"), ("ip", "64.12 64.12.3"), ("to", ""),
+              ("from", "Jo <jo.smith@example.com> longwordhere")]
+    expected = tokenizer("Body text, the offers") + [
+        f"{name}:{word}" for name, value in fields for word in tokenizer.words(value)]
+    assert tokenizer.document("Body text, the offers", fields) == expected
+    assert len(expected) > 10 - 5 * ("stop_words" in settings)
