@@ -43,7 +43,7 @@ _PARALLEL_MIN_DOCUMENTS = 2000
 _PART_DOCUMENTS = 1000
 # Documents scored as one part: its texts, tokens, counts and weights are held at once, and
 # nothing of it is kept, so a smaller part costs no more time (20 Newsgroups' classify peak
-# RSS, 2 workers: 105-108 MiB with parts of 1,000 posts, 99 with 250).
+# RSS, 2 workers: 105-108 MB with parts of 1,000 posts, 99 with 250; CPU time alike).
 _SCORE_PART_DOCUMENTS = 250
 
 # A Document (textnb.documents) is recognised by its ``text`` and ``fields`` attributes.
