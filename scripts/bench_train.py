@@ -13,11 +13,17 @@ runs them, timed, with each process's peak memory, against bogofilter in the sam
 
 Every file is read once before timing, so every system finds the files in the page cache.
 textnb runs with ``--jobs`` (default: its own default, every core; ``--jobs 1``: one process).
+textnb is this tree's (``python -m textnb`` with this tree first on the path). With
+``--baseline DIR`` (another version's source tree) the 20 Newsgroups commands run for both,
+interleaved, ``--repeat`` times (medians shown), training with the default jobs and with
+``--jobs 1``; the two versions' model files and classify outputs are compared byte for byte.
 
 Run::
 
     python scripts/bench_train.py            # unpacks the archives under ../shared/corpora
     python scripts/bench_train.py --spam-data DIR --news-data DIR --jobs 1
+    git archive OLD | tar -x -C /tmp/old && \
+        python scripts/bench_train.py --skip spam --news-data DIR --baseline /tmp/old --repeat 3
 
 ``--spam-data`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/; ``--news-data`` holds
 20news-bydate-train/ and 20news-bydate-test/. A run takes about a minute on 2 cores.
@@ -27,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,48 +58,56 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, help="textnb --jobs (default: textnb's default)")
     parser.add_argument("--skip", nargs="+", choices=["spam", "news"], default=[],
                         help="leave out a corpus")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="another textnb source tree, measured beside this one (20 Newsgroups)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each 20 Newsgroups command")
     args = parser.parse_args(argv)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-train-") as scratch:
             if "spam" not in args.skip:
                 print(spam_report(args.spam_data, Path(scratch), args.jobs), flush=True)
             if "news" not in args.skip:
-                print(news_report(args.news_data, Path(scratch), args.jobs), flush=True)
+                print(news_report(args.news_data, Path(scratch), args.jobs, args.baseline,
+                                  args.repeat), flush=True)
     except BenchError as error:
         print(f"bench_train: error: {error}", file=sys.stderr)
         return 1
     return 0
 
 
-def run(command: list[str]) -> tuple[float, float]:
+def run(command: list[str], tree: Path = ROOT, out: Path | None = None) -> tuple[float, float]:
     """Run ``command``; its wall time (s) and its peak RSS (MiB), alone in a child process."""
-    wall, rss, _ = run_timed(command)
+    wall, _, rss = measure(command, tree, out)
     return wall, rss
 
 
-def run_timed(command: list[str]) -> tuple[float, float, float]:
-    """Run ``command``; its wall time (s), peak RSS (MiB) and CPU time (s, user + system, its
-    worker processes included), alone in a child process."""
+def measure(command: list[str], tree: Path = ROOT,
+            out: Path | None = None) -> tuple[float, float, float]:
+    """Run ``command`` with the textnb of source tree ``tree``: its wall time (s), CPU time (s,
+    user + system, its worker processes included) and peak RSS (MiB); stdout into ``out``."""
     # A fresh Python process per measurement: RUSAGE_CHILDREN keeps the largest child's peak,
     # so each command is measured from a process that has run nothing else.
     probe = ("import resource, subprocess, sys, time, json\n"
+             "out = open(sys.argv[1], 'wb') if sys.argv[1] else subprocess.DEVNULL\n"
              "t = time.perf_counter()\n"
-             "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+             "done = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.PIPE)\n"
              "wall = time.perf_counter() - t\n"
              "if done.returncode: sys.exit(done.stderr.decode(errors='replace')[-300:])\n"
-             "use = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-             "print(json.dumps([wall, use.ru_maxrss, use.ru_utime + use.ru_stime]))\n")
-    done = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True)
+             "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+             "print(json.dumps([wall, r.ru_utime + r.ru_stime, r.ru_maxrss]))\n")
+    # python -m puts the working directory first on sys.path: run from the tree measured.
+    done = subprocess.run([sys.executable, "-c", probe, str(out or ""), *command],
+                          capture_output=True, text=True, cwd=tree,
+                          env={**os.environ, "PYTHONPATH": str(tree)})
     if done.returncode != 0:
         raise BenchError(f"{' '.join(command[:3])} ... failed: {done.stderr.strip()}")
     import json
-    wall, kib, cpu = json.loads(done.stdout)
-    return wall, kib / 1024, cpu
+    wall, cpu, kib = json.loads(done.stdout)
+    return wall, cpu, kib / 1024
 
 
 def textnb_command() -> list[str]:
-    found = shutil.which("textnb", path=os.path.dirname(sys.executable))
-    return [found] if found else [sys.executable, "-m", "textnb"]
+    return [sys.executable, "-m", "textnb"]
 
 
 def warm(paths: list[str]) -> None:
@@ -139,10 +152,13 @@ def spam_report(data: Path | None, scratch: Path, jobs: int | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def news_report(data: Path | None, scratch: Path, jobs: int | None) -> str:
+def news_report(data: Path | None, scratch: Path, jobs: int | None,
+                baseline: Path | None = None, repeat: int = 1) -> str:
     train, test = news_dirs(data, scratch)
     files = [str(p) for p in sorted(train.rglob("*")) + sorted(test.rglob("*")) if p.is_file()]
     warm(files)
+    if baseline is not None:
+        return compare_report(train, test, scratch, baseline.resolve(), repeat)
     jobs_option = [] if jobs is None else ["--jobs", str(jobs)]
     model = scratch / "news.model"
     train_s, train_rss = run([*textnb_command(), "train", "-q", "--model", str(model),
@@ -176,6 +192,37 @@ def news_dirs(data: Path | None, scratch: Path) -> tuple[Path, Path]:
         raise BenchError(f"'{data}' has no 20news-bydate-train/ and 20news-bydate-test/")
     return train, test
 
+
+def compare_report(train: Path, test: Path, scratch: Path, baseline: Path, repeat: int) -> str:
+    """This tree's and ``baseline``'s train (default jobs, --jobs 1) and classify, interleaved:
+    median wall, CPU and peak RSS of ``repeat`` runs each, and whether their outputs agree."""
+    import statistics
+    trees = {"this tree": ROOT, "baseline": baseline}
+    commands = {"train": lambda m: ["train", "-q", "--model", str(m), str(train)],
+                "train --jobs 1": lambda m: ["train", "-q", "--jobs", "1", "--model", str(m),
+                                             str(train)],
+                "classify": lambda m: ["classify", "--model", str(m), "--format", "tsv",
+                                       str(test)]}
+    found: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+    for _ in range(repeat):
+        for what, args in commands.items():
+            for name, tree in trees.items():
+                model = scratch / f"{name.replace(' ', '_')}.model"
+                out = scratch / f"{name.replace(' ', '_')}.tsv" if what == "classify" else None
+                found.setdefault((what, name), []).append(
+                    measure([*textnb_command(), *args(model)], tree, out))
+    same_model = (scratch / "this_tree.model").read_bytes() == (scratch / "baseline.model").read_bytes()
+    same_output = (scratch / "this_tree.tsv").read_bytes() == (scratch / "baseline.tsv").read_bytes()
+    rows = []
+    for (what, name), runs in found.items():
+        wall, cpu, rss = (statistics.median(r[i] for r in runs) for i in range(3))
+        rows.append([f"textnb {what}", name, f"{wall:.2f}", f"{cpu:.2f}", f"{rss:.0f}",
+                     f"{min(r[2] for r in runs):.0f}-{max(r[2] for r in runs):.0f}"])
+    return (f"20 Newsgroups bydate, this tree ({ROOT}) against {baseline}, interleaved, median of "
+            f"{repeat}; peak RSS: the largest of the textnb process and the worker processes it "
+            f"waited for (goals: train 100, classify 80); CPU: user + system, workers included:\n"
+            + _table(["command", "textnb", "wall s", "CPU s", "peak RSS MiB", "RSS range"], rows)
+            + f"\nmodel files identical: {same_model}; classify outputs identical: {same_output}\n")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_20ng import _table  # noqa: E402
 from bench_spam import BenchError  # noqa: E402
-from bench_train import news_dirs, run_timed, textnb_command, warm  # noqa: E402
+from bench_train import measure, news_dirs, textnb_command, warm  # noqa: E402
 
 GOAL = 10.0
 
@@ -57,9 +57,9 @@ def report(data: Path | None, scratch: Path, repeat: int) -> str:
     rows, measured = [], {}
     for name, options in (("train", []), ("train --tune", ["--tune"])):
         model = scratch / f"{name.replace(' --', '-')}.model"
-        runs = [run_timed([*textnb, "train", "-q", "--model", str(model), *options, str(train)])
+        runs = [measure([*textnb, "train", "-q", "--model", str(model), *options, str(train)])
                 for _ in range(repeat)]
-        wall, rss, cpu = (statistics.median(column) for column in zip(*runs))
+        wall, cpu, rss = (statistics.median(column) for column in zip(*runs))
         accuracy = _accuracy(textnb, model, test)
         measured[name] = (wall, cpu, model)
         rows.append([f"textnb {name}", f"{wall:.2f}", f"{cpu:.2f}", f"{rss:.0f}", f"{accuracy:.4f}"])

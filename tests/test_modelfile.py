@@ -52,7 +52,10 @@ def test_round_trip_gives_identical_probabilities(tmp_path, settings):
                                    **({"stop_words": ["at", "the"]} if "stop_words" in settings else {})}
     assert loaded.vocabulary_.terms_ == clf.vocabulary_.terms_
     np.testing.assert_array_equal(loaded.classes_, clf.classes_)
+    # Loaded, the terms are looked up by bisection, with no dict of them (Vocabulary._lookup).
+    assert "_index" not in loaded.vocabulary_.__dict__
     np.testing.assert_array_equal(loaded.predict_joint_log_proba(PROBES), clf.predict_joint_log_proba(PROBES))
+    assert "_index" not in loaded.vocabulary_.__dict__
     np.testing.assert_array_equal(loaded.predict_proba(PROBES), clf.predict_proba(PROBES))
     np.testing.assert_array_equal(loaded.predict(PROBES), clf.predict(PROBES))
 

@@ -213,3 +213,21 @@ def test_documents_counted_in_parts_give_the_vocabulary_and_counts_of_all(settin
     counted = pieces.count_parts([count_tokens(new[:1]), count_tokens(new[1:])])
     np.testing.assert_array_equal(sp.csr_matrix(counted[:3], shape=counted.shape).toarray(),
                                   whole.transform(new).toarray())
+
+
+def test_a_vocabulary_without_its_index_looks_terms_up_by_bisection():
+    # A loaded model keeps no dict of its terms (Vocabulary.index_ is built when asked for);
+    # its counts must be those the dict gives, tokens before, between and after the terms.
+    docs = [["ham", "spam", "köln", "zz", "a", "ham", "café", "spa", "spams", "", "~"]]
+    built = Vocabulary().fit([["ham", "köln", "spam", "café"], ["beans"]])
+    bare = Vocabulary()
+    bare.terms_ = list(built.terms_)
+    assert "_index" not in bare.__dict__
+    np.testing.assert_array_equal(bare._lookup(docs[0]), [2, 4, 3, -1, -1, 2, 1, -1, -1, -1, -1])
+    np.testing.assert_array_equal(bare.transform(docs).toarray(), built.transform(docs).toarray())
+    np.testing.assert_array_equal(bare.transform(docs).toarray(), [[0, 1, 2, 1, 1]])
+    assert "_index" not in bare.__dict__          # counting built no index
+    assert bare.index_ == built.index_            # asked for, it is built from the terms
+    empty = Vocabulary()
+    empty.terms_ = []
+    np.testing.assert_array_equal(empty._lookup(["a", "b"]), [-1, -1])

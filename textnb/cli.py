@@ -646,6 +646,7 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
         skips.summary()
         return FAILURE if skips.count else OK
     with budget(timeout):
+        _return_large_frees()
         classifier = _load(model_path)
         cutoffs = _cutoffs(classifier, spam_class, threshold, spam_cutoff, ham_cutoff, exit_code)
         log_proba = None
@@ -691,6 +692,21 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
 
 
 _COLUMNS = ("source", "verdict", "probability", "log-odds")
+# Arrays of this many bytes or more are mapped apart and unmapped when freed (glibc's
+# M_MMAP_THRESHOLD, fixed): by default glibc raises the threshold to the largest block freed,
+# and from then on keeps the freed temporaries of scoring (a model's per-class rows, 1.4 MB
+# each) in its heap. 20 Newsgroups classify: peak RSS 99 → 89 MB, no more system time (1 MiB:
+# 85 MB, but +0.2-0.3 s system time for the mappings; 128 KiB: 84 MB, +0.4 s).
+_MMAP_THRESHOLD = 2 << 20
+
+
+def _return_large_frees() -> None:
+    """Have glibc return freed large blocks to the system (elsewhere: nothing to do)."""
+    import ctypes
+    try:
+        ctypes.CDLL(None).mallopt(-3, _MMAP_THRESHOLD)  # -3: M_MMAP_THRESHOLD (malloc.h)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def _widths(decisions: Sequence[dict[str, Any]], header: bool) -> tuple[int, int, int, int]:
