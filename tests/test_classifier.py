@@ -353,6 +353,25 @@ def test_an_iterator_of_texts_is_counted_as_it_is_read(monkeypatch):
         TextClassifier(stop_words="none").fit(iter(texts), labels[:-1])
 
 
+def test_worker_processes_count_a_window_of_parts_at_a_time(monkeypatch):
+    import textnb.classifier
+    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_DOCUMENTS", 3)
+    monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 3)
+    monkeypatch.setattr(textnb.classifier, "_WINDOW_PARTS", 1)   # a window: 2 parts, 6 texts
+    texts = [f"{text} part{i // 3} doc{i}" for i, text in enumerate(TEXTS * 3)]
+    read = []
+
+    def stream():
+        for text in texts:
+            read.append(text)
+            yield text
+
+    clf = TextClassifier(stop_words="none", n_jobs=2)
+    read_when_taken = [len(read) for _ in clf._count_stream(stream())]
+    # The next window is read only once this one's results are taken: results never pile up.
+    assert read_when_taken == [6, 6, 12, 12, 18, 18, 24, 24]
+
+
 @pytest.mark.parametrize("n_jobs", [0, 1.5, "2"])
 def test_bad_n_jobs_is_refused_whatever_the_size(n_jobs):
     with pytest.raises(ValueError, match="n_jobs must be a number of processes"):

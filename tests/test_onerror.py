@@ -149,6 +149,19 @@ def test_it_converges_on_the_sample_corpus():
     assert clf.cutoffs_["folds"] == 5 and clf.cutoffs_["ham"] <= clf.cutoffs_["spam"]
 
 
+def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does():
+    from textnb.documents import read_documents
+    spam = list(read_documents([str(SPAM_DIR)]))
+    ham = list(read_documents([str(HAM_DIR)]))
+    texts, y = spam + ham, ["spam"] * len(spam) + ["ham"] * len(ham)
+    default = TextClassifier(spam_class="spam").fit(texts, y)
+    # Here its out-of-fold decisions favour training on error, as the command line's do.
+    assert default.cutoffs_["training"] == "on-error"
+    assert default.on_error_ == {"documents": 300, "learned": 179, "passes": [35, 51, 9, 0]}
+    full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
+    assert full.cutoffs_["training"] == "full" and full.model_.class_count_.sum() == 300
+
+
 def test_a_document_some_walks_learned_is_unlearned_exactly(tmp_path):
     # Four walks weigh each learned document 1/4, 1/2, 3/4 or 1: exact in binary floating
     # point, so with whole counts (norm=None) unlearning it (after a save and load, or a dump
