@@ -41,7 +41,7 @@ def test_cutoffs_on_synthetic_scores_with_a_known_answer():
     # between the second-highest ham (4) and the next score above it (the ham at 5).
     # FNR <= 1 % of 102 spam allows one spam below the ham cutoff: halfway between the
     # second-lowest spam (-0.5) and the next score below it (the ham at -0.51).
-    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001, target_fnr=0.01)
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001, target_fnr=0.01, target_unsure=0.9)
     assert chosen["spam"] == pytest.approx(4.5)
     assert chosen["ham"] == pytest.approx(-0.505)
     assert chosen["fpr"] == pytest.approx(1 / 1003)
@@ -55,6 +55,26 @@ def test_cutoffs_on_synthetic_scores_with_a_known_answer():
         {k: v for k, v in chosen.items() if k not in ("spam", "ham")}
 
 
+def test_the_unsure_band_is_bounded_by_raising_the_ham_cutoff():
+    # The scores above, with at most 2 % of the 1105 messages (22) unsure: under the spam
+    # cutoff 4.5 the 22 highest are spam 1, 2, 3, 4, ham 3, 4 and ham -0.01 .. -0.16, so the
+    # ham cutoff rises to halfway between -0.16 and the 23rd, -0.17.
+    ham = np.concatenate([-np.arange(1, 1001) / 100, [3.0, 4.0, 5.0]])
+    spam = np.concatenate([np.arange(1, 101, dtype=float), [-20.0, -0.5]])
+    scores = np.concatenate([ham, spam])
+    is_spam = np.r_[np.zeros(ham.size, bool), np.ones(spam.size, bool)]
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001, target_fnr=0.01, target_unsure=0.02)
+    assert (chosen["spam"], chosen["ham"]) == (pytest.approx(4.5), pytest.approx(-0.165))
+    assert chosen["unsure"] == pytest.approx(22 / 1105)
+    assert chosen["spam_unsure"] == pytest.approx(4 / 102) and chosen["fnr"] == pytest.approx(2 / 102)
+    assert chosen["spam_not_caught"] == pytest.approx(6 / 102)  # the spam cutoff's alone
+    # No band at all: the ham cutoff halfway between the highest score under 4.5 and 4.5.
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001, target_fnr=0.01, target_unsure=0.0)
+    assert chosen["ham"] == pytest.approx(4.25) and chosen["unsure"] == 0.0
+    # A bound the band already keeps changes nothing.
+    assert choose_cutoffs(scores, is_spam, 0.001, 0.01, 0.06)["ham"] == pytest.approx(-0.505)
+
+
 def test_separated_classes_get_no_unsure_band():
     scores = np.array([-5.0, -4.0, -3.0, 2.0, 3.0, 6.0])
     is_spam = np.array([False, False, False, True, True, True])
@@ -66,12 +86,13 @@ def test_separated_classes_get_no_unsure_band():
 def test_a_zero_target_keeps_every_ham_below_the_spam_cutoff():
     scores = np.array([-2.0, 7.0, 1.0, 8.0, 9.0])
     is_spam = np.array([False, False, True, True, True])
-    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.0, target_fnr=0.0)
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.0, target_fnr=0.0, target_unsure=0.5)
     assert chosen["spam"] == pytest.approx(7.5) and chosen["ham"] == pytest.approx(-0.5)
     assert (chosen["fpr"], chosen["fnr"], chosen["spam_unsure"]) == (0.0, 0.0, pytest.approx(1 / 3))
 
 
-@pytest.mark.parametrize("bad", [dict(target_fpr=1.0), dict(target_fnr=-0.1)])
+@pytest.mark.parametrize("bad", [dict(target_fpr=1.0), dict(target_fnr=-0.1),
+                                 dict(target_unsure=1.0)])
 def test_bad_targets_are_refused(bad):
     with pytest.raises(ValueError, match="target rates"):
         choose_cutoffs(np.array([0.0, 1.0]), np.array([False, True]), **bad)
@@ -110,7 +131,9 @@ def test_train_learns_cutoffs_and_info_shows_them(sample_model):
     cutoffs = load_model(sample_model).cutoffs_
     assert cutoffs["spam_class"] == "spam" and cutoffs["folds"] == 5
     assert cutoffs["messages"] == 300 and cutoffs["ham"] <= cutoffs["spam"]
-    assert cutoffs["fpr"] <= 0.001 and cutoffs["fnr"] <= 0.01
+    assert cutoffs["fpr"] <= 0.001 and cutoffs["unsure"] <= 0.02
+    # 1 % FNR would leave more than 2 % of the 300 unsure here: the ham cutoff rose to the bound.
+    assert cutoffs["fnr"] > 0.01 and cutoffs["unsure"] == pytest.approx(6 / 300)
     info = run("info", "-m", sample_model)
     assert f"spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f}" in info.output
     assert json.loads(run("info", "--format", "json", "-m", sample_model).output)["cutoffs"] == cutoffs

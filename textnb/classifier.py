@@ -89,8 +89,9 @@ class TextClassifier(Parameters):
         spam log-odds (``cutoffs_``) from out-of-fold scores (:mod:`textnb.cutoffs`), which
         ``textnb classify`` and ``filter`` decide by. None (the default here; the CLI's
         ``train`` sets "spam"): no cutoffs.
-    target_fpr, target_fnr : the share of ham the spam cutoff may call spam, and of spam the ham
-        cutoff may call ham, on the out-of-fold scores.
+    target_fpr, target_fnr, target_unsure : the share of ham the spam cutoff may call spam, of
+        spam the ham cutoff may call ham, and of all messages left between them (the ham cutoff
+        rises to keep it), on the out-of-fold scores.
     cutoff_folds : folds of that cross-validation (fewer when a class has fewer documents).
     training : "full" (every document counts), "on-error" (only those the model gets wrong or
         is unsure of, pass after pass: :mod:`textnb.onerror`, with ``margin`` and
@@ -113,6 +114,7 @@ class TextClassifier(Parameters):
                  max_features: int | None = None, tf: str = "raw", norm: str | None = "l2",
                  n_jobs: int | None = None, spam_class: str | None = None,
                  target_fpr: float = _cutoffs.TARGET_FPR, target_fnr: float = _cutoffs.TARGET_FNR,
+                 target_unsure: float = _cutoffs.TARGET_UNSURE,
                  cutoff_folds: int = _cutoffs.FOLDS, training: str = "auto",
                  margin: float = MARGIN, max_passes: int = MAX_PASSES,
                  hash_bits: int | None = None) -> None:
@@ -134,6 +136,7 @@ class TextClassifier(Parameters):
         self.spam_class = spam_class
         self.target_fpr = target_fpr
         self.target_fnr = target_fnr
+        self.target_unsure = target_unsure
         self.cutoff_folds = cutoff_folds
         self.training = training
         self.margin = margin
@@ -314,9 +317,11 @@ class TextClassifier(Parameters):
             log_proba = model.predict_log_proba(matrix[held])
             s = int(np.flatnonzero(model.classes_.astype(str) == self.spam_class)[0])
             log_odds[held] = log_proba[:, s] - log_proba[:, 1 - s]
-        chosen = _cutoffs.choose_cutoffs(log_odds, is_spam, self.target_fpr, self.target_fnr)
+        chosen = _cutoffs.choose_cutoffs(log_odds, is_spam, self.target_fpr, self.target_fnr,
+                                         self.target_unsure)
         return {"spam_class": self.spam_class, **chosen, "folds": k,
-                "target_fpr": self.target_fpr, "target_fnr": self.target_fnr}
+                "target_fpr": self.target_fpr, "target_fnr": self.target_fnr,
+                "target_unsure": self.target_unsure}
 
     def partial_fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Add documents (new terms and new classes too) to the counts.
@@ -741,8 +746,8 @@ def _merge_settings(classifier: TextClassifier) -> dict[str, Any]:
     """The settings two classifiers must share to merge, spelled alike whether fitted here or
     loaded (a model file stores tuples and sets as lists), with the stop words actually used."""
     settings = classifier.get_params()
-    for name in ("n_jobs", "spam_class", "target_fpr", "target_fnr", "cutoff_folds", "training",
-                 "margin", "max_passes"):
+    for name in ("n_jobs", "spam_class", "target_fpr", "target_fnr", "target_unsure", "cutoff_folds",
+                 "training", "margin", "max_passes"):
         del settings[name]  # how to fit, not what was counted
     settings["stop_words"] = sorted(classifier.stop_words_)
     for name in ("ngram_range", "class_prior"):

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import __version__
 from .classifier import TextClassifier, load_model, save_model
-from .cutoffs import TARGET_FNR, TARGET_FPR
+from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE
 from .onerror import MARGIN, MAX_PASSES
 from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_cutoffs
 from .documents import is_maildir, iter_files, read_raw
@@ -210,6 +210,10 @@ def _cutoff_learning_options(function):
         click.option("--target-fnr", type=click.FloatRange(0, 1, max_open=True),
                      default=TARGET_FNR, show_default=True,
                      help="Share of spam the learned ham cutoff may call ham."),
+        click.option("--target-unsure", type=click.FloatRange(0, 1, max_open=True),
+                     default=TARGET_UNSURE, show_default=True,
+                     help="Share of all messages the learned cutoffs may leave unsure "
+                          "(the ham cutoff rises to keep it)."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -435,9 +439,9 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
               help="Read and count on the Dask cluster whose scheduler is ADDRESS "
                    "(tcp://HOST:8786); every worker must see the DIRS under the same paths.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
-def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, training, margin,
-          passes, tune, tune_folds, unlabeled, em_weight, em_iterations, label_file, dask_address,
-          **options) -> int:
+def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, target_unsure,
+          training, margin, passes, tune, tune_folds, unlabeled, em_weight, em_iterations,
+          label_file, dask_address, **options) -> int:
     """Train on directories of labelled files: textnb train spam/ ham/.
 
     Each DIR is a class named after the directory; a single DIR holding only
@@ -467,7 +471,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     classes = [label for label, _ in sources]  # every one has documents, or it is an error
     classifier = _classifier(labels=classes, **options)
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
-                          training=training, margin=margin, max_passes=passes)
+                          target_unsure=target_unsure, training=training, margin=margin,
+                          max_passes=passes)
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
     texts, y = ((None, classes) if dask_address or stream
                 else _stream_labelled(sources, skips, quiet))
@@ -572,7 +577,8 @@ def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
 @_model_path_option()
 @_cutoff_learning_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, quiet) -> int:
+def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, target_unsure,
+                 quiet) -> int:
     """Choose a model's spam and ham cutoffs again, by cross-validation on labelled
     directories (after many `learn`s, or for other target rates); its counts stay."""
     sources = _labelled_sources(dirs, labels)
@@ -588,7 +594,7 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, q
         # Cutoffs for the model's counts: as trained (full, or on error), whatever auto would say.
         training = (classifier.cutoffs_ or {}).get("training", "full")
         probe.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
-                         training=training)
+                         target_unsure=target_unsure, training=training)
         probe.fit(texts, y)
         if probe.cutoffs_ is None:
             raise click.UsageError(f"cutoffs need two classes, one named {spam_class!r}, and "

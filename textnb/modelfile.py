@@ -164,7 +164,8 @@ def text_classifier_problem(meta: dict) -> str | None:
         (p.get("spam_class") is None or isinstance(p["spam_class"], str),
          "spam_class must be null or a class name"),
         (all(p.get(name, 0.0) is not None and number(p.get(name, 0.0)) and 0 <= p.get(name, 0.0) < 1
-             for name in ("target_fpr", "target_fnr")), "target rates must be in [0, 1)"),
+             for name in ("target_fpr", "target_fnr", "target_unsure")),
+         "target rates must be in [0, 1)"),
         (integer(p.get("cutoff_folds", 2), 2, 1000), "cutoff_folds must be 2 to 1000"),
         (p.get("training", "full") in ("full", "on-error", "auto"),
          "training must be full, on-error or auto"),
