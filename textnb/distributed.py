@@ -65,10 +65,6 @@ def fit_bag(classifier: TextClassifier, bag: Any, client: Any = None) -> TextCla
     ['spam']
     """
     from dask import delayed
-    # Which n-grams to count may depend on the classes (ngram_range None): one pass for them.
-    classes = (_compute([bag.pluck(1).distinct()], client)[0]
-               if classifier.ngram_range is None and classifier.spam_class is not None else ())
-    classifier.ngram_range_ = classifier.default_ngram_range(classes)
     classifier._build()  # validates the settings and loads the stop words, as fit does
     tokenizer = delayed(classifier._tokenizer(), pure=True)
     parts = _compute([delayed(_count_pairs)(tokenizer, part) for part in bag.to_delayed()],
@@ -86,7 +82,6 @@ def fit_files(classifier: TextClassifier, files: Sequence[tuple[str, str]], clie
     ``client``: a ``distributed.Client``; None: the current one (``distributed.get_client``).
     """
     files = list(files)
-    classifier.ngram_range_ = classifier.default_ngram_range({label for label, _ in files})
     classifier._build()
     client = client or _import_distributed().get_client()
     tokenizer = client.scatter(classifier._tokenizer(), broadcast=True)
