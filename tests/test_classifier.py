@@ -240,7 +240,7 @@ def test_get_params_and_set_params():
     clf = TextClassifier(model="bernoulli", alpha=0.5)
     params = clf.get_params()
     assert params["model"] == "bernoulli" and params["alpha"] == 0.5
-    assert params["stop_words"] == "english" and params["ngram_range"] == (1, 1)
+    assert params["stop_words"] == "english" and params["ngram_range"] is None
     assert len(params) == 24  # hash_bits: tests/test_hashing.py
     clf.set_params(alpha=2.0, model="complement")
     assert clf.get_params()["alpha"] == 2.0 and clf.model == "complement"

@@ -148,7 +148,7 @@ def test_partial_fit_and_unlearn_and_on_error():
     with pytest.raises(ValueError, match="cannot merge classifiers with hashed"):
         whole.merge(fewer)
     on_error = TextClassifier(stop_words="none", hash_bits=10, training="on-error",
-                              spam_class="spam").fit(TEXTS * 3, LABELS * 3)
+                              spam_class="spam", ngram_range=(1, 1)).fit(TEXTS * 3, LABELS * 3)
     assert 0 < len(on_error.vocabulary_) <= len(whole.vocabulary_)
     assert set(on_error.vocabulary_.columns_) <= set(whole.vocabulary_.columns_)
 

@@ -158,6 +158,8 @@ def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(
     # Here its out-of-fold decisions favour training on error, as the command line's do.
     assert default.cutoffs_["training"] == "on-error"
     assert default.on_error_ == {"documents": 300, "learned": 179, "passes": [35, 51, 9, 0]}
+    # Full mail (Received fields): words alone.
+    assert default.ngram_range_ == (1, 1) and default.get_params()["ngram_range"] is None
     full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
     assert full.cutoffs_["training"] == "full" and full.model_.class_count_.sum() == 300
 
@@ -180,7 +182,7 @@ def test_a_document_some_walks_learned_is_unlearned_exactly(tmp_path):
     save_model(clf, path)
     for restored in (load_model(path), read_dump(dump_lines(clf))):
         np.testing.assert_array_equal(restored.digest_weights_, weights)
-    by_digest = {digest: i for i, digest in enumerate(TextClassifier(n_jobs=1)._count(texts)[0][1])}
+    by_digest = {digest: i for i, digest in enumerate(clf._count(texts)[0][1])}
     part = next(i for i, w in enumerate(weights) if w < 1)
     index = by_digest[int(clf.digests_[part])]
     before = load_model(path)
@@ -214,3 +216,30 @@ def test_train_on_error_from_the_command_line(tmp_path):
     assert "on error    learned" in result.output and "in 2 passes" in result.output
     model = load_model(path)
     assert 2 < model.model_.class_count_.sum() < 300 and model.cutoffs_ is not None
+
+
+def test_mail_that_is_a_subject_and_a_body_counts_word_pairs_too(tmp_path):
+    # The sample's messages as a mailing-list corpus keeps them: no Received field.
+    import email
+    texts, y = [], []
+    for label, directory in (("spam", SPAM_DIR), ("ham", HAM_DIR)):
+        (tmp_path / label).mkdir()
+        for path in sorted(directory.iterdir()):
+            message = email.message_from_bytes(path.read_bytes())
+            body = message.get_payload(decode=True) if not message.is_multipart() else b"parts"
+            text = b"Subject: " + str(message["Subject"]).encode() + b"\n\n" + (body or b"")
+            (tmp_path / label / path.name).write_bytes(text)
+            texts.append(text)
+            y.append(label)
+    assert TextClassifier(spam_class="spam").fit(texts, y).ngram_range_ == (1, 2)
+    assert TextClassifier(spam_class="spam", ngram_range=(1, 1)).fit(texts, y).ngram_range_ == (1, 1)
+    assert TextClassifier().fit(texts, y).ngram_range_ == (1, 1)  # no spam class: topics
+    words = TextClassifier(spam_class="spam").fit(texts[:150] + texts[150:], ["a"] * 150 + ["b"] * 150)
+    assert words.ngram_range_ == (1, 1)  # two classes, neither of them spam
+    # textnb train chooses alike, and the model file says what was counted.
+    model = tmp_path / "list.model"
+    result = CliRunner().invoke(main, ["train", "-q", "-m", str(model), str(tmp_path / "spam"),
+                                       str(tmp_path / "ham")])
+    assert result.exit_code == 0, result.output
+    loaded = load_model(model)
+    assert loaded.ngram_range_ == (1, 2) and any(" " in term for term in loaded.vocabulary_.terms_)

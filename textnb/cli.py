@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
+from itertools import islice
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -389,6 +390,13 @@ def _streams(classifier: TextClassifier, classes: Sequence[str]) -> bool:
             and classifier.max_df == 1.0 and classifier.max_features is None)
 
 
+def _sample(sources: list[tuple[str, str]], per_source: int = 20) -> list[bytes]:
+    """The first documents of each (class, path) source, unparsed; standard input, which can
+    be read only once, and unreadable documents left out (training reports them)."""
+    return [raw for _, path in sources if path != "-"
+            for _, raw in islice(read_raw([path], on_error=lambda *_: None), per_source)]
+
+
 def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]], skips: _Skips,
                      quiet: bool) -> None:
     """Train on the documents of (class, path) pairs as they are read: partial_fit counts a
@@ -473,6 +481,9 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                           target_unsure=target_unsure, training=training, margin=margin,
                           max_passes=passes)
+    # Word pairs for two-class mail that is not full mail, unless --ngrams: chosen here, where
+    # the classes are known before the documents are read.
+    classifier.set_params(ngram_range=classifier.default_ngram_range(classes, _sample(sources)))
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
     texts, y = ((None, classes) if dask_address or stream
                 else _stream_labelled(sources, skips, quiet))
@@ -1124,7 +1135,9 @@ def info(model_path, top, output) -> int:
     model = classifier.model_
     data = {"model": str(path),
             "classes": {str(c): int(round(n)) for c, n in zip(model.classes_, model.class_count_)},
-            "terms": len(classifier.vocabulary_), "parameters": classifier.get_params(),
+            "terms": len(classifier.vocabulary_),
+            # The n-grams counted, where the setting (None) left them to the documents.
+            "parameters": {**classifier.get_params(), "ngram_range": classifier._ngrams()},
             "cutoffs": classifier.cutoffs_, "tuning": getattr(classifier, "tuning_", None),
             "informative_terms": ({str(c): terms for c, terms in
                                    classifier.informative_terms(top).items()}

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import os
+from itertools import islice
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -65,6 +66,13 @@ def fit_bag(classifier: TextClassifier, bag: Any, client: Any = None) -> TextCla
     ['spam']
     """
     from dask import delayed
+    # Which n-grams to count may depend on the classes and texts (ngram_range None): a pass
+    # for the classes, and the first partition's texts.
+    classes, sample = (), ()
+    if classifier.ngram_range is None and classifier.spam_class is not None:
+        classes = _compute([bag.pluck(1).distinct()], client)[0]
+        sample = [text for text, _ in bag.take(100, warn=False)]
+    classifier.ngram_range_ = classifier.default_ngram_range(classes, sample)
     classifier._build()  # validates the settings and loads the stop words, as fit does
     tokenizer = delayed(classifier._tokenizer(), pure=True)
     parts = _compute([delayed(_count_pairs)(tokenizer, part) for part in bag.to_delayed()],
@@ -82,6 +90,10 @@ def fit_files(classifier: TextClassifier, files: Sequence[tuple[str, str]], clie
     ``client``: a ``distributed.Client``; None: the current one (``distributed.get_client``).
     """
     files = list(files)
+    # The first files, read here too, tell full mail from other texts (ngram_range None).
+    sample = [raw for _, raw in islice(read_raw([path for _, path in files[:20]],
+                                                on_error=lambda *_: None), 20)]
+    classifier.ngram_range_ = classifier.default_ngram_range({label for label, _ in files}, sample)
     classifier._build()
     client = client or _import_distributed().get_client()
     tokenizer = client.scatter(classifier._tokenizer(), broadcast=True)

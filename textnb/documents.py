@@ -238,6 +238,23 @@ def read_documents(paths: Iterable[str], on_error: ErrorHandler | None = None) -
     return (read_bytes(raw, source) for source, raw in read_raw(paths, on_error))
 
 
+_RECEIVED = re.compile(rb"^received:", re.IGNORECASE | re.MULTILINE)
+_BLANK_LINE = re.compile(rb"\r?\n\r?\n")
+
+
+def relayed(text: "str | bytes | Document") -> bool:
+    """Whether a text is mail that names the relays it passed (a Received field): full mail,
+    not a Subject and a body, a short text or a plain str."""
+    if isinstance(text, Document):
+        return any(name == "received" for name, _ in text.fields)
+    if not isinstance(text, (bytes, bytearray)):
+        return False
+    head = bytes(text[:_SNIFF_BYTES])
+    blank = _BLANK_LINE.search(head)
+    return (_is_message(head) and
+            _RECEIVED.search(head, 0, blank.start() if blank else len(head)) is not None)
+
+
 def read_raw(paths: Iterable[str], on_error: ErrorHandler | None = None) -> Iterator[tuple[str, bytes]]:
     """(source, bytes) of each document :func:`read_documents` gives, not yet parsed: for a
     caller that parses them elsewhere (a TextClassifier parses bytes in its worker processes).

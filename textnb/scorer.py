@@ -87,7 +87,8 @@ class Scorer:
                     raise ValueError("its vocabulary is hashed")
                 self.tokenizer = Tokenizer(
                     lowercase=params["lowercase"], stop_words=meta["stop_words"],
-                    stemmer=params["stemmer"], ngram_range=params["ngram_range"],
+                    stemmer=params["stemmer"],
+                    ngram_range=meta.get("ngram_range") or params["ngram_range"],
                     max_length=params["max_token_length"])
                 self._model, self._alpha = params["model"], float(params["alpha"])
                 self._binary = params["model"] == "bernoulli" or params["tf"] == "binary"

@@ -80,6 +80,7 @@ class Tuning:
         if any(classifier.get_params()[name] != value for name, value in tokenizing.items()):
             return False
         self.counted = None  # let the parts go once the model holds the counts
+        classifier.ngram_range_ = classifier.default_ngram_range(labels)
         classifier._build()
         classifier._fit_counted(parts, labels)
         return True
