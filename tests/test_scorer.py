@@ -43,6 +43,21 @@ def test_scores_agree_with_the_classifier(tmp_path, settings):
                                    rtol=1e-12, atol=1e-12)
 
 
+def test_a_mail_model_whose_documents_chose_word_pairs(tmp_path):
+    # Subject-and-body mail without a Received field: the setting stays None in the file, the
+    # pairs counted are in meta's own ngram_range, and the filter's tokenizer makes them too.
+    texts = [f"Subject: {t}\n\n{t} again".encode() for t in TEXTS[:6]]
+    clf = TextClassifier(spam_class="spam").fit(texts, LABELS[:6])
+    assert clf.ngram_range_ == (1, 2) and clf.ngram_range is None
+    save_model(clf, tmp_path / "m.model")
+    with zipfile.ZipFile(tmp_path / "m.model") as archive:
+        meta = json.loads(archive.read("meta.json"))
+    assert meta["params"]["ngram_range"] is None and meta["ngram_range"] == [1, 2]
+    probe = parse_message(b"Subject: cheap pills\n\ncheap money at noon")
+    np.testing.assert_allclose(Scorer(tmp_path / "m.model").log_proba(probe.text, probe.fields),
+                               clf.predict_log_proba([probe])[0], rtol=1e-12, atol=1e-12)
+
+
 def test_two_class_integer_labels(tmp_path):
     clf = TextClassifier().fit(TEXTS[:6], [1, 1, 1, 0, 0, 0])
     save_model(clf, tmp_path / "m.model")
