@@ -37,11 +37,12 @@ def test_cutoffs_on_synthetic_scores_with_a_known_answer():
     spam = np.concatenate([np.arange(1, 101, dtype=float), [-20.0, -0.5]])
     scores = np.concatenate([ham, spam])
     is_spam = np.r_[np.zeros(ham.size, bool), np.ones(spam.size, bool)]
-    # FPR <= 0.1 % of 1003 ham allows one ham above the spam cutoff: the cutoff lies halfway
-    # between the second-highest ham (4) and the next score above it (the ham at 5).
-    # FNR <= 1 % of 102 spam allows one spam below the ham cutoff: halfway between the
-    # second-lowest spam (-0.5) and the next score below it (the ham at -0.51).
-    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001, target_fnr=0.01, target_unsure=0.9)
+    # FPR <= 0.2 % allows one of the 1003 ham above the spam cutoff (a new ham is above with
+    # probability (1 + 1)/(1003 + 1) <= 0.2 %): the cutoff lies halfway between the
+    # second-highest ham (4) and the next score above it (the ham at 5).
+    # FNR <= 2 % allows one of the 102 spam below the ham cutoff ((1 + 1)/103 <= 2 %): halfway
+    # between the second-lowest spam (-0.5) and the next score below it (the ham at -0.51).
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.002, target_fnr=0.02, target_unsure=0.9)
     assert chosen["spam"] == pytest.approx(4.5)
     assert chosen["ham"] == pytest.approx(-0.505)
     assert chosen["fpr"] == pytest.approx(1 / 1003)
@@ -63,16 +64,28 @@ def test_the_unsure_band_is_bounded_by_raising_the_ham_cutoff():
     spam = np.concatenate([np.arange(1, 101, dtype=float), [-20.0, -0.5]])
     scores = np.concatenate([ham, spam])
     is_spam = np.r_[np.zeros(ham.size, bool), np.ones(spam.size, bool)]
-    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001, target_fnr=0.01, target_unsure=0.02)
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.002, target_fnr=0.02, target_unsure=0.02)
     assert (chosen["spam"], chosen["ham"]) == (pytest.approx(4.5), pytest.approx(-0.165))
     assert chosen["unsure"] == pytest.approx(22 / 1105)
     assert chosen["spam_unsure"] == pytest.approx(4 / 102) and chosen["fnr"] == pytest.approx(2 / 102)
     assert chosen["spam_not_caught"] == pytest.approx(6 / 102)  # the spam cutoff's alone
     # No band at all: the ham cutoff halfway between the highest score under 4.5 and 4.5.
-    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001, target_fnr=0.01, target_unsure=0.0)
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.002, target_fnr=0.02, target_unsure=0.0)
     assert chosen["ham"] == pytest.approx(4.25) and chosen["unsure"] == 0.0
     # A bound the band already keeps changes nothing.
-    assert choose_cutoffs(scores, is_spam, 0.001, 0.01, 0.06)["ham"] == pytest.approx(-0.505)
+    assert choose_cutoffs(scores, is_spam, 0.002, 0.02, 0.06)["ham"] == pytest.approx(-0.505)
+    # At 0.1 % and 1 % no ham may lie above the spam cutoff ((0 + 1)/1004 <= 0.1 % < 2/1004),
+    # and no spam below the ham cutoff.
+    chosen = choose_cutoffs(scores, is_spam, 0.001, 0.01, 0.0)
+    assert chosen["spam"] == pytest.approx(5.5) and chosen["fpr"] == 0.0
+
+
+@pytest.mark.parametrize("target, n, allowed", [
+    (0.001, 2905, 1), (0.001, 1999, 1), (0.001, 1998, 0), (0.001, 999, 0), (0.001, 10, 0),
+    (0.01, 102, 0), (0.01, 199, 1), (0.0, 5000, 0), (0.1, 99, 9)])
+def test_how_many_may_lie_beyond_a_cutoff(target, n, allowed):
+    from textnb.cutoffs import _allowed
+    assert _allowed(target, n) == allowed  # the largest a with (a + 1)/(n + 1) <= target
 
 
 def test_separated_classes_get_no_unsure_band():

@@ -59,12 +59,12 @@ def choose_cutoffs(log_odds: np.ndarray, is_spam: np.ndarray, target_fpr: float 
     if not ham.size or not spam.size:
         raise ValueError("choosing cutoffs needs both spam and ham messages")
     # The spam cutoff: above all but the `allowed` highest-scoring ham.
-    allowed = math.floor(target_fpr * ham.size + 1e-9)
+    allowed = _allowed(target_fpr, ham.size)
     bound = ham[ham.size - 1 - allowed]           # the highest ham that must stay below
     higher = np.concatenate([ham[ham > bound], spam[spam > bound]])
     spam_cutoff = (bound + higher.min()) / 2 if higher.size else bound + 1.0
     # The ham cutoff: below all but the `allowed` lowest-scoring spam, and not above the spam one.
-    allowed = math.floor(target_fnr * spam.size + 1e-9)
+    allowed = _allowed(target_fnr, spam.size)
     bound = spam[allowed]                         # the lowest spam that must stay above
     lower = np.concatenate([ham[ham < bound], spam[spam < bound]])
     ham_cutoff = (bound + lower.max()) / 2 if lower.size else bound - 1.0
@@ -78,6 +78,15 @@ def choose_cutoffs(log_odds: np.ndarray, is_spam: np.ndarray, target_fpr: float 
         ham_cutoff = max(ham_cutoff, (under[under.size - 1 - allowed] + above) / 2)
     return {"spam": float(spam_cutoff), "ham": float(ham_cutoff),
             **rates(log_odds, is_spam, spam_cutoff, ham_cutoff)}
+
+
+def _allowed(target: float, n: int) -> int:
+    """How many of n scores may lie beyond a cutoff so that a new message of their class does
+    at most ``target`` of the time. Of n + 1 exchangeable scores, the new one is beyond the
+    (a + 1)-th most extreme of the others with probability (a + 1)/(n + 1): a + 1 ≤ target ·
+    (n + 1). (Allowing target · n of them, as the rates on the n themselves suggest, gave 0.12 %
+    of new ham called spam for a target of 0.1 %.) At least the most extreme one stays beyond."""
+    return max(math.floor(target * (n + 1) + 1e-9) - 1, 0)
 
 
 def rates(log_odds: np.ndarray, is_spam: np.ndarray, spam_cutoff: float,
