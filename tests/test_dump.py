@@ -361,3 +361,19 @@ def test_shell_completion_offers_the_new_commands():
     script = subprocess.run([sys.executable, "-m", "textnb"], env=env, capture_output=True,
                             text=True, timeout=60).stdout
     assert "_textnb_completion()" in script and "complete -o nosort -F _textnb_completion" in script
+
+
+def test_word_pairs_chosen_by_the_documents_survive_a_dump_and_a_merge(tmp_path):
+    # Subject-and-body mail with a spam class: pairs counted, the setting left None.
+    texts = [f"Subject: {t}\n\n{t} again".encode() for t in TEXTS[:8]]
+    clf = TextClassifier(spam_class="spam", stop_words="none").fit(texts, LABELS[:8])
+    assert clf.ngram_range_ == (1, 2) and "cheap pills" in clf.vocabulary_.terms_
+    again = read_dump(dump_lines(clf))
+    assert again.get_params() == clf.get_params() and again.ngram_range_ == (1, 2)
+    probe = [b"Subject: cheap\n\ncheap pills at noon"]
+    np.testing.assert_array_equal(again.predict_log_proba(probe), clf.predict_log_proba(probe))
+    # Merged with a model counted alike (pairs given explicitly): the counts add.
+    other = TextClassifier(spam_class="spam", stop_words="none", ngram_range=(1, 2))
+    other.fit(texts[::-1], LABELS[:8][::-1])
+    merged = again.merge(other)
+    np.testing.assert_allclose(merged.model_.class_count_, 2 * clf.model_.class_count_)
