@@ -206,6 +206,13 @@ def test_learn_keeps_the_cutoffs_and_tune_cutoffs_chooses_them_again(sample_mode
     assert after.cutoffs_["training"] == before["training"]
     wrong = run("tune-cutoffs", "-m", path, "--spam-class", "junk", SPAM_DIR, HAM_DIR)
     assert wrong.exit_code != 0 and "junk" in wrong.output
+    # No unsure band at all: the ham cutoff rises to just under the spam cutoff.
+    assert run("tune-cutoffs", "-m", path, "--target-unsure", "0", SPAM_DIR, HAM_DIR).exit_code == 0
+    banded = load_model(path).cutoffs_
+    assert banded["target_unsure"] == 0 and banded["unsure"] == 0.0
+    assert banded["ham"] < banded["spam"] and banded["fnr"] == banded["spam_not_caught"]
+    info = run("info", "-m", path).output
+    assert "unsure 0.00%" in info and "target_unsure=0.02" in info  # the setting stays
 
 
 def test_the_python_api_learns_cutoffs_only_when_asked():
