@@ -76,9 +76,10 @@ class TextClassifier(Parameters):
         (1, 2), for two-class mail that is not full mail (``spam_class`` one of exactly two
         classes, and most of the first documents without a Received field: a Subject and a
         body, or short texts), else words, (1, 1). ``ngram_range_`` says which were counted.
-        There pairs catch more spam (SpamAssassin rewritten so, scripts/reduce_corpus.py: spam
-        not caught 13 → 9 % and 49 → 33 %); on full mail, whose headers say much already,
-        they called more ham spam, and on 20 Newsgroups they would multiply the terms by seven.
+        There pairs catch more spam (SpamAssassin rewritten so, scripts/reduce_corpus.py, 5-fold
+        CV: spam not caught 11 → 9 % and 52 → 41 %); on full mail, whose headers say much
+        already, they called more ham spam, and on 20 Newsgroups they would multiply the terms
+        by seven.
     lowercase, max_token_length : tokenizer settings.
     min_df, max_df, max_features : vocabulary pruning at ``fit`` (see :class:`Vocabulary`).
     hash_bits : None (a vocabulary of terms), or N: terms hashed to 2**N columns and no terms
@@ -791,8 +792,8 @@ def _merge_settings(classifier: TextClassifier) -> dict[str, Any]:
     """The settings two classifiers must share to merge, spelled alike whether fitted here or
     loaded (a model file stores tuples and sets as lists), with the stop words actually used."""
     settings = classifier.get_params()
-    for name in ("n_jobs", "spam_class", "target_fpr", "target_fnr", "target_unsure", "cutoff_folds",
-                 "training", "margin", "max_passes"):
+    for name in ("n_jobs", "spam_class", "target_fpr", "target_fnr", "target_unsure",
+                 "cutoff_folds", "training", "margin", "max_passes"):
         del settings[name]  # how to fit, not what was counted
     settings["stop_words"] = sorted(classifier.stop_words_)
     settings["ngram_range"] = list(classifier._ngrams())

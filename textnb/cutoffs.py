@@ -5,10 +5,10 @@ far the log-odds of a spam and a ham spread depends on the corpus. So the cutoff
 from the training messages themselves: K-fold cross-validation gives each one the log-odds of a
 model that never saw it, and on those scores
 
-* the spam cutoff is the lowest one that labels at most ``target_fpr`` of the ham spam
-  (a message is spam when its log-odds are at or above it);
-* the ham cutoff is the highest one, not above the spam cutoff, that lets at most
-  ``target_fnr`` of the spam into the inbox (ham when at or below it), raised as far as needed
+* the spam cutoff is the lowest one that a new ham passes at most ``target_fpr`` of the time
+  (:func:`_allowed`; a message is spam when its log-odds are at or above it);
+* the ham cutoff is the highest one, not above the spam cutoff, that a new spam falls under at
+  most ``target_fnr`` of the time (ham when at or below it), raised as far as needed
   to leave at most ``target_unsure`` of all messages between the two;
 * between them a message is unsure; when the classes separate well the band is empty.
 
@@ -85,7 +85,7 @@ def _allowed(target: float, n: int) -> int:
     at most ``target`` of the time. Of n + 1 exchangeable scores, the new one is beyond the
     (a + 1)-th most extreme of the others with probability (a + 1)/(n + 1): a + 1 ≤ target ·
     (n + 1). (Allowing target · n of them, as the rates on the n themselves suggest, gave 0.12 %
-    of new ham called spam for a target of 0.1 %.) At least the most extreme one stays beyond."""
+    of new ham called spam for a target of 0.1 %.) 0 where even that is more than the target."""
     return max(math.floor(target * (n + 1) + 1e-9) - 1, 0)
 
 
