@@ -134,6 +134,7 @@ def text_classifier_problem(meta: dict) -> str | None:
         return "stop words must be a list of strings"
     if not isinstance(p, dict):
         return "no settings"
+
     def ngram_range(value: Any) -> bool:
         return (isinstance(value, list) and len(value) == 2
                 and all(integer(n, 1, MAX_NGRAM) for n in value) and value[0] <= value[1])
@@ -150,7 +151,7 @@ def text_classifier_problem(meta: dict) -> str | None:
         (p.get("stop_words") is None or isinstance(p["stop_words"], (str, list)),
          "stop_words must be a name or a list"),
         (p.get("stemmer") in (None, "porter", "snowball"), "stemmer must be porter or snowball"),
-        # The setting (null: chosen by the classes) and, since it could be null, what was
+        # The setting (null: chosen by the documents) and, since it could be null, what was
         # counted (meta's own "ngram_range"; absent from older files: the setting's).
         ((ngrams is None or ngram_range(ngrams))
          and ngram_range(meta.get("ngram_range", ngrams)),
