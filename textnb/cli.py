@@ -483,8 +483,9 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
                           max_passes=passes)
     # Word pairs for two-class mail that is not full mail, unless --ngrams: chosen here, where
     # the classes are known before the documents are read.
-    if classifier.ngram_range is None and classifier._learns_cutoffs(classes):
-        classifier.set_params(ngram_range=classifier.default_ngram_range(classes, _sample(sources)))
+    if classifier.ngram_range is None:
+        sample = _sample(sources) if classifier._learns_cutoffs(classes) else []
+        classifier.set_params(ngram_range=classifier.default_ngram_range(classes, sample))
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
     texts, y = ((None, classes) if dask_address or stream
                 else _stream_labelled(sources, skips, quiet))
