@@ -30,13 +30,16 @@ def run(*args, input=None):
 
 # -- choosing ---------------------------------------------------------------------------------
 
-def test_cutoffs_on_synthetic_scores_with_a_known_answer():
-    # 1000 ham at -10..-0.01 plus three high ham at 3, 4, 5; 100 spam at 1..100 plus two low
-    # spam at -20 and -0.5.
+def synthetic_scores() -> tuple[np.ndarray, np.ndarray]:
+    """1000 ham at -10..-0.01 plus three high ham at 3, 4, 5; 100 spam at 1..100 plus two low
+    spam at -20 and -0.5: (scores, is_spam)."""
     ham = np.concatenate([-np.arange(1, 1001) / 100, [3.0, 4.0, 5.0]])
     spam = np.concatenate([np.arange(1, 101, dtype=float), [-20.0, -0.5]])
-    scores = np.concatenate([ham, spam])
-    is_spam = np.r_[np.zeros(ham.size, bool), np.ones(spam.size, bool)]
+    return np.concatenate([ham, spam]), np.r_[np.zeros(ham.size, bool), np.ones(spam.size, bool)]
+
+
+def test_cutoffs_on_synthetic_scores_with_a_known_answer():
+    scores, is_spam = synthetic_scores()
     # FPR <= 0.2 % allows one of the 1003 ham above the spam cutoff (a new ham is above with
     # probability (1 + 1)/(1003 + 1) <= 0.2 %): the cutoff lies halfway between the
     # second-highest ham (4) and the next score above it (the ham at 5).
@@ -60,10 +63,7 @@ def test_the_unsure_band_is_bounded_by_raising_the_ham_cutoff():
     # The scores above, with at most 2 % of the 1105 messages (22) unsure: under the spam
     # cutoff 4.5 the 22 highest are spam 1, 2, 3, 4, ham 3, 4 and ham -0.01 .. -0.16, so the
     # ham cutoff rises to halfway between -0.16 and the 23rd, -0.17.
-    ham = np.concatenate([-np.arange(1, 1001) / 100, [3.0, 4.0, 5.0]])
-    spam = np.concatenate([np.arange(1, 101, dtype=float), [-20.0, -0.5]])
-    scores = np.concatenate([ham, spam])
-    is_spam = np.r_[np.zeros(ham.size, bool), np.ones(spam.size, bool)]
+    scores, is_spam = synthetic_scores()
     chosen = choose_cutoffs(scores, is_spam, target_fpr=0.002, target_fnr=0.02, target_unsure=0.02)
     assert (chosen["spam"], chosen["ham"]) == (pytest.approx(4.5), pytest.approx(-0.165))
     assert chosen["unsure"] == pytest.approx(22 / 1105)
