@@ -12,7 +12,6 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from itertools import islice
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -24,7 +23,7 @@ from .classifier import TextClassifier, load_model, save_model
 from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE
 from .onerror import MARGIN, MAX_PASSES
 from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_cutoffs
-from .documents import is_maildir, iter_files, read_raw
+from .documents import first_raw, is_maildir, iter_files, read_raw
 from .errors import DocumentError, ModelFileError, TextnbError
 from .hashing import MAX_HASH_BITS
 from .mailfilter import filter_message
@@ -393,8 +392,7 @@ def _streams(classifier: TextClassifier, classes: Sequence[str]) -> bool:
 def _sample(sources: list[tuple[str, str]], per_source: int = 20) -> list[bytes]:
     """The first documents of each (class, path) source, unparsed; standard input, which can
     be read only once, and unreadable documents left out (training reports them)."""
-    return [raw for _, path in sources if path != "-"
-            for _, raw in islice(read_raw([path], on_error=lambda *_: None), per_source)]
+    return [raw for _, path in sources if path != "-" for raw in first_raw([path], per_source)]
 
 
 def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]], skips: _Skips,

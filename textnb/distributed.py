@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import copy
 import os
-from itertools import islice
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from .classifier import TextClassifier, _check_training, _count_part, _text_list
-from .documents import _tree, read_raw
+from .documents import _tree, first_raw, read_raw
 from .errors import DocumentError, TextnbError
 from .tokens import Tokenizer
 
@@ -91,8 +90,7 @@ def fit_files(classifier: TextClassifier, files: Sequence[tuple[str, str]], clie
     """
     files = list(files)
     # The first files, read here too, tell full mail from other texts (ngram_range None).
-    sample = [raw for _, raw in islice(read_raw([path for _, path in files[:20]],
-                                                on_error=lambda *_: None), 20)]
+    sample = first_raw([path for _, path in files[:20]], 20)
     classifier.ngram_range_ = classifier.default_ngram_range({label for label, _ in files}, sample)
     classifier._build()
     client = client or _import_distributed().get_client()

@@ -37,6 +37,7 @@ Choices:
 from __future__ import annotations
 
 import codecs
+import itertools
 import os
 import re
 import stat
@@ -253,6 +254,12 @@ def relayed(text: "str | bytes | Document") -> bool:
     blank = _BLANK_LINE.search(head)
     return (_is_message(head) and
             _RECEIVED.search(head, 0, blank.start() if blank else len(head)) is not None)
+
+
+def first_raw(paths: Iterable[str], n: int) -> list[bytes]:
+    """The bytes of the first n readable documents under ``paths`` (unreadable ones skipped
+    silently: whoever reads them all reports them)."""
+    return [raw for _, raw in itertools.islice(read_raw(paths, on_error=lambda *_: None), n)]
 
 
 def read_raw(paths: Iterable[str], on_error: ErrorHandler | None = None) -> Iterator[tuple[str, bytes]]:
