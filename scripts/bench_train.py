@@ -198,9 +198,10 @@ def compare_report(train: Path, test: Path, scratch: Path, baseline: Path, repea
     median wall, CPU and peak RSS of ``repeat`` runs each, and whether their outputs agree."""
     import statistics
     trees = {"this tree": ROOT, "baseline": baseline}
-    commands = {"train": lambda m: ["train", "-q", "--model", str(m), str(train)],
-                "train --jobs 1": lambda m: ["train", "-q", "--jobs", "1", "--model", str(m),
+    # classify runs with the model of the default jobs (the model file keeps n_jobs).
+    commands = {"train --jobs 1": lambda m: ["train", "-q", "--jobs", "1", "--model", str(m),
                                              str(train)],
+                "train": lambda m: ["train", "-q", "--model", str(m), str(train)],
                 "classify": lambda m: ["classify", "--model", str(m), "--format", "tsv",
                                        str(test)]}
     found: dict[tuple[str, str], list[tuple[float, float, float]]] = {}

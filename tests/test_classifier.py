@@ -350,26 +350,7 @@ def test_an_iterator_of_texts_is_counted_as_it_is_read(monkeypatch):
                                   at_once.predict_proba(texts[:5]))
     assert streamed.predict(iter([])).shape == (0,)
     with pytest.raises(ValueError, match="got 24 texts but 23 labels"):
-        TextClassifier(stop_words="none").fit(iter(texts), labels[:-1])
-
-
-def test_worker_processes_count_a_window_of_parts_at_a_time(monkeypatch):
-    import textnb.classifier
-    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_DOCUMENTS", 3)
-    monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 3)
-    monkeypatch.setattr(textnb.classifier, "_WINDOW_PARTS", 1)   # a window: 2 parts, 6 texts
-    texts = [f"{text} part{i // 3} doc{i}" for i, text in enumerate(TEXTS * 3)]
-    read = []
-
-    def stream():
-        for text in texts:
-            read.append(text)
-            yield text
-
-    clf = TextClassifier(stop_words="none", n_jobs=2)
-    read_when_taken = [len(read) for _ in clf._count_stream(stream())]
-    # The next window is read only once this one's results are taken: results never pile up.
-    assert read_when_taken == [6, 6, 12, 12, 18, 18, 24, 24]
+        TextClassifier(stop_words="none", n_jobs=1).fit(iter(texts), labels[:-1])
 
 
 @pytest.mark.parametrize("n_jobs", [0, 1.5, "2"])

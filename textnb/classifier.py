@@ -29,6 +29,7 @@ from .tokens import MAX_TOKEN_LENGTH, Tokenizer
 from . import modelfile
 from .hashing import HashedVocabulary, check_hash_bits
 from .vocabulary import Counts, Vocabulary, count_tokens
+from .workers import imap
 
 # "complement" keeps the class prior in its score (scikit-learn's ComplementNB drops it), so
 # that fit_prior and class_prior take effect; with the default uniform priors the two agree.
@@ -41,8 +42,6 @@ _PARALLEL_MIN_DOCUMENTS = 2000
 # held at once (1,000 news posts: 2 MB of bytes), and each part sends back its distinct terms,
 # so that fewer, larger parts repeat fewer common terms.
 _PART_DOCUMENTS = 1000
-# Parts counted in worker processes per window, per worker (see _count_stream).
-_WINDOW_PARTS = 4
 # Documents scored as one part: its texts, tokens, counts and weights are held at once, and
 # nothing of it is kept, so a smaller part costs no more time (20 Newsgroups' classify peak
 # RSS, 2 workers: 105-108 MB with parts of 1,000 posts, 99 with 250; CPU time alike).
@@ -90,7 +89,7 @@ class TextClassifier(Parameters):
         sentiment (Wang & Manning, 2012).
     norm : None, or "l2" to scale each document's weighted counts to unit length, so a long
         document does not outvote many short ones (Rennie et al., 2003).
-    n_jobs : worker processes (joblib) that parse, tokenize and count; None: every core for
+    n_jobs : worker processes (:mod:`textnb.workers`) that parse, tokenize and count; None: every core for
         2000 texts or more, else this process; 1: this process; -1: every core.
     spam_class : for two-class mail, the spam class: ``fit`` then also learns the cutoffs on the
         spam log-odds (``cutoffs_``) from out-of-fold scores (:mod:`textnb.cutoffs`), which
@@ -581,26 +580,13 @@ class TextClassifier(Parameters):
         tokenizer = self._tokenizer()
         texts = iter(texts)
         first = deque(islice(texts, _PARALLEL_MIN_DOCUMENTS))
-        n_jobs = 1
-        if self.n_jobs != 1 and len(first) == _PARALLEL_MIN_DOCUMENTS:
-            from joblib import effective_n_jobs
-            n_jobs = effective_n_jobs(-1 if self.n_jobs is None else self.n_jobs)
         # The first texts are let go as they are counted, not held until all are (3 MB of news).
         parts = _parts(chain(_drain(first), texts), size or _PART_DOCUMENTS)
-        if n_jobs == 1:
+        if self.n_jobs == 1 or len(first) < _PARALLEL_MIN_DOCUMENTS:
             for part in parts:
                 yield _count_part(tokenizer, part, digests)
-            return
-        from joblib import Parallel, delayed
-        # Results come back in order as they are ready. joblib sends a part out as soon as a
-        # worker is done with one, whether the caller has taken its results or not, so a caller
-        # slower than the workers would let results (and texts read ahead) pile up: a window of
-        # parts at a time, the next when the caller has taken this one's (1 M hashed documents:
-        # 650 MiB peak, most of it results waiting).
-        with Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs") as parallel:
-            while window := list(islice(parts, _WINDOW_PARTS * n_jobs)):
-                yield from parallel(delayed(_count_part)(tokenizer, part, digests)
-                                    for part in window)
+        else:
+            yield from imap(_count_part, ((tokenizer, part, digests) for part in parts), self.n_jobs)
 
     def _weigh(self, X: CSR) -> CSR:
         if self.model == "bernoulli" or (self.tf == "raw" and self.norm is None):

@@ -23,6 +23,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .workers import imap, n_workers
+
 from .models import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB, class_log_prior
 
 # The margin, in log-odds, by which the true class must lead: e² ≈ 7.4 to 1 (P ≈ 0.88 between
@@ -52,7 +54,7 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
                    n_jobs: int | None = 1) -> tuple[Any, np.ndarray, list[int]]:
     """(model, weight, per_pass): the model trained on error over the rows of the CSR matrix
     ``X`` (scipy.sparse, shape (n_documents, n_terms)) labelled ``y``, walked in ``orders``
-    orders (the given one, then seeded shuffles), in ``n_jobs`` processes (joblib's; None: every
+    orders (the given one, then seeded shuffles), in ``n_jobs`` processes (:mod:`textnb.workers`; None: every
     core); ``weight``, float array of shape (n_documents,), is the share of the walks that
     learned each row (0 or 1 for one walk), and the model is
     ``new_model().fit(X[weight > 0], y[weight > 0], sample_weight=weight[weight > 0])``;
@@ -72,9 +74,8 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
     if n_jobs == 1 or orders == 1 or labels.size < _PARALLEL_MIN_DOCUMENTS:
         results = [_walk(*args, order) for order in walks]
     else:
-        from joblib import Parallel, delayed
-        results = Parallel(n_jobs=min(orders, -1 if n_jobs is None else n_jobs))(
-            delayed(_walk)(*args, order) for order in walks)
+        results = list(imap(_walk, [(*args, order) for order in walks],
+                            min(orders, n_workers(n_jobs))))
     weight = np.zeros(labels.size)
     for order, (learned, _) in zip(walks, results):
         weight[learned if order is None else order[learned]] += 1

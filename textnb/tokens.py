@@ -137,6 +137,6 @@ class Tokenizer:
         return out
 
     def __getstate__(self) -> dict:
-        # joblib sends the tokenizer to worker processes: the stemmer is rebuilt there.
+        # The tokenizer is pickled to worker processes: the stemmer is rebuilt there.
         return {**self.__dict__, "_stem": None}
 

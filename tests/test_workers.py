@@ -1,0 +1,109 @@
+"""textnb.workers: results in order, a bounded look-ahead, errors passed on, the pool chosen."""
+
+import os
+import threading
+
+import joblib
+import pytest
+
+import textnb.workers
+from textnb.workers import imap, n_workers, spawned
+
+
+def test_n_workers_counts_as_joblib_does():
+    cores = len(os.sched_getaffinity(0))
+    assert n_workers(None) == n_workers(-1) == cores
+    assert n_workers(-2) == max(cores - 1, 1)
+    assert n_workers(-cores - 5) == 1
+    assert n_workers(3) == 3
+
+
+@pytest.mark.parametrize("pool", [spawned, imap])
+def test_results_come_in_order_from_worker_processes(pool):
+    jobs = [(n, 7) for n in range(50)]
+    assert list(pool(divmod, jobs, 2)) == [divmod(n, 7) for n in range(50)]
+    assert os.getpid() not in pool(os.getpid, [()] * 6, 2)
+    assert list(pool(os.getpid, [()] * 3, 1)) == [os.getpid()] * 3  # one worker: here
+
+
+def test_jobs_are_read_a_few_ahead_of_the_results_taken():
+    read = []
+
+    def jobs():
+        for n in range(10):
+            read.append(n)
+            yield (n, 3)
+
+    taken = [len(read) for _ in spawned(divmod, jobs(), 2)]
+    # A job for each worker and one more sent ahead, then one more for each result taken:
+    # never all at once.
+    assert taken == [4, 5, 6, 7, 8, 9, 10, 10, 10, 10]
+
+
+@pytest.mark.parametrize("pool", [spawned, imap])
+def test_an_error_in_a_worker_reaches_the_caller(pool):
+    with pytest.raises(ZeroDivisionError):
+        list(pool(divmod, [(1, 1), (1, 0), (2, 1)], 2))
+
+
+def test_the_textnb_command_spawns_its_workers_other_mains_use_joblib(monkeypatch):
+    import sys
+    import types
+    calls = []
+    monkeypatch.setattr(textnb.workers, "spawned", lambda *args: calls.append("spawned") or [])
+    monkeypatch.setattr(textnb.workers, "_joblib", lambda *args: calls.append("joblib") or [])
+    console_script = types.ModuleType("__main__")  # what pip writes: imports textnb's main
+    exec("from textnb.__main__ import main", console_script.__dict__)
+    for main, pool in [(console_script, "spawned"), (types.ModuleType("__main__"), "joblib")]:
+        monkeypatch.setitem(sys.modules, "__main__", main)
+        list(imap(divmod, [(1, 1)], 2))
+        assert calls.pop() == pool
+        with joblib.parallel_backend("threading"):  # a backend the caller chose wins
+            list(imap(divmod, [(1, 1)], 2))
+        assert calls.pop() == "joblib"
+
+
+def test_a_joblib_backend_the_caller_chose_does_the_work():
+    threads = []
+
+    def where(n):  # a local function: only a thread backend can run it
+        threads.append(threading.current_thread().name)
+        return n * n
+
+    with joblib.parallel_backend("threading", n_jobs=2):
+        assert list(imap(where, [(n,) for n in range(20)], None)) == [n * n for n in range(20)]
+    assert len(threads) == 20 and threading.current_thread().name not in threads
+
+
+def test_the_command_counts_in_spawned_workers_without_joblib(tmp_path):
+    import random
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from textnb.classifier import load_model
+
+    rng = random.Random(3)
+    for label in ("sport", "tech"):
+        (tmp_path / label).mkdir()
+        for i in range(1100):  # 2,200 documents: counted in worker processes from 2,000 on
+            words = rng.choices([f"{label}{k}" for k in range(300)] + ["common"] * 50, k=12)
+            (tmp_path / label / f"{i}.txt").write_text(" ".join(words))
+    # As the console script runs it (textnb.__main__ as __main__), telling what it imported.
+    probe = ("import atexit, runpy, sys\n"
+             "atexit.register(lambda: print('joblib' in sys.modules, file=sys.stderr))\n"
+             "sys.argv = ['textnb', *sys.argv[1:]]\n"
+             "runpy.run_module('textnb', run_name='__main__', alter_sys=True)\n")
+    models = {}
+    for jobs in ("1", "2"):
+        models[jobs] = tmp_path / f"jobs{jobs}.model"
+        done = subprocess.run([sys.executable, "-c", probe, "train", "-q", "--jobs", jobs, "-m",
+                               str(models[jobs]), str(tmp_path / "sport"), str(tmp_path / "tech")],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.strip() == "False"
+    serial, parallel = (load_model(models[jobs]) for jobs in ("1", "2"))
+    assert parallel.vocabulary_.terms_ == serial.vocabulary_.terms_
+    np.testing.assert_array_equal(parallel.model_.feature_count_, serial.model_.feature_count_)
+    np.testing.assert_array_equal(parallel.digests_, serial.digests_)
