@@ -463,6 +463,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     """
     if options.get("hash_bits") is not None and (label_file is not None or tune):
         raise click.UsageError("--hash-bits does not combine with --labels or --tune")
+    _return_large_frees()
     if label_file is not None:
         if dask_address:
             raise click.UsageError("--dask does not train multi-label models (--labels)")
@@ -713,7 +714,8 @@ _COLUMNS = ("source", "verdict", "probability", "log-odds")
 # M_MMAP_THRESHOLD, fixed): by default glibc raises the threshold to the largest block freed,
 # and from then on keeps the freed temporaries of scoring (a model's per-class rows, 1.4 MB
 # each) in its heap. 20 Newsgroups classify: peak RSS 99 → 89 MB, no more system time (1 MiB:
-# 85 MB, but +0.2-0.3 s system time for the mappings; 128 KiB: 84 MB, +0.4 s).
+# 85 MB, but +0.2-0.3 s system time for the mappings; 128 KiB: 84 MB, +0.4 s); train: 98-104
+# → 96-97 MiB, no slower.
 _MMAP_THRESHOLD = 2 << 20
 
 
