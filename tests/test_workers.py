@@ -2,6 +2,7 @@
 
 import os
 import threading
+from concurrent.futures.process import BrokenProcessPool
 
 import joblib
 import pytest
@@ -24,6 +25,14 @@ def test_results_come_in_order_from_worker_processes(pool):
     assert list(pool(divmod, jobs, 2)) == [divmod(n, 7) for n in range(50)]
     assert os.getpid() not in pool(os.getpid, [()] * 6, 2)
     assert list(pool(os.getpid, [()] * 3, 1)) == [os.getpid()] * 3  # one worker: here
+
+
+def test_the_pool_is_kept_for_the_next_call_and_replaced_when_a_worker_dies():
+    first = set(spawned(os.getpid, [()] * 8, 2))
+    assert set(spawned(os.getpid, [()] * 8, 2)) <= first
+    with pytest.raises(BrokenProcessPool):
+        list(spawned(os._exit, [(1,)], 2))
+    assert not set(spawned(os.getpid, [()] * 8, 2)) & first
 
 
 def test_jobs_are_read_a_few_ahead_of_the_results_taken():
