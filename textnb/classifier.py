@@ -89,8 +89,8 @@ class TextClassifier(Parameters):
         sentiment (Wang & Manning, 2012).
     norm : None, or "l2" to scale each document's weighted counts to unit length, so a long
         document does not outvote many short ones (Rennie et al., 2003).
-    n_jobs : worker processes (:mod:`textnb.workers`) that parse, tokenize and count; None: every core for
-        2000 texts or more, else this process; 1: this process; -1: every core.
+    n_jobs : worker processes (:mod:`textnb.workers`) that parse, tokenize and count; None:
+        every core for 2000 texts or more, else this process; 1: this process; -1: every core.
     spam_class : for two-class mail, the spam class: ``fit`` then also learns the cutoffs on the
         spam log-odds (``cutoffs_``) from out-of-fold scores (:mod:`textnb.cutoffs`), which
         ``textnb classify`` and ``filter`` decide by. None (the default here; the CLI's
@@ -586,7 +586,8 @@ class TextClassifier(Parameters):
             for part in parts:
                 yield _count_part(tokenizer, part, digests)
         else:
-            yield from imap(_count_part, ((tokenizer, part, digests) for part in parts), self.n_jobs)
+            yield from imap(_count_part, ((tokenizer, part, digests) for part in parts),
+                            self.n_jobs)
 
     def _weigh(self, X: CSR) -> CSR:
         if self.model == "bernoulli" or (self.tf == "raw" and self.norm is None):

@@ -72,7 +72,8 @@ class StoredCounts(NamedTuple):
         return cls(indptr, classes, counts[classes, term], counts.shape)
 
     @classmethod
-    def of_rows(cls, rows: Iterable[tuple[int, np.ndarray]], shape: tuple[int, int]) -> "StoredCounts":
+    def of_rows(cls, rows: Iterable[tuple[int, np.ndarray]],
+                shape: tuple[int, int]) -> "StoredCounts":
         """The non-zero counts of the rows (class c, its counts of shape (n_terms,)) of a
         (n_classes, n_terms) array whose other rows are 0, classes ascending; what
         ``of(dense)`` gives, without the dense array."""
@@ -430,7 +431,8 @@ class _DiscreteNB(BaseNB):
         self.classes_ = np.unique(labels)
         class_count = np.zeros(len(self.classes_))
         rows = self._class_sums(X, labels, weight, class_count)
-        self.restore_counts(class_count, StoredCounts.of_rows(rows, (len(self.classes_), X.shape[1])))
+        shape = (len(self.classes_), X.shape[1])
+        self.restore_counts(class_count, StoredCounts.of_rows(rows, shape))
         return self
 
     def partial_fit(self, X: Any, y: Iterable, classes: Iterable | None = None,

@@ -23,9 +23,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .workers import imap, n_workers
-
 from .models import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB, class_log_prior
+from .workers import imap, n_workers
 
 # The margin, in log-odds, by which the true class must lead: e² ≈ 7.4 to 1 (P ≈ 0.88 between
 # two classes), SpamBayes' "unsure" zone for a model that is still learning.
@@ -54,9 +53,9 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
                    n_jobs: int | None = 1) -> tuple[Any, np.ndarray, list[int]]:
     """(model, weight, per_pass): the model trained on error over the rows of the CSR matrix
     ``X`` (scipy.sparse, shape (n_documents, n_terms)) labelled ``y``, walked in ``orders``
-    orders (the given one, then seeded shuffles), in ``n_jobs`` processes (:mod:`textnb.workers`; None: every
-    core); ``weight``, float array of shape (n_documents,), is the share of the walks that
-    learned each row (0 or 1 for one walk), and the model is
+    orders (the given one, then seeded shuffles), in ``n_jobs`` processes
+    (:mod:`textnb.workers`; None: every core); ``weight``, float array of shape (n_documents,),
+    is the share of the walks that learned each row (0 or 1 for one walk), and the model is
     ``new_model().fit(X[weight > 0], y[weight > 0], sample_weight=weight[weight > 0])``;
     ``per_pass`` says how many each pass of the first walk learned."""
     if margin < 0 or max_passes < 1 or orders < 1:
