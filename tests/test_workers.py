@@ -28,11 +28,16 @@ def test_results_come_in_order_from_worker_processes(pool):
 
 
 def test_the_pool_is_kept_for_the_next_call_and_replaced_when_a_worker_dies():
-    first = set(spawned(os.getpid, [()] * 8, 2))
-    assert set(spawned(os.getpid, [()] * 8, 2)) <= first
+    pools = textnb.workers._pools
+    assert list(spawned(divmod, [(7, 2)] * 4, 2)) == [(3, 1)] * 4
+    pool = pools[2]
+    assert list(spawned(divmod, [(9, 2)] * 4, 2)) == [(4, 1)] * 4
+    assert pools[2] is pool
     with pytest.raises(BrokenProcessPool):
         list(spawned(os._exit, [(1,)], 2))
-    assert not set(spawned(os.getpid, [()] * 8, 2)) & first
+    assert 2 not in pools
+    assert list(spawned(divmod, [(7, 2)], 2)) == [(3, 1)]
+    assert pools[2] is not pool
 
 
 def test_jobs_are_read_a_few_ahead_of_the_results_taken():
