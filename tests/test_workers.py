@@ -40,6 +40,13 @@ def test_the_pool_is_kept_for_the_next_call_and_replaced_when_a_worker_dies():
     assert pools[2] is not pool
 
 
+def test_workers_leave_ctrl_c_to_the_command():
+    # A terminal's Ctrl-C reaches every process of the group: only the command answers it
+    # (one line), not each worker with a traceback.
+    import signal
+    assert set(spawned(signal.getsignal, [(signal.SIGINT,)] * 4, 2)) == {signal.SIG_IGN}
+
+
 def test_jobs_are_read_a_few_ahead_of_the_results_taken():
     read = []
 
