@@ -58,6 +58,7 @@ def spawned(function: Callable[..., Any], jobs: Iterable[tuple], processes: int)
             yield result
     except BrokenProcessPool:  # a worker died: the next call starts afresh
         _pools.pop(processes, None)
+        pool.shutdown(wait=False)
         raise
     finally:
         for future in pending:  # the caller stopped early, or a job failed
