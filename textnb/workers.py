@@ -4,7 +4,7 @@ walks of training on error.
 joblib's processes do the work for the Python API: they work from any script, and a joblib
 backend the caller chooses (``with joblib.parallel_backend("dask")``) spreads them further. The
 textnb command uses a standard-library pool instead: importing joblib costs a process 10 MB
-(20 Newsgroups: `textnb classify` peak 86 → 75 MiB, `textnb train` 120 → 101-103).
+(20 Newsgroups: `textnb classify` peak 86 → 75 MiB, `textnb train` 121 → 100 MiB).
 """
 
 from __future__ import annotations
@@ -72,7 +72,6 @@ def _pool(processes: int) -> Any:
     """A pool of ``processes`` spawned processes, kept for the next call, as joblib keeps its
     workers: training on error walks in them once per fold (SpamAssassin's `textnb train`
     took 12.2 s with a new pool a call, 7.4 s with one kept)."""
-
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     pool = _pools.get(processes)
