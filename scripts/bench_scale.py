@@ -279,8 +279,8 @@ def report(results: list[dict]) -> str:
                            "doc/s", "peak RSS MiB", "with workers MiB", "model MB"], rows),
         "\ntrain s: `textnb train -q --training full` wall time, reading the mboxes included; "
         "s/doc ÷ smallest's: 1.00 is linear time. CPU s: user + system time of the textnb "
-        "process (its worker processes, which tokenize, are not waited for and not included; "
-        "with -j 1, every step): less sensitive to a busy machine than wall time. Peak RSS: the textnb process's ru_maxrss; "
+        "process and of the worker processes that tokenize, which it waits for: less "
+        "sensitive to a busy machine than wall time. Peak RSS: the textnb process's ru_maxrss; "
         "with workers: the peak sum over it and its worker processes, sampled every 0.2 s."])
 
 
