@@ -1,5 +1,5 @@
-"""Worker processes for the steps that use every core: reading and counting documents, the
-walks of training on error.
+"""jobs → their results, in order, from worker processes: the steps that use every core
+(reading and counting documents, the walks of training on error).
 
 joblib's processes do the work for the Python API: they work from any script, and a joblib
 backend the caller chooses (``with joblib.parallel_backend("dask")``) spreads them further. The
