@@ -40,6 +40,16 @@ def test_the_pool_is_kept_for_the_next_call_and_replaced_when_a_worker_dies():
     assert pools[2] is not pool
 
 
+def test_kept_pools_are_shut_down_at_exit():
+    list(spawned(divmod, [(7, 2)] * 3, 2))
+    pool = textnb.workers._pools[2]
+    textnb.workers._shut_down()  # what atexit runs
+    assert not textnb.workers._pools
+    with pytest.raises(RuntimeError, match="shutdown"):
+        pool.submit(divmod, 1, 1)
+    assert list(spawned(divmod, [(7, 2)], 2)) == [(3, 1)]  # a later call starts afresh
+
+
 def test_workers_leave_ctrl_c_to_the_command():
     # A terminal's Ctrl-C reaches every process of the group: only the command answers it
     # (one line), not each worker with a traceback.

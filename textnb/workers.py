@@ -9,6 +9,7 @@ textnb command uses a standard-library pool instead: importing joblib costs a pr
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
@@ -76,6 +77,8 @@ def _pool(processes: int) -> Any:
     from concurrent.futures import ProcessPoolExecutor
     pool = _pools.get(processes)
     if pool is None:
+        if not _pools:
+            atexit.register(_shut_down)
         # Spawned, not forked: forking a process that holds threads (numpy's BLAS) is unsafe.
         # Measured on 20 Newsgroups, spawning was as fast as a fork server (3.9-4.2 s).
         # Ctrl-C is the command's to handle (one line, "aborted"), not each worker's traceback.
@@ -83,6 +86,13 @@ def _pool(processes: int) -> Any:
             processes, mp_context=multiprocessing.get_context("spawn"),
             initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
     return pool
+
+
+def _shut_down() -> None:
+    """Stop the kept pools' processes at exit, while the modules that stop them still exist
+    (left to the garbage collector, a pool's clean-up ran after them: "Exception ignored")."""
+    while _pools:
+        _pools.popitem()[1].shutdown(wait=True)
 
 
 def _joblib(function: Callable[..., Any], jobs: Iterable[tuple], n_jobs: int) -> Iterator[Any]:
