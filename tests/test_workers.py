@@ -50,6 +50,17 @@ def test_kept_pools_are_shut_down_at_exit():
     assert list(spawned(divmod, [(7, 2)], 2)) == [(3, 1)]  # a later call starts afresh
 
 
+def test_without_working_semaphores_the_jobs_run_here(monkeypatch):
+    import concurrent.futures
+
+    def unavailable(*args, **kwargs):  # what a container without /dev/shm gives
+        raise NotImplementedError("This Python build lacks multiprocessing.synchronize")
+
+    textnb.workers._shut_down()
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", unavailable)
+    assert list(spawned(os.getpid, [()] * 3, 2)) == [os.getpid()] * 3
+
+
 def test_workers_leave_ctrl_c_to_the_command():
     # A terminal's Ctrl-C reaches every process of the group: only the command answers it
     # (one line), not each worker with a traceback.

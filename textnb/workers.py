@@ -47,7 +47,11 @@ def spawned(function: Callable[..., Any], jobs: Iterable[tuple], processes: int)
         yield from (function(*job) for job in jobs)
         return
     from concurrent.futures.process import BrokenProcessPool
-    pool = _pool(processes)
+    try:
+        pool = _pool(processes)
+    except (OSError, NotImplementedError):  # no working semaphores (some containers): here
+        yield from (function(*job) for job in jobs)
+        return
     jobs = iter(jobs)
     pending = deque(pool.submit(function, *job) for job in islice(jobs, processes + 1))
     try:
