@@ -144,26 +144,6 @@ def test_counts_as_stored_score_as_the_dense_counts_do(Model, random_counts):
     np.testing.assert_array_equal(restored.feature_log_prob_, fitted.feature_log_prob_)
 
 
-@pytest.mark.parametrize("Model", MODELS)
-def test_fit_keeps_the_counts_as_stored_the_same_as_partial_fit(Model, random_counts):
-    """fit counts into the stored form directly: the numbers partial_fit adds up densely, bit
-    for bit, without the dense (n_classes, n_terms) array until feature_count_ is asked for."""
-    X, y = random_counts
-    X = sp.hstack([X.astype(float) / 3, sp.csr_matrix((X.shape[0], 3))]).tocsr()
-    weights = np.linspace(0.5, 2, X.shape[0])
-    fitted = Model().fit(X, y, sample_weight=weights)
-    added = Model().partial_fit(X, y, sample_weight=weights)
-    np.testing.assert_array_equal(fitted.predict_joint_log_proba(X), added.predict_joint_log_proba(X))
-    assert "_feature_count" not in vars(fitted)
-    stored, expected = fitted.stored_counts(), StoredCounts.of(added.feature_count_)
-    for got, want in zip(stored, expected):
-        np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(fitted.class_count_, added.class_count_)
-    np.testing.assert_array_equal(fitted.feature_count_, added.feature_count_)
-    empty = StoredCounts.of_rows([], (2, 4))
-    assert empty.values.size == 0 and empty.indptr.tolist() == [0] * 5
-
-
 def test_bernoulli_sparse_scoring_equals_dense_formula():
     """log P(x|c) = Σ_k x_k log p_kc + (1 − x_k) log(1 − p_kc), computed directly and densely."""
     X = np.array([[1, 0, 2, 0], [0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 1], [3, 0, 0, 1]])

@@ -71,26 +71,6 @@ class StoredCounts(NamedTuple):
         np.cumsum(np.bincount(term, minlength=counts.shape[1]), out=indptr[1:])
         return cls(indptr, classes, counts[classes, term], counts.shape)
 
-    @classmethod
-    def of_rows(cls, rows: Iterable[tuple[int, np.ndarray]],
-                shape: tuple[int, int]) -> "StoredCounts":
-        """The non-zero counts of the rows (class c, its counts of shape (n_terms,)) of a
-        (n_classes, n_terms) array whose other rows are 0, classes ascending; what
-        ``of(dense)`` gives, without the dense array."""
-        terms, classes, values = [], [], []
-        for c, row in rows:
-            nonzero = np.flatnonzero(row)
-            terms.append(nonzero)
-            classes.append(np.full(nonzero.size, c, dtype=np.intp))
-            values.append(row[nonzero])
-        term = np.concatenate(terms) if terms else np.zeros(0, dtype=np.intp)
-        order = np.argsort(term, kind="stable")  # by term, each term's classes ascending
-        indptr = np.zeros(shape[1] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term, minlength=shape[1]), out=indptr[1:])
-        if not terms:
-            return cls(indptr, np.zeros(0, dtype=np.intp), np.zeros(0), shape)
-        return cls(indptr, np.concatenate(classes)[order], np.concatenate(values)[order], shape)
-
     def _terms(self) -> np.ndarray:
         return np.repeat(np.arange(self.shape[1]), np.diff(self.indptr).astype(np.int64))
 
@@ -416,24 +396,10 @@ class _DiscreteNB(BaseNB):
     # -- learning: counts in, counts out --------------------------------------------------
 
     def fit(self, X: Any, y: Iterable, sample_weight: Sequence[float] | None = None) -> "_DiscreteNB":
-        """Count X's terms per class of y (Mitchell's LEARN_NAIVE_BAYES_TEXT); returns self.
-
-        The counts are kept as a model file stores them (:class:`StoredCounts`), never as the
-        dense (n_classes, n_terms) array (20 Newsgroups: 27 MB against 5 MB).
-        """
+        """Count X's terms per class of y (Mitchell's LEARN_NAIVE_BAYES_TEXT); returns self."""
         for name in ("classes_", "class_count_", "_feature_count", "_stored_counts"):
             self.__dict__.pop(name, None)
-        self._check_alpha()
-        X, labels = self._check_xy(X, y)
-        weight = check_weights(sample_weight, X.shape[0])
-        if len(labels) == 0:
-            raise ValueError("cannot fit on an empty training set")
-        self.classes_ = np.unique(labels)
-        class_count = np.zeros(len(self.classes_))
-        rows = self._class_sums(X, labels, weight, class_count)
-        shape = (len(self.classes_), X.shape[1])
-        self.restore_counts(class_count, StoredCounts.of_rows(rows, shape))
-        return self
+        return self.partial_fit(X, y, sample_weight=sample_weight)
 
     def partial_fit(self, X: Any, y: Iterable, classes: Iterable | None = None,
                     sample_weight: Sequence[float] | None = None) -> "_DiscreteNB":
@@ -539,17 +505,10 @@ class _DiscreteNB(BaseNB):
 
     def _count(self, X: CSR, labels: np.ndarray, weight: np.ndarray, sign: float) -> None:
         """class_count_[c] ± Σ w_d and feature_count_[c, k] ± Σ w_d x_dk over documents d of c."""
-        class_count = np.zeros(len(self.classes_))
-        for c, row in self._class_sums(X, labels, weight, class_count):
-            self.feature_count_[c] += sign * row
-        self.class_count_ += sign * class_count
-
-    def _class_sums(self, X: CSR, labels: np.ndarray, weight: np.ndarray,
-                    class_count: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
-        """(c, Σ w_d x_d· over the documents d of class c, shape (n_terms,)) of each class in X,
-        ascending; Σ w_d over them is added to ``class_count[c]`` first."""
+        n_terms = X.shape[1]
         row_class = np.searchsorted(self.classes_, labels)
-        class_count += np.bincount(row_class, weights=weight, minlength=len(self.classes_))
+        n_classes = len(self.classes_)
+        self.class_count_ += sign * np.bincount(row_class, weights=weight, minlength=n_classes)
         lengths = np.diff(X.indptr)
         values = (X.data > 0).astype(float) if self._binary else X.data.astype(float)
         values *= np.repeat(weight, lengths)
@@ -559,7 +518,8 @@ class _DiscreteNB(BaseNB):
         # cell still sums its entries in document order, so the counts are the same numbers.
         for c in np.unique(row_class).tolist():
             mine = entry_class == c
-            yield c, np.bincount(X.indices[mine], weights=values[mine], minlength=X.shape[1])
+            self.feature_count_[c] += sign * np.bincount(X.indices[mine], weights=values[mine],
+                                                         minlength=n_terms)
 
     # -- scoring: jll = bias + X' @ weights.T --------------------------------------------
 
