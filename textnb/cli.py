@@ -399,7 +399,6 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
                      quiet: bool) -> None:
     """Train on the documents of (class, path) pairs as they are read: partial_fit counts a
     part of them at a time, so memory holds a part's documents and counts, not every one's."""
-    _return_large_frees()
     texts, labels = _stream_labelled(sources, skips, quiet)
     try:
         classifier.partial_fit(texts, labels)
@@ -464,6 +463,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     """
     if options.get("hash_bits") is not None and (label_file is not None or tune):
         raise click.UsageError("--hash-bits does not combine with --labels or --tune")
+    if not tune:
+        _return_large_frees()
     if label_file is not None:
         if dask_address:
             raise click.UsageError("--dask does not train multi-label models (--labels)")
@@ -714,10 +715,10 @@ _COLUMNS = ("source", "verdict", "probability", "log-odds")
 # M_MMAP_THRESHOLD, fixed): by default glibc raises the threshold to the largest block freed,
 # and from then on keeps the freed temporaries of scoring (a model's per-class rows, 1.4 MB
 # each) in its heap. 20 Newsgroups classify: peak RSS 99 → 89 MB, no more system time (1 MiB:
-# 85 MB, but +0.2-0.3 s system time for the mappings; 128 KiB: 84 MB, +0.4 s); training read
-# in parts: 98-104 → 96-97 MiB, no slower. Not where models are cross-validated (--tune, spam
-# cutoffs): each of their many large temporaries would be mapped and faulted in afresh (20
-# Newsgroups --tune: the complement weights took 6.0 s against 3.6, in a profile).
+# 85 MB, but +0.2-0.3 s system time for the mappings; 128 KiB: 84 MB, +0.4 s); train: 98-104
+# → 96-98 MiB, SpamAssassin (cutoffs cross-validated) 159 → 128 MiB, no slower. Not --tune:
+# each of its many large temporaries (word pairs: 10 MB a class row) would be mapped and
+# faulted in afresh (20 Newsgroups: the complement weights took 6.0 s against 3.6).
 _MMAP_THRESHOLD = 2 << 20
 
 
