@@ -716,7 +716,7 @@ _COLUMNS = ("source", "verdict", "probability", "log-odds")
 # and from then on keeps the freed temporaries of scoring (a model's per-class rows, 1.4 MB
 # each) in its heap. 20 Newsgroups classify: peak RSS 99 → 89 MB, no more system time (1 MiB:
 # 85 MB, but +0.2-0.3 s system time for the mappings; 128 KiB: 84 MB, +0.4 s); train: 98-104
-# → 96-98 MiB, SpamAssassin (cutoffs cross-validated) 159 → 128 MiB, no slower. Not --tune:
+# → 96-98 MiB, SpamAssassin (cutoffs cross-validated) 159 → 125 MiB, no slower. Not --tune:
 # each of its many large temporaries (word pairs: 10 MB a class row) would be mapped and
 # faulted in afresh (20 Newsgroups: the complement weights took 6.0 s against 3.6).
 _MMAP_THRESHOLD = 2 << 20

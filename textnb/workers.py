@@ -43,13 +43,9 @@ def spawned(function: Callable[..., Any], jobs: Iterable[tuple], processes: int)
     """:func:`imap` in a standard-library pool of spawned processes: a job for each process and
     one more are sent ahead, then one more for each result taken (two for each process: 20
     Newsgroups' `textnb train` peaked 3 MiB higher, no faster)."""
-    if processes == 1:
-        yield from (function(*job) for job in jobs)
-        return
     from concurrent.futures.process import BrokenProcessPool
-    try:
-        pool = _pool(processes)
-    except (OSError, NotImplementedError):  # no working semaphores (some containers): here
+    pool = _pool(processes) if processes > 1 else None
+    if pool is None:
         yield from (function(*job) for job in jobs)
         return
     jobs = iter(jobs)
@@ -76,7 +72,8 @@ _pools: dict[int, Any] = {}
 def _pool(processes: int) -> Any:
     """A pool of ``processes`` spawned processes, kept for the next call, as joblib keeps its
     workers: training on error walks in them once per fold (SpamAssassin's `textnb train`
-    took 12.2 s with a new pool a call, 7.4 s with one kept)."""
+    took 12.2 s with a new pool a call, 7.4 s with one kept). None where the system has no
+    working semaphores (some containers): the jobs then run in this process."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     pool = _pools.get(processes)
@@ -86,9 +83,12 @@ def _pool(processes: int) -> Any:
         # Spawned, not forked: forking a process that holds threads (numpy's BLAS) is unsafe.
         # Measured on 20 Newsgroups, spawning was as fast as a fork server (3.9-4.2 s).
         # Ctrl-C is the command's to handle (one line, "aborted"), not each worker's traceback.
-        pool = _pools[processes] = ProcessPoolExecutor(
-            processes, mp_context=multiprocessing.get_context("spawn"),
-            initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+        try:
+            pool = _pools[processes] = ProcessPoolExecutor(
+                processes, mp_context=multiprocessing.get_context("spawn"),
+                initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+        except (OSError, NotImplementedError):
+            return None
     return pool
 
 
