@@ -78,8 +78,6 @@ def _pool(processes: int) -> Any:
     from concurrent.futures import ProcessPoolExecutor
     pool = _pools.get(processes)
     if pool is None:
-        if not _pools:
-            atexit.register(_shut_down)
         # Spawned, not forked: forking a process that holds threads (numpy's BLAS) is unsafe.
         # Measured on 20 Newsgroups, spawning was as fast as a fork server (3.9-4.2 s).
         # Ctrl-C is the command's to handle (one line, "aborted"), not each worker's traceback.
@@ -97,6 +95,9 @@ def _shut_down() -> None:
     (left to the garbage collector, a pool's clean-up ran after them: "Exception ignored")."""
     while _pools:
         _pools.popitem()[1].shutdown(wait=True)
+
+
+atexit.register(_shut_down)
 
 
 def _joblib(function: Callable[..., Any], jobs: Iterable[tuple], n_jobs: int) -> Iterator[Any]:
