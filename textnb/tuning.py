@@ -53,8 +53,9 @@ class Tuning:
     metric: str
     folds: int
     rows: list[dict[str, Any]] = field(default_factory=list)
-    # The one count: the tokenizer settings it was made with, and its parts (with digests).
-    counted: tuple[dict[str, Any], list] | None = field(default=None, repr=False)
+    # The one count: the tokenizer settings it was made with, its vocabulary, the counts (CSR,
+    # before weighing) and the documents' digests.
+    counted: tuple[dict[str, Any], Any, Any, np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def best(self) -> dict[str, Any]:
@@ -73,16 +74,17 @@ class Tuning:
     def refit(self, classifier: Any, labels: Sequence) -> bool:
         """Fit ``classifier`` (given the chosen settings) on the documents as this tuning
         counted them, if they are what its tokenizer counts — the same model, digests and
-        cutoffs as ``fit``, without reading and tokenizing again; False if they are not."""
+        cutoffs as ``fit``, without reading, tokenizing and building the vocabulary again (20
+        Newsgroups: 3 s of a 35 s tuning); False if they are not."""
         if self.counted is None:
             return False
-        tokenizing, parts = self.counted
+        tokenizing, vocabulary, X, digests = self.counted
         if any(classifier.get_params()[name] != value for name, value in tokenizing.items()):
             return False
-        self.counted = None  # let the parts go once the model holds the counts
+        self.counted = None  # let the counts go once the model holds them
         classifier.ngram_range_ = classifier.default_ngram_range(labels)
         classifier._build()
-        classifier._fit_counted(parts, labels)
+        classifier._fit_vocabulary(vocabulary, X, list(labels), digests)
         return True
 
     def summary(self, top: int = 10) -> dict[str, Any]:
@@ -116,11 +118,14 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     counter = type(classifier)(**{**classifier.get_params(), "ngram_range": (1, wide),
                                   "stop_words": classifier.stop_words if kept == GIVEN else kept})
     counter._build()
-    # With digests, so that a classifier of the chosen settings can be fitted on these parts.
+    # With digests: a classifier of the chosen settings is fitted on these counts (Tuning.refit).
     parts = counter._count(list(texts))
+    digests = np.concatenate([d for _, d in parts])
     vocabulary = Vocabulary(min_df=classifier.min_df, max_df=classifier.max_df,
                             max_features=classifier.max_features)
-    counts = to_scipy(vocabulary.fit_parts(c for c, _ in parts))
+    matrix = vocabulary.fit_parts(c for c, _ in parts)
+    del parts
+    counts = to_scipy(matrix)
     single = np.array([" " not in term for term in vocabulary.terms_])
     # Columns of single words for each stop-word setting: a header token is "name:word".
     columns = {kept: single}
@@ -171,7 +176,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
         search(ngram, best(WIDER, [kept]), sorted(alphas)[max(at - 1, 0):at + 2])
     rows.sort(key=lambda r: r["mean"] if spam else -r["mean"])
     tokenizing = {name: counter.get_params()[name] for name in ("ngram_range", "stop_words")}
-    return Tuning(metric, k, rows, (tokenizing, parts))
+    return Tuning(metric, k, rows, (tokenizing, vocabulary, matrix, digests))
 
 
 def _cross_validate(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k: int,
