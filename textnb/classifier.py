@@ -218,12 +218,13 @@ class TextClassifier(Parameters):
         return self._fit_vocabulary(vocabulary, X, labels, digests, unlabeled, em_weight,
                                     em_iterations, callback)
 
-    def _fit_vocabulary(self, vocabulary: Vocabulary, X: CSR, labels: list, digests: np.ndarray,
-                        unlabeled: int = 0, em_weight: float = 1.0,
-                        em_iterations: int | None = None, callback: Any = None) -> "TextClassifier":
+    def _fit_vocabulary(self, vocabulary: Vocabulary, X: CSR, labels: list,
+                        digests: np.ndarray, unlabeled: int = 0, em_weight: float = 1.0,
+                        em_iterations: int | None = None,
+                        callback: Any = None) -> "TextClassifier":
         """``fit`` on the vocabulary of the texts and their counts X (labeled rows first, then
-        ``unlabeled`` rows) and the labeled texts' digests: what :meth:`_fit_counted` builds, and
-        a tuning that counted with these settings (:meth:`textnb.tuning.Tuning.refit`) hands over."""
+        ``unlabeled`` rows) and the labeled texts' digests: what :meth:`_fit_counted` builds,
+        and what a tuning that counted so hands over (:meth:`textnb.tuning.Tuning.refit`)."""
         X = self._weigh(X)
         if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,

@@ -75,7 +75,7 @@ class Tuning:
         """Fit ``classifier`` (given the chosen settings) on the documents as this tuning
         counted them, if they are what its tokenizer counts — the same model, digests and
         cutoffs as ``fit``, without reading, tokenizing and building the vocabulary again (20
-        Newsgroups: 3 s of a 35 s tuning); False if they are not."""
+        Newsgroups' tuning: 28.0-28.3 → 26.8-27.0 s); False if they are not."""
         if self.counted is None:
             return False
         tokenizing, vocabulary, X, digests = self.counted
