@@ -28,7 +28,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .classifier import TextClassifier, _check_training, _count_part, _text_list
+from .classifier import (_SAMPLE_DOCUMENTS, TextClassifier, _check_training, _count_part,
+                         _text_list)
 from .documents import _tree, first_raw, read_raw
 from .errors import DocumentError, TextnbError
 from .tokens import Tokenizer
@@ -70,7 +71,7 @@ def fit_bag(classifier: TextClassifier, bag: Any, client: Any = None) -> TextCla
     classes, sample = (), ()
     if classifier.ngram_range is None and classifier.spam_class is not None:
         classes = _compute([bag.pluck(1).distinct()], client)[0]
-        sample = [text for text, _ in bag.take(100, warn=False)]
+        sample = [text for text, _ in bag.take(_SAMPLE_DOCUMENTS, warn=False)]
     classifier.ngram_range_ = classifier.default_ngram_range(classes, sample)
     classifier._build()  # validates the settings and loads the stop words, as fit does
     tokenizer = delayed(classifier._tokenizer(), pure=True)
