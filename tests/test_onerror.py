@@ -157,7 +157,8 @@ def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(
     default = TextClassifier(spam_class="spam").fit(texts, y)
     # Here its out-of-fold decisions favour training on error, as the command line's do.
     assert default.cutoffs_["training"] == "on-error"
-    assert default.on_error_ == {"documents": 300, "learned": 179, "passes": [35, 51, 9, 0]}
+    assert default.on_error_ == {"documents": 300, "learned": 179, "passes": [35, 51, 9, 0],
+                                 "per_class": {"spam": 150, "ham": 150}}
     # Full mail (Received fields): words alone.
     assert default.ngram_range_ == (1, 1) and default.get_params()["ngram_range"] is None
     full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
@@ -216,6 +217,8 @@ def test_train_on_error_from_the_command_line(tmp_path):
     assert "on error    learned" in result.output and "in 2 passes" in result.output
     model = load_model(path)
     assert 2 < model.model_.class_count_.sum() < 300 and model.cutoffs_ is not None
+    # The summary counts the documents read, not the model's weights of those learned.
+    assert "trained 300 documents (ham: 150, spam: 150)" in result.output
 
 
 def test_mail_that_is_a_subject_and_a_body_counts_word_pairs_too(tmp_path):

@@ -7,7 +7,7 @@ unlearning a document the model never learned is an error rather than corrupt co
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from array import array
 import operator
 import os
@@ -283,7 +283,7 @@ class TextClassifier(Parameters):
         terms they hold: ``fit`` on those documents alone, each weighted by the share of the walks
         that learned it, but for pruning (``min_df``, ``max_df``, ``max_features``), which saw
         them all. ``on_error_`` says how many documents were learned and how many each pass of
-        the first walk learned."""
+        the first walk learned, of how many of each class."""
         from .vocabulary import to_scipy
         matrix = to_scipy(X)
         _, weight, per_pass = train_on_error(matrix, labels, self._new_model, self.margin,
@@ -302,7 +302,7 @@ class TextClassifier(Parameters):
         self.model_ = self._new_model().fit(rows[:, used], chosen, sample_weight=weight[learned])
         self._learned(digests[learned], chosen, weight[learned])
         self.on_error_ = {"documents": len(labels), "learned": int(learned.sum()),
-                          "passes": per_pass}
+                          "passes": per_pass, "per_class": dict(Counter(labels))}
 
     def default_ngram_range(self, labels: Iterable, sample: Iterable[Text] = ()) -> tuple[int, int]:
         """The word n-grams counted for documents of these labels (a list of all of them, or

@@ -524,12 +524,15 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     save_model(classifier, path)
     skips.summary()
     if not quiet:
-        counts = ", ".join(f"{c}: {int(n)}" for c, n in
-                           zip(classifier.classes_, classifier.model_.class_count_))
-        click.echo(f"trained {int(classifier.model_.class_count_.sum())} documents ({counts}), "
+        report = classifier.on_error_
+        # Trained on error, the model's class counts are weights (each learned document's share
+        # of the walks that learned it): say how many documents training read.
+        per_class = (report["per_class"] if report else
+                     dict(zip(classifier.classes_, classifier.model_.class_count_)))
+        counts = ", ".join(f"{c}: {int(per_class[c])}" for c in classifier.classes_)
+        click.echo(f"trained {sum(map(int, per_class.values()))} documents ({counts}), "
                    f"{len(classifier.vocabulary_)} "
                    f"{'terms' if classifier.hash_bits is None else 'hashed columns'} -> {path}")
-        report = classifier.on_error_
         if report:
             click.echo(f"on error    learned {report['learned']} of {report['documents']} "
                        f"documents in {len(report['passes'])} passes "
