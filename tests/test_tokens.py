@@ -27,6 +27,8 @@ NO_HYPOTHESIS = "hypothesis (the test extra) is needed for property tests"
     ("write to John.Doe+spam@mail.example.org today",
      ["write", "to", "john.doe+spam@mail.example.org", "today"]),
     ("buy! now!! free!!! win!!!!!!!", ["buy", "!", "now", "!!", "free", "!!!", "win", "!!!"]),
+    # A "!" run starts where no "!" precedes it; "$" or "!" only start a token of their kind.
+    ("a!b !!x! $x $5! !!!!", ["a", "!", "b", "!!", "x", "!", "x", "$5", "!", "!!!"]),
     ("-- ... ;; ()", []),
 ])
 def test_token_kinds(text, tokens):
