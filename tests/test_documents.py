@@ -316,13 +316,52 @@ def test_plain_messages_take_the_fast_path_with_the_same_result():
         _by_email_package(b"Subject: only a header\n")
 
 
+_MIXED = (b"Subject: x\nContent-Type: multipart/mixed; boundary=\"=_b 1\"\n\npreamble\n"
+          b"--=_b 1\nContent-Type: multipart/alternative; boundary=in\n\n"
+          b"--in\nContent-Type: text/plain; charset=\"ISO-8859-1\"\n"
+          b"Content-Transfer-Encoding: quoted-printable\n\ncaf=E9\n\n"
+          b"--in\nContent-Type: text/html\nContent-Transfer-Encoding: base64\n\n"
+          b"PHA+aGk8L3A+\nPGEgaHJlZj0iaHR0cDovL3guZXhhbXBsZS8iPmE8L2E+\n--in--\nepilogue\n"
+          b"--=_b 1\nContent-Type: application/pdf; name=a.pdf\n"
+          b"Content-Disposition: attachment;\n\tfilename=\"=?utf-8?q?r=C3=A9sum=C3=A9?=.pdf\"\n\n"
+          b"%PDF\n--=_b 1  \n\nno fields\n\n--=_b 1--\nafter\n--=_b 1\n\nnot a part\n")
+
+
+@pytest.mark.parametrize("raw, fields, text", [
+    (_MIXED, (("subject", "x"), ("content-type", "multipart/mixed"),
+              ("attachment", "application/pdf résumé .pdf"), ("html", "p a"),
+              ("url", "x.example")), "caf\xe9\nhi\na\nno fields"),
+    # no closing boundary: the last part runs to the end; its last line end is dropped
+    (b"Content-Type: multipart/alternative; boundary=b\n\n--b\n\none\n--b\n\ntwo\n\n",
+     (("content-type", "multipart/alternative"),), "one\ntwo"),
+    (b"Subject: x\nContent-Type: application/pdf\n\n%PDF\n",            # one part, not text
+     (("subject", "x"), ("content-type", "application/pdf"), ("attachment", "application/pdf")), ""),
+    (b"Subject: x\nContent-Transfer-Encoding: base64\n\naGk=\n",         # encoded body
+     (("subject", "x"), ("content-transfer-encoding", "base64")), "hi"),
+    (b"Subject: x\nTo: a@b.example", (("subject", "x"), ("to", "a@b.example")), ""),
+])
+def test_fast_path_reads_multiparts_attachments_and_base64(raw, fields, text):
+    from textnb.documents import _simple_message
+    fast = _simple_message(raw, "-")
+    assert fast == _by_email_package(raw)
+    assert fast.fields == fields and fast.text == text
+
+
 @pytest.mark.parametrize("raw", [
     b"Subject: crlf\r\n\r\nbody\r\n",                                   # CR in the header
     b"Subject: caf\xe9\n\nbody\n",                                      # 8-bit header
-    b"Subject: x\nContent-Type: application/pdf\n\n%PDF\n",            # not text
-    b"Subject: x\nContent-Type: multipart/mixed; boundary=b\n\n--b\n\nx\n--b--\n",
-    b"Subject: x\nContent-Transfer-Encoding: base64\n\naGk=\n",         # encoded body
     b"Subject: x\nContent-Type: text/plain; charset*=utf-8''x\n\nbody\n",  # RFC 2231
+    b"Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: message/rfc822\n\n"
+    b"Subject: inner\n\nx\n--b--\n",                                   # a message in a part
+    b"Content-Type: multipart/digest; boundary=b\n\n--b\n\nSubject: y\n\nx\n--b--\n",
+    b"Content-Type: multipart/mixed; boundary=b\n\n--b\n--b\n\nx\n--b--\n",  # two in a row
+    b"Content-Type: multipart/mixed; boundary=b\n\nno boundary line\n",
+    b"Content-Type: multipart/mixed; boundary=b\n\n--b--\n",              # closed at once
+    b"Content-Type: multipart/mixed; boundary=b\n\n--b\r\n\r\nx\r\n--b--\r\n",  # CR
+    b"Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: image/gif;"
+    b" name*=utf-8''x.gif\n\nGIF\n--b--\n",                             # RFC 2231 name
+    b"Content-Type: multipart/mixed; boundary=b\n\n--b\nX: caf\xe9\n\nx\n--b--\n",
+    b"Content-Type: multipart/mixed; boundary=\"<b>\"\n\n--b\n\nx\n--b--\n",  # <> stripped
     b"Subject: x\nnot a header line\n\nbody\n",
     b"Subject: x\nContent-Type: text/plain; name\n\nbody\n",            # a bare parameter
     b"Subject: x\nContent-Type: text/plain; charset=\"a;b\"\n\nbody\n",  # quoted ";"
@@ -391,6 +430,39 @@ _BODY_LINES = st.sampled_from([b"", b"caf\xc3\xa9", b"caf\xe9", b"<html>", b"<p>
 def test_fast_path_agrees_with_the_email_package(header, body):
     from textnb.documents import _simple_message
     raw = b"\n".join(header) + b"\n\n" + b"\n".join(body)
+    fast = _simple_message(raw, "-")
+    if fast is not None:
+        assert fast == _by_email_package(raw)
+
+
+_PART_FIELDS = st.sampled_from([
+    b"Content-Type: text/plain", b"Content-Type: text/html; charset=\"utf-8\"",
+    b"Content-Type: TEXT/enriched; charset=latin-1", b"Content-Type: application/pdf; name=a.pdf",
+    b"Content-Type: image/gif;\n name=\"b c.gif\"", b"Content-Disposition: attachment; filename=d",
+    b"Content-Disposition: inline", b"Content-Transfer-Encoding: base64",
+    b"Content-Transfer-Encoding: quoted-printable", b"Content-Transfer-Encoding: 7bit",
+    b"Content-Type: multipart/alternative; boundary=in", b"Content-Type: message/rfc822",
+    b"Content-Type: text/plain; name*=x", b"X-Other: y", b"\tcontinued", b"not a field",
+])
+_PART_LINES = st.sampled_from([
+    b"", b"aGk=", b"PGI+aGk8L2I+", b"caf=E9 =", b"<b>x</b>", b"caf\xe9", b"--b", b"--b--",
+    b"--b  ", b"--bx", b"--b--x", b"--in", b"--in--", b"Subject: inner", b"begin 644 f", b"end",
+])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(_PART_LINES, max_size=4), max_size=3),
+       st.lists(st.tuples(st.lists(_PART_FIELDS, max_size=3), st.booleans(),
+                          st.lists(_PART_LINES, max_size=5)), max_size=4),
+       st.sampled_from([b"multipart/mixed", b"multipart/alternative", b"text/plain"]))
+def test_fast_path_agrees_with_the_email_package_on_multiparts(around, parts, kind):
+    from textnb.documents import _simple_message
+    preamble, epilogue = (b"\n".join(lines) for lines in (around + [[], []])[:2])
+    body = [preamble]
+    for fields, blank, lines in parts:
+        body += [b"--b", *fields] + ([b""] if blank else []) + lines
+    raw = (b"Subject: s\nContent-Type: " + kind + b"; boundary=\"b\"\n\n" +
+           b"\n".join(body + [b"--b--", epilogue]))
     fast = _simple_message(raw, "-")
     if fast is not None:
         assert fast == _by_email_package(raw)

@@ -581,79 +581,206 @@ def _markup_fields(tags: dict[str, None], hosts: dict[str, None],
 
 # -- the common case without the email package ----------------------------------------------
 
-# A Content-Type the fast path reads: plain text or HTML, with simple parameters (charset,
-# format=flowed) that the email package's parser reads the same way. No two blank runs are
-# adjacent: "\s*;?\s*" made a run of spaces without ";" quadratic (a minute on 100 kB of them,
-# issue #10).
-_SIMPLE_TYPE = re.compile(r'text/(plain|html)((?:\s*;\s*[\w-]+\s*=\s*(?:"[\w.:-]+"|[\w.:-]+))*)'
-                          r'\s*(?:;\s*)?', re.IGNORECASE)
+# A Content-Type (or Content-Disposition) the fast path reads: a type and simple parameters,
+# each a token or a quoted string without quotes, backslashes, ";" or line ends inside, not
+# starting with "<" (which the email package strips from a boundary or file name), and no RFC
+# 2231 "name*=": then its parser reads them as this does. No two blank runs are adjacent:
+# "\s*;?\s*" made a run of spaces without ";" quadratic (a minute on 100 kB of them, issue #10).
+_VALUE = r'(?:"[^"\\\n;<][^"\\\n;]*"|[^\s;"\\<][^\s;"\\]*)'
+_PARAMETERS = r'((?:\s*;\s*[\w-]+\s*=\s*' + _VALUE + r')*)\s*(?:;\s*)?'
+_CONTENT_TYPE = re.compile(r"([\w.+-]+/[\w.+-]+)" + _PARAMETERS)
+_DISPOSITION = re.compile(r"[\w.+-]+" + _PARAMETERS)
+_PARAMETER = re.compile(r'([\w-]+)\s*=\s*(?:"([^"]*)"|([^\s;"]+))')
 # A header block of fields and their continuation lines, and one field of it: compat32's value
 # is the text after the colon, leading blanks dropped, continuation lines kept with their line
 # ends, the final line end dropped. Each line starts with a field name or a blank, so neither
 # pattern can backtrack over more than a line.
 _HEADER_BLOCK = re.compile(r"(?:[!-9;-~]+:[^\n]*\n(?:[ \t][^\n]*\n)*)*")
 _HEADER = re.compile(r"([!-9;-~]+):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)\n")
-_PARAMETER = re.compile(r'([\w-]+)\s*=\s*"?([\w.:-]+)')
 # Transfer encodings whose payload the fast path decodes as the email package does (it leaves
 # any other name but base64 and uuencode as it is).
-_RAW_ENCODINGS = frozenset({"", "7bit", "8bit", "binary", "quoted-printable"})
+_RAW_ENCODINGS = frozenset({"", "7bit", "8bit", "binary"})
+# Leaf parts (and boundary lines of one multipart) and levels of nesting the fast path reads; a
+# message with more is left to the email package, and to its limits: with at most 64 leaves at
+# most 5 levels deep, no message here has MAX_PARTS parts.
+_FAST_PARTS = 64
+_FAST_DEPTH = 5
 
 
 def _simple_message(raw: bytes, source: str) -> Document | None:
-    """The Document of a one-part plain-text or HTML message with an ASCII LF header block, as
-    the email package would give it, at a fifth of the cost; None for any other message.
+    """The Document of a message of text parts (plain, HTML, any text/*), multiparts of them
+    and attachments, with ASCII LF header blocks, as the email package would give it, at a
+    fifth of the cost; None for any other message.
 
-    Most news articles and much mail are such messages. Anything unusual (MIME parts, an
-    base64 body, 8-bit or CR bytes in the header, a line that is no header field) is left to
-    the email package, so the two paths agree exactly (tests/test_documents.py compares them
-    on every message of the corpora).
+    Most news articles and mail are such messages. Anything unusual (a message/rfc822 or
+    multipart/digest part, uuencoded parts, 8-bit or CR bytes in a header, a line that is no
+    header field, a boundary line right after another, parameters beyond the simple ones) is
+    left to the email package, so the two paths agree exactly (tests/test_documents.py compares
+    them on every message of the corpora).
     """
-    end = raw.find(b"\n\n")
-    head, body = (raw, b"") if end < 0 else (raw[:end + 1], raw[end + 2:])
-    if not head.isascii() or b"\r" in head:
+    headers, body = _header_block(raw, top=True)
+    if headers is None:
         return None
-    text = head.decode("ascii")
-    text = text[:text.rfind("\n") + 1]  # up to the last line end
-    if text.startswith("From "):
-        text = text[text.find("\n") + 1:]
-    # Every line a header field or its continuation, checked and split by two patterns in C
-    # rather than line by line in Python (a sixth of the fast path's time).
-    if _HEADER_BLOCK.fullmatch(text) is None:
+    leaves: list[tuple] = []
+    if not _leaves(headers, body, False, 0, leaves):
         return None
-    headers = [(name.lower(), value) for name, value in _HEADER.findall(text)]
-    first: dict[str, str] = {}
-    for name, value in headers:
-        first.setdefault(name, value)
-    encoding = first.get("content-transfer-encoding", "").lower()
-    if encoding not in _RAW_ENCODINGS:
-        return None
-    charset, kind = None, "text/plain"
-    if "content-type" in first:
-        simple = _SIMPLE_TYPE.fullmatch(first["content-type"])
-        if simple is None:
-            return None
-        kind = "text/" + simple[1].lower()
-        # Message.get_content_charset: the first parameter named charset, unquoted, lower case.
-        charset = next((value.lower() for name, value in _PARAMETER.findall(simple[2])
-                        if name.lower() == "charset"), None)
-    if encoding == "quoted-printable":
-        import quopri  # what Message.get_payload(decode=True) calls
-        body = quopri.decodestring(body)
+    first = _first(headers)
+    match = _CONTENT_TYPE.fullmatch(first["content-type"]) if "content-type" in first else None
+    kind = match[1].lower() if match else "text/plain"
+    charset = _parameter(match[2], "charset") if match else None
     fields = []
     for name, value in headers:
         if name == "content-type":
-            fields.append((name, " ".join(filter(None, [kind, charset]))))
+            # The type and charset alone: boundaries and other parameters are random strings.
+            fields.append((name, " ".join(filter(None, [kind, charset and charset.lower()]))))
         elif name in HEADER_FIELDS:
             text = _header_text(value)
             if text:
                 fields.append((name, text))
     from .headers import envelope_fields
     fields += envelope_fields(headers)
+    texts: list[str] = []
     tags: dict[str, None] = {}
     hosts: dict[str, None] = {}
-    text = _text(body, charset, kind, tags, hosts)
+    for leaf in leaves:
+        if len(leaf) == 2:  # (kind, file name): an attachment
+            fields.append(("attachment", f"{leaf[0]} {_header_text(leaf[1] or '')}".rstrip()))
+            continue
+        text = _text(*leaf, tags, hosts)
+        if text:
+            texts.append(text)
     _markup_fields(tags, hosts, fields)
-    return Document(source, text, tuple(fields))
+    return Document(source, "\n".join(texts), tuple(fields))
+
+
+def _header_block(raw: bytes, top: bool = False) -> tuple[list[tuple[str, str]] | None, bytes]:
+    """(the (lower-case name, value) fields of raw's header block, the body after it); None
+    for fields the fast path leaves to the email package. ``top``: a message's own header
+    block, which may open with an mbox "From " line."""
+    if raw.startswith(b"\n") and not top:  # a part without fields
+        return [], raw[1:]
+    end = raw.find(b"\n\n")
+    head, body = (raw, b"") if end < 0 else (raw[:end + 1], raw[end + 2:])
+    if not head.isascii() or b"\r" in head:
+        return None, body
+    text = head.decode("ascii")
+    if not text.endswith("\n"):
+        text += "\n"  # a last line without its line end is a field too
+    if top and text.startswith("From "):
+        text = text[text.find("\n") + 1:]
+    # Every line a header field or its continuation, checked and split by two patterns in C
+    # rather than line by line in Python (a sixth of the fast path's time).
+    if _HEADER_BLOCK.fullmatch(text) is None:
+        return None, body
+    return [(name.lower(), value) for name, value in _HEADER.findall(text)], body
+
+
+def _first(headers: list[tuple[str, str]]) -> dict[str, str]:
+    """Each field's first value, as Message.get gives it."""
+    first: dict[str, str] = {}
+    for name, value in headers:
+        first.setdefault(name, value)
+    return first
+
+
+def _parameter(parameters: str, name: str) -> str | None:
+    """The value of the first parameter called ``name`` (any case) of a _PARAMETERS match."""
+    return next((quoted or token for key, quoted, token in _PARAMETER.findall(parameters)
+                 if key.lower() == name), None)
+
+
+def _leaves(headers: list[tuple[str, str]], body: bytes, part: bool, depth: int,
+            leaves: list[tuple]) -> bool:
+    """Append the leaves of the part with these fields and body to ``leaves``, in the order
+    Message.walk gives them: (kind, charset, payload) for a text part, its payload decoded as
+    get_payload(decode=True) does; (kind, file name or None) for an attachment. False where
+    the email package must read the part. ``part``: a part of a multipart, whose last line end
+    belongs to the boundary line after it."""
+    first = _first(headers)
+    content_type = first.get("content-type")
+    if content_type is None:
+        kind, parameters = "text/plain", ""
+    else:
+        match = (_CONTENT_TYPE.fullmatch(content_type)
+                 if len(content_type) <= MAX_PARAMETER_FIELD else None)
+        if match is None:
+            return False
+        kind, parameters = match[1].lower(), match[2]
+    main = kind.partition("/")[0]
+    if main == "multipart":
+        boundary = _parameter(parameters, "boundary")
+        boundary = boundary.rstrip() if boundary else boundary
+        if not boundary or kind == "multipart/digest" or depth >= _FAST_DEPTH:
+            return False
+        return _split(body, boundary.encode("ascii"), depth + 1, leaves)
+    if main == "message":
+        return False
+    if main == "text":
+        encoding = first.get("content-transfer-encoding", "").lower()
+        if part and body.endswith(b"\n"):
+            body = body[:-1]
+        if encoding == "quoted-printable":
+            import quopri  # what Message.get_payload(decode=True) calls
+            body = quopri.decodestring(body)
+        elif encoding == "base64":
+            from email._encoded_words import decode_b  # as get_payload(decode=True) decodes
+            body = decode_b(b"".join(body.splitlines()))[0]
+        elif encoding not in _RAW_ENCODINGS:
+            return False
+        charset = _parameter(parameters, "charset")
+        leaves.append((body, charset and charset.lower(), kind))
+        return len(leaves) <= _FAST_PARTS
+    # An attachment: its file name is Content-Disposition's filename, else Content-Type's name.
+    disposition = first.get("content-disposition")
+    filename = None
+    if disposition is not None:
+        match = (_DISPOSITION.fullmatch(disposition)
+                 if len(disposition) <= MAX_PARAMETER_FIELD else None)
+        if match is None:
+            return False
+        filename = _parameter(match[1], "filename")
+    if filename is None:
+        filename = _parameter(parameters, "name")
+    leaves.append((kind, filename.strip() if filename else None))
+    return len(leaves) <= _FAST_PARTS
+
+
+def _split(body: bytes, boundary: bytes, depth: int, leaves: list[tuple]) -> bool:
+    """The parts of a multipart body between its ``--boundary`` lines, up to the closing
+    ``--boundary--`` (or the end), read by _leaves; False where the email package must."""
+    if b"\r" in body:
+        return False
+    separator = b"--" + boundary
+    marks = []  # (where the boundary line starts, where it ends) of each, up to a closing one
+    closed = False
+    at = 0 if body.startswith(separator) else (body.find(b"\n" + separator) + 1 or -1)
+    while at >= 0:
+        end = body.find(b"\n", at)
+        end = len(body) if end < 0 else end
+        rest = body[at + len(separator):end]
+        close = rest.startswith(b"--")
+        if not rest[2 if close else 0:].strip(b" \t"):  # only blanks after it: a boundary line
+            marks.append((at, end))
+            if close:
+                closed = True
+                break
+            if len(marks) > _FAST_PARTS:
+                return False
+        at = body.find(b"\n" + separator, end) + 1 or -1
+    # A part between two boundary lines; none before the first, none after a closing one. The
+    # email package makes no part of an empty line pair, nor of a preamble without boundaries.
+    if not marks or closed and len(marks) == 1:
+        return False
+    ends = [start for start, _ in marks[1:]]
+    if not closed:
+        ends.append(len(body))
+    for (_, start), end in zip(marks, ends):
+        if start + 1 >= end:  # two boundary lines in a row, or one at the very end
+            return False
+        headers, payload = _header_block(body[start + 1:end])
+        if headers is None or not _leaves(headers, payload, True, depth, leaves):
+            return False
+    return True
 
 
 # Common tags; a body opening with one, or holding several, is HTML whatever its MIME type says.
