@@ -335,7 +335,8 @@ _MIXED = (b"Subject: x\nContent-Type: multipart/mixed; boundary=\"=_b 1\"\n\npre
     (b"Content-Type: multipart/alternative; boundary=b\n\n--b\n\none\n--b\n\ntwo\n\n",
      (("content-type", "multipart/alternative"),), "one\ntwo"),
     (b"Subject: x\nContent-Type: application/pdf\n\n%PDF\n",            # one part, not text
-     (("subject", "x"), ("content-type", "application/pdf"), ("attachment", "application/pdf")), ""),
+     (("subject", "x"), ("content-type", "application/pdf"),
+      ("attachment", "application/pdf")), ""),
     (b"Subject: x\nContent-Transfer-Encoding: base64\n\naGk=\n",         # encoded body
      (("subject", "x"), ("content-transfer-encoding", "base64")), "hi"),
     (b"Subject: x\nTo: a@b.example", (("subject", "x"), ("to", "a@b.example")), ""),

@@ -621,10 +621,10 @@ def _simple_message(raw: bytes, source: str) -> Document | None:
     headers, body = _header_block(raw, top=True)
     if headers is None:
         return None
-    leaves: list[tuple] = []
-    if not _leaves(headers, body, False, 0, leaves):
-        return None
     first = _first(headers)
+    leaves: list[tuple] = []
+    if not _leaves(first, body, False, 0, leaves):
+        return None
     match = _CONTENT_TYPE.fullmatch(first["content-type"]) if "content-type" in first else None
     kind = match[1].lower() if match else "text/plain"
     charset = _parameter(match[2], "charset") if match else None
@@ -689,14 +689,13 @@ def _parameter(parameters: str, name: str) -> str | None:
                  if key.lower() == name), None)
 
 
-def _leaves(headers: list[tuple[str, str]], body: bytes, part: bool, depth: int,
+def _leaves(first: dict[str, str], body: bytes, part: bool, depth: int,
             leaves: list[tuple]) -> bool:
-    """Append the leaves of the part with these fields and body to ``leaves``, in the order
-    Message.walk gives them: (kind, charset, payload) for a text part, its payload decoded as
-    get_payload(decode=True) does; (kind, file name or None) for an attachment. False where
-    the email package must read the part. ``part``: a part of a multipart, whose last line end
-    belongs to the boundary line after it."""
-    first = _first(headers)
+    """Append the leaves of the part with these fields (:func:`_first`) and body to ``leaves``,
+    in the order Message.walk gives them: (payload, charset, kind) for a text part, the
+    payload decoded as get_payload(decode=True) does; (kind, file name or None) for an
+    attachment. False where the email package must read the part. ``part``: a part of a
+    multipart, whose last line end belongs to the boundary line after it."""
     content_type = first.get("content-type")
     if content_type is None:
         kind, parameters = "text/plain", ""
@@ -778,7 +777,7 @@ def _split(body: bytes, boundary: bytes, depth: int, leaves: list[tuple]) -> boo
         if start + 1 >= end:  # two boundary lines in a row, or one at the very end
             return False
         headers, payload = _header_block(body[start + 1:end])
-        if headers is None or not _leaves(headers, payload, True, depth, leaves):
+        if headers is None or not _leaves(_first(headers), payload, True, depth, leaves):
             return False
     return True
 
