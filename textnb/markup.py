@@ -71,7 +71,8 @@ def html_text(html: str, tags: dict[str, None], hosts: dict[str, None]) -> str:
             continue
         tags[name] = None
         attrs = match["attrs"]
-        if "=" in attrs:
+        # Most tags have attributes (width=, color=), few a link: checked before the pattern.
+        if "=" in attrs and ("href" in (lower := attrs.lower()) or "src" in lower):
             for quoted, single, bare in _LINK.findall(attrs):
                 host = _host(unescape(quoted or single or bare))
                 if host:
