@@ -685,6 +685,8 @@ def _first(headers: list[tuple[str, str]]) -> dict[str, str]:
 
 def _parameter(parameters: str, name: str) -> str | None:
     """The value of the first parameter called ``name`` (any case) of a _PARAMETERS match."""
+    if not parameters:  # the common case: a part without parameters
+        return None
     return next((quoted or token for key, quoted, token in _PARAMETER.findall(parameters)
                  if key.lower() == name), None)
 
