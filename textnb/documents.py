@@ -614,8 +614,8 @@ _FAST_DEPTH = 5
 
 def _simple_message(raw: bytes, source: str) -> Document | None:
     """The Document of a message of text parts (plain, HTML, any text/*), multiparts of them
-    and attachments, with ASCII LF header blocks, as the email package would give it, at a
-    fifth of the cost; None for any other message.
+    and attachments, with ASCII LF header blocks, as the email package would give it (at a
+    fifth of its cost for a one-part message); None for any other message.
 
     Most news articles and mail are such messages. Anything unusual (a message/rfc822 or
     multipart/digest part, uuencoded parts, 8-bit or CR bytes in a header, a line that is no
