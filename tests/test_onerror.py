@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -217,8 +218,16 @@ def test_train_on_error_from_the_command_line(tmp_path):
     assert "on error    learned" in result.output and "in 2 passes" in result.output
     model = load_model(path)
     assert 2 < model.model_.class_count_.sum() < 300 and model.cutoffs_ is not None
-    # The summary counts the documents read, not the model's weights of those learned.
+    # The summary counts the documents read, not the model's weights of those learned; info
+    # says how many of each class were learned, and their weight.
     assert "trained 300 documents (ham: 150, spam: 150)" in result.output
+    info = CliRunner().invoke(main, ["info", "-m", str(path)]).output
+    learned = re.findall(r"(\w+) \((\d+) documents learned on error, weight ([\d.]+)\)", info)
+    assert [c for c, _, _ in learned] == ["ham", "spam"]
+    assert sum(int(n) for _, n, _ in learned) == int(re.search(r"learned (\d+) of 300",
+                                                              result.output)[1])
+    np.testing.assert_allclose([float(w) for _, _, w in learned], model.model_.class_count_,
+                               rtol=1e-3)
 
 
 def test_mail_that_is_a_subject_and_a_body_counts_word_pairs_too(tmp_path):

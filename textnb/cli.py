@@ -1150,11 +1150,21 @@ def info(model_path, top, output) -> int:
             "informative_terms": ({str(c): terms for c, terms in
                                    classifier.informative_terms(top).items()}
                                   if len(model.classes_) > 1 else {})}
+    # Trained on error, the class counts are weights (each learned document's share of the
+    # walks that learned it), not numbers of documents: say both.
+    weights = getattr(classifier, "digest_weights_", None)
+    if weights is not None and (weights != 1).any():
+        learned = classifier.digest_labels_[weights > 0]
+        data["learned_on_error"] = {str(c): int((learned == c).sum()) for c in model.classes_}
+        classes = [f"{c} ({_count(data['learned_on_error'][str(c)], 'document')} learned on "
+                   f"error, weight {n:.4g})" for c, n in zip(model.classes_, model.class_count_)]
+    else:
+        classes = [f"{c} ({_count(n, 'document')})" for c, n in data["classes"].items()]
     if output == "json":
         click.echo(json.dumps(data, ensure_ascii=False, default=str))
         return OK
     lines = [f"model       {data['model']}",
-             "classes     " + ", ".join(f"{c} ({_count(n, 'document')})" for c, n in data["classes"].items()),
+             "classes     " + ", ".join(classes),
              f"terms       {data['terms']}" + (
                  f" hashed columns of 2**{classifier.hash_bits} (the terms are not kept)"
                  if classifier.hash_bits is not None else ""),
