@@ -256,3 +256,31 @@ def test_mail_that_is_a_subject_and_a_body_counts_word_pairs_too(tmp_path):
     assert result.exit_code == 0, result.output
     loaded = load_model(model)
     assert loaded.ngram_range_ == (1, 2) and any(" " in term for term in loaded.vocabulary_.terms_)
+
+
+def test_two_classes_of_many_texts_count_word_pairs(tmp_path):
+    # Reviews or two newsgroups: word pairs from PAIRS_MIN_DOCUMENTS documents on; fewer (the
+    # lecture notes' worked examples), more classes or full mail count words.
+    from textnb.classifier import PAIRS_MIN_DOCUMENTS
+    words = ["good", "bad", "plot", "acting", "not", "great", "boring", "fun"]
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(words, 6)) for _ in range(PAIRS_MIN_DOCUMENTS)]
+    y = ["pos", "neg"] * (PAIRS_MIN_DOCUMENTS // 2)
+    assert TextClassifier().fit(texts, y).ngram_range_ == (1, 2)
+    assert TextClassifier().fit(texts[:-2], y[:-2]).ngram_range_ == (1, 1)
+    assert TextClassifier().fit(texts, ["a", "b", "c", "d"] * (len(y) // 4)).ngram_range_ == (1, 1)
+    assert TextClassifier().fit(iter(texts), iter(y)).ngram_range_ == (1, 1)  # labels unknown
+    mail = [b"Received: from a.example\nSubject: x\n\n" + t.encode() for t in texts]
+    assert TextClassifier().fit(mail, y).ngram_range_ == (1, 1)
+    # textnb train counts the files before it reads them, and chooses alike.
+    for i, (text, label) in enumerate(zip(texts, y)):
+        (tmp_path / label).mkdir(exist_ok=True)
+        (tmp_path / label / f"{i}.txt").write_text(text)
+    model = tmp_path / "m"
+    for drop, pairs in ((0, (1, 2)), (2, (1, 1))):
+        for name in sorted((tmp_path / "pos").iterdir())[:drop]:
+            name.unlink()
+        result = CliRunner().invoke(main, ["train", "-q", "-m", str(model), str(tmp_path / "pos"),
+                                           str(tmp_path / "neg")])
+        assert result.exit_code == 0, result.output
+        assert load_model(model).ngram_range_ == pairs

@@ -187,8 +187,9 @@ class TextClassifier(Parameters):
         texts = _text_iterable(texts)
         if hasattr(texts, "__len__") and hasattr(y, "__len__"):
             _check_training(texts, list(y))  # before any work, where the lengths are known
-        sample, texts = self._peek(texts)
-        self.ngram_range_ = self.default_ngram_range(y if hasattr(y, "__len__") else (), sample)
+        labels = y if hasattr(y, "__len__") else ()
+        sample, texts = self._peek(texts, labels)
+        self.ngram_range_ = self.default_ngram_range(labels, sample)
         self._build()
         extra = [] if unlabeled is None else _text_list(unlabeled)
         if extra and self.training == "on-error":
@@ -304,21 +305,29 @@ class TextClassifier(Parameters):
         self.on_error_ = {"documents": len(labels), "learned": int(learned.sum()),
                           "passes": per_pass, "per_class": dict(Counter(labels))}
 
-    def default_ngram_range(self, labels: Iterable, sample: Iterable[Text] = ()) -> tuple[int, int]:
+    def default_ngram_range(self, labels: Iterable, sample: Iterable[Text] = (),
+                            documents: int | None = None) -> tuple[int, int]:
         """The word n-grams counted for documents of these labels (a list of all of them, or
-        just the class names) of which ``sample`` are some: ``ngram_range`` if given, else
-        (1, 2) for two-class mail whose sample is mostly not full mail (no Received field),
-        and (1, 1) for anything else, or when the labels or documents are not known yet."""
+        just the class names and how many ``documents`` there are) of which ``sample`` are
+        some: ``ngram_range`` if given, else (1, 2) for two classes of documents that are
+        mostly not full mail (no Received field), when a spam class is one of them (SMS, a
+        Subject and a body) or there are :data:`PAIRS_MIN_DOCUMENTS` documents or more
+        (reviews, two newsgroups); (1, 1) for anything else, or when the labels or documents
+        are not known yet."""
         if self.ngram_range is not None:
             return tuple(self.ngram_range)
-        sample = list(sample)
-        short = 2 * sum(map(relayed, sample)) < len(sample)
-        return (1, 2) if short and self._learns_cutoffs(list(labels)) else (1, 1)
+        labels, sample = list(labels), list(sample)
+        if len(set(map(str, labels))) != 2 or 2 * sum(map(relayed, sample)) >= len(sample):
+            return (1, 1)
+        many = (len(labels) if documents is None else documents) >= PAIRS_MIN_DOCUMENTS
+        return (1, 2) if many or self._learns_cutoffs(labels) else (1, 1)
 
-    def _peek(self, texts: Iterable[Text]) -> tuple[list[Text], Iterable[Text]]:
-        """The first documents of ``texts`` if ``default_ngram_range`` needs them (none
-        otherwise: an iterator is read no further ahead than counting reads it), and ``texts``."""
-        if self.ngram_range is not None or self.spam_class is None:
+    def _peek(self, texts: Iterable[Text], labels: Sequence) -> tuple[list[Text], Iterable[Text]]:
+        """The first documents of ``texts`` if ``default_ngram_range`` needs them for these
+        labels (none otherwise: an iterator is read no further ahead than counting reads it),
+        and ``texts``."""
+        if self.ngram_range is not None or len(set(map(str, labels))) != 2 or not (
+                len(labels) >= PAIRS_MIN_DOCUMENTS or self._learns_cutoffs(list(labels))):
             return [], texts
         return _peek(texts)
 
@@ -379,7 +388,7 @@ class TextClassifier(Parameters):
             _check_labels(texts, labels)  # before any work, where the lengths are known
         fitted = hasattr(self, "model_")
         if not fitted:
-            sample, texts = self._peek(texts)
+            sample, texts = self._peek(texts, labels)
             self.ngram_range_ = self.default_ngram_range(labels, sample)
             self._build()
             vocabulary = self._vocabulary()
@@ -715,6 +724,11 @@ class _Added:
 
 # Documents looked at to tell full mail from other texts (default_ngram_range).
 _SAMPLE_DOCUMENTS = 100
+# Two-class text gets word pairs from this many documents on. By 5-fold CV of the training
+# part, pairs against words: Rotten Tomatoes snippets (5,972) 0.7323 against 0.7247, IMDB
+# reviews (17,500) 0.8903 against 0.8661, four pairs of newsgroups (857-1,192 posts) +0.1 to
+# +0.7 points each. Fewer documents (the lecture notes' worked examples) count words.
+PAIRS_MIN_DOCUMENTS = 500
 
 
 def _peek(texts: Iterable[Text]) -> tuple[list[Text], Iterable[Text]]:

@@ -481,11 +481,14 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                           target_unsure=target_unsure, training=training, margin=margin,
                           max_passes=passes)
-    # Word pairs for two-class mail that is not full mail, unless --ngrams: chosen here, where
-    # the classes are known before the documents are read.
-    if classifier.ngram_range is None:
-        sample = _sample(sources) if classifier._learns_cutoffs(classes) else []
-        classifier.set_params(ngram_range=classifier.default_ngram_range(classes, sample))
+    # Word pairs for two classes of texts that are not full mail, unless --ngrams: chosen
+    # here, where the classes (and the files) are known before the documents are read.
+    if classifier.ngram_range is None and len(set(classes)) == 2:
+        # Counted without reporting: reading reports what cannot be read, once.
+        files = sum(1 for _, path in sources if path != "-"
+                    for _ in iter_files(path, lambda *_: None))
+        classifier.set_params(ngram_range=classifier.default_ngram_range(
+            classes, _sample(sources), documents=files))
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
     texts, y = ((None, classes) if dask_address or stream
                 else _stream_labelled(sources, skips, quiet))

@@ -66,13 +66,13 @@ def fit_bag(classifier: TextClassifier, bag: Any, client: Any = None) -> TextCla
     ['spam']
     """
     from dask import delayed
-    # Which n-grams to count may depend on the classes and texts (ngram_range None): a pass
-    # for the classes, and the first partition's texts.
-    classes, sample = (), ()
-    if classifier.ngram_range is None and classifier.spam_class is not None:
-        classes = _compute([bag.pluck(1).distinct()], client)[0]
+    # Which n-grams to count may depend on the classes, how many texts there are and what
+    # they are (ngram_range None): a pass for the classes and the count, and the first texts.
+    classes, sample, documents = (), (), 0
+    if classifier.ngram_range is None:
+        classes, documents = _compute([bag.pluck(1).distinct(), bag.count()], client)
         sample = [text for text, _ in bag.take(_SAMPLE_DOCUMENTS, warn=False)]
-    classifier.ngram_range_ = classifier.default_ngram_range(classes, sample)
+    classifier.ngram_range_ = classifier.default_ngram_range(classes, sample, documents)
     classifier._build()  # validates the settings and loads the stop words, as fit does
     tokenizer = delayed(classifier._tokenizer(), pure=True)
     parts = _compute([delayed(_count_pairs)(tokenizer, part) for part in bag.to_delayed()],
@@ -92,7 +92,8 @@ def fit_files(classifier: TextClassifier, files: Sequence[tuple[str, str]], clie
     files = list(files)
     # The first files, read here too, tell full mail from other texts (ngram_range None).
     sample = first_raw([path for _, path in files[:20]], 20)
-    classifier.ngram_range_ = classifier.default_ngram_range({label for label, _ in files}, sample)
+    classifier.ngram_range_ = classifier.default_ngram_range({label for label, _ in files}, sample,
+                                                            documents=len(files))
     classifier._build()
     client = client or _import_distributed().get_client()
     tokenizer = client.scatter(classifier._tokenizer(), broadcast=True)
