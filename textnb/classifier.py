@@ -316,20 +316,23 @@ class TextClassifier(Parameters):
         are not known yet."""
         if self.ngram_range is not None:
             return tuple(self.ngram_range)
-        labels, sample = list(labels), list(sample)
-        if len(set(map(str, labels))) != 2 or 2 * sum(map(relayed, sample)) >= len(sample):
-            return (1, 1)
+        sample = list(sample)
+        short = 2 * sum(map(relayed, sample)) < len(sample)
+        return (1, 2) if short and self._may_pair(list(labels), documents) else (1, 1)
+
+    def _may_pair(self, labels: list, documents: int | None = None) -> bool:
+        """Whether documents of these labels count word pairs by default if they are not full
+        mail: no ``ngram_range`` given, two classes, and a spam class among them or
+        :data:`PAIRS_MIN_DOCUMENTS` documents (``documents``, else one a label) or more."""
         many = (len(labels) if documents is None else documents) >= PAIRS_MIN_DOCUMENTS
-        return (1, 2) if many or self._learns_cutoffs(labels) else (1, 1)
+        return (self.ngram_range is None and len(set(map(str, labels))) == 2
+                and (many or self._learns_cutoffs(labels)))
 
     def _peek(self, texts: Iterable[Text], labels: Sequence) -> tuple[list[Text], Iterable[Text]]:
         """The first documents of ``texts`` if ``default_ngram_range`` needs them for these
         labels (none otherwise: an iterator is read no further ahead than counting reads it),
         and ``texts``."""
-        if self.ngram_range is not None or len(set(map(str, labels))) != 2 or not (
-                len(labels) >= PAIRS_MIN_DOCUMENTS or self._learns_cutoffs(list(labels))):
-            return [], texts
-        return _peek(texts)
+        return _peek(texts) if self._may_pair(list(labels)) else ([], texts)
 
     def _ngrams(self) -> tuple[int, int]:
         """The n-grams counted: as fitted (``ngram_range_``), else as set (None: words)."""

@@ -484,9 +484,10 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     # Word pairs for two classes of texts that are not full mail, unless --ngrams: chosen
     # here, where the classes (and the files) are known before the documents are read.
     if classifier.ngram_range is None and len(set(classes)) == 2:
-        # Counted without reporting: reading reports what cannot be read, once.
-        files = sum(1 for _, path in sources if path != "-"
-                    for _ in iter_files(path, lambda *_: None))
+        # The files counted (without reporting: reading reports what cannot be read, once)
+        # unless a spam class decides.
+        files = None if classifier._learns_cutoffs(classes) else sum(
+            1 for _, path in sources if path != "-" for _ in iter_files(path, lambda *_: None))
         classifier.set_params(ngram_range=classifier.default_ngram_range(
             classes, _sample(sources), documents=files))
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
