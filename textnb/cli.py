@@ -176,7 +176,9 @@ _TRAINING_OPTIONS = [
                       "the --min-df, --max-df and --max-features pruning applies to columns)."),
     click.option("--stop-words", metavar="english|none|FILE", help="Stop words to drop."),
     click.option("--stem", type=click.Choice(["porter", "snowball"]), help="Stem tokens with NLTK."),
-    click.option("--ngrams", type=click.IntRange(min=1), help="Use word n-grams up to N."),
+    click.option("--ngrams", type=click.IntRange(min=1),
+                 help="Use word n-grams up to N (default: 2 for two classes of texts that are "
+                      "not full mail, a spam class among them or 500 documents or more; else 1)."),
     click.option("--tf", type=click.Choice(["raw", "log", "binary"]),
                  help="Term weights: counts, log(1+count) or presence."),
     click.option("--norm", type=click.Choice(["none", "l2"]), help="Scale documents to unit length."),
