@@ -258,17 +258,22 @@ def test_mail_that_is_a_subject_and_a_body_counts_word_pairs_too(tmp_path):
     assert loaded.ngram_range_ == (1, 2) and any(" " in term for term in loaded.vocabulary_.terms_)
 
 
-def test_two_classes_of_many_texts_count_word_pairs(tmp_path):
-    # Reviews or two newsgroups: word pairs from PAIRS_MIN_DOCUMENTS documents on; fewer (the
-    # lecture notes' worked examples), more classes or full mail count words.
-    from textnb.classifier import PAIRS_MIN_DOCUMENTS
+def test_two_classes_or_short_texts_count_word_pairs_when_there_are_many(tmp_path):
+    # Reviews, two newsgroups, headlines: word pairs from PAIRS_MIN_DOCUMENTS documents on, for
+    # two classes or short texts; fewer (the lecture notes' worked examples), long texts of
+    # more classes or full mail count words.
+    from textnb.classifier import PAIRS_MIN_DOCUMENTS, SHORT_TEXT
     words = ["good", "bad", "plot", "acting", "not", "great", "boring", "fun"]
     rng = np.random.default_rng(0)
     texts = [" ".join(rng.choice(words, 6)) for _ in range(PAIRS_MIN_DOCUMENTS)]
     y = ["pos", "neg"] * (PAIRS_MIN_DOCUMENTS // 2)
+    four = ["a", "b", "c", "d"] * (len(y) // 4)
     assert TextClassifier().fit(texts, y).ngram_range_ == (1, 2)
     assert TextClassifier().fit(texts[:-2], y[:-2]).ngram_range_ == (1, 1)
-    assert TextClassifier().fit(texts, ["a", "b", "c", "d"] * (len(y) // 4)).ngram_range_ == (1, 1)
+    assert TextClassifier().fit(texts, four).ngram_range_ == (1, 2)  # short texts
+    long = [" ".join(rng.choice(words, SHORT_TEXT // 4)) for _ in texts]
+    assert TextClassifier().fit(long, four).ngram_range_ == (1, 1)
+    assert TextClassifier().fit(long, y).ngram_range_ == (1, 2)
     assert TextClassifier().fit(iter(texts), iter(y)).ngram_range_ == (1, 1)  # labels unknown
     mail = [b"Received: from a.example\nSubject: x\n\n" + t.encode() for t in texts]
     assert TextClassifier().fit(mail, y).ngram_range_ == (1, 1)
@@ -282,5 +287,13 @@ def test_two_classes_of_many_texts_count_word_pairs(tmp_path):
             name.unlink()
         result = CliRunner().invoke(main, ["train", "-q", "-m", str(model), str(tmp_path / "pos"),
                                            str(tmp_path / "neg")])
+        assert result.exit_code == 0, result.output
+        assert load_model(model).ngram_range_ == pairs
+    # Four classes (one directory of class directories): short texts pairs, long ones words.
+    for kind, documents, pairs in (("short", texts, (1, 2)), ("long", long, (1, 1))):
+        for i, (text, label) in enumerate(zip(documents, four)):
+            (tmp_path / kind / label).mkdir(parents=True, exist_ok=True)
+            (tmp_path / kind / label / f"{i}.txt").write_text(text)
+        result = CliRunner().invoke(main, ["train", "-q", "-m", str(model), str(tmp_path / kind)])
         assert result.exit_code == 0, result.output
         assert load_model(model).ngram_range_ == pairs

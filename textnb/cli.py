@@ -177,8 +177,9 @@ _TRAINING_OPTIONS = [
     click.option("--stop-words", metavar="english|none|FILE", help="Stop words to drop."),
     click.option("--stem", type=click.Choice(["porter", "snowball"]), help="Stem tokens with NLTK."),
     click.option("--ngrams", type=click.IntRange(min=1),
-                 help="Use word n-grams up to N (default: 2 for two classes of texts that are "
-                      "not full mail, a spam class among them or 500 documents or more; else 1)."),
+                 help="Use word n-grams up to N (default: 2 for texts that are not full mail, "
+                      "two classes with a spam class, or 500 documents or more of two classes "
+                      "or of short texts; else 1)."),
     click.option("--tf", type=click.Choice(["raw", "log", "binary"]),
                  help="Term weights: counts, log(1+count) or presence."),
     click.option("--norm", type=click.Choice(["none", "l2"]), help="Scale documents to unit length."),
@@ -483,15 +484,16 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                           target_unsure=target_unsure, training=training, margin=margin,
                           max_passes=passes)
-    # Word pairs for two classes of texts that are not full mail, unless --ngrams: chosen
-    # here, where the classes (and the files) are known before the documents are read.
-    if classifier.ngram_range is None and len(set(classes)) == 2:
+    # Word pairs or words, unless --ngrams: chosen here, where the classes and the files are
+    # known before the documents are read (TextClassifier.default_ngram_range).
+    if classifier.ngram_range is None:
         # The files counted (without reporting: reading reports what cannot be read, once)
-        # unless a spam class decides.
+        # unless a spam class decides, and the first of each directory read if they may.
         files = None if classifier._learns_cutoffs(classes) else sum(
             1 for _, path in sources if path != "-" for _ in iter_files(path, lambda *_: None))
+        sample = _sample(sources) if classifier._may_pair(classes, files) else []
         classifier.set_params(ngram_range=classifier.default_ngram_range(
-            classes, _sample(sources), documents=files))
+            classes, sample, documents=files))
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
     texts, y = ((None, classes) if dask_address or stream
                 else _stream_labelled(sources, skips, quiet))
