@@ -259,14 +259,15 @@ def test_mail_that_is_a_subject_and_a_body_counts_word_pairs_too(tmp_path):
 
 
 def test_two_classes_or_short_texts_count_word_pairs_when_there_are_many(tmp_path):
-    # Reviews, two newsgroups, headlines: word pairs from PAIRS_MIN_DOCUMENTS documents on, for
-    # two classes or short texts; fewer (the lecture notes' worked examples), long texts of
-    # more classes or full mail count words.
-    from textnb.classifier import PAIRS_MIN_DOCUMENTS, SHORT_TEXT
+    # Reviews, two newsgroups, headlines: word pairs for PAIRS_DOCUMENTS documents, of two
+    # classes or short texts; fewer (the lecture notes' worked examples), more (whose pairs
+    # could outgrow memory), long texts of more classes or full mail count words.
+    from textnb.classifier import PAIRS_DOCUMENTS, SHORT_TEXT
+    low, high = PAIRS_DOCUMENTS
     words = ["good", "bad", "plot", "acting", "not", "great", "boring", "fun"]
     rng = np.random.default_rng(0)
-    texts = [" ".join(rng.choice(words, 6)) for _ in range(PAIRS_MIN_DOCUMENTS)]
-    y = ["pos", "neg"] * (PAIRS_MIN_DOCUMENTS // 2)
+    texts = [" ".join(rng.choice(words, 6)) for _ in range(low)]
+    y = ["pos", "neg"] * (low // 2)
     four = ["a", "b", "c", "d"] * (len(y) // 4)
     assert TextClassifier().fit(texts, y).ngram_range_ == (1, 2)
     assert TextClassifier().fit(texts[:-2], y[:-2]).ngram_range_ == (1, 1)
@@ -275,6 +276,8 @@ def test_two_classes_or_short_texts_count_word_pairs_when_there_are_many(tmp_pat
     assert TextClassifier().fit(long, four).ngram_range_ == (1, 1)
     assert TextClassifier().fit(long, y).ngram_range_ == (1, 2)
     assert TextClassifier().fit(iter(texts), iter(y)).ngram_range_ == (1, 1)  # labels unknown
+    for documents, pairs in ((high, (1, 2)), (high + 1, (1, 1))):
+        assert TextClassifier().default_ngram_range(["a", "b", "c"], texts, documents) == pairs
     mail = [b"Received: from a.example\nSubject: x\n\n" + t.encode() for t in texts]
     assert TextClassifier().fit(mail, y).ngram_range_ == (1, 1)
     # textnb train counts the files before it reads them, and chooses alike.

@@ -312,27 +312,27 @@ class TextClassifier(Parameters):
         just the class names and how many ``documents`` there are) of which ``sample`` are
         some: ``ngram_range`` if given, else (1, 2) for documents that are mostly not full
         mail (no Received field) when a spam class is one of two classes (SMS, a Subject and
-        a body), or when there are :data:`PAIRS_MIN_DOCUMENTS` documents or more of two
-        classes (reviews, two newsgroups) or of short texts (median under
-        :data:`SHORT_TEXT` characters: snippets, headlines, subject lines); (1, 1) for anything
-        else, or when the labels or documents are not known yet."""
-        if self.ngram_range is not None or not self._may_pair(list(labels), documents):
+        a body), or when there are :data:`PAIRS_DOCUMENTS` of them, of two classes (reviews,
+        two newsgroups) or short (median under :data:`SHORT_TEXT` characters: snippets,
+        headlines, subject lines); (1, 1) for anything else, or when the labels or documents
+        are not known yet."""
+        labels = list(labels)
+        if not self._may_pair(labels, documents):
             return tuple(self.ngram_range or (1, 1))
         sample = list(sample)
         if 2 * sum(map(relayed, sample)) >= len(sample):  # full mail, or nothing to tell by
             return (1, 1)
-        labels = list(labels)
-        two = len(set(map(str, labels))) == 2
-        short = statistics.median(map(_length, sample)) < SHORT_TEXT
-        many = (len(labels) if documents is None else documents) >= PAIRS_MIN_DOCUMENTS
-        return (1, 2) if self._learns_cutoffs(labels) or many and (two or short) else (1, 1)
+        if self._learns_cutoffs(labels) or len(set(map(str, labels))) == 2:
+            return (1, 2)
+        return (1, 2) if statistics.median(map(_length, sample)) < SHORT_TEXT else (1, 1)
 
     def _may_pair(self, labels: list, documents: int | None = None) -> bool:
         """Whether documents of these labels may count word pairs by default, as their first
         texts decide: no ``ngram_range`` given, and two classes with a spam class among them,
-        or :data:`PAIRS_MIN_DOCUMENTS` documents (``documents``, else one a label) or more."""
-        many = (len(labels) if documents is None else documents) >= PAIRS_MIN_DOCUMENTS
-        return self.ngram_range is None and (many or self._learns_cutoffs(labels))
+        or :data:`PAIRS_DOCUMENTS` documents (``documents``, else one a label)."""
+        low, high = PAIRS_DOCUMENTS
+        enough = low <= (len(labels) if documents is None else documents) <= high
+        return self.ngram_range is None and (enough or self._learns_cutoffs(labels))
 
     def _peek(self, texts: Iterable[Text], labels: Sequence) -> tuple[list[Text], Iterable[Text]]:
         """The first documents of ``texts`` if ``default_ngram_range`` needs them for these
@@ -733,13 +733,15 @@ class _Added:
 
 # Documents looked at to tell full mail from other texts (default_ngram_range).
 _SAMPLE_DOCUMENTS = 100
-# Two-class text gets word pairs from this many documents on. By 5-fold CV of the training
-# part, pairs against words: Rotten Tomatoes snippets (5,972) 0.7323 against 0.7247, IMDB
-# reviews (17,500) 0.8903 against 0.8661, four pairs of newsgroups (857-1,192 posts) +0.1 to
-# +0.7 points each. Fewer documents (the lecture notes' worked examples) count words.
-PAIRS_MIN_DOCUMENTS = 500
+# Two-class text (and short text, below) counts word pairs from the first number of documents
+# to the second. By 5-fold CV of the training part, pairs against words: Rotten Tomatoes
+# snippets (5,972) 0.7323 against 0.7247, IMDB reviews (17,500) 0.8903 against 0.8661, four
+# pairs of newsgroups (857-1,192 posts) +0.1 to +0.7 points each. Fewer documents (the lecture
+# notes' worked examples) count words; so do more, whose pairs could outgrow memory (a million
+# 75-word posts hold tens of millions): --ngrams 2 with --hash-bits counts them in bounded memory.
+PAIRS_DOCUMENTS = (500, 100_000)
 # Texts whose median length (characters; bytes as read) is under this are short: they count
-# word pairs from PAIRS_MIN_DOCUMENTS documents on, however many classes. 20 Newsgroups' posts
+# word pairs for PAIRS_DOCUMENTS documents, however many classes. 20 Newsgroups' posts
 # as Subject lines, or a Subject and 200 characters of the body (20 classes, 5-fold CV of the
 # training part): 0.8296 -> 0.8487, 0.8899 -> 0.9115. Its whole posts (median 1,178 bytes)
 # count words: pairs would hold a million terms for 0.4 points.

@@ -178,8 +178,8 @@ _TRAINING_OPTIONS = [
     click.option("--stem", type=click.Choice(["porter", "snowball"]), help="Stem tokens with NLTK."),
     click.option("--ngrams", type=click.IntRange(min=1),
                  help="Use word n-grams up to N (default: 2 for texts that are not full mail, "
-                      "two classes with a spam class, or 500 documents or more of two classes "
-                      "or of short texts; else 1)."),
+                      "two classes with a spam class, or 500 to 100,000 documents of two "
+                      "classes or of short texts; else 1)."),
     click.option("--tf", type=click.Choice(["raw", "log", "binary"]),
                  help="Term weights: counts, log(1+count) or presence."),
     click.option("--norm", type=click.Choice(["none", "l2"]), help="Scale documents to unit length."),
