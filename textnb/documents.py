@@ -23,8 +23,8 @@ Choices:
 * Most messages are read without the email package (:func:`_simple_message`: text parts,
   multiparts of them and attachments with plain header blocks, 5,978 of SpamAssassin's 6,046
   and nearly every news article), with the very Document it would give, at less cost
-  (SpamAssassin's multipart messages: 0.82 ms a message, HTML included, against 1.28); the
-  rest go through it.
+  (SpamAssassin's multipart messages: 0.68–0.72 ms a message, HTML included, against 1.30,
+  scripts/bench_parse.py); the rest go through it.
 * Every parser step is linear in its input: the email package gets at most
   :data:`MAX_PARTS` MIME parts and Content-Type/Content-Disposition values of at most
   :data:`MAX_PARAMETER_FIELD` characters (its parameter parser is quadratic), and no regular
