@@ -41,21 +41,11 @@ sys.path.insert(0, str(HERE))
 
 from bench_sentiment import fetch, load  # noqa: E402
 from textnb import TextClassifier  # noqa: E402
+from textnb.metrics import stratified_folds  # noqa: E402
 from tune import stratified_split  # noqa: E402
 
 NEWSGROUP_PAIRS = (("rec.autos", "rec.motorcycles"), ("comp.graphics", "comp.windows.x"),
                    ("talk.religion.misc", "alt.atheism"), ("sci.med", "sci.space"))
-
-
-def folds_of(y: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """A stratified fold number for each document."""
-    rng = np.random.default_rng(seed)
-    folds = np.empty(len(y), dtype=int)
-    for c in np.unique(y):
-        members = np.flatnonzero(y == c)
-        rng.shuffle(members)
-        folds[members] = np.arange(members.size) % k
-    return folds
 
 
 def cv(texts: list, y: np.ndarray, folds: np.ndarray, ngram_range: tuple[int, int]) -> list[float]:
@@ -115,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'pairs':>15}  {'pairs - words':>13}  default  seconds")
     for name, texts, y in corpora(args):
         start = time.perf_counter()
-        folds = folds_of(y, args.folds, args.seed)
+        folds = stratified_folds(y, args.folds, args.seed)
         words, pairs = (cv(texts, y, folds, n) for n in ((1, 1), (1, 2)))
         default = TextClassifier().default_ngram_range(list(y), texts[:100])
         print(f"{name:<34} {len(y):>6} {len(set(y)):>7} "
