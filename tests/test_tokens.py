@@ -6,12 +6,25 @@ import numpy as np
 import pytest
 
 import textnb.stopwords
+import textnb.tokens
 from textnb.decoding import decode
 from textnb.errors import TextnbError
 from textnb.stopwords import load_stop_words
 from textnb.tokens import MAX_TOKEN_LENGTH, Tokenizer
 
 NO_HYPOTHESIS = "hypothesis (the test extra) is needed for property tests"
+NO_C = "textnb._tokens was not built (no C compiler at install time)"
+C_TOKENS = textnb.tokens._fast
+
+
+@pytest.fixture(autouse=True, params=["C", "regex"])
+def scanner(request, monkeypatch):
+    """Every test here twice: with the tokenizer in C, and with the regular expression alone."""
+    if request.param == "C" and C_TOKENS is None:
+        pytest.skip(NO_C)
+    if request.param == "regex":
+        monkeypatch.setattr(textnb.tokens, "_fast", None)
+    return request.param
 
 
 # -- token kinds ------------------------------------------------------------------------------
@@ -200,3 +213,4 @@ def test_document_prefixes_what_words_gives_for_each_field(settings):
         f"{name}:{word}" for name, value in fields for word in tokenizer.words(value)]
     assert tokenizer.document("Body text, the offers", fields) == expected
     assert len(expected) > 10 - 5 * ("stop_words" in settings)
+

@@ -15,6 +15,11 @@ from collections.abc import Iterable, Sequence
 
 from .decoding import POSSESSIVE, decode
 
+try:  # the same tokens from C (textnb/_tokens.c), where it was built
+    from . import _tokens as _fast
+except ImportError:  # no C compiler at install time: the regular expression below
+    _fast = None
+
 # Longer tokens are dropped: base64 and uuencoded lines are 60–76 characters of junk that
 # would each become a new term, while the longest words of English text and most host names
 # are under 40 characters.
@@ -87,6 +92,9 @@ class Tokenizer:
             text = decode(bytes(text))
         if self.lowercase:
             text = text.casefold()
+        if _fast is not None:
+            tokens = _fast.tokens(text, self.stop_words, self.max_length)
+            return self._stemmed(tokens) if self.stemmer else tokens
         tokens = _TOKEN.findall(text)
         if self.stop_words:
             tokens = list(filterfalse(self.stop_words.__contains__, tokens))
@@ -103,6 +111,9 @@ class Tokenizer:
         if self.stemmer:
             for name, value in fields:
                 tokens.extend(map(f"{name}:".__add__, self.words(value)))
+            return tokens
+        if _fast is not None:
+            _fast.field_tokens(tokens, fields, self.stop_words, self.lowercase, self.max_length)
             return tokens
         # words() inlined: a message has some 25 fields of a few tokens each, so the calls
         # and checks per field cost as much as matching them (a third less time on SpamAssassin).

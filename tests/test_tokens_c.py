@@ -1,0 +1,82 @@
+"""textnb/_tokens.c, the tokenizer in C, against the regular expression it follows
+(textnb.tokens._TOKEN): the same tokens on any text and on real mail. tests/test_tokens.py runs
+the Tokenizer's own tests with each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import textnb.tokens
+from textnb.documents import read_bytes
+from textnb.tokens import _TOKEN, Tokenizer
+
+from conftest import spamassassin_sample
+
+C_TOKENS = textnb.tokens._fast
+pytestmark = pytest.mark.skipif(C_TOKENS is None, reason="textnb._tokens was not built "
+                                                          "(no C compiler at install time)")
+
+def _pattern_tokens(text: str, stop: frozenset, cap: int) -> list[str]:
+    return [t for t in _TOKEN.findall(text) if t not in stop and len(t) <= cap]
+
+
+def _field_tokens(fields, stop: frozenset, cap: int, lowercase: bool = True) -> list[str]:
+    tokens: list[str] = ["body"]
+    C_TOKENS.field_tokens(tokens, fields, stop, lowercase, cap)
+    return tokens
+
+
+# Characters where the two could part: every branch's punctuation, non-ASCII letters and digits,
+# digits that are \w but not \d (², ½, Ⅻ), a combining mark (not \w), an astral letter.
+_ALPHABET = "aZ09_ .,'’+-@$€£!¡é٣²½Ⅻ\u0301\U0001D400\n\t"
+
+
+def test_c_tokens_equal_the_pattern_on_any_text():
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=3000, deadline=None)
+    @hypothesis.given(st.one_of(st.text(_ALPHABET, max_size=60), st.text(max_size=60)),
+                      st.sampled_from([frozenset(), frozenset({"a", "$0", "!!", "a.a"})]),
+                      st.integers(1, 12))
+    def check(text, stop, cap):
+        assert C_TOKENS.tokens(text, stop, cap) == _pattern_tokens(text, stop, cap)
+        fields = [("subject", text), ("to", text.upper())]
+        expected = ["body"] + [f"{name}:{t}" for name, value in fields
+                               for t in _pattern_tokens(value.casefold(), stop, cap)]
+        assert _field_tokens(fields, stop, cap) == expected
+
+    check()
+
+
+def test_c_tokens_equal_the_pattern_on_real_mail():
+    """Every body and header field of the first 300 spam and ham of the shared SpamAssassin
+    archive (the bundled sample without it), cased and folded."""
+    sample = spamassassin_sample(300)
+    bundled = Path(__file__).resolve().parents[1] / "corpora" / "spamassassin"
+    messages = (sample["spam"] + sample["ham"] if sample else
+                [p.read_bytes() for p in sorted(bundled.rglob("*")) if p.is_file()])
+    stop = Tokenizer().stop_words | {"the"}
+    texts = 0
+    for raw in messages:
+        document = read_bytes(raw)
+        for text in [document.text] + [value for _, value in document.fields]:
+            for form in (text, text.casefold()):
+                assert C_TOKENS.tokens(form, stop, 40) == _pattern_tokens(form, stop, 40)
+                texts += 1
+        assert Tokenizer().document(document.text, document.fields) == (
+            _pattern_tokens(document.text.casefold(), Tokenizer().stop_words, 40)
+            + _field_tokens(document.fields, Tokenizer().stop_words, 40)[1:])
+    assert texts > 5000
+
+
+def test_c_tokens_reject_what_they_cannot_read():
+    with pytest.raises(TypeError):
+        C_TOKENS.tokens(b"bytes", frozenset(), 40)
+    with pytest.raises(TypeError, match="stop words"):
+        C_TOKENS.tokens("text", ["a", "list"], 40)
+    with pytest.raises(TypeError):
+        _field_tokens([("subject", None)], frozenset(), 40)
+    assert C_TOKENS.tokens("the cat", None, 40) == ["the", "cat"]

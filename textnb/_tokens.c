@@ -1,0 +1,214 @@
+/* text → tokens in one pass of C: the same tokens as textnb.tokens._TOKEN.findall, stop words
+ * and over-long tokens dropped.
+ *
+ * The regular expression is the definition (textnb/tokens.py, and the fallback where this
+ * module is not built); this scanner follows it branch by branch, with Python's re semantics
+ * for str patterns: \w is a character for which str.isalnum() is true, or "_"; \d one for which
+ * str.isdecimal() is. tests/test_tokens.py checks that both give the same tokens. Python's re
+ * engine spends some 60 ns a character trying the pattern; this loop a few, so tokenizing costs
+ * a fraction of what it did (most of what is left is making the token strings).
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* ASCII, most of any text, from a table; other characters from Python's Unicode database. */
+static unsigned char ascii_word[128];
+#define IS_WORD(c) ((c) < 128 ? ascii_word[c] : (Py_UNICODE_ISALNUM(c) || (c) == '_'))
+#define IS_DIGIT(c) ((c) < 128 ? ((c) >= '0' && (c) <= '9') : Py_UNICODE_ISDECIMAL(c))
+#define AT(i) PyUnicode_READ(kind, data, (i))
+
+/* The end of the token starting at i, or i if none starts there. */
+static Py_ssize_t
+token_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i)
+{
+    Py_UCS4 c = AT(i);
+    Py_ssize_t j;
+    if (IS_WORD(c)) {
+        /* \w\w*+(?:[.'’+-]\w+|,\d+)*+(?:@\w+(?:[.-]\w+)+)? */
+        j = i + 1;
+        while (j < n && IS_WORD(AT(j)))
+            j++;
+        while (j + 1 < n) {
+            Py_UCS4 p = AT(j), next = AT(j + 1);
+            if ((p == '.' || p == '\'' || p == 0x2019 || p == '+' || p == '-') && IS_WORD(next)) {
+                j += 2;
+                while (j < n && IS_WORD(AT(j)))
+                    j++;
+            }
+            else if (p == ',' && IS_DIGIT(next)) {
+                j += 2;
+                while (j < n && IS_DIGIT(AT(j)))
+                    j++;
+            }
+            else
+                break;
+        }
+        if (j + 1 < n && AT(j) == '@' && IS_WORD(AT(j + 1))) {
+            Py_ssize_t k = j + 2, end = 0;
+            while (k < n && IS_WORD(AT(k)))
+                k++;
+            while (k + 1 < n && (AT(k) == '.' || AT(k) == '-') && IS_WORD(AT(k + 1))) {
+                k += 2;
+                while (k < n && IS_WORD(AT(k)))
+                    k++;
+                end = k;
+            }
+            if (end)
+                j = end;
+        }
+        return j;
+    }
+    if (c == '$' || c == 0x20AC || c == 0xA3) {
+        /* (?<=[$€£])\d[\d,]*(?:\.\d+)? */
+        if (i + 1 >= n || !IS_DIGIT(AT(i + 1)))
+            return i;
+        j = i + 2;
+        while (j < n && (IS_DIGIT(AT(j)) || AT(j) == ','))
+            j++;
+        if (j + 1 < n && AT(j) == '.' && IS_DIGIT(AT(j + 1))) {
+            j += 2;
+            while (j < n && IS_DIGIT(AT(j)))
+                j++;
+        }
+        return j;
+    }
+    if (c == '!') {
+        /* (?<=!)(?<!!!)!{0,2}: the first "!" of a run, and at most two more */
+        if (i > 0 && AT(i - 1) == '!')
+            return i;
+        j = i + 1;
+        while (j < n && j < i + 3 && AT(j) == '!')
+            j++;
+        return j;
+    }
+    return i;
+}
+
+/* Append the tokens of text (a str) to list, each prefixed by prefix (a str, or NULL), those in
+ * stop (a set, or NULL) or longer than max_length left out. */
+static int
+append_tokens(PyObject *list, PyObject *text, PyObject *prefix, PyObject *stop,
+              Py_ssize_t max_length)
+{
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0;
+    while (i < n) {
+        Py_ssize_t end = token_end(kind, data, n, i);
+        if (end == i) {
+            i++;
+            continue;
+        }
+        if (end - i <= max_length) {
+            PyObject *token = PyUnicode_Substring(text, i, end);
+            if (token == NULL)
+                return -1;
+            int drop = stop ? PySet_Contains(stop, token) : 0;
+            if (drop == 0 && prefix) {
+                PyObject *joined = PyUnicode_Concat(prefix, token);
+                Py_DECREF(token);
+                token = joined;
+                if (token == NULL)
+                    return -1;
+            }
+            if (drop < 0 || (drop == 0 && PyList_Append(list, token) < 0)) {
+                Py_DECREF(token);
+                return -1;
+            }
+            Py_DECREF(token);
+        }
+        i = end;
+    }
+    return 0;
+}
+
+static int
+check_stop(PyObject *stop)
+{
+    if (stop != Py_None && !PyAnySet_Check(stop)) {
+        PyErr_SetString(PyExc_TypeError, "stop words must be a set, a frozenset or None");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+tokens(PyObject *self, PyObject *args)
+{
+    PyObject *text, *stop;
+    Py_ssize_t max_length;
+    if (!PyArg_ParseTuple(args, "UOn:tokens", &text, &stop, &max_length) || check_stop(stop) < 0)
+        return NULL;
+    PyObject *list = PyList_New(0);
+    if (list == NULL)
+        return NULL;
+    if (append_tokens(list, text, NULL, stop == Py_None || PySet_GET_SIZE(stop) == 0 ? NULL : stop,
+                      max_length) < 0) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    return list;
+}
+
+static PyObject *
+field_tokens(PyObject *self, PyObject *args)
+{
+    PyObject *list, *fields, *stop, *iterator, *item;
+    int lowercase;
+    Py_ssize_t max_length;
+    if (!PyArg_ParseTuple(args, "O!OOpn:field_tokens", &PyList_Type, &list, &fields, &stop,
+                          &lowercase, &max_length) || check_stop(stop) < 0)
+        return NULL;
+    if (stop != Py_None && PySet_GET_SIZE(stop) == 0)
+        stop = Py_None;
+    iterator = PyObject_GetIter(fields);
+    if (iterator == NULL)
+        return NULL;
+    while ((item = PyIter_Next(iterator)) != NULL) {
+        PyObject *name, *value, *prefix = NULL, *folded = NULL;
+        int failed = 1;
+        if (!PyArg_ParseTuple(item, "UU:field", &name, &value))
+            goto next;
+        folded = lowercase ? PyObject_CallMethod(value, "casefold", NULL) : Py_NewRef(value);
+        if (folded == NULL)
+            goto next;
+        prefix = PyUnicode_FromFormat("%U:", name);
+        if (prefix == NULL)
+            goto next;
+        failed = append_tokens(list, folded, prefix, stop == Py_None ? NULL : stop,
+                               max_length) < 0;
+    next:
+        Py_XDECREF(prefix);
+        Py_XDECREF(folded);
+        Py_DECREF(item);
+        if (failed) {
+            Py_DECREF(iterator);
+            return NULL;
+        }
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"tokens", tokens, METH_VARARGS,
+     "tokens(text, stop_words, max_length) -> list: the tokens of text (_TOKEN.findall), "
+     "those in the set stop_words (or None) or longer than max_length left out."},
+    {"field_tokens", field_tokens, METH_VARARGS,
+     "field_tokens(tokens, fields, stop_words, lowercase, max_length): append to the list "
+     "tokens each (name, value) field's tokens, case-folded if lowercase, prefixed 'name:'."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tokens", NULL, -1, methods};
+
+PyMODINIT_FUNC
+PyInit__tokens(void)
+{
+    for (int c = 0; c < 128; c++)
+        ascii_word[c] = Py_UNICODE_ISALNUM(c) || c == '_';
+    return PyModule_Create(&module);
+}
