@@ -11,6 +11,7 @@ import pytest
 import textnb.tokens
 from textnb.documents import read_bytes
 from textnb.tokens import _TOKEN, Tokenizer
+from textnb.vocabulary import _python_numbers
 
 from conftest import spamassassin_sample
 
@@ -80,3 +81,23 @@ def test_c_tokens_reject_what_they_cannot_read():
     with pytest.raises(TypeError):
         _field_tokens([("subject", None)], frozenset(), 40)
     assert C_TOKENS.tokens("the cat", None, 40) == ["the", "cat"]
+
+
+def test_c_numbers_equal_the_python_ones():
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=500, deadline=None)
+    @hypothesis.given(st.lists(st.sampled_from("abcdefgh"), max_size=5),
+                      st.lists(st.sampled_from("abcdefghxyz"), max_size=30), st.booleans())
+    def check(known, terms, add):
+        index = {term: i for i, term in enumerate(dict.fromkeys(known))}
+        copy = dict(index)
+        assert C_TOKENS.number(index, terms, add) == _python_numbers(copy, terms, add)
+        assert list(index.items()) == list(copy.items())
+
+    check()
+    with pytest.raises(TypeError):
+        C_TOKENS.number({}, 5, True)
+    with pytest.raises(TypeError):
+        C_TOKENS.number({"a": "not a number"}, ["a"], False)

@@ -1,5 +1,5 @@
 /* text → tokens in one pass of C: the same tokens as textnb.tokens._TOKEN.findall, stop words
- * and over-long tokens dropped.
+ * and over-long tokens dropped; and tokens → their numbers in a vocabulary (textnb.vocabulary).
  *
  * The regular expression is the definition (textnb/tokens.py, and the fallback where this
  * module is not built); this scanner follows it branch by branch, with Python's re semantics
@@ -193,6 +193,53 @@ field_tokens(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static PyObject *
+number(PyObject *self, PyObject *args)
+{
+    PyObject *index, *terms, *sequence, *bytes;
+    int add;
+    if (!PyArg_ParseTuple(args, "O!Op:number", &PyDict_Type, &index, &terms, &add))
+        return NULL;
+    sequence = PySequence_Fast(terms, "terms must be a sequence");
+    if (sequence == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
+    bytes = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (bytes == NULL) {
+        Py_DECREF(sequence);
+        return NULL;
+    }
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(bytes);
+    PyObject **items = PySequence_Fast_ITEMS(sequence);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *found = PyDict_GetItemWithError(index, items[i]);
+        if (found != NULL) {
+            out[i] = PyLong_AsLongLong(found);
+            if (out[i] == -1 && PyErr_Occurred())
+                goto failed;
+        }
+        else if (PyErr_Occurred())
+            goto failed;
+        else if (!add)
+            out[i] = -1;
+        else {
+            PyObject *next = PyLong_FromSsize_t(PyDict_GET_SIZE(index));
+            if (next == NULL || PyDict_SetItem(index, items[i], next) < 0) {
+                Py_XDECREF(next);
+                goto failed;
+            }
+            out[i] = PyDict_GET_SIZE(index) - 1;
+            Py_DECREF(next);
+        }
+    }
+    Py_DECREF(sequence);
+    return bytes;
+failed:
+    Py_DECREF(sequence);
+    Py_DECREF(bytes);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", tokens, METH_VARARGS,
      "tokens(text, stop_words, max_length) -> list: the tokens of text (_TOKEN.findall), "
@@ -200,6 +247,9 @@ static PyMethodDef methods[] = {
     {"field_tokens", field_tokens, METH_VARARGS,
      "field_tokens(tokens, fields, stop_words, lowercase, max_length): append to the list "
      "tokens each (name, value) field's tokens, case-folded if lowercase, prefixed 'name:'."},
+    {"number", number, METH_VARARGS,
+     "number(index, terms, add) -> bytes: each term's number in the dict index, as native "
+     "int64; a term not in it -1, or, if add, numbered len(index) and added."},
     {NULL, NULL, 0, NULL},
 };
 
