@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from textnb.headers import MAX_FIELDS, envelope_fields
+import pytest
+
+import textnb.headers
+from textnb.headers import MAX_FIELDS, _python_received, envelope_fields
+
+
+@pytest.fixture(autouse=True, params=["C", "python"])
+def reader(request, monkeypatch):
+    """Every test here twice: Received fields read in C (where built), and in Python."""
+    if request.param == "C" and textnb.headers._fast is None:
+        pytest.skip("textnb._tokens was not built (no C compiler at install time)")
+    if request.param == "python":
+        monkeypatch.setattr(textnb.headers, "_received", _python_received)
 
 
 def test_the_envelope_of_a_relayed_message():

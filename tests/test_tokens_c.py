@@ -11,6 +11,7 @@ import pytest
 import textnb.tokens
 from textnb.documents import read_bytes
 from textnb.tokens import _TOKEN, Tokenizer
+from textnb.headers import MAX_VALUE, _python_received
 from textnb.vocabulary import _python_numbers
 
 from conftest import spamassassin_sample
@@ -101,3 +102,35 @@ def test_c_numbers_equal_the_python_ones():
         C_TOKENS.number({}, 5, True)
     with pytest.raises(TypeError):
         C_TOKENS.number({"a": "not a number"}, ["a"], False)
+
+
+# Received fields' characters: addresses' digits and dots (non-ASCII digits too: \\d is any
+# decimal digit, str.isdigit() more), host names' letters, hyphens and underscores.
+_RECEIVED = "19.0-_ab[]()é²٣\n"
+
+
+def test_c_received_fields_equal_the_python_ones():
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=3000, deadline=None)
+    @hypothesis.given(st.one_of(st.text(_RECEIVED, max_size=40), st.text(max_size=40)))
+    def check(value):
+        assert C_TOKENS.received(value) == _python_received(value)
+
+    check()
+    for value in ["1.2.3.4", "x1.2.3.4", ".1.2.3.4", "1.2.3.4.", "1.2.3.4x", "1234.1.2.3",
+                  "1.2.3.1234", "a.b", "1.2", "ab", "a-.b", "-a.b", "a.-b", "a..b", "é.b"]:
+        assert C_TOKENS.received(value) == _python_received(value), value
+
+
+def test_c_received_fields_equal_the_python_ones_on_real_mail():
+    import email
+    sample = spamassassin_sample(300)
+    bundled = Path(__file__).resolve().parents[1] / "corpora" / "spamassassin"
+    messages = (sample["spam"] + sample["ham"] if sample else
+                [p.read_bytes() for p in sorted(bundled.rglob("*")) if p.is_file()])
+    values = [str(value)[:MAX_VALUE].lower() for raw in messages
+              for name, value in email.message_from_bytes(raw).items() if name.lower() == "received"]
+    assert len(values) > 500
+    assert [C_TOKENS.received(v) for v in values] == [_python_received(v) for v in values]

@@ -240,6 +240,145 @@ failed:
     return NULL;
 }
 
+/* The end of the IPv4 address starting at i, its octets' ends in ends[0..3], or i if none:
+ * (\d(?<![\d.]\d)\d{0,2})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d.]) (textnb.headers._IP). */
+static Py_ssize_t
+ip_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, Py_ssize_t ends[4])
+{
+    if (i > 0 && (IS_DIGIT(AT(i - 1)) || AT(i - 1) == '.'))
+        return i;
+    Py_ssize_t p = i;
+    for (int k = 0; k < 4; k++) {
+        Py_ssize_t start = p;
+        while (p < n && p - start < 4 && IS_DIGIT(AT(p)))
+            p++;
+        if (p == start || p - start > 3)
+            return i;
+        ends[k] = p;
+        if (k < 3) {
+            if (p >= n || AT(p) != '.')
+                return i;
+            p++;
+        }
+    }
+    if (p < n && (IS_DIGIT(AT(p)) || AT(p) == '.'))
+        return i;
+    return p;
+}
+
+#define IS_LABEL(c) (IS_WORD(c) || (c) == '-')
+
+/* The end of the host name starting at i, or i if none:
+ * (?<![\w.-])[a-z\d][\w-]*(?:\.[\w-]+)+ (textnb.headers._HOST). */
+static Py_ssize_t
+host_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i)
+{
+    Py_UCS4 c = AT(i);
+    if (!((c >= 'a' && c <= 'z') || IS_DIGIT(c)))
+        return i;
+    if (i > 0 && (IS_LABEL(AT(i - 1)) || AT(i - 1) == '.'))
+        return i;
+    Py_ssize_t p = i + 1, end = i;
+    while (p < n && IS_LABEL(AT(p)))
+        p++;
+    while (p + 1 < n && AT(p) == '.' && IS_LABEL(AT(p + 1))) {
+        p += 2;
+        while (p < n && IS_LABEL(AT(p)))
+            p++;
+        end = p;
+    }
+    return end;
+}
+
+/* Append text[start:end] to list if it is not in seen (a set); -1 on error. */
+static int
+append_new(PyObject *list, PyObject *seen, PyObject *text, Py_ssize_t start, Py_ssize_t end)
+{
+    PyObject *word = PyUnicode_Substring(text, start, end);
+    if (word == NULL)
+        return -1;
+    int found = PySet_Contains(seen, word);
+    int failed = found < 0 || (!found && (PySet_Add(seen, word) < 0
+                                          || PyList_Append(list, word) < 0));
+    Py_DECREF(word);
+    return failed ? -1 : 0;
+}
+
+static PyObject *
+joined(PyObject *words)
+{
+    PyObject *space = PyUnicode_FromOrdinal(' '), *text;
+    if (space == NULL)
+        return NULL;
+    text = PyUnicode_Join(space, words);
+    Py_DECREF(space);
+    return text;
+}
+
+static PyObject *
+received(PyObject *self, PyObject *args)
+{
+    PyObject *text, *ips = NULL, *hosts = NULL, *seen = NULL, *result = NULL;
+    PyObject *ip_text = NULL, *host_text = NULL;
+    Py_ssize_t ends[4], first_host = -1;
+    if (!PyArg_ParseTuple(args, "U:received", &text))
+        return NULL;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, end;
+    if ((ips = PyList_New(0)) == NULL || (hosts = PyList_New(0)) == NULL
+            || (seen = PySet_New(NULL)) == NULL)
+        goto done;
+    /* "a.b a.b.c a.b.c.d" for each address */
+    for (i = 0; i < n; i++) {
+        if (!IS_DIGIT(AT(i)) || (end = ip_end(kind, data, n, i, ends)) == i)
+            continue;
+        for (int k = 1; k < 4; k++) {
+            PyObject *prefix = PyUnicode_Substring(text, i, ends[k]);
+            if (prefix == NULL || PyList_Append(ips, prefix) < 0) {
+                Py_XDECREF(prefix);
+                goto done;
+            }
+            Py_DECREF(prefix);
+        }
+        i = end - 1;
+    }
+    /* the distinct host names not all digits, then their last two labels */
+    for (int pass = 0; pass < 2; pass++) {
+        for (i = 0; i < n; i++) {
+            if ((end = host_end(kind, data, n, i)) == i)
+                continue;
+            int digits = 1;
+            for (Py_ssize_t k = i; k < end && digits; k++)
+                digits = AT(k) == '.' || Py_UNICODE_ISDIGIT(AT(k));
+            if (!digits) {
+                Py_ssize_t start = i, dots = 0;
+                if (pass == 1)  /* after the second-last dot, if there are two */
+                    for (Py_ssize_t k = end - 1; k > i; k--)
+                        if (AT(k) == '.' && ++dots == 2) {
+                            start = k + 1;
+                            break;
+                        }
+                if (append_new(hosts, seen, text, start, end) < 0)
+                    goto done;
+                first_host = 0;
+            }
+            i = end - 1;
+        }
+        if (first_host < 0)
+            break;  /* no host: nothing to register */
+    }
+    if ((ip_text = joined(ips)) != NULL && (host_text = joined(hosts)) != NULL)
+        result = PyTuple_Pack(2, ip_text, host_text);
+done:
+    Py_XDECREF(ips);
+    Py_XDECREF(hosts);
+    Py_XDECREF(seen);
+    Py_XDECREF(ip_text);
+    Py_XDECREF(host_text);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", tokens, METH_VARARGS,
      "tokens(text, stop_words, max_length) -> list: the tokens of text (_TOKEN.findall), "
@@ -250,6 +389,10 @@ static PyMethodDef methods[] = {
     {"number", number, METH_VARARGS,
      "number(index, terms, add) -> bytes: each term's number in the dict index, as native "
      "int64; a term not in it -1, or, if add, numbered len(index) and added."},
+    {"received", received, METH_VARARGS,
+     "received(value) -> (ips, hosts): of a lower-case Received field, each IPv4 address's "
+     "prefixes 'a.b a.b.c a.b.c.d', and its distinct host names then their registered "
+     "domains, as textnb.headers reads them."},
     {NULL, NULL, 0, NULL},
 };
 
