@@ -1,12 +1,14 @@
-/* text → tokens in one pass of C: the same tokens as textnb.tokens._TOKEN.findall, stop words
- * and over-long tokens dropped; and tokens → their numbers in a vocabulary (textnb.vocabulary).
+/* The per-character and per-token loops of reading and counting, in C: text → tokens (the
+ * tokens of textnb.tokens._TOKEN.findall, stop words and over-long tokens dropped), tokens →
+ * their numbers in a vocabulary (textnb.vocabulary), a Received field → its addresses and
+ * hosts (textnb.headers).
  *
- * The regular expression is the definition (textnb/tokens.py, and the fallback where this
- * module is not built); this scanner follows it branch by branch, with Python's re semantics
- * for str patterns: \w is a character for which str.isalnum() is true, or "_"; \d one for which
- * str.isdecimal() is. tests/test_tokens.py checks that both give the same tokens. Python's re
- * engine spends some 60 ns a character trying the pattern; this loop a few, so tokenizing costs
- * a fraction of what it did (most of what is left is making the token strings).
+ * The Python code is the definition, and the fallback where this module is not built; each
+ * scanner here follows its regular expression branch by branch, with Python's re semantics for
+ * str patterns: \w is a character for which str.isalnum() is true, or "_"; \d one for which
+ * str.isdecimal() is. tests/test_tokens_c.py checks that both give the same results. Python's
+ * re engine spends some 60 ns a character trying a pattern, these loops a few, so what is left
+ * is mostly making the token strings.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -396,7 +398,8 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tokens", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tokens", NULL, -1, methods,
+                                    NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC
 PyInit__tokens(void)
