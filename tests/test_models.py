@@ -473,6 +473,25 @@ def test_complement_nb_equals_scikit_learn_on_poisson_counts(params):
         assert (with_prior.predict(test) != ours.predict(test)).sum() > 0
 
 
+def test_a_new_alpha_keeps_what_follows_from_the_counts_alone():
+    """Tuning tries several α on each fold: the complement's per-class sums are kept (they
+    follow from the counts), and the model then equals one fitted with that α."""
+    rng = np.random.default_rng(5)
+    X, y = rng.poisson(1.2, size=(80, 30)), rng.choice(["a", "b", "c"], size=80)
+    model = ComplementNB(alpha=1.0).fit(X, y)
+    model.predict_log_proba(X)
+    sums = model._derived["complement_sums"]
+    for alpha in (0.1, 0.01):
+        model.alpha = alpha
+        model._update(counts_changed=False)
+        assert model._derived["complement_sums"] is sums
+        np.testing.assert_allclose(model.predict_log_proba(X),
+                                   ComplementNB(alpha=alpha).fit(X, y).predict_log_proba(X),
+                                   rtol=1e-12)
+    model.partial_fit(X[:5], y[:5])  # new counts: derived again
+    assert model._derived.get("complement_sums") is not sums
+
+
 def test_complement_with_uniform_prior_equals_complement():
     """TextClassifier's default (uniform priors): the prior cancels, predictions are the same."""
     rng = np.random.default_rng(3)

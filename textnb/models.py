@@ -330,6 +330,10 @@ class BaseNB(Parameters):
         return float(np.average(hits, weights=sample_weight))
 
 
+# What _DiscreteNB._cached keeps when only α or the priors change: it follows from the counts.
+_OF_COUNTS = frozenset({"total", "complement_sums"})
+
+
 class _DiscreteNB(BaseNB):
     """Naive Bayes over term counts: the state is ``class_count_`` and ``feature_count_``."""
 
@@ -528,14 +532,17 @@ class _DiscreteNB(BaseNB):
         if not isinstance(self.alpha, numbers.Real) or not self.alpha > 0:
             raise ValueError(f"alpha must be a number > 0 (1 is Laplace smoothing), got {self.alpha!r}")
 
-    def _update(self) -> None:
+    def _update(self, counts_changed: bool = True) -> None:
+        """Derive again what follows from the counts and the settings; ``counts_changed``
+        False (only α or the priors changed) keeps what follows from the counts alone."""
         self._check_alpha()
         self.class_log_prior_ = class_log_prior(self.class_count_, self.fit_prior, self.class_prior)
         # What follows from the counts (weights, per-class sums) is derived when first needed,
         # and kept until they change: training (partial_fit, then save) and scoring (the used
         # terms' weights only) never hold the (n_classes, n_terms) weights beside the counts
         # (20 Newsgroups: 27 MB each). A new dict: predict fills it, __dict__ stays as it was.
-        self._derived: dict[str, Any] = {}
+        derived = {} if counts_changed else self.__dict__.get("_derived", {})
+        self._derived: dict[str, Any] = {name: derived[name] for name in _OF_COUNTS & derived.keys()}
 
     def _cached(self, name: str, derive: Any) -> Any:
         """``derive()``, computed once per change of the counts."""
@@ -726,6 +733,11 @@ class ComplementNB(_DiscreteNB):
         # A float residue of unlearning must not make a complement count negative.
         return np.maximum(complement, self.alpha, out=complement)
 
+    def _complement_sums(self) -> np.ndarray:
+        """Per class, Σ_k max(Σ_c' n_kc' − n_kc, 0): the complement's count, without α."""
+        return self._cached("complement_sums", lambda: np.array(
+            [np.maximum(self._total() - count, 0.0).sum() for count in self._count_rows()]))
+
     def _total(self) -> np.ndarray:
         """Σ_c n_kc, per term: the rows added in order."""
         stored = self.__dict__.get("_stored_counts")
@@ -736,6 +748,12 @@ class ComplementNB(_DiscreteNB):
         """Per class, log Σ_k θ's numerator and, with ``norm``, Σ_k log θ_~c,k: (2, n_classes)."""
         def derive() -> np.ndarray:
             found = np.zeros((2, len(self.classes_)))
+            if not self.norm:
+                # Σ_k max(n_k − n_kc + α, α) = Σ_k max(n_k − n_kc, 0) + α|V|: the sums kept
+                # apart from α, a new α (tuning tries several on each fold) costs no pass over
+                # the terms (20 Newsgroups' word pairs: 1.2 million, 20 classes).
+                found[0] = np.log(self._complement_sums() + self.alpha * self._n_terms())
+                return found
             for c, count in enumerate(self._count_rows()):  # one class's row at a time
                 complement = self._complement(count, slice(None))
                 found[0, c] = np.log(complement.sum())

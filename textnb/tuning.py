@@ -224,7 +224,7 @@ def _cross_validate(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k:
                             shape=(X_held.shape[0], used.size))
         for alpha in alphas:
             nb.alpha = alpha
-            nb._update()
+            nb._update(counts_changed=False)
             jll = X_used @ nb._weights(nb._count_columns(used), used).T + nb._bias()
             if spam:
                 score = 1.0 - roc_auc(y[held] == spam, jll[:, s] - jll[:, 1 - s])
