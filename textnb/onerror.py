@@ -97,24 +97,25 @@ def _walk(X: Any, truth: np.ndarray, model: Any, n_classes: int, margin: float,
         tables.learn(seed, c)
         learned[seed] = True
     per_pass = []
+    X = tables.X
+    sums = np.asarray(X.sum(axis=1)).ravel()
     for _ in range(max_passes):
-        rows = np.flatnonzero(~learned)
-        # The rows still to walk, contiguous, so that a block is a slice of their arrays.
-        ahead = tables.X[rows]
-        sums = np.asarray(ahead.sum(axis=1)).ravel()
+        # Every row is scored, the learned ones left out after: copying the rows still to walk
+        # for each pass (X[~learned]) took more time than scoring the learned ones again
+        # (SpamAssassin: 24 walks of some 7 passes, a sixth of them learned).
         count, start, size = 0, 0, _BLOCK[0]
-        while start < rows.size:
-            stop = min(start + size, rows.size)
-            wrong = np.flatnonzero(tables.leads(ahead, start, stop, sums[start:stop],
-                                                truth[rows[start:stop]]) < margin)
+        while start < truth.size:
+            stop = min(start + size, truth.size)
+            lead = tables.leads(X, start, stop, sums[start:stop], truth[start:stop])
+            wrong = np.flatnonzero((lead < margin) & ~learned[start:stop])
             if not wrong.size:
                 start, size = stop, min(2 * size, _BLOCK[1])
                 continue
-            i = int(rows[start + wrong[0]])
+            i = start + int(wrong[0])
             tables.learn(i, int(truth[i]))
             learned[i] = True
             count += 1
-            start, size = start + int(wrong[0]) + 1, _BLOCK[0]
+            start, size = i + 1, _BLOCK[0]
         per_pass.append(count)
         if count == 0:
             break
