@@ -81,6 +81,9 @@ def test_c_tokens_reject_what_they_cannot_read():
         C_TOKENS.tokens("text", ["a", "list"], 40)
     with pytest.raises(TypeError):
         _field_tokens([("subject", None)], frozenset(), 40)
+    with pytest.raises(TypeError):
+        _field_tokens([5], frozenset(), 40)
+    assert _field_tokens([["to", "Jo"]], frozenset(), 40) == ["body", "to:jo"]  # any pair
     assert C_TOKENS.tokens("the cat", None, 40) == ["the", "cat"]
 
 

@@ -168,8 +168,15 @@ field_tokens(PyObject *self, PyObject *args)
     if (iterator == NULL)
         return NULL;
     while ((item = PyIter_Next(iterator)) != NULL) {
-        PyObject *name, *value, *prefix = NULL, *folded = NULL;
+        PyObject *name, *value, *prefix = NULL, *folded = NULL, *pair;
         int failed = 1;
+        pair = PySequence_Tuple(item);  /* (name, value): a tuple, or any pair */
+        Py_DECREF(item);
+        item = pair;
+        if (item == NULL) {
+            Py_DECREF(iterator);
+            return NULL;
+        }
         if (!PyArg_ParseTuple(item, "UU:field", &name, &value))
             goto next;
         folded = lowercase ? PyObject_CallMethod(value, "casefold", NULL) : Py_NewRef(value);
