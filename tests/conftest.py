@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from scipy.sparse import csr_matrix
 
+import textnb.tokens
+
 # Seed 003 (003_0fe36a3a8c0776f8.txt): e1..e4 are spam (+), e5..e8 ham (−); d and e are stop words.
 SEED003_TEXTS = [
     "b d e b b d e",          # e1
@@ -23,6 +25,19 @@ SEED003_TEXTS = [
 ]
 SEED003_LABELS = ["spam"] * 4 + ["ham"] * 4
 SEED003_STOP_WORDS = {"d", "e"}
+
+def with_c_and_python(module: object, name: str, python: object):
+    """An autouse fixture that runs each test of a test module twice: with ``module.name`` as
+    textnb._tokens gives it (skipped where that was not built), and set to ``python``."""
+    @pytest.fixture(autouse=True, params=["C", "python"])
+    def implementation(request, monkeypatch):
+        if request.param == "C" and textnb.tokens._fast is None:
+            pytest.skip("textnb._tokens was not built (no C compiler at install time)")
+        if request.param == "python":
+            monkeypatch.setattr(module, name, python)
+        return request.param
+    return implementation
+
 
 SPAMASSASSIN = (Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
                 / "spamassassin-public.tar.gz")

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-
 import textnb.headers
 from textnb.headers import MAX_FIELDS, _python_received, envelope_fields
 
+from conftest import with_c_and_python
 
-@pytest.fixture(autouse=True, params=["C", "python"])
-def reader(request, monkeypatch):
-    """Every test here twice: Received fields read in C (where built), and in Python."""
-    if request.param == "C" and textnb.headers._fast is None:
-        pytest.skip("textnb._tokens was not built (no C compiler at install time)")
-    if request.param == "python":
-        monkeypatch.setattr(textnb.headers, "_received", _python_received)
+
+# Every test here twice: Received fields read in C (where built), and in Python.
+implementation = with_c_and_python(textnb.headers, "_received", _python_received)
 
 
 def test_the_envelope_of_a_relayed_message():

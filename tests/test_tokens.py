@@ -12,19 +12,12 @@ from textnb.errors import TextnbError
 from textnb.stopwords import load_stop_words
 from textnb.tokens import MAX_TOKEN_LENGTH, Tokenizer
 
+from conftest import with_c_and_python
+
 NO_HYPOTHESIS = "hypothesis (the test extra) is needed for property tests"
-NO_C = "textnb._tokens was not built (no C compiler at install time)"
-C_TOKENS = textnb.tokens._fast
 
-
-@pytest.fixture(autouse=True, params=["C", "regex"])
-def scanner(request, monkeypatch):
-    """Every test here twice: with the tokenizer in C, and with the regular expression alone."""
-    if request.param == "C" and C_TOKENS is None:
-        pytest.skip(NO_C)
-    if request.param == "regex":
-        monkeypatch.setattr(textnb.tokens, "_fast", None)
-    return request.param
+# Every test here twice: with the tokenizer in C, and with the regular expression alone.
+implementation = with_c_and_python(textnb.tokens, "_fast", None)
 
 
 # -- token kinds ------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ import scipy.sparse as sp
 import textnb.vocabulary
 from textnb.vocabulary import Vocabulary, _python_numbers
 
+from conftest import with_c_and_python
+
 # Why scikit-learn tests skip: it is no dependency of textnb, only a yardstick.
 NO_SKLEARN = "scikit-learn is optional (the bench extra): no yardstick to compare with"
 NO_HYPOTHESIS = "hypothesis (the test extra) is needed for property tests"
@@ -21,13 +23,8 @@ DOCS = [["spam", "ham", "eggs", "spam"],
 # Total counts: spam 4, ham 3, beans 3, eggs 1, jam 1, toast 1.
 
 
-@pytest.fixture(autouse=True, params=["C", "python"])
-def numbering(request, monkeypatch):
-    """Every test here twice: tokens numbered in C (where built), and in Python."""
-    if request.param == "C" and textnb.vocabulary._fast is None:
-        pytest.skip("textnb._tokens was not built (no C compiler at install time)")
-    if request.param == "python":
-        monkeypatch.setattr(textnb.vocabulary, "_numbers", _python_numbers)
+# Every test here twice: tokens numbered in C (where built), and in Python.
+implementation = with_c_and_python(textnb.vocabulary, "_numbers", _python_numbers)
 
 
 def test_terms_are_sorted_and_counts_are_right():
