@@ -34,6 +34,8 @@ _ADDRESS_FIELDS = ("reply-to", "return-path", "sender")
 # Headers whose whole (short) value is a token: encodings, priorities, list software.
 _VALUE_FIELDS = frozenset({"content-transfer-encoding", "mime-version", "x-priority",
                            "x-msmail-priority", "importance", "precedence"})
+# Every field read here.
+_READ = frozenset({"received", "message-id", "date", *_ADDRESS_FIELDS, *_VALUE_FIELDS})
 
 # The look-behind follows the first digit, so that the pattern starts with a digit: the regex
 # engine then skips to the next digit in C rather than trying the look-behind at every
@@ -52,6 +54,8 @@ def envelope_fields(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]
     """The extra fields of a message's headers, given as (lower-case name, value) pairs."""
     fields: list[tuple[str, str]] = []
     for name, value in itertools.islice(headers, MAX_FIELDS):
+        if name not in _READ:  # most of a message's fields, tested once
+            continue
         value = value[:MAX_VALUE]
         if name == "received":
             ips, hosts = _received(value.lower())
