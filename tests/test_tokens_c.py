@@ -137,3 +137,48 @@ def test_c_received_fields_equal_the_python_ones_on_real_mail():
               for name, value in email.message_from_bytes(raw).items() if name.lower() == "received"]
     assert len(values) > 500
     assert [C_TOKENS.received(v) for v in values] == [_python_received(v) for v in values]
+
+
+# Header blocks' bytes: field names and colons, blanks and tabs that make continuation lines,
+# line ends (CR too), an mbox "From " line's letters, and a byte that is no ASCII.
+_HEAD = [b"From ", b"Subject", b"To", b"X-A", b":", b" ", b"\t", b"\n", b"\r", b"x", b"\x80"]
+
+
+def test_c_header_reading_equals_the_python_one(monkeypatch):
+    import textnb.documents as documents
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    def python(function, *args):
+        with monkeypatch.context() as patch:
+            patch.setattr(documents, "_fast", None)
+            return function(*args)
+
+    @hypothesis.settings(max_examples=3000, deadline=None)
+    @hypothesis.given(st.lists(st.sampled_from(_HEAD), max_size=25).map(b"".join),
+                      st.sampled_from([documents._SNIFF_BYTES, 8]), st.booleans())
+    def check(raw, sniff, top):
+        monkeypatch.setattr(documents, "_SNIFF_BYTES", sniff)  # a head cut mid-line too
+        assert documents._is_message(raw) == python(documents._is_message, raw)
+        assert documents._header_block(raw, top) == python(documents._header_block, raw, top)
+
+    check()
+    assert C_TOKENS.header_fields("") == []
+    assert C_TOKENS.header_fields("A: b\n c\nD:\n") == [("a", "b\n c"), ("d", "")]
+    assert C_TOKENS.header_fields(" A: b\n") is None
+    with pytest.raises(ValueError, match="ASCII"):
+        C_TOKENS.header_fields("Sübject: x\n")
+
+
+def test_c_header_reading_equals_the_python_one_on_real_mail(monkeypatch):
+    import textnb.documents as documents
+    sample = spamassassin_sample(300)
+    bundled = Path(__file__).resolve().parents[1] / "corpora" / "spamassassin"
+    messages = (sample["spam"] + sample["ham"] if sample else
+                [p.read_bytes() for p in sorted(bundled.rglob("*")) if p.is_file()])
+    cleaned = [documents._clean(raw) for raw in messages]
+    c = [(documents._is_message(raw), documents._header_block(raw, True)) for raw in cleaned]
+    monkeypatch.setattr(documents, "_fast", None)
+    assert c == [(documents._is_message(raw), documents._header_block(raw, True))
+                 for raw in cleaned]
+    assert sum(is_message for is_message, _ in c) == len(messages)

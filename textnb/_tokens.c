@@ -1,7 +1,8 @@
 /* The per-character and per-token loops of reading and counting, in C: text → tokens (the
  * tokens of textnb.tokens._TOKEN.findall, stop words and over-long tokens dropped), tokens →
  * their numbers in a vocabulary (textnb.vocabulary), a Received field → its addresses and
- * hosts (textnb.headers).
+ * hosts (textnb.headers), bytes → whether they start with a header block, and a header block →
+ * its fields (textnb.documents).
  *
  * The Python code is the definition, and the fallback where this module is not built; each
  * scanner here follows its regular expression branch by branch, with Python's re semantics for
@@ -388,6 +389,135 @@ done:
     return result;
 }
 
+/* A header field's name: a run of the bytes [!-9;-~] (printable ASCII but ":"). */
+#define IS_NAME(c) ((c) >= '!' && (c) <= '~' && (c) != ':')
+
+static PyObject *
+is_message(PyObject *self, PyObject *args)
+{
+    /* textnb.documents._is_message: after an optional "From " line, every line up to the first
+     * blank one ("" or "\r") a continuation (a blank or tab first) or a field ("Name:"), and
+     * one of the names (lower case) in known. */
+    const char *raw;
+    Py_ssize_t n, sniff;
+    PyObject *known;
+    if (!PyArg_ParseTuple(args, "y#O!n:is_message", &raw, &n, &PyFrozenSet_Type, &known, &sniff))
+        return NULL;
+    Py_ssize_t size = n < sniff ? n : sniff, end = size, i = 0;
+    const char *blank = NULL;
+    for (Py_ssize_t k = 0; k + 1 < size; k++)
+        if (raw[k] == '\n' && raw[k + 1] == '\n') {
+            blank = raw + k;
+            break;
+        }
+    if (blank)
+        end = blank - raw + 1;
+    else if (size < n) {  /* the last line was cut: left out */
+        while (end > 0 && raw[end - 1] != '\n')
+            end--;
+    }
+    if (end >= 5 && memcmp(raw, "From ", 5) == 0) {
+        while (i < end && raw[i] != '\n')
+            i++;
+        i++;
+    }
+    int found = 0;
+    while (i < end) {
+        Py_ssize_t stop = i;
+        while (stop < end && raw[stop] != '\n')
+            stop++;
+        if (stop == i || (stop == i + 1 && raw[i] == '\r'))
+            break;
+        if (raw[i] != ' ' && raw[i] != '\t') {
+            Py_ssize_t name = 0;
+            while (i + name < stop && IS_NAME((unsigned char)raw[i + name]))
+                name++;
+            if (name == 0 || i + name >= stop || raw[i + name] != ':')
+                Py_RETURN_FALSE;
+            char lower[64];  /* a longer name is none of the known ones */
+            if (!found && name <= (Py_ssize_t)sizeof(lower)) {
+                for (Py_ssize_t k = 0; k < name; k++)
+                    lower[k] = (char)Py_TOLOWER((unsigned char)raw[i + k]);
+                PyObject *word = PyBytes_FromStringAndSize(lower, name);
+                if (word == NULL)
+                    return NULL;
+                found = PySet_Contains(known, word);
+                Py_DECREF(word);
+                if (found < 0)
+                    return NULL;
+            }
+        }
+        i = stop + 1;
+    }
+    return PyBool_FromLong(found);
+}
+
+static PyObject *
+header_fields(PyObject *self, PyObject *args)
+{
+    /* textnb.documents._header_block's split of an ASCII header block (every line ending in
+     * "\n"): [(lower-case name, value)], the value after the colon and its blanks, with its
+     * continuation lines and without the last line end; None if a line is neither a field
+     * ("Name:") nor, after one, a continuation (a blank or tab first). */
+    PyObject *text, *fields = NULL;
+    if (!PyArg_ParseTuple(args, "U:header_fields", &text))
+        return NULL;
+    if (!PyUnicode_IS_ASCII(text)) {
+        PyErr_SetString(PyExc_ValueError, "header_fields needs ASCII text");
+        return NULL;
+    }
+    const char *data = (const char *)PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0;
+    if (n && data[n - 1] != '\n')
+        Py_RETURN_NONE;
+    if ((fields = PyList_New(0)) == NULL)
+        return NULL;
+    while (i < n) {
+        Py_ssize_t name = 0, start, stop;
+        while (i + name < n && IS_NAME((unsigned char)data[i + name]))
+            name++;
+        if (name == 0 || data[i + name] != ':') {
+            Py_DECREF(fields);
+            Py_RETURN_NONE;
+        }
+        start = i + name + 1;
+        while (data[start] == ' ' || data[start] == '\t')
+            start++;
+        stop = start;  /* the value's end: its line's, then each continuation line's */
+        while (data[stop] != '\n')
+            stop++;
+        while (stop + 1 < n && (data[stop + 1] == ' ' || data[stop + 1] == '\t')) {
+            stop++;
+            while (data[stop] != '\n')
+                stop++;
+        }
+        char lower[256];
+        PyObject *key, *value, *pair;
+        if (name <= (Py_ssize_t)sizeof(lower)) {
+            for (Py_ssize_t k = 0; k < name; k++)
+                lower[k] = (char)Py_TOLOWER((unsigned char)data[i + k]);
+            key = PyUnicode_FromStringAndSize(lower, name);
+        }
+        else {
+            PyObject *raw = PyUnicode_Substring(text, i, i + name);
+            key = raw ? PyObject_CallMethod(raw, "lower", NULL) : NULL;
+            Py_XDECREF(raw);
+        }
+        value = PyUnicode_Substring(text, start, stop);
+        pair = key && value ? PyTuple_Pack(2, key, value) : NULL;
+        Py_XDECREF(key);
+        Py_XDECREF(value);
+        if (pair == NULL || PyList_Append(fields, pair) < 0) {
+            Py_XDECREF(pair);
+            Py_DECREF(fields);
+            return NULL;
+        }
+        Py_DECREF(pair);
+        i = stop + 1;
+    }
+    return fields;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", tokens, METH_VARARGS,
      "tokens(text, stop_words, max_length) -> list: the tokens of text (_TOKEN.findall), "
@@ -402,6 +532,12 @@ static PyMethodDef methods[] = {
      "received(value) -> (ips, hosts): of a lower-case Received field, each IPv4 address's "
      "prefixes 'a.b a.b.c a.b.c.d', and its distinct host names then their registered "
      "domains, as textnb.headers reads them."},
+    {"is_message", is_message, METH_VARARGS,
+     "is_message(raw, known, sniff) -> bool: whether the first sniff bytes of raw start with "
+     "a header block naming a field in known, as textnb.documents._is_message reads it."},
+    {"header_fields", header_fields, METH_VARARGS,
+     "header_fields(text) -> [(name, value)] or None: an ASCII header block's fields, as "
+     "textnb.documents._header_block splits it."},
     {NULL, NULL, 0, NULL},
 };
 
