@@ -17,8 +17,17 @@ from textnb.vocabulary import _python_numbers
 from conftest import spamassassin_sample
 
 C_TOKENS = textnb.tokens._fast
+_BUNDLED = Path(__file__).resolve().parents[1] / "corpora" / "spamassassin"
 pytestmark = pytest.mark.skipif(C_TOKENS is None, reason="textnb._tokens was not built "
                                                           "(no C compiler at install time)")
+
+def _real_mail() -> list[bytes]:
+    """The first 300 spam and ham of the shared SpamAssassin archive, else the bundled sample."""
+    sample = spamassassin_sample(300)
+    if sample:
+        return sample["spam"] + sample["ham"]
+    return [p.read_bytes() for part in ("spam", "ham") for p in sorted((_BUNDLED / part).iterdir())]
+
 
 def _pattern_tokens(text: str, stop: frozenset, cap: int) -> list[str]:
     return [t for t in _TOKEN.findall(text) if t not in stop and len(t) <= cap]
@@ -56,10 +65,7 @@ def test_c_tokens_equal_the_pattern_on_any_text():
 def test_c_tokens_equal_the_pattern_on_real_mail():
     """Every body and header field of the first 300 spam and ham of the shared SpamAssassin
     archive (the bundled sample without it), cased and folded."""
-    sample = spamassassin_sample(300)
-    bundled = Path(__file__).resolve().parents[1] / "corpora" / "spamassassin"
-    messages = (sample["spam"] + sample["ham"] if sample else
-                [p.read_bytes() for p in sorted(bundled.rglob("*")) if p.is_file()])
+    messages = _real_mail()
     stop = Tokenizer().stop_words | {"the"}
     texts = 0
     for raw in messages:
@@ -129,10 +135,7 @@ def test_c_received_fields_equal_the_python_ones():
 
 def test_c_received_fields_equal_the_python_ones_on_real_mail():
     import email
-    sample = spamassassin_sample(300)
-    bundled = Path(__file__).resolve().parents[1] / "corpora" / "spamassassin"
-    messages = (sample["spam"] + sample["ham"] if sample else
-                [p.read_bytes() for p in sorted(bundled.rglob("*")) if p.is_file()])
+    messages = _real_mail()
     values = [str(value)[:MAX_VALUE].lower() for raw in messages
               for name, value in email.message_from_bytes(raw).items() if name.lower() == "received"]
     assert len(values) > 500
@@ -172,13 +175,41 @@ def test_c_header_reading_equals_the_python_one(monkeypatch):
 
 def test_c_header_reading_equals_the_python_one_on_real_mail(monkeypatch):
     import textnb.documents as documents
-    sample = spamassassin_sample(300)
-    bundled = Path(__file__).resolve().parents[1] / "corpora" / "spamassassin"
-    messages = (sample["spam"] + sample["ham"] if sample else
-                [p.read_bytes() for p in sorted(bundled.rglob("*")) if p.is_file()])
+    messages = _real_mail()
     cleaned = [documents._clean(raw) for raw in messages]
     c = [(documents._is_message(raw), documents._header_block(raw, True)) for raw in cleaned]
     monkeypatch.setattr(documents, "_fast", None)
     assert c == [(documents._is_message(raw), documents._header_block(raw, True))
                  for raw in cleaned]
     assert sum(is_message for is_message, _ in c) == len(messages)
+
+
+def test_the_same_model_with_or_without_c(monkeypatch):
+    """Read, tokenized, numbered and fitted in one process with every C part, then with none:
+    the same terms, counts, cutoffs and log-probabilities, bit for bit."""
+    import numpy as np
+    import textnb.documents
+    import textnb.headers
+    import textnb.vocabulary
+    from textnb import TextClassifier
+    from textnb.headers import _python_received
+    from textnb.vocabulary import _python_numbers
+    paths = sorted(p for part in ("spam", "ham") for p in (_BUNDLED / part).iterdir())
+    texts = [p.read_bytes() for p in paths]
+    labels = [p.parent.name for p in paths]
+
+    def fitted():
+        model = TextClassifier(spam_class="spam", n_jobs=1).fit(texts, labels)
+        return model, model.predict_log_proba(texts)
+
+    with_c, scores_c = fitted()
+    monkeypatch.setattr(textnb.tokens, "_fast", None)
+    monkeypatch.setattr(textnb.documents, "_fast", None)
+    monkeypatch.setattr(textnb.vocabulary, "_numbers", _python_numbers)
+    monkeypatch.setattr(textnb.headers, "_received", _python_received)
+    without, scores = fitted()
+    assert with_c.vocabulary_.terms_ == without.vocabulary_.terms_
+    np.testing.assert_array_equal(with_c.model_.feature_count_, without.model_.feature_count_)
+    assert with_c.cutoffs_ == without.cutoffs_
+    np.testing.assert_array_equal(scores_c, scores)
+    assert len(set(labels)) == 2 and len(with_c.vocabulary_) > 5000
