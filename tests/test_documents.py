@@ -528,3 +528,9 @@ def test_symbolic_link_loops_are_reported_and_skipped(tmp_path):
                       (str(d / "self"), "too many levels of symbolic links")]
     # Given as a path itself, a looping link is one unreadable document.
     assert read(d / "self") == ([], [(str(d / "self"), "too many levels of symbolic links")])
+
+
+def test_a_bytearray_reads_as_its_bytes():
+    raw = b"From: a@example.com\nSubject: Cheap pills\n\nBuy now"
+    assert read_bytes(bytearray(raw)) == read_bytes(raw)
+    assert read_bytes(bytearray(raw)).fields[0] == ("from", "a@example.com")

@@ -393,16 +393,11 @@ done:
 #define IS_NAME(c) ((c) >= '!' && (c) <= '~' && (c) != ':')
 
 static PyObject *
-is_message(PyObject *self, PyObject *args)
+starts_with_header_block(const char *raw, Py_ssize_t n, PyObject *known, Py_ssize_t sniff)
 {
     /* textnb.documents._is_message: after an optional "From " line, every line up to the first
      * blank one ("" or "\r") a continuation (a blank or tab first) or a field ("Name:"), and
      * one of the names (lower case) in known. */
-    const char *raw;
-    Py_ssize_t n, sniff;
-    PyObject *known;
-    if (!PyArg_ParseTuple(args, "y#O!n:is_message", &raw, &n, &PyFrozenSet_Type, &known, &sniff))
-        return NULL;
     Py_ssize_t size = n < sniff ? n : sniff, end = size, i = 0;
     const char *blank = NULL;
     for (Py_ssize_t k = 0; k + 1 < size; k++)
@@ -450,6 +445,19 @@ is_message(PyObject *self, PyObject *args)
         i = stop + 1;
     }
     return PyBool_FromLong(found);
+}
+
+static PyObject *
+is_message(PyObject *self, PyObject *args)
+{
+    Py_buffer buffer;
+    Py_ssize_t sniff;
+    PyObject *known, *answer;
+    if (!PyArg_ParseTuple(args, "y*O!n:is_message", &buffer, &PyFrozenSet_Type, &known, &sniff))
+        return NULL;
+    answer = starts_with_header_block((const char *)buffer.buf, buffer.len, known, sniff);
+    PyBuffer_Release(&buffer);
+    return answer;
 }
 
 static PyObject *
