@@ -26,13 +26,16 @@ SEED003_TEXTS = [
 SEED003_LABELS = ["spam"] * 4 + ["ham"] * 4
 SEED003_STOP_WORDS = {"d", "e"}
 
+NO_C = "textnb._tokens was not built (no C compiler at install time)"
+
+
 def with_c_and_python(module: object, name: str, python: object):
     """An autouse fixture that runs each test of a test module twice: with ``module.name`` as
     textnb._tokens gives it (skipped where that was not built), and set to ``python``."""
     @pytest.fixture(autouse=True, params=["C", "python"])
     def implementation(request, monkeypatch):
         if request.param == "C" and textnb.tokens._fast is None:
-            pytest.skip("textnb._tokens was not built (no C compiler at install time)")
+            pytest.skip(NO_C)
         if request.param == "python":
             monkeypatch.setattr(module, name, python)
         return request.param

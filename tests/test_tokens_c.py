@@ -14,12 +14,11 @@ from textnb.tokens import _TOKEN, Tokenizer
 from textnb.headers import MAX_VALUE, _python_received
 from textnb.vocabulary import _python_numbers
 
-from conftest import spamassassin_sample
+from conftest import NO_C, spamassassin_sample
 
 C_TOKENS = textnb.tokens._fast
 _BUNDLED = Path(__file__).resolve().parents[1] / "corpora" / "spamassassin"
-pytestmark = pytest.mark.skipif(C_TOKENS is None, reason="textnb._tokens was not built "
-                                                          "(no C compiler at install time)")
+pytestmark = pytest.mark.skipif(C_TOKENS is None, reason=NO_C)
 
 def _real_mail() -> list[bytes]:
     """The first 300 spam and ham of the shared SpamAssassin archive, else the bundled sample."""

