@@ -26,15 +26,16 @@ SEED003_TEXTS = [
 SEED003_LABELS = ["spam"] * 4 + ["ham"] * 4
 SEED003_STOP_WORDS = {"d", "e"}
 
-NO_C = "textnb._tokens was not built (no C compiler at install time)"
+NO_C = "textnb's C parts were not built (no C compiler at install time)"
 
 
-def with_c_and_python(module: object, name: str, python: object):
+def with_c_and_python(module: object, name: str, python: object, built: object = "tokens"):
     """An autouse fixture that runs each test of a test module twice: with ``module.name`` as
-    textnb._tokens gives it (skipped where that was not built), and set to ``python``."""
+    the C part gives it (skipped where ``built``, the C module, is None: not built; by default
+    textnb._tokens), and set to ``python``."""
     @pytest.fixture(autouse=True, params=["C", "python"])
     def implementation(request, monkeypatch):
-        if request.param == "C" and textnb.tokens._fast is None:
+        if request.param == "C" and (textnb.tokens._fast if built == "tokens" else built) is None:
             pytest.skip(NO_C)
         if request.param == "python":
             monkeypatch.setattr(module, name, python)

@@ -10,10 +10,18 @@ import pytest
 from click.testing import CliRunner
 from scipy.sparse import csr_matrix
 
+import textnb.onerror
 from textnb import TextClassifier, load_model, save_model
 from textnb.cli import main
 from textnb.models import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
 from textnb.onerror import _Tables, train_on_error
+from textnb.vocabulary import to_scipy
+
+from conftest import NO_C, spamassassin_sample, with_c_and_python
+
+# Every test here runs with the two-class scan in C (textnb/_onerror.c) and with the Python one.
+C_SCAN = textnb.onerror._fast
+implementation = with_c_and_python(textnb.onerror, "_fast", None, built=C_SCAN)
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -101,6 +109,33 @@ def test_the_fast_walk_learns_what_the_definition_learns(new_model, seed, n_clas
     np.testing.assert_array_equal(learned, expected)
     np.testing.assert_array_equal(model.feature_count_,
                                   new_model().fit(X[learned], y[learned]).feature_count_)
+
+
+@pytest.mark.skipif(C_SCAN is None, reason=NO_C)
+def test_the_c_scan_learns_what_the_python_one_learns_on_real_mail(implementation, monkeypatch):
+    """Real mail (the shared archive's first 400 spam and 400 ham, else the bundled sample),
+    its counts and presence bits, each model: the same documents learned, pass by pass, with
+    the scan in C and in Python, in any order."""
+    if implementation == "python":
+        pytest.skip("compares the two itself")
+    sample = spamassassin_sample(400) or {
+        part: [p.read_bytes() for p in sorted(d.iterdir())]
+        for part, d in (("spam", SPAM_DIR), ("ham", HAM_DIR))}
+    texts = sample["spam"] + sample["ham"]
+    y = np.array(["spam"] * len(sample["spam"]) + ["ham"] * len(sample["ham"]))
+    classifier = TextClassifier(n_jobs=1, ngram_range=(1, 2)).fit(texts, y)
+    counts = to_scipy(classifier.transform(texts))
+    models = [lambda: ComplementNB(alpha=0.03), lambda: MultinomialNB(alpha=0.1),
+              lambda: BernoulliNB(alpha=0.5, fit_prior=True)]
+    for X in (counts, (counts > 0).astype(float)):
+        for new_model in models:
+            walks = []
+            for fast in (C_SCAN, None):
+                monkeypatch.setattr(textnb.onerror, "_fast", fast)
+                walks.append(train_on_error(X, y, new_model, orders=2, max_passes=10))
+            (_, c, c_passes), (_, python, python_passes) = walks
+            np.testing.assert_array_equal(c, python)
+            assert c_passes == python_passes and c_passes[0] > 0 and (c > 0).sum() < y.size
 
 
 def test_walks_in_several_orders_average_what_each_learned():

@@ -184,11 +184,13 @@ def test_c_header_reading_equals_the_python_one_on_real_mail(monkeypatch):
 
 
 def test_the_same_model_with_or_without_c(monkeypatch):
-    """Read, tokenized, numbered and fitted in one process with every C part, then with none:
+    """Read, tokenized, numbered and fitted (trained on error) in one process with every C
+    part, then with none:
     the same terms, counts, cutoffs and log-probabilities, bit for bit."""
     import numpy as np
     import textnb.documents
     import textnb.headers
+    import textnb.onerror
     import textnb.vocabulary
     from textnb import TextClassifier
     from textnb.headers import _python_received
@@ -206,7 +208,9 @@ def test_the_same_model_with_or_without_c(monkeypatch):
     monkeypatch.setattr(textnb.documents, "_fast", None)
     monkeypatch.setattr(textnb.vocabulary, "_numbers", _python_numbers)
     monkeypatch.setattr(textnb.headers, "_received", _python_received)
+    monkeypatch.setattr(textnb.onerror, "_fast", None)
     without, scores = fitted()
+    assert with_c.on_error_ == without.on_error_ and with_c.cutoffs_["training"] == "on-error"
     assert with_c.vocabulary_.terms_ == without.vocabulary_.terms_
     np.testing.assert_array_equal(with_c.model_.feature_count_, without.model_.feature_count_)
     assert with_c.cutoffs_ == without.cutoffs_
