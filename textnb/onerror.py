@@ -229,17 +229,23 @@ class _Tables:
             # −log(n_k − n_kc + α) in place: a third of the time of the expression.
             g = self.total.take(terms)[:, None] - self.count.take(terms, axis=0)
             g += alpha
-            self.G[terms] = np.negative(np.log(g, out=g), out=g)
+            self.G[terms] = g = np.negative(np.log(g, out=g), out=g)
             self.h = np.log(self.mass.sum() - self.mass + alpha * n_terms)   # Σ_k n_k = Σ_c n_c
+            if self.diff is not None:
+                self.diff[terms] = g[:, 1] - g[:, 0]
+                terms = terms[:0]   # diff is up to date
         else:
             absent = np.log(self.class_count[c] - self.count[:, c] + alpha)
             self.G[:, c] = np.log(self.count[:, c] + alpha) - absent
             self.absent[c] = absent.sum() - n_terms * np.log(self.class_count[c] + 2 * alpha)
-        if self.kind != "complement" or isinstance(model, ComplementNBWithPrior):
-            prior = class_log_prior(self.class_count, model.fit_prior, model.class_prior)
-            self.bias = prior + (self.absent if self.kind == "bernoulli" else 0.0)
+        if self.kind == "bernoulli":
+            self.bias = class_log_prior(self.class_count, model.fit_prior, model.class_prior)
+            self.bias += self.absent
+            terms = slice(None)
+        elif self.kind == "multinomial" or isinstance(model, ComplementNBWithPrior):
+            self.bias = class_log_prior(self.class_count, model.fit_prior, model.class_prior)
         # else ComplementNB's bias: 0, it scores without the prior
-        self._differ(slice(None) if self.kind == "bernoulli" else terms)
+        self._differ(terms)
 
     def _differ(self, terms: Any) -> None:
         """Bring ``diff`` up to date at ``terms`` (indices or a slice) after G changed there."""
