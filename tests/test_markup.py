@@ -1,0 +1,87 @@
+"""HTML → text: textnb/_markup.c, the scan in C, against textnb.markup's patterns (the
+definition): the same lines, tags and link hosts on any HTML and on real mail."""
+
+from __future__ import annotations
+
+import pytest
+
+import textnb.markup
+from textnb.documents import read_bytes
+from textnb.markup import html_text
+
+from conftest import NO_C, spamassassin_sample
+
+C_MARKUP = textnb.markup._fast
+pytestmark = pytest.mark.skipif(C_MARKUP is None, reason=NO_C)
+
+
+def _both(monkeypatch, html: str) -> list[tuple[str, list[str], list[str]]]:
+    """html_text's text, tags and hosts with the C scan, then with the Python one."""
+    results = []
+    for fast in (C_MARKUP, None):
+        monkeypatch.setattr(textnb.markup, "_fast", fast)
+        tags: dict[str, None] = {}
+        hosts: dict[str, None] = {}
+        results.append((html_text(html, tags, hosts), list(tags), list(hosts)))
+    return results
+
+
+# Where the two could part: each branch's punctuation, the case-insensitive script and style
+# ends (ſ is an s to re.IGNORECASE, İ and ı are an i), tag names in any case or script, block
+# and inline tags, links, character references, and whitespace str.split() knows (\x1c, NBSP,
+# U+2028) beside the ASCII kinds.
+_PIECES = ["<", ">", "/", "!", "-", "--", "?", "=", '"', "'", " ", "\n", "\t", "a", "B", "p",
+           "br", "Div", "script", "ScRıpt", "ſtyle", "STYLE", "İ", "K", "href", "SRC", "&amp;",
+           "&#58;", "x", "\x1c", "\xa0", "\u2028", "é", "http://h.example.com/x", "\U0001F600"]
+
+
+def test_the_scan_in_c_reads_any_html_as_the_patterns_do(monkeypatch):
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=3000, deadline=None)
+    @hypothesis.given(st.one_of(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join),
+                                st.text(max_size=60)))
+    def check(html):
+        c, python = _both(monkeypatch, html)
+        assert c == python
+
+    check()
+
+
+def test_the_scan_in_c_reads_real_mail_as_the_patterns_do(monkeypatch):
+    """Every HTML part of the shared archive's first 300 spam and ham (else the worked example's
+    HTML), whole and cut at 1,000 characters: the same text, tags and hosts."""
+    parts: list[str] = []
+
+    def record(html, tags, hosts):
+        parts.append(html)
+        return ""
+
+    sample = spamassassin_sample(300)
+    monkeypatch.setattr(textnb.markup, "html_text", record)
+    for raw in (sample["spam"] + sample["ham"]) if sample else []:
+        read_bytes(raw)
+    monkeypatch.undo()
+    parts = parts or ["<p>a <a href='http://x.example/'>b</a><!-- c --></p>"]
+    assert len(parts) > (40 if sample else 0)
+    for html in parts:
+        for text in (html, html[:1000]):
+            c, python = _both(monkeypatch, text)
+            assert c == python
+
+
+def test_worked_edge_cases_with_the_scan_in_c(monkeypatch):
+    html = ("<HTML><body>V<b>i</b>agra <a href=\"http://a.example/x?q=1>2\" title='it's'>now</a>"
+            "<!-- hidden --> <p>caf&eacute; &amp; more<br/>next "
+            "<script type=x>var s = '<p>no</p>';</ScRıPT >shown <img src=http&#58;//img.example/i>"
+            "<a href='HTTP://Upper.Example'>u</a> <!--unclosed>after</body>")
+    c, python = _both(monkeypatch, html)
+    assert c == python == ("Viagra now\ncafé & more\nnext shown u after",
+                           ["html", "body", "b", "a", "p", "br", "script", "img"],
+                           ["a.example", "img.example", "upper.example"])
+    # "--!>" ends a comment; once one is unclosed, later ones end at ">"; "</ " and "<?" are
+    # markup, "< " and "<3" text; a tag's name ends at "/".
+    html = "a<!-- b --!>c<? d ?>e</ f>g < h <3 i<br/>j<!-- k > l <!-- m > n"
+    c, python = _both(monkeypatch, html)
+    assert c == python == ("aceg < h <3 i\nj l n", ["br"], [])

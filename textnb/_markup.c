@@ -1,0 +1,283 @@
+/* HTML's scan, in C: html → the lines of its text, its tag names and the attributes that may
+ * hold links (textnb.markup.html_text).
+ *
+ * The Python code is the definition, and the fallback where this module is not built. This
+ * loop follows its patterns branch by branch: _MARKUP's leftmost match (a comment's "<!--", a
+ * start or end tag with its attributes, or "<!", "<?", "</" up to ">"), a comment's end
+ * "--!?>", and "</script\s*>" or "</style\s*>" ignoring case as Python's re does (where "ſ"
+ * is an "s" and "İ" and "ı" are an "i"); \s is a character for which str.isspace() is true,
+ * as for str.split(). tests/test_markup.py checks that both give the same results. Python
+ * spent some 60 ns a character of HTML here; what is left to it are the few link attributes
+ * and the character references.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define AT(i) PyUnicode_READ(kind, data, (i))
+#define SPACE(c) Py_UNICODE_ISSPACE(c)
+#define ALPHA(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z'))
+
+/* The lower-case ASCII letter c stands for under re.IGNORECASE, or 0. */
+static Py_UCS4
+folded(Py_UCS4 c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c + 32;
+    if (c < 128)
+        return c;
+    if (c == 0x17f)
+        return 's';
+    if (c == 0x130 || c == 0x131)
+        return 'i';
+    return 0;
+}
+
+/* The end of the first "</name\s*>" (ignoring case) at or after i, or -1. */
+static Py_ssize_t
+hidden_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, const char *name)
+{
+    size_t length = strlen(name);
+    for (; i + 1 < n; i++) {
+        if (AT(i) != '<' || AT(i + 1) != '/')
+            continue;
+        Py_ssize_t j = i + 2;
+        size_t k = 0;
+        while (k < length && j < n && folded(AT(j)) == (Py_UCS4)name[k])
+            j++, k++;
+        if (k < length)
+            continue;
+        while (j < n && SPACE(AT(j)))
+            j++;
+        if (j < n && AT(j) == '>')
+            return j + 1;
+    }
+    return -1;
+}
+
+/* html[start:stop].lower(): made directly where it is ASCII (a tag's name nearly always is),
+ * by str.lower() otherwise. */
+static PyObject *
+lowered(PyObject *html, int kind, const void *data, Py_ssize_t start, Py_ssize_t stop)
+{
+    PyObject *name = PyUnicode_New(stop - start, 127);
+    if (!name)
+        return NULL;
+    Py_UCS1 *out = PyUnicode_1BYTE_DATA(name);
+    for (Py_ssize_t i = start; i < stop; i++) {
+        Py_UCS4 c = AT(i);
+        if (c >= 128) {
+            Py_DECREF(name);
+            PyObject *text = PyUnicode_Substring(html, start, stop);
+            PyObject *lower = text ? PyObject_CallMethod(text, "lower", NULL) : NULL;
+            Py_XDECREF(text);
+            return lower;
+        }
+        out[i - start] = (Py_UCS1)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    return name;
+}
+
+/* A growing line of text, whitespace collapsed as " ".join(text.split()) does. */
+typedef struct {
+    Py_UCS4 *chars;
+    Py_ssize_t length;
+    int space;  /* whitespace seen since the last character kept */
+} Line;
+
+static void
+add(Line *line, int kind, const void *data, Py_ssize_t start, Py_ssize_t stop)
+{
+    for (Py_ssize_t i = start; i < stop; i++) {
+        Py_UCS4 c = AT(i);
+        if (SPACE(c)) {
+            line->space = 1;
+            continue;
+        }
+        if (line->space && line->length)
+            line->chars[line->length++] = ' ';
+        line->space = 0;
+        line->chars[line->length++] = c;
+    }
+}
+
+/* End the line: its text joins lines if there is any. 0 on success, -1 on error. */
+static int
+flush(Line *line, PyObject *lines)
+{
+    int result = 0;
+    if (line->length) {
+        PyObject *text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, line->chars,
+                                                   line->length);
+        result = text ? PyList_Append(lines, text) : -1;
+        Py_XDECREF(text);
+    }
+    line->length = 0;
+    line->space = 0;
+    return result;
+}
+
+/* Whether html[start:stop] holds "=" and "href" or "src" in any case: c | 32 is a lower-case
+ * ASCII letter only for that letter and its capital, and no other character lowers to one of
+ * these letters. */
+static int
+may_link(int kind, const void *data, Py_ssize_t start, Py_ssize_t stop)
+{
+    int equals = 0, found = 0;
+    for (Py_ssize_t i = start; i < stop; i++) {
+        Py_UCS4 c = AT(i);
+        equals |= c == '=';
+        if (!found && i + 3 <= stop && (c | 32) == 's'
+                && (AT(i + 1) | 32) == 'r' && (AT(i + 2) | 32) == 'c')
+            found = 1;
+        if (!found && i + 4 <= stop && (c | 32) == 'h' && (AT(i + 1) | 32) == 'r'
+                && (AT(i + 2) | 32) == 'e' && (AT(i + 3) | 32) == 'f')
+            found = 1;
+    }
+    return equals && found;
+}
+
+static PyObject *
+html_lines(PyObject *self, PyObject *args)
+{
+    PyObject *html, *block_tags, *tags, *links;
+    if (!PyArg_ParseTuple(args, "UO!O!O!", &html, &PyFrozenSet_Type, &block_tags,
+                          &PyDict_Type, &tags, &PyList_Type, &links))
+        return NULL;
+    int kind = PyUnicode_KIND(html);
+    const void *data = PyUnicode_DATA(html);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(html), pos = 0;
+    Line line = {PyMem_Malloc(sizeof(Py_UCS4) * (n + 1)), 0, 0};
+    PyObject *lines = PyList_New(0);
+    if (!line.chars || !lines)
+        goto fail;
+    int comments_close = 1;
+    for (Py_ssize_t i = pos; i < n; i++) {
+        if (AT(i) != '<' || i + 1 >= n)
+            continue;
+        Py_UCS4 next = AT(i + 1);
+        if (next == '!' && i + 3 < n && AT(i + 2) == '-' && AT(i + 3) == '-') {
+            add(&line, kind, data, pos, i);
+            pos = i + 4;
+            Py_ssize_t close = -1;
+            for (Py_ssize_t j = pos; comments_close && j + 2 < n; j++) {
+                if (AT(j) == '-' && AT(j + 1) == '-') {
+                    if (AT(j + 2) == '>') { close = j + 3; break; }
+                    if (AT(j + 2) == '!' && j + 3 < n && AT(j + 3) == '>') { close = j + 4; break; }
+                }
+            }
+            if (close < 0) {
+                comments_close = 0;
+                while (pos < n && AT(pos) != '>')
+                    pos++;
+                close = pos < n ? pos + 1 : n;
+            }
+            pos = close;
+            i = pos - 1;
+            continue;
+        }
+        Py_ssize_t j = i + 1;
+        int end = next == '/' && i + 2 < n && ALPHA(AT(i + 2));
+        j += end;
+        if (!ALPHA(AT(j))) {
+            if (next != '!' && next != '?' && next != '/')
+                continue;  /* no markup starts here */
+            add(&line, kind, data, pos, i);
+            for (j = i + 2; j < n && AT(j) != '>'; j++)
+                ;
+            pos = j < n ? j + 1 : n;
+            i = pos - 1;
+            continue;
+        }
+        /* A start or end tag: its name, then its attributes. */
+        add(&line, kind, data, pos, i);
+        Py_ssize_t name_start = j;
+        while (j < n && !SPACE(AT(j)) && AT(j) != '/' && AT(j) != '>')
+            j++;
+        Py_ssize_t name_stop = j, attrs = j;
+        while (j < n && AT(j) != '>' && AT(j) != '=')
+            j++;
+        while (j < n && AT(j) == '=') {
+            j++;
+            while (j < n && SPACE(AT(j)))
+                j++;
+            Py_UCS4 q = j < n ? AT(j) : 0;
+            int bare = 1;
+            if (q == '"' || q == '\'') {
+                /* To the closing quote, wherever it is; without one, a bare value. (A failed
+                 * search runs to the end, but only the last quote of a kind can fail.) */
+                Py_ssize_t k = j + 1;
+                while (k < n && AT(k) != q)
+                    k++;
+                if (k < n) {
+                    j = k + 1;
+                    bare = 0;
+                }
+            }
+            if (bare)
+                while (j < n && !SPACE(AT(j)) && AT(j) != '>')
+                    j++;
+            while (j < n && AT(j) != '>' && AT(j) != '=')
+                j++;
+        }
+        Py_ssize_t attrs_stop = j;
+        pos = j < n && AT(j) == '>' ? j + 1 : j;
+        i = pos - 1;
+        PyObject *lower = lowered(html, kind, data, name_start, name_stop);
+        if (!lower)
+            goto fail;
+        int block = PySet_Contains(block_tags, lower);
+        if (block < 0 || (block && flush(&line, lines) < 0)) {
+            Py_DECREF(lower);
+            goto fail;
+        }
+        if (end) {
+            Py_DECREF(lower);
+            continue;
+        }
+        int failed = PyDict_SetItem(tags, lower, Py_None) < 0;
+        if (!failed && may_link(kind, data, attrs, attrs_stop)) {
+            PyObject *text = PyUnicode_Substring(html, attrs, attrs_stop);
+            failed = !text || PyList_Append(links, text) < 0;
+            Py_XDECREF(text);
+        }
+        const char *hidden = PyUnicode_CompareWithASCIIString(lower, "script") == 0 ? "script"
+                             : PyUnicode_CompareWithASCIIString(lower, "style") == 0 ? "style"
+                             : NULL;
+        Py_DECREF(lower);
+        if (failed)
+            goto fail;
+        if (hidden) {
+            Py_ssize_t close = hidden_end(kind, data, n, pos, hidden);
+            pos = close >= 0 ? close : n;
+            i = pos - 1;
+        }
+    }
+    add(&line, kind, data, pos, n);
+    if (flush(&line, lines) < 0)
+        goto fail;
+    PyMem_Free(line.chars);
+    return lines;
+fail:
+    PyMem_Free(line.chars);
+    Py_XDECREF(lines);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"html_lines", html_lines, METH_VARARGS,
+     "html_lines(html, block_tags, tags, links) -> list: the lines of html's text (whitespace "
+     "collapsed, character references not decoded), as textnb.markup.html_text makes them; "
+     "each start tag's lower-case name is added to the dict tags, and the attributes of those "
+     "that may hold a link (\"=\" and href or src in them) appended to the list links."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_markup", NULL, -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC
+PyInit__markup(void)
+{
+    return PyModule_Create(&module);
+}
