@@ -85,3 +85,34 @@ def test_worked_edge_cases_with_the_scan_in_c(monkeypatch):
     html = "a<!-- b --!>c<? d ?>e</ f>g < h <3 i<br/>j<!-- k > l <!-- m > n"
     c, python = _both(monkeypatch, html)
     assert c == python == ("aceg < h <3 i\nj l n", ["br"], [])
+
+
+def test_a_plain_links_host_is_the_one_urlsplit_finds():
+    """_host's shortcut for scheme://host links against urlsplit, on links of every shape
+    (ports, users, IPv6 brackets, controls and whitespace where urlsplit drops them)."""
+    from urllib.parse import urlsplit
+
+    from textnb.markup import _PLAIN_URL, _host
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    def expected(url):
+        try:
+            return urlsplit(url.strip()).hostname or ""
+        except ValueError:
+            return ""
+
+    pieces = ["http", "HTTPS", "mailto", ":", "//", "/", "?", "#", "@", "[", "]", "::1", "a",
+              "B.c", "-", ".", "%", " ", "\t", "\n", "\r", "\x00", "\x1c", "é", "ｅ", "80", "+"]
+
+    @hypothesis.settings(max_examples=3000, deadline=None)
+    @hypothesis.given(st.lists(st.sampled_from(pieces), max_size=10).map("".join))
+    def check(url):
+        assert _host(url) == expected(url)
+
+    check()
+    for url, host in [("http://Www.Example.COM/x?y#z", "www.example.com"),
+                      (" https://a-b.example ", "a-b.example"), ("http:///p", ""),
+                      ("http://h.example\n/", "h.example"), ("http://u@h.example:80/", "h.example")]:
+        assert _host(url) == expected(url) == host
+    assert _PLAIN_URL.match("http://Www.Example.COM/x") and not _PLAIN_URL.match("http://h:80/")

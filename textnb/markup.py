@@ -43,6 +43,10 @@ _MARKUP = re.compile(r"""
 _COMMENT_END = re.compile(r"--!?>")
 _LINK = re.compile(r"""(?:^|[\s"'/])(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""",
                    re.IGNORECASE)
+# A link of the plain kind nearly all are, scheme://host then a path, query, fragment or the
+# end, whose host urlsplit would find as it stands (lowered): taken without urlsplit, which took
+# three quarters of the time left to html_text with its scan in C (SpamAssassin's 26,659 links).
+_PLAIN_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([A-Za-z0-9.-]*)(?:[/?#]|\Z)")
 _HIDDEN_END = {name: re.compile(rf"</{name}\s*>", re.IGNORECASE) for name in _HIDDEN_TAGS}
 
 
@@ -112,6 +116,10 @@ def _break(line: list[str], lines: list[str]) -> None:
 
 
 def _host(url: str) -> str:
+    """The host of a link, as ``urlsplit(url.strip()).hostname`` finds it ("" for none)."""
+    plain = _PLAIN_URL.match(url.strip())
+    if plain:
+        return plain[1].lower()
     try:
         return urlsplit(url.strip()).hostname or ""
     except ValueError:  # a malformed URL such as "http://[::1"
