@@ -126,6 +126,8 @@ def test_the_c_scan_learns_what_the_python_one_learns_on_real_mail(implementatio
     classifier = TextClassifier(n_jobs=1, ngram_range=(1, 2)).fit(texts, y)
     counts = to_scipy(classifier.transform(texts))
     models = [lambda: ComplementNB(alpha=0.03), lambda: MultinomialNB(alpha=0.1),
+              lambda: ComplementNBWithPrior(alpha=0.03, fit_prior=True),
+              lambda: MultinomialNB(alpha=0.1, class_prior=[0.3, 0.7]),
               lambda: BernoulliNB(alpha=0.5, fit_prior=True)]
     for X in (counts, (counts > 0).astype(float)):
         for new_model in models:
@@ -156,10 +158,15 @@ def test_walks_in_several_orders_average_what_each_learned():
                                                          orders=3)[1])
 
 
-def test_walks_in_worker_processes_learn_what_walks_here_learn():
-    X, y = _random_corpus(4, n_documents=1200)
-    here = train_on_error(X, y, MultinomialNB, margin=1.0, orders=4, n_jobs=1)
-    there = train_on_error(X, y, MultinomialNB, margin=1.0, orders=4, n_jobs=2)
+# The last model learns by partial_fit; its leads are of normalised weights, hence its margin.
+@pytest.mark.parametrize("new_model, margin", [(MultinomialNB, 1.0), (MODELS[-1], 0.01)])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_walks_in_worker_processes_learn_what_walks_here_learn(new_model, margin, n_classes):
+    """Two classes walk in threads (with the C walk), more in worker processes; one at a time
+    here for n_jobs=1. Each walk starts from an empty model of its own."""
+    X, y = _random_corpus(4, n_documents=1200, n_classes=n_classes)
+    here = train_on_error(X, y, new_model, margin=margin, orders=4, n_jobs=1)
+    there = train_on_error(X, y, new_model, margin=margin, orders=4, n_jobs=2)
     np.testing.assert_array_equal(here[1], there[1])
     assert here[2] == there[2] and len(set((here[1] * 4).tolist())) > 2
     np.testing.assert_array_equal(here[0].feature_count_, there[0].feature_count_)

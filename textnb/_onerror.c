@@ -1,17 +1,22 @@
-/* Training on error's scan, in C: from a row on, the first document of a two-class walk that
- * the model so far gets wrong or not surely right (textnb.onerror).
+/* Training on error's walks, in C, for two classes: the scan for the next document the model
+ * so far gets wrong or not surely right, and, for multinomial and complement models, learning
+ * it into the log tables, pass after pass (textnb.onerror).
  *
  * The Python code is the definition, and the fallback where this module is not built. Each
- * row's lead is computed in the same floating-point operations, in the same order, as there:
- * Σ_j x_j·diff[k_j] summed from 0.0 in the row's order (scipy's CSR matrix-vector product),
- * plus the row's sum times dh, plus db, negated for a ham row. No fused multiply-add: the build
- * passes -ffp-contract=off, and baseline x86-64 has none. tests/test_onerror.py checks that
- * both learn the same documents. Python scored rows in blocks and scored again everything
- * after a block's first error; this loop stops at it.
+ * step is computed in the same floating-point operations, in the same order, as there: a
+ * row's lead is Σ_j x_j·diff[k_j] summed from 0.0 in the row's order (scipy's CSR
+ * matrix-vector product), plus the row's sum times h_1 − h_0, plus bias_1 − bias_0, negated
+ * for class 0; learning adds the row to the counts and recomputes the logs numpy computes.
+ * No fused multiply-add: the build passes -ffp-contract=off, and baseline x86-64 has none.
+ * The logarithms are the C library's; numpy's are the same where it does not use its own
+ * AVX-512 code, and may differ there in the last bit, which changes what is learned only for a
+ * document whose lead is that close to the margin. tests/test_onerror.py checks that both learn
+ * the same documents, on real mail too. A walk lets go of the GIL, so walks run in threads.
  */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 
 /* An integer array's element i, whatever its integer width (scipy uses int32 or int64). */
@@ -22,66 +27,217 @@ item(const Py_buffer *b, Py_ssize_t i)
                             : (Py_ssize_t)((const int64_t *)b->buf)[i];
 }
 
+/* A two-class walk's matrix and tables: the CSR rows, the learned flags, and the log tables
+ * of textnb.onerror._Tables (G of shape (n_terms, 2), C order). */
+typedef struct {
+    Py_buffer b[14];
+    const double *x, *sums;
+    Py_buffer *indices, *indptr, *truth;
+    char *learned;
+    double *G, *diff, *count, *total, *mass, *h, *bias, *class_count;
+    Py_ssize_t n, n_terms;
+} Walk;
+
+/* The first row i >= start not learned whose lead is under margin; -1 if none, -2 at a term
+ * number out of range. */
+static Py_ssize_t
+scan(const Walk *w, Py_ssize_t start, double margin)
+{
+    double dh = w->h[1] - w->h[0], db = w->bias[1] - w->bias[0];
+    for (Py_ssize_t i = start; i < w->n; i++) {
+        if (w->learned[i])
+            continue;
+        Py_ssize_t a = item(w->indptr, i), b = item(w->indptr, i + 1);
+        double sum = 0.0;
+        for (Py_ssize_t j = a; j < b; j++) {
+            Py_ssize_t k = item(w->indices, j);
+            if (k < 0 || k >= w->n_terms)
+                return -2;
+            sum += w->x[j] * w->diff[k];
+        }
+        double lead = sum + w->sums[i] * dh + db;
+        if (item(w->truth, i) != 1)
+            lead = -lead;
+        if (lead < margin)
+            return i;
+    }
+    return -1;
+}
+
+/* _Tables.learn for a multinomial (complement 0) or complement model (1), the prior learned
+ * from the documents' classes when fit_prior, as numpy computes each step (libm's log). */
+static void
+learn(Walk *w, Py_ssize_t i, int c, int complement, int fit_prior, double alpha)
+{
+    Py_ssize_t a = item(w->indptr, i), b = item(w->indptr, i + 1);
+    double *G = w->G, *count = w->count, *total = w->total;
+    double spread = alpha * (double)w->n_terms;
+    w->class_count[c] += 1;
+    for (Py_ssize_t j = a; j < b; j++) {
+        Py_ssize_t t = item(w->indices, j);
+        count[2 * t + c] += w->x[j];
+        if (complement)
+            total[t] += w->x[j];
+    }
+    w->mass[c] += w->sums[i];
+    for (Py_ssize_t j = a; j < b; j++) {
+        Py_ssize_t t = item(w->indices, j);
+        if (complement) {
+            G[2 * t] = -log((total[t] - count[2 * t]) + alpha);
+            G[2 * t + 1] = -log((total[t] - count[2 * t + 1]) + alpha);
+        } else {
+            G[2 * t + c] = log(count[2 * t + c] + alpha);
+        }
+        w->diff[t] = G[2 * t + 1] - G[2 * t];
+    }
+    if (complement) {
+        double all = w->mass[0] + w->mass[1];
+        w->h[0] = log((all - w->mass[0]) + spread);
+        w->h[1] = log((all - w->mass[1]) + spread);
+    } else {
+        w->h[c] = -log(w->mass[c] + spread);
+    }
+    if (fit_prior) {
+        double documents = w->class_count[0] + w->class_count[1];
+        w->bias[0] = log(w->class_count[0]) - log(documents);
+        w->bias[1] = log(w->class_count[1]) - log(documents);
+    }
+}
+
+static void
+release(Walk *w, int taken)
+{
+    for (int k = 0; k < taken; k++)
+        PyBuffer_Release(&w->b[k]);
+}
+
+/* Take the buffers of the 14 arrays (5 read-only, then 9 writable), checked: 1, or 0 with an
+ * exception set. */
+static int
+take(Walk *w, PyObject **arrays)
+{
+    for (int k = 0; k < 14; k++) {
+        int flags = k < 5 ? PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE;
+        if (PyObject_GetBuffer(arrays[k], &w->b[k], flags) < 0) {
+            release(w, k);
+            return 0;
+        }
+    }
+    Py_buffer *b = w->b;
+    w->x = b[0].buf;
+    w->indices = &b[1];
+    w->indptr = &b[2];
+    w->sums = b[3].buf;
+    w->truth = &b[4];
+    w->learned = b[5].buf;
+    w->G = b[6].buf;
+    w->diff = b[7].buf;
+    w->count = b[8].buf;
+    w->total = b[9].buf;
+    w->mass = b[10].buf;
+    w->h = b[11].buf;
+    w->bias = b[12].buf;
+    w->class_count = b[13].buf;
+    w->n = b[5].len;
+    w->n_terms = b[7].len / 8;
+    int ok = b[0].itemsize == 8 && (b[1].itemsize == 4 || b[1].itemsize == 8)
+             && b[2].itemsize == b[1].itemsize && b[2].len / b[2].itemsize == w->n + 1
+             && b[3].itemsize == 8 && b[3].len / 8 == w->n
+             && (b[4].itemsize == 4 || b[4].itemsize == 8) && b[4].len / b[4].itemsize == w->n
+             && b[5].itemsize == 1 && b[7].itemsize == 8 && b[6].itemsize == 8
+             && b[8].itemsize == 8 && b[9].itemsize == 8
+             && b[6].len == 2 * b[7].len && b[8].len == b[6].len && b[9].len == b[7].len
+             && b[10].len == 16 && b[11].len == 16 && b[12].len == 16 && b[13].len == 16
+             && item(w->indptr, w->n) <= b[0].len / 8
+             && item(w->indptr, w->n) <= b[1].len / b[1].itemsize;
+    if (!ok) {
+        release(w, 14);
+        PyErr_SetString(PyExc_ValueError, "arrays of the wrong type or shape");
+    }
+    return ok;
+}
+
+#define ARRAYS "OOOOOOOOOOOOOO"
+#define ARRAY_ARGS(a) &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8], &a[9], \
+                      &a[10], &a[11], &a[12], &a[13]
+
 static PyObject *
 first_wrong(PyObject *self, PyObject *args)
 {
-    Py_buffer data, indices, indptr, diff, sums, truth, learned;
+    PyObject *arrays[14];
+    Walk w;
     Py_ssize_t start;
-    double dh, db, margin;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*nddd", &data, &indices, &indptr, &diff, &sums,
-                          &truth, &learned, &start, &dh, &db, &margin))
+    double margin;
+    if (!PyArg_ParseTuple(args, ARRAYS "nd", ARRAY_ARGS(arrays), &start, &margin)
+            || !take(&w, arrays))
         return NULL;
-    Py_ssize_t n = learned.len, found = -1;
-    const double *x = data.buf, *d = diff.buf, *s = sums.buf;
-    const char *done = learned.buf;
-    int ok = data.itemsize == 8 && diff.itemsize == 8 && sums.itemsize == 8
-             && (truth.itemsize == 4 || truth.itemsize == 8) && learned.itemsize == 1
-             && (indices.itemsize == 4 || indices.itemsize == 8)
-             && indptr.itemsize == indices.itemsize && indptr.len / indptr.itemsize == n + 1
-             && sums.len / 8 == n && truth.len / truth.itemsize == n && start >= 0
-             && item(&indptr, n) <= data.len / 8 && item(&indptr, n) <= indices.len / indices.itemsize;
-    Py_ssize_t n_terms = diff.len / 8;
-    for (Py_ssize_t i = start; ok && i < n; i++) {
-        if (done[i])
-            continue;
-        Py_ssize_t a = item(&indptr, i), b = item(&indptr, i + 1);
-        double sum = 0.0;
-        for (Py_ssize_t j = a; j < b; j++) {
-            Py_ssize_t k = item(&indices, j);
-            if (k < 0 || k >= n_terms) {
-                ok = 0;
-                break;
-            }
-            sum += x[j] * d[k];
+    Py_ssize_t found = scan(&w, start < 0 ? 0 : start, margin);
+    release(&w, 14);
+    if (found == -2)
+        return PyErr_Format(PyExc_ValueError, "a term number out of range");
+    return PyLong_FromSsize_t(found);
+}
+
+static PyObject *
+walk(PyObject *self, PyObject *args)
+{
+    PyObject *arrays[14];
+    Walk w;
+    int complement, fit_prior, max_passes;
+    double alpha, margin;
+    if (!PyArg_ParseTuple(args, ARRAYS "ppddi", ARRAY_ARGS(arrays), &complement, &fit_prior,
+                          &alpha, &margin, &max_passes) || !take(&w, arrays))
+        return NULL;
+    int passes = 0, broken = 0;
+    Py_ssize_t *per_pass = PyMem_Calloc(max_passes > 0 ? max_passes : 1, sizeof(Py_ssize_t));
+    if (!per_pass) {
+        release(&w, 14);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    while (passes < max_passes) {
+        Py_ssize_t learned = 0, i = -1;
+        while ((i = scan(&w, i + 1, margin)) >= 0) {
+            learn(&w, i, (int)item(w.truth, i), complement, fit_prior, alpha);
+            w.learned[i] = 1;
+            learned++;
         }
-        double lead = sum + s[i] * dh + db;
-        if (item(&truth, i) != 1)
-            lead = -lead;
-        if (ok && lead < margin) {
-            found = i;
+        broken = i == -2;
+        per_pass[passes++] = learned;
+        if (!learned || broken)
+            break;
+    }
+    Py_END_ALLOW_THREADS
+    release(&w, 14);
+    if (broken) {
+        PyMem_Free(per_pass);
+        return PyErr_Format(PyExc_ValueError, "a term number out of range");
+    }
+    PyObject *result = PyList_New(passes);
+    for (int k = 0; result && k < passes; k++) {
+        PyObject *number = PyLong_FromSsize_t(per_pass[k]);
+        if (!number) {
+            Py_CLEAR(result);
             break;
         }
+        PyList_SET_ITEM(result, k, number);
     }
-    PyBuffer_Release(&data);
-    PyBuffer_Release(&indices);
-    PyBuffer_Release(&indptr);
-    PyBuffer_Release(&diff);
-    PyBuffer_Release(&sums);
-    PyBuffer_Release(&truth);
-    PyBuffer_Release(&learned);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "first_wrong: arrays of the wrong type or shape");
-        return NULL;
-    }
-    return PyLong_FromSsize_t(found);
+    PyMem_Free(per_pass);
+    return result;
 }
 
 static PyMethodDef methods[] = {
     {"first_wrong", first_wrong, METH_VARARGS,
-     "first_wrong(data, indices, indptr, diff, sums, truth, learned, start, dh, db, margin) "
-     "-> int: the first row i >= start of the CSR matrix (float64 data; int32 or int64 indices "
-     "and indptr) not learned (bool) whose lead, (x_i·diff + sums_i·dh + db) for truth 1 and "
-     "its negation otherwise (int32 or int64 truth), is under margin; -1 if none."},
+     "first_wrong(data, indices, indptr, sums, truth, learned, G, diff, count, total, mass, h, "
+     "bias, class_count, start, margin) -> int: the first row i >= start of the CSR matrix "
+     "(float64 data; int32 or int64 indices and indptr) not learned (bool) whose lead, "
+     "x_i·diff + sums_i·(h_1 − h_0) + bias_1 − bias_0 for truth 1 and its negation otherwise, "
+     "is under margin; -1 if none. The tables are textnb.onerror._Tables' arrays."},
+    {"walk", walk, METH_VARARGS,
+     "walk(data, indices, indptr, sums, truth, learned, G, diff, count, total, mass, h, bias, "
+     "class_count, complement, fit_prior, alpha, margin, max_passes) -> per_pass: the passes of "
+     "a two-class walk from the tables as they are, learning each first_wrong row into them "
+     "(_Tables.learn of a multinomial or complement model) and marking it learned."},
     {NULL, NULL, 0, NULL},
 };
 
