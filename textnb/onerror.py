@@ -152,8 +152,8 @@ class _Tables:
                      "multinomial" if isinstance(model, MultinomialNB) else None)
         from scipy.sparse import csr_matrix
         values = (X.data > 0) if getattr(model, "_binary", False) else X.data
-        self.X = csr_matrix((values.astype(float), X.indices, X.indptr), shape=X.shape)
-        self.terms = self.X.indices.astype(np.intp)   # numpy indexes by intp fastest
+        self.X = csr_matrix((values.astype(float, copy=False), X.indices, X.indptr),
+                            shape=X.shape)
         self.sums = np.asarray(self.X.sum(axis=1)).ravel()   # Σ_k x_k of each document
         n_terms = X.shape[1]
         self.count = np.zeros((n_terms, n_classes))      # n_kc (df_kc for Bernoulli)
@@ -226,7 +226,8 @@ class _Tables:
         """Add X's ``row`` to class ``c`` and bring G, h and bias up to date."""
         X, model, alpha = self.X, self.model, self.alpha
         a, b = X.indptr[row], X.indptr[row + 1]
-        terms, values = self.terms[a:b], X.data[a:b]
+        # numpy indexes by intp fastest (11 against 8 us for G[terms] = ... of 200 terms)
+        terms, values = X.indices[a:b].astype(np.intp), X.data[a:b]
         self.class_count[c] += 1
         n_terms = X.shape[1]
         if self.kind is None:
