@@ -720,15 +720,21 @@ class _Added:
         rank = np.searchsorted(classes, check_labels(labels, len(labels)))  # number → row
         place = (np.arange(n_terms) if order is None
                  else np.argsort(order, kind="stable"))  # term number → column
-        cell_class = rank[self.keys >> 32]
-        cell_term = place[self.keys & 0xFFFFFFFF]
-        by_term = np.argsort(cell_term * classes.size + cell_class, kind="stable")
+        # Each cell's place, term-major: column × classes + row, built in place (a cell count
+        # of 8-byte temporaries: 430,000 cells for 20 Newsgroups, 3.4 MB each).
+        cell = place[self.keys & 0xFFFFFFFF]
+        cell *= classes.size
+        cell += rank[self.keys >> 32]
+        by_term = np.argsort(cell, kind="stable")
+        cell = cell[by_term]
+        sums = self.sums[by_term]
+        del by_term
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(np.bincount(cell_term, minlength=n_terms), out=indptr[1:])
+        np.cumsum(np.bincount(cell // classes.size, minlength=n_terms), out=indptr[1:])
+        cell %= classes.size
         class_count = np.zeros(classes.size)
         class_count[rank] = self.documents
-        return classes, class_count, StoredCounts(indptr, cell_class[by_term],
-                                                  self.sums[by_term], (classes.size, n_terms))
+        return classes, class_count, StoredCounts(indptr, cell, sums, (classes.size, n_terms))
 
 
 # Documents looked at to tell full mail from other texts (default_ngram_range).
