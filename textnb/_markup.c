@@ -78,9 +78,11 @@ lowered(PyObject *html, int kind, const void *data, Py_ssize_t start, Py_ssize_t
     return name;
 }
 
-/* A growing line of text, whitespace collapsed as " ".join(text.split()) does. */
+/* A growing line of text, whitespace collapsed as " ".join(text.split()) does, its characters
+ * of the HTML's own kind (a line's are the HTML's, or a space). */
 typedef struct {
-    Py_UCS4 *chars;
+    void *chars;
+    int kind;
     Py_ssize_t length;
     int space;  /* whitespace seen since the last character kept */
 } Line;
@@ -95,9 +97,9 @@ add(Line *line, int kind, const void *data, Py_ssize_t start, Py_ssize_t stop)
             continue;
         }
         if (line->space && line->length)
-            line->chars[line->length++] = ' ';
+            PyUnicode_WRITE(line->kind, line->chars, line->length++, ' ');
         line->space = 0;
-        line->chars[line->length++] = c;
+        PyUnicode_WRITE(line->kind, line->chars, line->length++, c);
     }
 }
 
@@ -107,8 +109,7 @@ flush(Line *line, PyObject *lines)
 {
     int result = 0;
     if (line->length) {
-        PyObject *text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, line->chars,
-                                                   line->length);
+        PyObject *text = PyUnicode_FromKindAndData(line->kind, line->chars, line->length);
         result = text ? PyList_Append(lines, text) : -1;
         Py_XDECREF(text);
     }
@@ -147,7 +148,7 @@ html_lines(PyObject *self, PyObject *args)
     int kind = PyUnicode_KIND(html);
     const void *data = PyUnicode_DATA(html);
     Py_ssize_t n = PyUnicode_GET_LENGTH(html), pos = 0;
-    Line line = {PyMem_Malloc(sizeof(Py_UCS4) * (n + 1)), 0, 0};
+    Line line = {PyMem_Malloc((size_t)kind * (n + 1)), kind, 0, 0};
     PyObject *lines = PyList_New(0);
     if (!line.chars || !lines)
         goto fail;
