@@ -180,13 +180,12 @@ class Vocabulary:
         """Sort the terms again after :meth:`_extend` added some to the ``first``: the old
         column of each column, or None if no term was added. The index is updated in place,
         not built again."""
-        terms = self.terms_
-        if len(terms) == first:
+        if len(self.terms_) == first:
             return None
-        order = sorted(range(len(terms)), key=terms.__getitem__)
-        self.terms_ = [terms[i] for i in order]
-        self.index_.update(zip(self.terms_, range(len(terms))))
-        return np.array(order, dtype=np.int64)
+        self.terms_ = sorted(self.terms_)
+        order = number(self.index_, self.terms_)   # each sorted term's old column
+        self.index_.update(zip(self.terms_, range(len(self.terms_))))
+        return order
 
     def _forget(self, first: int) -> None:
         """Undo :meth:`_extend`: keep the ``first`` terms only."""
