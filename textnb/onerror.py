@@ -28,7 +28,7 @@ import numpy as np
 from .models import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB, class_log_prior
 from .workers import imap, n_workers
 
-try:  # the two-class scan in C (textnb/_onerror.c), where it was built
+try:  # two-class walks in C (textnb/_onerror.c), where it was built
     from . import _onerror as _fast
 except ImportError:  # pragma: no cover - no C compiler where textnb was installed
     _fast = None
