@@ -90,7 +90,8 @@ class TextClassifier(Parameters):
         sentiment (Wang & Manning, 2012).
     norm : None, or "l2" to scale each document's weighted counts to unit length, so a long
         document does not outvote many short ones (Rennie et al., 2003).
-    n_jobs : worker processes (:mod:`textnb.workers`) that parse, tokenize and count; None:
+    n_jobs : worker processes (:mod:`textnb.workers`) that parse, tokenize and count, and that
+        walk when training on error (threads, for two classes with the C walk built); None:
         every core for 2000 texts or more, else this process; 1: this process; -1: every core.
     spam_class : for two-class mail, the spam class: ``fit`` then also learns the cutoffs on the
         spam log-odds (``cutoffs_``) from out-of-fold scores (:mod:`textnb.cutoffs`), which

@@ -184,8 +184,9 @@ _TRAINING_OPTIONS = [
                  help="Term weights: counts, log(1+count) or presence."),
     click.option("--norm", type=click.Choice(["none", "l2"]), help="Scale documents to unit length."),
     click.option("-j", "--jobs", type=int,
-                 help="Processes that parse and tokenize (default: every core for 2000 "
-                      "documents or more; 1: none; -1: every core)."),
+                 help="Processes that parse and tokenize, threads that train on error "
+                      "(default: every core for 2000 documents or more; 1: none; -1: every "
+                      "core)."),
 ]
 
 
