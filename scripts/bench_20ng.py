@@ -278,12 +278,9 @@ def run_system(name: str, data: Path, jobs: int | None) -> dict:
         model_bytes = len(pickle.dumps((vectorizer, nb), protocol=pickle.HIGHEST_PROTOCOL))
     rss_children = 0
     if kind == "textnb" and jobs != 1:
-        # Reap joblib's worker processes so that RUSAGE_CHILDREN includes their peak.
-        try:
-            from joblib.externals.loky import get_reusable_executor
-            get_reusable_executor().shutdown(wait=True)
-        except Exception:
-            pass
+        # Reap the worker processes so that RUSAGE_CHILDREN includes their peak and CPU.
+        from textnb.workers import _shut_down
+        _shut_down()
         rss_children = _maxrss_kib(resource.RUSAGE_CHILDREN)
         cpu += _children_cpu() - children0
     accuracy = float(np.mean(np.asarray(predicted) == np.asarray(y_test)))

@@ -2,13 +2,12 @@
 
 import os
 import threading
-from concurrent.futures.process import BrokenProcessPool
 
 import joblib
 import pytest
 
 import textnb.workers
-from textnb.workers import imap, n_workers, spawned
+from textnb.workers import WorkerDied, imap, n_workers, spawned
 
 
 def test_n_workers_counts_as_joblib_does():
@@ -33,11 +32,32 @@ def test_the_pool_is_kept_for_the_next_call_and_replaced_when_a_worker_dies():
     pool = pools[2]
     assert list(spawned(divmod, [(9, 2)] * 4, 2)) == [(4, 1)] * 4
     assert pools[2] is pool
-    with pytest.raises(BrokenProcessPool):
+    with pytest.raises(WorkerDied, match="exit status 1"):
         list(spawned(os._exit, [(1,)], 2))
     assert 2 not in pools
+    assert all(worker.process.poll() is not None for worker in pool)
     assert list(spawned(divmod, [(7, 2)], 2)) == [(3, 1)]
     assert pools[2] is not pool
+
+
+def test_a_pool_left_with_results_out_is_not_kept():
+    """A caller that stops early (or a job that fails) leaves results on their way back: the
+    pool is stopped, so that they never reach the next call."""
+    results = spawned(divmod, [(n, 3) for n in range(10)], 2)
+    assert next(results) == (0, 0)
+    results.close()
+    assert 2 not in textnb.workers._pools
+    with pytest.raises(ZeroDivisionError):
+        list(spawned(divmod, [(1, 0), (4, 2), (6, 2)], 2))
+    assert 2 not in textnb.workers._pools
+    assert list(spawned(divmod, [(n, 3) for n in range(4)], 2)) == [divmod(n, 3) for n in range(4)]
+
+
+def test_large_jobs_and_results_pass_both_ways_at_once():
+    # A job is written by a thread of its own: the caller never waits on a worker that waits
+    # to send back a result larger than a pipe holds.
+    jobs = [(bytes([65 + n]) * 3_000_000,) for n in range(6)]
+    assert list(spawned(bytes.lower, jobs, 2)) == [job.lower() for job, in jobs]
 
 
 def test_kept_pools_are_shut_down_at_exit():
@@ -45,19 +65,18 @@ def test_kept_pools_are_shut_down_at_exit():
     pool = textnb.workers._pools[2]
     textnb.workers._shut_down()  # what atexit runs
     assert not textnb.workers._pools
-    with pytest.raises(RuntimeError, match="shutdown"):
-        pool.submit(divmod, 1, 1)
+    assert all(worker.process.poll() == 0 for worker in pool)
     assert list(spawned(divmod, [(7, 2)], 2)) == [(3, 1)]  # a later call starts afresh
 
 
-def test_without_working_semaphores_the_jobs_run_here(monkeypatch):
-    import concurrent.futures
+def test_where_no_process_starts_the_jobs_run_here(monkeypatch):
+    import subprocess
 
-    def unavailable(*args, **kwargs):  # what a container without /dev/shm gives
-        raise NotImplementedError("This Python build lacks multiprocessing.synchronize")
+    def unavailable(*args, **kwargs):  # a sandbox that forbids new processes
+        raise PermissionError("Operation not permitted")
 
     textnb.workers._shut_down()
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", unavailable)
+    monkeypatch.setattr(subprocess, "Popen", unavailable)
     assert list(spawned(os.getpid, [()] * 3, 2)) == [os.getpid()] * 3
 
 
@@ -88,21 +107,37 @@ def test_an_error_in_a_worker_reaches_the_caller(pool):
         list(pool(divmod, [(1, 1), (1, 0), (2, 1)], 2))
 
 
-def test_the_textnb_command_spawns_its_workers_other_mains_use_joblib(monkeypatch):
-    import sys
-    import types
+def test_every_caller_uses_the_workers_unless_it_chose_a_joblib_backend(monkeypatch):
     calls = []
     monkeypatch.setattr(textnb.workers, "spawned", lambda *args: calls.append("spawned") or [])
     monkeypatch.setattr(textnb.workers, "_joblib", lambda *args: calls.append("joblib") or [])
-    console_script = types.ModuleType("__main__")  # what pip writes: imports textnb's main
-    exec("from textnb.__main__ import main", console_script.__dict__)
-    for main, pool in [(console_script, "spawned"), (types.ModuleType("__main__"), "joblib")]:
-        monkeypatch.setitem(sys.modules, "__main__", main)
+    list(imap(divmod, [(1, 1)], 2))
+    assert calls.pop() == "spawned"
+    with joblib.parallel_backend("threading"):  # a backend the caller chose wins
         list(imap(divmod, [(1, 1)], 2))
-        assert calls.pop() == pool
-        with joblib.parallel_backend("threading"):  # a backend the caller chose wins
-            list(imap(divmod, [(1, 1)], 2))
-        assert calls.pop() == "joblib"
+    assert calls.pop() == "joblib"
+
+
+def test_a_script_not_guarded_by_main_trains_in_workers(tmp_path):
+    """The workers never run the caller's main module: a script without ``if __name__ ==
+    "__main__"`` trains on 2,200 documents (counted in worker processes) once, without joblib."""
+    import subprocess
+    import sys
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import random, sys\n"
+        "from textnb import TextClassifier\n"
+        "print('script ran', flush=True)\n"
+        "rng = random.Random(3)\n"
+        "texts = [' '.join(rng.choices([f'{c}{k}' for k in range(50)], k=12))\n"
+        "         for c in ('a', 'b') for _ in range(1100)]\n"
+        "labels = ['a'] * 1100 + ['b'] * 1100\n"
+        "model = TextClassifier(n_jobs=2).fit(texts, labels)\n"
+        "print(model.score(texts, labels), 'joblib' in sys.modules)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["script ran", "1.0 False"]
 
 
 def test_a_joblib_backend_the_caller_chose_does_the_work():

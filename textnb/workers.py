@@ -1,17 +1,17 @@
 """jobs → their results, in order, from worker processes: the steps that use every core
 (reading and counting documents, the walks of training on error).
 
-joblib's processes do the work for the Python API: they work from any script, and a joblib
-backend the caller chooses (``with joblib.parallel_backend("dask")``) spreads them further. The
-textnb command uses a standard-library pool instead: importing joblib costs a process 10 MB
-(20 Newsgroups: `textnb classify` peak 86 → 75 MiB, `textnb train` 121 → 100 MiB).
+The workers are fresh Python processes fed pickled jobs through a pipe (:class:`_Worker`):
+nothing of the caller's main module runs in them, so they work from any script, guarded or
+not, and the command line and the Python API share them. joblib is not imported (it costs a
+process 10 MB, and its processes start in three times the time), unless the caller chose a
+joblib backend (``with joblib.parallel_backend("dask")``): that backend then does the work.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
-import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -33,68 +33,173 @@ def imap(function: Callable[..., Any], jobs: Iterable[tuple], n_jobs: int | None
     Jobs are taken from ``jobs`` as workers need them, a few ahead of the result the caller is
     waiting for, so a slow caller never lets results pile up.
     """
-    if _main_is_textnb() and not _joblib_backend_chosen():
-        yield from spawned(function, jobs, n_workers(n_jobs))
-    else:
+    if _joblib_backend_chosen():
         yield from _joblib(function, jobs, -1 if n_jobs is None else n_jobs)
+    else:
+        yield from spawned(function, jobs, n_workers(n_jobs))
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended without sending a job's result back."""
 
 
 def spawned(function: Callable[..., Any], jobs: Iterable[tuple], processes: int) -> Iterator[Any]:
-    """:func:`imap` in a standard-library pool of spawned processes: a job for each process and
-    one more are sent ahead, then one more for each result taken (two for each process: 20
-    Newsgroups' `textnb train` peaked 3 MiB higher, no faster)."""
-    from concurrent.futures.process import BrokenProcessPool
-    pool = _pool(processes) if processes > 1 else None
+    """:func:`imap` in a pool of ``processes`` worker processes (:class:`_Worker`), kept for the
+    next call: job k goes to worker k mod ``processes``, a job for each and one more are sent
+    ahead, then one more for each result taken (two for each process: 20 Newsgroups' `textnb
+    train` peaked 3 MiB higher, no faster). ``function`` must be picklable by reference (a
+    module's function). A job's exception is raised here; if a worker dies, WorkerDied."""
+    pool = _take(processes) if processes > 1 else None
     if pool is None:
         yield from (function(*job) for job in jobs)
         return
     jobs = iter(jobs)
-    pending = deque(pool.submit(function, *job) for job in islice(jobs, processes + 1))
+    pending: deque[_Worker] = deque()
+    sent = 0
+    for job in islice(jobs, processes + 1):
+        pool[sent % processes].send((function, job))
+        pending.append(pool[sent % processes])
+        sent += 1
+    done = False
     try:
         while pending:
-            result = pending.popleft().result()
+            ok, result = pending.popleft().receive()
+            if not ok:
+                raise result
             for job in jobs:
-                pending.append(pool.submit(function, *job))
+                pool[sent % processes].send((function, job))
+                pending.append(pool[sent % processes])
+                sent += 1
                 break
             yield result
-    except BrokenProcessPool:  # a worker died: the next call starts afresh
-        _pools.pop(processes, None)
-        pool.shutdown(wait=False)
-        raise
+        done = True
     finally:
-        for future in pending:  # the caller stopped early, or a job failed
-            future.cancel()
+        if done:
+            _keep(processes, pool)
+        else:  # a job failed, a worker died, or the caller stopped early: the results of the
+            for worker in pool:  # jobs still out would come back to the next call
+                worker.stop()
 
 
-_pools: dict[int, Any] = {}
+# A worker's start: no SIGINT (a terminal's Ctrl-C is the caller's to answer, once), its stdout
+# kept for results (what the jobs print goes to stderr), the caller's module path, then jobs.
+_BOOT = """\
+import os, pickle, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+results = os.fdopen(os.dup(1), "wb")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+jobs = sys.stdin.buffer
+sys.path[:] = pickle.load(jobs)
+from textnb.workers import serve
+serve(jobs, results)
+"""
 
 
-def _pool(processes: int) -> Any:
-    """A pool of ``processes`` spawned processes, kept for the next call, as joblib keeps its
-    workers: training on error walks in them once per fold (SpamAssassin's `textnb train`
-    took 12.2 s with a new pool a call, 7.4 s with one kept). None where the system has no
-    working semaphores (some containers): the jobs then run in this process."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    pool = _pools.get(processes)
-    if pool is None:
-        # Spawned, not forked: forking a process that holds threads (numpy's BLAS) is unsafe.
-        # Measured on 20 Newsgroups, spawning was as fast as a fork server (3.9-4.2 s).
-        # Ctrl-C is the command's to handle (one line, "aborted"), not each worker's traceback.
+class _Worker:
+    """A fresh Python process (``python -c``) that runs the (function, args) jobs sent down its
+    stdin in turn and sends each ``(True, result)`` or ``(False, exception)`` back up its
+    stdout, pickled. Nothing of the caller's main module runs in it, so any script may use
+    workers, guarded by ``if __name__ == "__main__"`` or not; and two start fast (a trivial
+    job's first results in 0.10–0.16 s, where the standard library's pool of spawned processes
+    took 0.19–0.28 s and joblib's 0.84–0.90 s with its import; three interleaved runs). A
+    thread writes the jobs, so that a large job never waits on a worker that waits to send a
+    large result."""
+
+    def __init__(self) -> None:
+        import queue
+        import subprocess
+        import threading
+        self.process = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE)
+        self.jobs: Any = queue.SimpleQueue()
+        self.jobs.put(list(sys.path))
+        threading.Thread(target=self._write, daemon=True).start()
+
+    def send(self, job: tuple) -> None:
+        self.jobs.put(job)
+
+    def receive(self) -> tuple[bool, Any]:
+        import pickle
         try:
-            pool = _pools[processes] = ProcessPoolExecutor(
-                processes, mp_context=multiprocessing.get_context("spawn"),
-                initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
-        except (OSError, NotImplementedError):
+            return pickle.load(self.process.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError):
+            raise WorkerDied(f"a worker process ended (exit status {self.process.wait()})") \
+                from None
+
+    def stop(self) -> None:
+        """End the process: at once if it is busy, else when it reads the end of its jobs."""
+        self.jobs.put(None)
+        try:
+            self.process.wait(timeout=1)
+        except Exception:  # busy with a job nobody waits for any more
+            self.process.kill()
+            self.process.wait()
+
+    def _write(self) -> None:
+        import pickle
+        pipe = self.process.stdin
+        try:
+            while (job := self.jobs.get()) is not None:
+                pickle.dump(job, pipe, protocol=pickle.HIGHEST_PROTOCOL)
+                pipe.flush()
+            pipe.close()
+        except (OSError, ValueError):  # the process died; receive() says so
+            pass
+
+
+def serve(jobs: Any, results: Any) -> None:
+    """A worker's loop (:class:`_Worker`): each job read from the binary stream ``jobs`` run,
+    its outcome written to ``results``, until ``jobs`` ends."""
+    import pickle
+    while True:
+        try:
+            function, args = pickle.load(jobs)
+        except EOFError:
+            return
+        try:
+            outcome = (True, function(*args))
+        except BaseException as error:  # the caller's to handle, whatever it is
+            outcome = (False, error)
+        try:
+            data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as error:  # a result or an exception that does not pickle
+            data = pickle.dumps((False, RuntimeError(f"in a worker process: {error!r}")))
+        results.write(data)
+        results.flush()
+
+
+_pools: dict[int, list[_Worker]] = {}
+
+
+def _take(processes: int) -> list[_Worker] | None:
+    """``processes`` workers for one call's use: the ones a call before kept (:func:`_keep`),
+    else new ones. Kept, as joblib keeps its workers: training on error walked in them once per
+    fold (SpamAssassin's `textnb train` took 12.2 s with a new pool a call, 7.4 s with one
+    kept). None where processes cannot be started: the jobs then run in this process."""
+    pool = _pools.pop(processes, None)
+    if pool is None:
+        try:
+            pool = [_Worker() for _ in range(processes)]
+        except OSError:
             return None
     return pool
 
 
+def _keep(processes: int, pool: list[_Worker]) -> None:
+    """Keep a pool whose every result was taken for the next call (one of each size)."""
+    if processes in _pools:  # another call kept one meanwhile
+        for worker in pool:
+            worker.stop()
+    else:
+        _pools[processes] = pool
+
+
 def _shut_down() -> None:
-    """Stop the kept pools' processes at exit, while the modules that stop them still exist
-    (left to the garbage collector, a pool's clean-up ran after them: "Exception ignored")."""
+    """Stop the kept pools' processes at exit."""
     while _pools:
-        _pools.popitem()[1].shutdown(wait=True)
+        for worker in _pools.popitem()[1]:
+            worker.stop()
 
 
 atexit.register(_shut_down)
@@ -109,17 +214,6 @@ def _joblib(function: Callable[..., Any], jobs: Iterable[tuple], n_jobs: int) ->
     with Parallel(n_jobs=n_jobs, return_as="generator", pre_dispatch="2*n_jobs") as parallel:
         while batch := list(islice(jobs, window)):
             yield from parallel(delayed(function)(*job) for job in batch)
-
-
-def _main_is_textnb() -> bool:
-    """Whether this process runs the textnb command, whose main module a spawned process may
-    import again (it does nothing on import). A caller's script may not be guarded by ``if
-    __name__ == "__main__"``: joblib's processes never run it again."""
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    entry = getattr(main, "main", None)  # the console script's "from textnb.__main__ import main"
-    return (spec is not None and spec.name == "textnb.__main__"
-            or getattr(entry, "__module__", None) == "textnb.__main__")
 
 
 def _joblib_backend_chosen() -> bool:
