@@ -15,7 +15,7 @@ import os
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
+from itertools import cycle, islice
 from typing import Any
 
 
@@ -53,23 +53,24 @@ def spawned(function: Callable[..., Any], jobs: Iterable[tuple], processes: int)
     if pool is None:
         yield from (function(*job) for job in jobs)
         return
-    jobs = iter(jobs)
-    pending: deque[_Worker] = deque()
-    sent = 0
-    for job in islice(jobs, processes + 1):
-        pool[sent % processes].send((function, job))
-        pending.append(pool[sent % processes])
-        sent += 1
+    jobs, turns = iter(jobs), cycle(pool)
+    pending: deque[_Worker] = deque()  # the worker of each job out, in the jobs' order
+
+    def send(job: tuple) -> None:
+        worker = next(turns)
+        worker.send((function, job))
+        pending.append(worker)
+
     done = False
     try:
+        for job in islice(jobs, processes + 1):
+            send(job)
         while pending:
             ok, result = pending.popleft().receive()
             if not ok:
                 raise result
             for job in jobs:
-                pool[sent % processes].send((function, job))
-                pending.append(pool[sent % processes])
-                sent += 1
+                send(job)
                 break
             yield result
         done = True
@@ -78,7 +79,7 @@ def spawned(function: Callable[..., Any], jobs: Iterable[tuple], processes: int)
             _keep(processes, pool)
         else:  # a job failed, a worker died, or the caller stopped early: the results of the
             for worker in pool:  # jobs still out would come back to the next call
-                worker.stop()
+                worker.stop(at_once=True)
 
 
 # A worker's start: no SIGINT (a terminal's Ctrl-C is the caller's to answer, once), its stdout
@@ -127,14 +128,19 @@ class _Worker:
             raise WorkerDied(f"a worker process ended (exit status {self.process.wait()})") \
                 from None
 
-    def stop(self) -> None:
-        """End the process: at once if it is busy, else when it reads the end of its jobs."""
+    def stop(self, at_once: bool = False) -> None:
+        """End the process: ``at_once`` (its jobs' results are no longer wanted), else when it
+        reads the end of its jobs, as an idle one does at once."""
+        import subprocess
         self.jobs.put(None)
-        try:
-            self.process.wait(timeout=1)
-        except Exception:  # busy with a job nobody waits for any more
-            self.process.kill()
-            self.process.wait()
+        if not at_once:
+            try:
+                self.process.wait(timeout=5)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+        self.process.kill()
+        self.process.wait()
 
     def _write(self) -> None:
         import pickle
