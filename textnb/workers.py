@@ -6,6 +6,10 @@ nothing of the caller's main module runs in them, so they work from any script, 
 not, and the command line and the Python API share them. joblib is not imported (it costs a
 process 10 MB, and its processes start in three times the time), unless the caller chose a
 joblib backend (``with joblib.parallel_backend("dask")``): that backend then does the work.
+
+Jobs and results cross the pipes pickled, as they did through the standard library's pool and
+joblib's: only between this process and the workers it started, never from a file. Model files
+are another matter: they load without pickle (:mod:`textnb.modelfile`).
 """
 
 from __future__ import annotations
