@@ -4,6 +4,8 @@ the Tokenizer's own tests with each."""
 
 from __future__ import annotations
 
+from array import array
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ import textnb.tokens
 from textnb.documents import read_bytes
 from textnb.tokens import _TOKEN, Tokenizer
 from textnb.headers import MAX_VALUE, _python_received
-from textnb.vocabulary import _python_numbers
+from textnb.counting import _python_numbers
 
 from conftest import NO_C, spamassassin_sample
 
@@ -112,6 +114,52 @@ def test_c_numbers_equal_the_python_ones():
         C_TOKENS.number({"a": "not a number"}, ["a"], False)
 
 
+def test_c_counts_equal_the_python_ones():
+    """Documents' term numbers → CSR counts: the same bytes from C and numpy, any documents
+    (empty ones, repeats, one term), and on real mail's tokens."""
+    from textnb.counting import _python_count, count_tokens
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=500, deadline=None)
+    @hypothesis.given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+        st.permutations(range(n)), st.lists(st.lists(st.integers(0, n - 1), max_size=20),
+                                            max_size=8))))
+    def check(case):
+        order, documents = case
+        ids = array("q", [i for document in documents for i in document])
+        ends = array("q")
+        for document in documents:
+            ends.append((ends[-1] if ends else 0) + len(document))
+        order = array("q", order).tobytes()
+        assert C_TOKENS.count(ids.tobytes(), ends.tobytes(), order) == \
+            _python_count(ids.tobytes(), ends, order)
+
+    check()
+    tokens = [Tokenizer().document(d.text, d.fields) for d in map(read_bytes, _real_mail())]
+    part = count_tokens(tokens)
+    import numpy as np
+    data, indices, indptr = (np.frombuffer(b, dtype=t) for b, t in
+                             zip(part[1:4], (np.float64, np.int32, np.int64)))
+    assert indptr[-1] == data.size and data.sum() == sum(map(len, tokens))
+    row = [(part.terms[j], n) for j, n in zip(indices[indptr[5]:indptr[6]], data[indptr[5]:indptr[6]])]
+    assert row == sorted(Counter(tokens[5]).items())
+
+
+def test_c_counts_refuse_what_is_no_part():
+    ids, ends = array("q", [0, 1, 1]).tobytes(), array("q", [3]).tobytes()
+    data, indices, _ = C_TOKENS.count(ids, ends, array("q", [1, 0]).tobytes())
+    assert (data, indices) == (array("d", [2, 1]).tobytes(), array("i", [0, 1]).tobytes())
+    for bad_ids, bad_ends, order in [
+            (ids, ends, array("q", [0, 0]).tobytes()),       # a term numbered twice
+            (ids, ends, array("q", [0]).tobytes()),          # an id with no term
+            (ids, array("q", [4]).tobytes(), array("q", [0, 1]).tobytes()),  # past the ids
+            (ids, array("q", [2, 1]).tobytes(), array("q", [0, 1]).tobytes()),  # descending
+            (ids[:5], ends, array("q", [0, 1]).tobytes())]:  # not int64
+        with pytest.raises(ValueError):
+            C_TOKENS.count(bad_ids, bad_ends, order)
+
+
 # Received fields' characters: addresses' digits and dots (non-ASCII digits too: \\d is any
 # decimal digit, str.isdigit() more), host names' letters, hyphens and underscores.
 _RECEIVED = "19.0-_ab[]()é²٣\n"
@@ -192,10 +240,10 @@ def test_the_same_model_with_or_without_c(monkeypatch):
     import textnb.headers
     import textnb.markup
     import textnb.onerror
-    import textnb.vocabulary
+    import textnb.counting
     from textnb import TextClassifier
     from textnb.headers import _python_received
-    from textnb.vocabulary import _python_numbers
+    from textnb.counting import _python_count, _python_numbers
     paths = sorted(p for part in ("spam", "ham") for p in (_BUNDLED / part).iterdir())
     texts = [p.read_bytes() for p in paths]
     labels = [p.parent.name for p in paths]
@@ -207,7 +255,8 @@ def test_the_same_model_with_or_without_c(monkeypatch):
     with_c, scores_c = fitted()
     monkeypatch.setattr(textnb.tokens, "_fast", None)
     monkeypatch.setattr(textnb.documents, "_fast", None)
-    monkeypatch.setattr(textnb.vocabulary, "_numbers", _python_numbers)
+    monkeypatch.setattr(textnb.counting, "_numbers", _python_numbers)
+    monkeypatch.setattr(textnb.counting, "_count", _python_count)
     monkeypatch.setattr(textnb.headers, "_received", _python_received)
     monkeypatch.setattr(textnb.onerror, "_fast", None)
     monkeypatch.setattr(textnb.markup, "_fast", None)

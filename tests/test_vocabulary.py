@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import textnb.vocabulary
-from textnb.vocabulary import Vocabulary, _python_numbers
+import textnb.counting
+from textnb.counting import _python_count, _python_numbers
+from textnb.vocabulary import Vocabulary
 
 from conftest import with_c_and_python
 
@@ -23,8 +24,10 @@ DOCS = [["spam", "ham", "eggs", "spam"],
 # Total counts: spam 4, ham 3, beans 3, eggs 1, jam 1, toast 1.
 
 
-# Every test here twice: tokens numbered in C (where built), and in Python.
-implementation = with_c_and_python(textnb.vocabulary, "_numbers", _python_numbers)
+# Every test here four times: tokens numbered, and numbers counted, in C (where built) and in
+# Python.
+numbering = with_c_and_python(textnb.counting, "_numbers", _python_numbers)
+counting = with_c_and_python(textnb.counting, "_count", _python_count)
 
 
 def test_terms_are_sorted_and_counts_are_right():

@@ -1,6 +1,6 @@
 /* The per-character and per-token loops of reading and counting, in C: text → tokens (the
  * tokens of textnb.tokens._TOKEN.findall, stop words and over-long tokens dropped), tokens →
- * their numbers in a vocabulary (textnb.vocabulary), a Received field → its addresses and
+ * their numbers in a vocabulary and numbers → each document's counts (textnb.counting), a Received field → its addresses and
  * hosts (textnb.headers), bytes → whether they start with a header block, and a header block →
  * its fields (textnb.documents).
  *
@@ -526,6 +526,98 @@ header_fields(PyObject *self, PyObject *args)
     return fields;
 }
 
+static int
+ascending(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Each document's term numbers (ids, int64; document d's end at ends[d]) → its counts, CSR over
+ * the terms sorted: order[k] is the number of the k-th term in order, so term t's column is
+ * the k with order[k] == t. A dense counter over the part's terms and a sort of each
+ * document's distinct columns: no sort of every token, as numpy.unique of the whole part
+ * does. */
+static PyObject *
+count(PyObject *self, PyObject *args)
+{
+    Py_buffer ids, ends, order;
+    PyObject *data = NULL, *indices = NULL, *indptr = NULL, *result = NULL;
+    int64_t *rank = NULL, *tally = NULL;
+    int32_t *distinct = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*:count", &ids, &ends, &order))
+        return NULL;
+    Py_ssize_t n_ids = ids.len / 8, n_documents = ends.len / 8, n_terms = order.len / 8;
+    const int64_t *id = ids.buf, *end = ends.buf, *term = order.buf;
+    if (ids.len % 8 || ends.len % 8 || order.len % 8 || n_terms > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "ids, ends and order must be int64 arrays");
+        goto done;
+    }
+    rank = PyMem_Malloc((n_terms + 1) * sizeof(int64_t));
+    tally = PyMem_Calloc(n_terms + 1, sizeof(int64_t));
+    distinct = PyMem_Malloc((n_terms + 1) * sizeof(int32_t));
+    data = PyByteArray_FromStringAndSize(NULL, n_ids * (Py_ssize_t)sizeof(double));
+    indices = PyByteArray_FromStringAndSize(NULL, n_ids * (Py_ssize_t)sizeof(int32_t));
+    indptr = PyByteArray_FromStringAndSize(NULL, (n_documents + 1) * (Py_ssize_t)sizeof(int64_t));
+    if (!rank || !tally || !distinct) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!data || !indices || !indptr)
+        goto done;
+    for (Py_ssize_t t = 0; t < n_terms; t++)
+        rank[t] = -1;
+    for (Py_ssize_t k = 0; k < n_terms; k++) {
+        if (term[k] < 0 || term[k] >= n_terms || rank[term[k]] >= 0) {
+            PyErr_SetString(PyExc_ValueError, "order must number each term once");
+            goto done;
+        }
+        rank[term[k]] = k;
+    }
+    double *counts = (double *)PyByteArray_AS_STRING(data);
+    int32_t *columns = (int32_t *)PyByteArray_AS_STRING(indices);
+    int64_t *starts = (int64_t *)PyByteArray_AS_STRING(indptr);
+    Py_ssize_t i = 0, filled = 0;
+    starts[0] = 0;
+    for (Py_ssize_t d = 0; d < n_documents; d++) {
+        if (end[d] < i || end[d] > n_ids) {
+            PyErr_SetString(PyExc_ValueError, "ends must ascend, up to the number of ids");
+            goto done;
+        }
+        Py_ssize_t m = 0;
+        for (; i < end[d]; i++) {
+            if (id[i] < 0 || id[i] >= n_terms) {
+                PyErr_SetString(PyExc_ValueError, "an id is not a term's number");
+                goto done;
+            }
+            int32_t column = (int32_t)rank[id[i]];
+            if (tally[column]++ == 0)
+                distinct[m++] = column;
+        }
+        qsort(distinct, m, sizeof(int32_t), ascending);
+        for (Py_ssize_t k = 0; k < m; k++) {
+            columns[filled] = distinct[k];
+            counts[filled++] = (double)tally[distinct[k]];
+            tally[distinct[k]] = 0;
+        }
+        starts[d + 1] = filled;
+    }
+    if (PyByteArray_Resize(data, filled * (Py_ssize_t)sizeof(double)) == 0 &&
+            PyByteArray_Resize(indices, filled * (Py_ssize_t)sizeof(int32_t)) == 0)
+        result = PyTuple_Pack(3, data, indices, indptr);
+done:
+    PyMem_Free(rank);
+    PyMem_Free(tally);
+    PyMem_Free(distinct);
+    Py_XDECREF(data);
+    Py_XDECREF(indices);
+    Py_XDECREF(indptr);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&order);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", tokens, METH_VARARGS,
      "tokens(text, stop_words, max_length) -> list: the tokens of text (_TOKEN.findall), "
@@ -536,6 +628,10 @@ static PyMethodDef methods[] = {
     {"number", number, METH_VARARGS,
      "number(index, terms, add) -> bytes: each term's number in the dict index, as native "
      "int64; a term not in it -1, or, if add, numbered len(index) and added."},
+    {"count", count, METH_VARARGS,
+     "count(ids, ends, order) -> (data, indices, indptr): bytearrays of float64, int32 and "
+     "int64, CSR counts of each document's term numbers ids[ends[d-1]:ends[d]] (int64), "
+     "columns in the order of order (each term's number, int64)."},
     {"received", received, METH_VARARGS,
      "received(value) -> (ips, hosts): of a lower-case Received field, each IPv4 address's "
      "prefixes 'a.b a.b.c a.b.c.d', and its distinct host names then their registered "

@@ -8,7 +8,6 @@ unlearning a document the model never learned is an error rather than corrupt co
 from __future__ import annotations
 
 from collections import Counter, deque
-from array import array
 import operator
 import os
 import statistics
@@ -17,7 +16,8 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .documents import Document, read_bytes, relayed
+from .counting import Part, count_part, document_tokens
+from .documents import Document, relayed
 from . import cutoffs as _cutoffs
 from .decision import check_cutoffs
 from .errors import ModelFileError
@@ -29,7 +29,7 @@ from .stopwords import load_stop_words
 from .tokens import MAX_TOKEN_LENGTH, Tokenizer
 from . import modelfile
 from .hashing import HashedVocabulary, check_hash_bits
-from .vocabulary import Counts, Vocabulary, count_tokens
+from .vocabulary import Counts, Vocabulary, part_counts
 from .workers import imap
 
 # "complement" keeps the class prior in its score (scikit-learn's ComplementNB drops it), so
@@ -593,7 +593,7 @@ class TextClassifier(Parameters):
     def tokenize(self, texts: Iterable[Text]) -> list[list[str]]:
         """Token lists of ``texts``, in order."""
         tokenizer = self._tokenizer()
-        return [_tokens(tokenizer, text) for text in _text_list(texts)]
+        return [document_tokens(tokenizer, text) for text in _text_list(texts)]
 
     def _count(self, texts: list[Text], digests: bool = True) -> list[tuple[Counts, np.ndarray]]:
         """:meth:`_count_stream`'s parts as a list."""
@@ -615,8 +615,8 @@ class TextClassifier(Parameters):
             for part in parts:
                 yield _count_part(tokenizer, part, digests)
         else:
-            yield from imap(_count_part, ((tokenizer, part, digests) for part in parts),
-                            self.n_jobs)
+            yield from map(_counted, imap(count_part, ((tokenizer, part, digests)
+                                                       for part in parts), self.n_jobs))
 
     def _weigh(self, X: CSR) -> CSR:
         if self.model == "bernoulli" or (self.tf == "raw" and self.norm is None):
@@ -796,37 +796,15 @@ def _drain(texts: deque) -> Iterator[Text]:
         yield texts.popleft()
 
 
-def _tokens(tokenizer: Tokenizer, text: Text) -> list[str]:
-    if isinstance(text, str):
-        return tokenizer(text)
-    if isinstance(text, (bytes, bytearray)):
-        text = read_bytes(bytes(text))
-    if hasattr(text, "fields"):
-        return tokenizer.document(text.text, text.fields)
-    raise ValueError(f"a text must be str, bytes or Document, not {type(text).__name__}")
-
-
 def _count_part(tokenizer: Tokenizer, texts: list[Text],
                 digests: bool) -> tuple[Counts, np.ndarray]:
     """Counts of ``texts`` and, if asked, their digests (else an empty array)."""
-    found = array("Q")
-
-    def token_lists() -> Iterator[list[str]]:
-        for text in texts:
-            tokens = _tokens(tokenizer, text)
-            if digests:
-                found.append(_digest(tokens))
-            yield tokens
-
-    return count_tokens(token_lists()), np.frombuffer(found, dtype=np.uint64)
+    return _counted(count_part(tokenizer, texts, digests))
 
 
-def _digest(tokens: list[str]) -> int:
-    """64-bit BLAKE2b digest of a document's tokens: recognises a document learned before."""
-    # Imported here: hashlib loads OpenSSL (3.6 MB of RSS), which classifying never needs.
-    from hashlib import blake2b
-    data = "\0".join(tokens).encode("utf-8", "replace")
-    return int.from_bytes(blake2b(data, digest_size=8).digest(), "little")
+def _counted(part: Part) -> tuple[Counts, np.ndarray]:
+    """A part as :func:`textnb.counting.count_part` gives it → its counts and digests."""
+    return part_counts(part), np.frombuffer(part.digests, dtype=np.uint64)
 
 
 def _merge_settings(classifier: TextClassifier) -> dict[str, Any]:

@@ -8,15 +8,14 @@ two vocabularies can be merged by a sorted union. Tokens outside the vocabulary 
 from __future__ import annotations
 
 from bisect import bisect_left
-from array import array
 import operator
-from itertools import chain, count, repeat
+from itertools import chain, repeat
 from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 
+from . import counting
 from .models import CSR
-from .tokens import _fast
 
 
 class Vocabulary:
@@ -203,47 +202,24 @@ class Counts(NamedTuple):
 
 
 def count_tokens(token_lists: Iterable[Sequence[str]]) -> Counts:
-    """Count each document's tokens over the sorted distinct tokens of them all.
+    """Count each document's tokens over the sorted distinct tokens of them all
+    (:func:`textnb.counting.count_tokens`)."""
+    return part_counts(counting.count_tokens(token_lists))
 
-    Columns are in Python's string order (as ``grow``'s bisect uses; numpy's str dtype would
-    ignore trailing NULs), so relabelling them to another sorted vocabulary keeps each row's
-    columns sorted: parts counted apart stack without sorting again.
-    """
-    index: dict[str, int] = {}
-    ids = bytearray()  # each token's number, int64
-    ends = array("q")
-    for tokens in token_lists:
-        ids += _numbers(index, tokens, True)
-        ends.append(len(ids) >> 3)
-    # The terms sorted as strings, then each one's number looked up (the dict's own strings,
-    # found at once): a third less time than sorting the numbers by their terms.
-    terms = sorted(index)
-    rank = np.empty(len(terms), dtype=np.int64)
-    rank[number(index, terms)] = np.arange(len(terms))
-    lengths = np.diff(np.frombuffer(ends, dtype=np.int64), prepend=0)
-    X = _count(rank[np.frombuffer(ids, dtype=np.int64)], lengths, len(terms))
-    return Counts(terms, X)
+
+def part_counts(part: counting.Part) -> Counts:
+    """A part's counts as a worker sends them (bytes), viewed as numpy arrays (not copied)."""
+    n_documents = len(part.indptr) // 8 - 1
+    return Counts(part.terms, CSR(np.frombuffer(part.data, dtype=np.float64),
+                                  np.frombuffer(part.indices, dtype=np.int32),
+                                  np.frombuffer(part.indptr, dtype=np.int64),
+                                  (n_documents, len(part.terms))))
 
 
 def number(index: dict[str, int], terms: Sequence[str], add: bool = False) -> np.ndarray:
     """Each of ``terms``' number in ``index`` (int64 array): −1 for one not in it, or, if
     ``add``, the next number, len(index), added to it (so numbers follow first appearance)."""
-    return np.frombuffer(_numbers(index, terms, add), dtype=np.int64)
-
-
-def _python_numbers(index: dict[str, int], terms: Sequence[str], add: bool) -> bytes:
-    """:func:`number` as native int64 bytes: textnb._tokens.number where it was not built."""
-    if add:
-        new = [term for term in dict.fromkeys(terms) if term not in index]
-        index.update(zip(new, count(len(index))))
-        return array("q", map(index.__getitem__, terms)).tobytes()
-    return array("q", map(index.get, terms, repeat(-1))).tobytes()
-
-
-# A token's number looked up (and added) in C, into an int64 buffer: the dict's own methods
-# mapped over the tokens, then made an array, took a quarter of 20 Newsgroups' time once
-# tokenizing was in C (1.3 s of a 4.9 s profile; 0.6 s in C).
-_numbers = _fast.number if _fast is not None else _python_numbers
+    return np.frombuffer(counting._numbers(index, terms, add), dtype=np.int64)
 
 
 def to_scipy(X: CSR):
@@ -259,16 +235,6 @@ def _as_count(value: int | float, n_documents: int, name: str) -> float:
         return float(value)
     raise ValueError(f"{name} must be a whole number of documents or a proportion in (0, 1], "
                      f"got {value!r}")
-
-
-def _count(columns: np.ndarray, lengths: np.ndarray, n_terms: int) -> CSR:
-    """Each document's columns (``lengths[d]`` of them in turn) → CSR counts, sorted columns."""
-    rows = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
-    keys, counts = np.unique(rows * n_terms + columns, return_counts=True)
-    indptr = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys // max(n_terms, 1), minlength=lengths.size), out=indptr[1:])
-    return CSR(counts.astype(float), (keys % max(n_terms, 1)).astype(np.int32), indptr,
-               (lengths.size, n_terms))
 
 
 def _columns(values: Iterable[int], n: int) -> np.ndarray:
