@@ -165,6 +165,70 @@ def test_c_counts_refuse_what_is_no_part():
 _RECEIVED = "19.0-_ab[]()é²٣\n"
 
 
+def _by_lists(tokenizer: Tokenizer, texts: list, digests: bool):
+    """count_part as the token lists give it: tokens, each numbered, then counted."""
+    import textnb.counting as counting
+    found = [counting.digest(counting.document_tokens(tokenizer, t)) for t in texts]
+    part = counting.count_tokens(counting.document_tokens(tokenizer, t) for t in texts)
+    return part._replace(digests=bytearray(array("Q", found if digests else [])))
+
+
+def test_numbered_parts_equal_the_token_lists_on_any_text():
+    """textnb._tokens.Numbering (tokens numbered as found, no token lists): the same terms,
+    counts and digests as tokenizing, numbering and joining the token lists, on texts of every
+    string kind (ASCII, Latin-1, two- and four-byte characters), header fields with prefixes,
+    stop words, cased or folded, any length cap; parts of many documents, so the table grows."""
+    from textnb.counting import count_part
+    from textnb.documents import Document
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    texts = st.one_of(st.text(_ALPHABET, max_size=60), st.text(max_size=30),
+                      st.text("aé ", max_size=20))
+    names = st.sampled_from(["subject", "to", "x-é", "z\U0001D400"])
+    documents = st.one_of(texts, st.builds(lambda body, fields: Document("-", body, fields),
+                                           texts, st.lists(st.tuples(names, texts), max_size=4)))
+
+    @hypothesis.settings(max_examples=1500, deadline=None)
+    @hypothesis.given(st.lists(documents, max_size=12),
+                      st.sampled_from([(), ("a", "$0", "!!", "a.a", "é")]), st.booleans(),
+                      st.integers(1, 12), st.booleans())
+    def check(texts, stop, lowercase, cap, digests):
+        tokenizer = Tokenizer(stop_words=stop, lowercase=lowercase, max_length=cap)
+        assert count_part(tokenizer, texts, digests) == _by_lists(tokenizer, texts, digests)
+
+    check()
+    many = [" ".join(f"w{i}x{j}" for j in range(500)) for i in range(200)]  # 100,000 terms
+    assert count_part(Tokenizer(), many, True) == _by_lists(Tokenizer(), many, True)
+
+
+def test_numbered_parts_equal_the_token_lists_on_real_mail():
+    from textnb.counting import count_part
+    messages = _real_mail()
+    tokenizer = Tokenizer()
+    assert count_part(tokenizer, messages, True) == _by_lists(tokenizer, messages, True)
+
+
+def test_numbering_refuses_what_it_cannot_read():
+    import os
+    from textnb.counting import _KEY
+    with pytest.raises(ValueError, match="16 bytes"):
+        C_TOKENS.Numbering({}, None, True, 40, os.urandom(8))
+    index: dict = {}
+    numbering = C_TOKENS.Numbering(index, None, True, 40, _KEY)
+    ids = bytearray()
+    for fields in ([("subject", None)], [5], [("a", "b", "c")]):
+        with pytest.raises(TypeError):
+            numbering.document(ids, "text", fields, None)
+    with pytest.raises(TypeError):
+        numbering.document(ids, b"bytes", (), None)
+    with pytest.raises(TypeError, match="bytearray"):
+        numbering.document(ids, "text", (), b"")
+    assert ids == bytearray()  # a document that failed adds no numbers
+    numbering.document(ids, "a Text", [("to", "A b")], None)  # and it goes on after errors
+    assert index == {"text": 0, "a": 1, "to:a": 2, "to:b": 3}  # "text" from the first try
+    assert ids == array("q", [1, 0, 2, 3]).tobytes()
+
+
 def test_c_received_fields_equal_the_python_ones():
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies

@@ -618,6 +618,416 @@ done:
     return result;
 }
 
+/* -- Numbering: text → its tokens' numbers, no str made for a token seen before -------------- */
+
+/* A part's distinct tokens in a table of our own, keyed by a token's UTF-8 and its field, so
+ * that counting makes a str only for a new term, where the token lists made one a token and
+ * then looked it up twice (the stop words, the vocabulary's dict). A lookup reads a slot, then
+ * the token's record (its number and UTF-8, also what joining needs): two places in memory
+ * where a dict reads three. The hash is SipHash-1-3 (Python's own string hash) under a random
+ * key, so that no text can be made to collide in the table. Tokens never hold a surrogate
+ * (none is a word character), so their UTF-8 is always defined. */
+
+typedef struct {
+    char *data;
+    Py_ssize_t size, capacity;
+} Buffer;
+
+static int
+buffer_add(Buffer *b, const void *data, Py_ssize_t size)
+{
+    if (b->size + size > b->capacity) {
+        Py_ssize_t capacity = (b->size + size) * 2 + 256;
+        char *grown = PyMem_Realloc(b->data, capacity);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->data = grown;
+        b->capacity = capacity;
+    }
+    memcpy(b->data + b->size, data, size);
+    b->size += size;
+    return 0;
+}
+
+/* A token's record in the table's records, 8-byte aligned, its UTF-8 after it. */
+typedef struct {
+    int64_t number;      /* in the index; -1: a stop word */
+    int32_t prefix;      /* its field's number; -1: the body */
+    int32_t size;        /* bytes of UTF-8 */
+} Record;
+
+#define RECORD(self, at) ((Record *)((self)->records.data + (at)))
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *index;     /* dict term → number, filled as terms are found */
+    PyObject *stop;      /* set, or NULL */
+    PyObject *prefixes;  /* dict field name → its number */
+    PyObject *prefix_strings;  /* list: number → "name:" */
+    PyObject *prefix_utf8;     /* list: number → "name:" in UTF-8 ("replace") */
+    int lowercase;
+    Py_ssize_t max_length;
+    uint64_t k0, k1;
+    Buffer records;
+    /* Open addressing: 0, or a record's place / 8 + 1 below its hash's upper 32 bits, so that
+     * a probe passes other records without reading them. */
+    uint64_t *slots;
+    Py_ssize_t mask, used;
+    Buffer token;        /* the token being looked up, in UTF-8 */
+} Numbering;
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND do { \
+    v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); \
+    v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
+    v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; \
+    v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); } while (0)
+#define SIPBLOCK(m) do { uint64_t m_ = (m); v3 ^= m_; SIPROUND; v0 ^= m_; } while (0)
+
+/* SipHash-1-3 of the field's number + 1 (8 bytes, little-endian) and then the bytes. */
+static uint64_t
+token_hash(const Numbering *self, Py_ssize_t prefix, const unsigned char *bytes, Py_ssize_t n)
+{
+    uint64_t v0 = self->k0 ^ 0x736f6d6570736575ULL, v1 = self->k1 ^ 0x646f72616e646f6dULL;
+    uint64_t v2 = self->k0 ^ 0x6c7967656e657261ULL, v3 = self->k1 ^ 0x7465646279746573ULL;
+    Py_ssize_t i = 0;
+    SIPBLOCK((uint64_t)(prefix + 1));
+    for (; i + 8 <= n; i += 8) {
+        uint64_t m = 0;
+        for (int k = 7; k >= 0; k--)
+            m = m << 8 | bytes[i + k];
+        SIPBLOCK(m);
+    }
+    uint64_t last = (uint64_t)(n + 8) << 56;
+    for (int k = 0; i + k < n; k++)
+        last |= (uint64_t)bytes[i + k] << (8 * k);
+    SIPBLOCK(last);
+    v2 ^= 0xff;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* text[start:end] in UTF-8 into self->token. */
+static int
+encode_token(Numbering *self, int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    Py_ssize_t need = 4 * (end - start);
+    if (need > self->token.capacity) {
+        char *grown = PyMem_Realloc(self->token.data, need);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->token.data = grown;
+        self->token.capacity = need;
+    }
+    unsigned char *out = (unsigned char *)self->token.data;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = start; i < end; i++) {
+        Py_UCS4 c = AT(i);
+        if (c < 0x80)
+            out[n++] = (unsigned char)c;
+        else if (c < 0x800) {
+            out[n++] = 0xC0 | c >> 6;
+            out[n++] = 0x80 | (c & 0x3F);
+        }
+        else if (c < 0x10000) {
+            out[n++] = 0xE0 | c >> 12;
+            out[n++] = 0x80 | (c >> 6 & 0x3F);
+            out[n++] = 0x80 | (c & 0x3F);
+        }
+        else {
+            out[n++] = 0xF0 | c >> 18;
+            out[n++] = 0x80 | (c >> 12 & 0x3F);
+            out[n++] = 0x80 | (c >> 6 & 0x3F);
+            out[n++] = 0x80 | (c & 0x3F);
+        }
+    }
+    self->token.size = n;
+    return 0;
+}
+
+static int
+grow_slots(Numbering *self)
+{
+    Py_ssize_t size = (self->mask + 1) * 2;
+    uint64_t *slots = PyMem_Calloc(size, sizeof(uint64_t));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t s = 0; s <= self->mask; s++) {
+        uint64_t slot = self->slots[s];
+        if (slot == 0)
+            continue;
+        Record *r = RECORD(self, ((slot & 0xFFFFFFFF) - 1) * 8);
+        Py_ssize_t t = token_hash(self, r->prefix, (const unsigned char *)(r + 1), r->size)
+                       & (size - 1);
+        while (slots[t])
+            t = (t + 1) & (size - 1);
+        slots[t] = slot;
+    }
+    PyMem_Free(self->slots);
+    self->slots = slots;
+    self->mask = size - 1;
+    return 0;
+}
+
+/* The record of the token text[start:end] in the field prefix, added if new: its place in
+ * self->records, or -1 on error. */
+static Py_ssize_t
+record_of(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t start, Py_ssize_t end)
+{
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (encode_token(self, kind, data, start, end) < 0)
+        return -1;
+    const char *bytes = self->token.data;
+    Py_ssize_t size = self->token.size;
+    uint64_t hash = token_hash(self, prefix, (const unsigned char *)bytes, size);
+    Py_ssize_t s = hash & self->mask;
+    for (uint64_t slot; (slot = self->slots[s]); s = (s + 1) & self->mask) {
+        if ((slot ^ hash) >> 32)
+            continue;
+        Py_ssize_t at = ((slot & 0xFFFFFFFF) - 1) * 8;
+        Record *r = RECORD(self, at);
+        if (r->prefix == prefix && r->size == size && memcmp(r + 1, bytes, size) == 0)
+            return at;
+    }
+    /* A new token: is it a stop word, and its term's number. */
+    Py_ssize_t at = self->records.size;
+    if (at / 8 >= 0xFFFFFFFE || size > INT32_MAX - 16) {
+        PyErr_SetString(PyExc_OverflowError, "too many terms in one part");
+        return -1;
+    }
+    PyObject *token = PyUnicode_Substring(text, start, end);
+    if (token == NULL)
+        return -1;
+    int stop = self->stop ? PySet_Contains(self->stop, token) : 0;
+    Record record = {-1, (int32_t)prefix, (int32_t)size};
+    if (stop == 0) {
+        PyObject *term = prefix >= 0
+            ? PyUnicode_Concat(PyList_GET_ITEM(self->prefix_strings, prefix), token)
+            : Py_NewRef(token);
+        PyObject *next = PyLong_FromSsize_t(PyDict_GET_SIZE(self->index));
+        PyObject *found = term && next ? PyDict_SetDefault(self->index, term, next) : NULL;
+        record.number = found ? PyLong_AsLongLong(found) : -1;
+        Py_XDECREF(term);
+        Py_XDECREF(next);
+        if (found && record.number < 0 && !PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "a term's number must not be negative");
+        if (PyErr_Occurred())
+            stop = -1;
+    }
+    Py_DECREF(token);
+    static const char padding[8] = {0};
+    if (stop < 0 || buffer_add(&self->records, &record, sizeof(Record)) < 0 ||
+            buffer_add(&self->records, self->token.data, size) < 0 ||
+            buffer_add(&self->records, padding, (8 - size % 8) % 8) < 0)
+        return -1;
+    self->slots[s] = (hash & 0xFFFFFFFF00000000ULL) | (uint64_t)(at / 8 + 1);
+    if (2 * ++self->used > self->mask && grow_slots(self) < 0)
+        return -1;
+    return at;
+}
+
+/* The tokens of text, in the field prefix (-1: the body): each kept token's number to ids, and
+ * its term's UTF-8 to joined (after a NUL but for the first) if joined is not NULL. */
+static int
+number_tokens(Numbering *self, PyObject *text, Py_ssize_t prefix, Buffer *ids, Buffer *joined)
+{
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0;
+    PyObject *head = prefix >= 0 ? PyList_GET_ITEM(self->prefix_utf8, prefix) : NULL;
+    while (i < n) {
+        Py_ssize_t end = token_end(kind, data, n, i);
+        if (end == i) {
+            i++;
+            continue;
+        }
+        if (end - i <= self->max_length) {
+            Py_ssize_t at = record_of(self, text, prefix, i, end);
+            if (at < 0)
+                return -1;
+            Record *r = RECORD(self, at);
+            if (r->number >= 0) {
+                if (buffer_add(ids, &r->number, sizeof(int64_t)) < 0)
+                    return -1;
+                if (joined && ((joined->size && buffer_add(joined, "", 1) < 0) ||
+                               (head && buffer_add(joined, PyBytes_AS_STRING(head),
+                                                   PyBytes_GET_SIZE(head)) < 0) ||
+                               buffer_add(joined, r + 1, r->size) < 0))
+                    return -1;
+            }
+        }
+        i = end;
+    }
+    return 0;
+}
+
+/* A field's number: its "name:" prefix made once a part. */
+static Py_ssize_t
+prefix_of(Numbering *self, PyObject *name)
+{
+    PyObject *found = PyDict_GetItemWithError(self->prefixes, name);
+    if (found != NULL)
+        return PyLong_AsSsize_t(found);
+    if (PyErr_Occurred())
+        return -1;
+    Py_ssize_t number = PyList_GET_SIZE(self->prefix_strings);
+    PyObject *string = PyUnicode_FromFormat("%U:", name);
+    PyObject *utf8 = string ? PyUnicode_AsEncodedString(string, "utf-8", "replace") : NULL;
+    PyObject *key = PyLong_FromSsize_t(number);
+    int failed = utf8 == NULL || key == NULL || PyList_Append(self->prefix_strings, string) < 0
+                 || PyList_Append(self->prefix_utf8, utf8) < 0
+                 || PyDict_SetItem(self->prefixes, name, key) < 0;
+    Py_XDECREF(string);
+    Py_XDECREF(utf8);
+    Py_XDECREF(key);
+    return failed ? -1 : number;
+}
+
+static int
+append_buffer(PyObject *bytearray, const Buffer *b)
+{
+    Py_ssize_t size = PyByteArray_GET_SIZE(bytearray);
+    if (PyByteArray_Resize(bytearray, size + b->size) < 0)
+        return -1;
+    if (b->size)
+        memcpy(PyByteArray_AS_STRING(bytearray) + size, b->data, b->size);
+    return 0;
+}
+
+static PyObject *
+numbering_document(Numbering *self, PyObject *args)
+{
+    PyObject *ids, *text, *fields, *joined, *iterator = NULL, *item, *folded;
+    Buffer numbers = {NULL, 0, 0}, words = {NULL, 0, 0};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "O!UOO:document", &PyByteArray_Type, &ids, &text, &fields,
+                          &joined))
+        return NULL;
+    if (joined != Py_None && !PyByteArray_Check(joined)) {
+        PyErr_SetString(PyExc_TypeError, "joined must be a bytearray or None");
+        return NULL;
+    }
+    Buffer *into = joined == Py_None ? NULL : &words;
+    folded = self->lowercase ? PyObject_CallMethod(text, "casefold", NULL) : Py_NewRef(text);
+    if (folded == NULL)
+        return NULL;
+    int failed = number_tokens(self, folded, -1, &numbers, into) < 0;
+    Py_DECREF(folded);
+    if (failed || (iterator = PyObject_GetIter(fields)) == NULL)
+        goto done;
+    while ((item = PyIter_Next(iterator)) != NULL) {
+        PyObject *name, *value, *pair = PySequence_Tuple(item);  /* (name, value) */
+        Py_DECREF(item);
+        if (pair == NULL)
+            goto done;
+        Py_ssize_t prefix = -1;
+        failed = !PyArg_ParseTuple(pair, "UU:field", &name, &value)
+                 || (prefix = prefix_of(self, name)) < 0
+                 || (folded = self->lowercase ? PyObject_CallMethod(value, "casefold", NULL)
+                                              : Py_NewRef(value)) == NULL;
+        if (!failed) {
+            failed = number_tokens(self, folded, prefix, &numbers, into) < 0;
+            Py_DECREF(folded);
+        }
+        Py_DECREF(pair);
+        if (failed)
+            goto done;
+    }
+    if (!PyErr_Occurred() && append_buffer(ids, &numbers) == 0 &&
+            (into == NULL || append_buffer(joined, into) == 0))
+        result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(iterator);
+    PyMem_Free(numbers.data);
+    PyMem_Free(words.data);
+    return result;
+}
+
+static int
+numbering_init(Numbering *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *index, *stop;
+    Py_buffer key;
+    int lowercase;
+    Py_ssize_t max_length;
+    if (self->index != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a Numbering is made once");
+        return -1;
+    }
+    if (!PyArg_ParseTuple(args, "O!Opny*:Numbering", &PyDict_Type, &index, &stop, &lowercase,
+                          &max_length, &key))
+        return -1;
+    if (key.len != 16 || check_stop(stop) < 0) {
+        if (key.len != 16)
+            PyErr_SetString(PyExc_ValueError, "the key must be 16 bytes");
+        PyBuffer_Release(&key);
+        return -1;
+    }
+    memcpy(&self->k0, key.buf, 8);
+    memcpy(&self->k1, (char *)key.buf + 8, 8);
+    PyBuffer_Release(&key);
+    self->slots = PyMem_Calloc(128, sizeof(uint64_t));
+    self->prefixes = PyDict_New();
+    self->prefix_strings = PyList_New(0);
+    self->prefix_utf8 = PyList_New(0);
+    if (!self->slots || !self->prefixes || !self->prefix_strings || !self->prefix_utf8) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        return -1;
+    }
+    self->mask = 127;
+    self->index = Py_NewRef(index);
+    self->stop = stop == Py_None || PySet_GET_SIZE(stop) == 0 ? NULL : Py_NewRef(stop);
+    self->lowercase = lowercase;
+    self->max_length = max_length;
+    return 0;
+}
+
+static void
+numbering_dealloc(Numbering *self)
+{
+    PyMem_Free(self->records.data);
+    PyMem_Free(self->token.data);
+    PyMem_Free(self->slots);
+    Py_XDECREF(self->index);
+    Py_XDECREF(self->stop);
+    Py_XDECREF(self->prefixes);
+    Py_XDECREF(self->prefix_strings);
+    Py_XDECREF(self->prefix_utf8);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef numbering_methods[] = {
+    {"document", (PyCFunction)numbering_document, METH_VARARGS,
+     "document(ids, text, fields, joined): append to the bytearray ids the number (int64) of "
+     "each token of text and then of each (name, value) field's value (prefixed 'name:'), "
+     "adding new terms to the index; if joined is a bytearray, the tokens' UTF-8, NUL between."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject NumberingType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "textnb._tokens.Numbering",
+    .tp_basicsize = sizeof(Numbering),
+    .tp_dealloc = (destructor)numbering_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Numbering(index, stop_words, lowercase, max_length, key): documents' tokens → "
+              "their numbers in the dict index (Tokenizer.document's tokens, words only, no "
+              "stemming), under a 16-byte hash key.",
+    .tp_methods = numbering_methods,
+    .tp_init = (initproc)numbering_init,
+    .tp_new = PyType_GenericNew,
+};
+
 static PyMethodDef methods[] = {
     {"tokens", tokens, METH_VARARGS,
      "tokens(text, stop_words, max_length) -> list: the tokens of text (_TOKEN.findall), "
@@ -653,5 +1063,13 @@ PyInit__tokens(void)
 {
     for (int c = 0; c < 128; c++)
         ascii_word[c] = Py_UNICODE_ISALNUM(c) || c == '_';
-    return PyModule_Create(&module);
+    if (PyType_Ready(&NumberingType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddObject(m, "Numbering", Py_NewRef((PyObject *)&NumberingType)) < 0) {
+        Py_DECREF(&NumberingType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -8,6 +8,7 @@ which the caller views as numpy arrays (:func:`textnb.vocabulary.counts`).
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import count, repeat
@@ -33,6 +34,8 @@ class Part(NamedTuple):
 
 def count_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -> Part:
     """Counts of ``texts`` (each parsed and tokenized) and, if asked, their digests."""
+    if _fast is not None and tokenizer.stemmer is None and tokenizer.ngram_range == (1, 1):
+        return _numbered_part(tokenizer, texts, digests)
     found = array("Q")
 
     def token_lists() -> Iterator[list[str]]:
@@ -43,6 +46,26 @@ def count_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -> Pa
             yield tokens
 
     return count_tokens(token_lists())._replace(digests=bytearray(found))
+
+
+def _numbered_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -> Part:
+    """:func:`count_part` of words, unstemmed, with the tokens numbered as they are found
+    (textnb._tokens.Numbering): no token list, and a str only for each new term."""
+    from hashlib import blake2b
+    index: dict[str, int] = {}
+    numbering = _fast.Numbering(index, tokenizer.stop_words, tokenizer.lowercase,
+                                tokenizer.max_length, _KEY)
+    ids, ends, found = bytearray(), array("q"), array("Q")
+    joined = bytearray() if digests else None
+    for text in texts:
+        text, fields = _body_and_fields(text)
+        numbering.document(ids, text, fields, joined)
+        ends.append(len(ids) >> 3)
+        if joined is not None:  # digest()'s bytes, joined in C
+            found.append(int.from_bytes(blake2b(joined, digest_size=8).digest(), "little"))
+            del joined[:]
+    terms = sorted(index)
+    return Part(terms, *_count(ids, ends, _numbers(index, terms, False)), bytearray(found))
 
 
 def count_tokens(token_lists: Iterable[Sequence[str]]) -> Part:
@@ -66,12 +89,16 @@ def count_tokens(token_lists: Iterable[Sequence[str]]) -> Part:
 
 def document_tokens(tokenizer: Tokenizer, text: Text) -> list[str]:
     """The tokens of a str, of bytes read as a document, or of a Document."""
+    return tokenizer.document(*_body_and_fields(text))
+
+
+def _body_and_fields(text: Text) -> tuple[str, Iterable[tuple[str, str]]]:
     if isinstance(text, str):
-        return tokenizer(text)
+        return text, ()
     if isinstance(text, (bytes, bytearray)):
         text = read_bytes(bytes(text))
     if hasattr(text, "fields"):
-        return tokenizer.document(text.text, text.fields)
+        return text.text, text.fields
     raise ValueError(f"a text must be str, bytes or Document, not {type(text).__name__}")
 
 
@@ -115,3 +142,6 @@ def _python_count(ids: bytes, ends: Sequence[int], order: bytes) -> tuple[bytear
 # tokenizing was in C (1.3 s of a 4.9 s profile; 0.6 s in C).
 _numbers = _fast.number if _fast is not None else _python_numbers
 _count = _fast.count if _fast is not None else _python_count
+# The key of Numbering's hash: a process's own, as Python's string hash is, so that no text
+# can be made to collide in its table.
+_KEY = os.urandom(16)
