@@ -587,3 +587,33 @@ def test_any_counts_split_anywhere_fit_alike(Model):
                                       first.feature_count_)
 
     check()
+
+
+@pytest.mark.skipif(textnb.models._fast is None,
+                    reason="textnb's C parts were not built (no C compiler at install time)")
+@pytest.mark.parametrize("Model", MODELS)
+def test_scores_summed_in_c_equal_numpys_to_the_bit(Model, monkeypatch):
+    """textnb/_scores.c sums each document's products in the order numpy.bincount does: the
+    same joint log-likelihoods, bit for bit, for counts and presence, scipy's int32 and textnb's
+    int64 index arrays, empty rows, a cached decomposition and none."""
+    rng = np.random.default_rng(7)
+    X = sp.random(300, 500, density=0.05, random_state=3, format="csr",
+                  data_rvs=lambda n: rng.integers(1, 9, n).astype(float))
+    X.data[X.indptr[5]:X.indptr[6]] = 0  # an empty document
+    X.eliminate_zeros()
+    model = Model(alpha=0.3).fit(X, rng.choice(["a", "b", "c"], 300))
+    wide = CSR(X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64), X.shape)
+    for given in (X, wide):
+        c = model.predict_joint_log_proba(given)
+        with monkeypatch.context() as patch:
+            patch.setattr(textnb.models, "_fast", None)
+            python = model.predict_joint_log_proba(given)
+        np.testing.assert_array_equal(c, python)
+    model.decomposition()  # the weights of every term cached, then taken from there
+    np.testing.assert_array_equal(model.predict_joint_log_proba(X), c)
+    with pytest.raises(ValueError):
+        textnb.models._fast.jll(X.data, np.zeros(X.nnz, dtype=np.int64), X.indptr,
+                                np.zeros((3, 0)), np.empty((300, 3)))  # a column past the weights
+    with pytest.raises(ValueError):
+        textnb.models._fast.jll(X.data.astype(np.float32), np.zeros(X.nnz, dtype=np.int64),
+                                X.indptr, np.zeros((3, 1)), np.empty((300, 3)))

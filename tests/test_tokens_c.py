@@ -303,6 +303,7 @@ def test_the_same_model_with_or_without_c(monkeypatch):
     import textnb.documents
     import textnb.headers
     import textnb.markup
+    import textnb.models
     import textnb.onerror
     import textnb.counting
     from textnb import TextClassifier
@@ -324,6 +325,7 @@ def test_the_same_model_with_or_without_c(monkeypatch):
     monkeypatch.setattr(textnb.headers, "_received", _python_received)
     monkeypatch.setattr(textnb.onerror, "_fast", None)
     monkeypatch.setattr(textnb.markup, "_fast", None)
+    monkeypatch.setattr(textnb.models, "_fast", None)
     without, scores = fitted()
     assert with_c.on_error_ == without.on_error_ and with_c.cutoffs_["training"] == "on-error"
     assert with_c.vocabulary_.terms_ == without.vocabulary_.terms_

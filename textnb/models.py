@@ -38,6 +38,11 @@ from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
+try:  # documents' scores summed in C (textnb/_scores.c), where it was built
+    from . import _scores as _fast
+except ImportError:  # no C compiler at install time: numpy's bincount, the same sums
+    _fast = None
+
 # Terms whose weights are derived at once when scoring: 4,096 × 20 classes × 8 bytes = 0.6 MB
 # a temporary, below glibc's mmap threshold growth, and as fast as one block (20 Newsgroups).
 _WEIGHT_BLOCK = 4096
@@ -608,11 +613,16 @@ class _DiscreteNB(BaseNB):
                 weights[:, start:start + block.size] = self._weights(self._count_columns(block),
                                                                      block)
         values = (X.data > 0).astype(float) if self._binary else X.data
+        jll = np.empty((n_docs, n_classes))
+        if _fast is not None:  # the same sums from C (textnb/_scores.c), a tenth of the time
+            _fast.jll(np.ascontiguousarray(values, dtype=float),
+                      inverse.astype(np.int64, copy=False), X.indptr,
+                      np.ascontiguousarray(weights), jll)
+            return jll + self._bias()
         rows = np.repeat(np.arange(n_docs), np.diff(X.indptr))
         # One class at a time: each score adds its document's entries in order, from 0, as
         # scipy's sparse product did (the same sums, bit for bit), and the temporaries are
         # vectors of X's entries, not an (entries × classes) array.
-        jll = np.empty((n_docs, n_classes))
         for c in range(n_classes):
             jll[:, c] = np.bincount(rows, weights=values * weights[c][inverse], minlength=n_docs)
         return jll + self._bias()
