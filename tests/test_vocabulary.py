@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import textnb.counting
+import textnb.vocabulary
 from textnb.counting import _python_count, _python_numbers
 from textnb.vocabulary import Vocabulary
 
@@ -225,7 +226,7 @@ def test_documents_counted_in_parts_give_the_vocabulary_and_counts_of_all(settin
                                   whole.transform(new).toarray())
 
 
-def test_a_vocabulary_without_its_index_looks_terms_up_by_bisection():
+def test_a_vocabulary_without_its_index_looks_terms_up_by_their_hashes(monkeypatch):
     # A loaded model keeps no dict of its terms (Vocabulary.index_ is built when asked for);
     # its counts must be those the dict gives, tokens before, between and after the terms.
     docs = [["ham", "spam", "köln", "zz", "a", "ham", "café", "spa", "spams", "", "~"]]
@@ -241,3 +242,14 @@ def test_a_vocabulary_without_its_index_looks_terms_up_by_bisection():
     empty = Vocabulary()
     empty.terms_ = []
     np.testing.assert_array_equal(empty._lookup(["a", "b"]), [-1, -1])
+    # Terms whose hashes are one ("spam" given the hash of "ham"): the first found by its hash,
+    # the other by bisection.
+    monkeypatch.setattr(textnb.vocabulary, "hash",
+                        lambda term: hash("ham" if term in ("spam", "spams") else term),
+                        raising=False)
+    bare = Vocabulary()
+    bare.terms_ = list(built.terms_)
+    np.testing.assert_array_equal(bare._lookup(["spam", "ham", "spams", "beans"]), [4, 2, -1, 0])
+    bare.terms_ = bare.terms_ + ["zz"]  # new terms: the hashes are made again
+    np.testing.assert_array_equal(bare._lookup(["zz", "spam"]), [5, 4])
+    assert "_index" not in bare.__dict__

@@ -109,12 +109,13 @@ def decide(classes: Sequence[Any], row: Sequence[float], source: str,
     With cutoffs also status (spam, ham or unsure, decided on spam_log_odds), spam_probability
     and spam_log_odds; label is then the class of the status (the most probable when unsure).
     """
-    order = sorted(range(len(row)), key=lambda c: -row[c])
-    best = order[0]
+    row = list(row)
+    top = max(row)
+    best = row.index(top)  # the first of equals
+    runner_up = max(row[:best] + row[best + 1:], default=top)
     decision = {"source": source, "label": classes[best], "verdict": classes[best],
-                "probability": math.exp(row[best]),
-                "log_odds": row[best] - row[order[1]] if len(order) > 1 else 0.0,
-                "probabilities": {str(c): math.exp(p) for c, p in zip(classes, row)}}
+                "probability": math.exp(top), "log_odds": top - runner_up,
+                "probabilities": dict(zip(map(str, classes), map(math.exp, row)))}
     if cutoffs:
         spam, spam_cutoff, ham_cutoff = cutoffs
         s = [str(c) for c in classes].index(spam)
