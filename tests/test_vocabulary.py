@@ -235,6 +235,11 @@ def test_a_vocabulary_without_its_index_looks_terms_up_by_their_hashes(monkeypat
     bare.terms_ = list(built.terms_)
     assert "_index" not in bare.__dict__
     np.testing.assert_array_equal(bare._lookup(docs[0]), [2, 4, 3, -1, -1, 2, 1, -1, -1, -1, -1])
+    assert "_hashed" in bare.__dict__  # 11 terms looked up, more than 5 / 8: by the hashes
+    few = Vocabulary()
+    few.terms_ = [f"t{i:03d}" for i in range(100)]
+    np.testing.assert_array_equal(few._lookup(["t005", "t0", "t099", "u"]), [5, -1, 99, -1])
+    assert "_hashed" not in few.__dict__  # 4 of 100: by bisection
     np.testing.assert_array_equal(bare.transform(docs).toarray(), built.transform(docs).toarray())
     np.testing.assert_array_equal(bare.transform(docs).toarray(), [[0, 1, 2, 1, 1]])
     assert "_index" not in bare.__dict__          # counting built no index
@@ -249,7 +254,9 @@ def test_a_vocabulary_without_its_index_looks_terms_up_by_their_hashes(monkeypat
                         raising=False)
     bare = Vocabulary()
     bare.terms_ = list(built.terms_)
+    bare._looked_up = 100  # as if many had been looked up: the hashes are made
     np.testing.assert_array_equal(bare._lookup(["spam", "ham", "spams", "beans"]), [4, 2, -1, 0])
+    assert "_hashed" in bare.__dict__
     bare.terms_ = bare.terms_ + ["zz"]  # new terms: the hashes are made again
     np.testing.assert_array_equal(bare._lookup(["zz", "spam"]), [5, 4])
     assert "_index" not in bare.__dict__
