@@ -260,3 +260,22 @@ def test_a_vocabulary_without_its_index_looks_terms_up_by_their_hashes(monkeypat
     bare.terms_ = bare.terms_ + ["zz"]  # new terms: the hashes are made again
     np.testing.assert_array_equal(bare._lookup(["zz", "spam"]), [5, 4])
     assert "_index" not in bare.__dict__
+
+
+def test_a_vocabulary_sent_to_another_process_makes_its_hashes_there():
+    # Python's string hashes are seeded per process: a model pickled to a worker (Dask's, say)
+    # must not look its terms up by the hashes of the process that sent it.
+    import os
+    import pickle
+    import subprocess
+    import sys
+    vocabulary = Vocabulary()
+    vocabulary.terms_ = [f"term{i}" for i in range(64)]
+    vocabulary._lookup(vocabulary.terms_)  # the hashes made here
+    sent = pickle.dumps(vocabulary)
+    assert "_hashed" not in pickle.loads(sent).__dict__
+    script = ("import pickle, sys; v = pickle.loads(sys.stdin.buffer.read()); "
+              "print(v._lookup(['term5', 'term63', 'none']).tolist())")
+    out = subprocess.run([sys.executable, "-c", script], input=sent, capture_output=True,
+                         env={**os.environ, "PYTHONHASHSEED": "12345"}, check=True)
+    assert out.stdout.decode().strip() == "[5, 63, -1]"

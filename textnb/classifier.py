@@ -300,7 +300,6 @@ class TextClassifier(Parameters):
             self.vocabulary_ = Vocabulary(min_df=self.min_df, max_df=self.max_df,
                                           max_features=self.max_features)
             self.vocabulary_.terms_ = [vocabulary.terms_[j] for j in used.tolist()]
-            self.vocabulary_.index_ = {term: i for i, term in enumerate(self.vocabulary_.terms_)}
         chosen = np.array(labels, dtype=object)[learned].tolist()
         self.model_ = self._new_model().fit(rows[:, used], chosen, sample_weight=weight[learned])
         self._learned(digests[learned], chosen, weight[learned])

@@ -100,6 +100,11 @@ class Vocabulary:
                           count=len(terms))
         return np.where(hit, at, -1)
 
+    def __getstate__(self) -> dict:
+        # Python's string hashes differ from process to process (a worker is sent a model):
+        # another process makes them again.
+        return {name: value for name, value in self.__dict__.items() if name != "_hashed"}
+
     def _hashes(self) -> tuple[np.ndarray, np.ndarray]:
         """The hashes of ``terms_``, sorted, and the column of each; made once a vocabulary."""
         cached = self.__dict__.get("_hashed")
@@ -138,7 +143,6 @@ class Vocabulary:
         terms = [terms[i] for i in order]
         del order
         X = _stack_renamed(numbered, rank, len(terms))
-        index = None
         if X.shape[0] == 0:
             raise ValueError("cannot build a vocabulary from no documents")
         df = np.bincount(X.indices, minlength=len(terms))
@@ -158,9 +162,12 @@ class Vocabulary:
                              "min_df/max_df; try fewer stop words or a lower min_df")
         if kept.size < len(terms):
             X = _relabel(X, np.cumsum(keep) - 1 - np.where(keep, 0, len(terms)), kept.size)
-            terms, index = [terms[i] for i in kept.tolist()], None
+            terms = [terms[i] for i in kept.tolist()]
+        # The index is built when first asked for: scoring finds terms without it (_lookup), and
+        # word pairs' 1.2 million terms took a second to index (20 Newsgroups' --tune).
         self.terms_ = terms
-        self.index_ = index or {term: i for i, term in enumerate(terms)}
+        for name in ("_index", "_hashed", "_looked_up"):
+            self.__dict__.pop(name, None)
         return _presence(X) if self.binary else X
 
     def count(self, token_lists: Iterable[Sequence[str]]) -> CSR:
