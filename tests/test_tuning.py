@@ -90,6 +90,15 @@ def test_the_grid_is_searched_coordinate_by_coordinate():
     assert [r["mean"] for r in spam.rows] == sorted(r["mean"] for r in spam.rows)
 
 
+def test_settings_cross_validated_in_threads_score_as_one_at_a_time():
+    # Every row, in order, the same whether the settings run in one thread or in four.
+    texts = TEXTS + [f"lunch offer {i}" for i in range(6)]
+    labels = LABELS + ["ham", "spam"] * 3
+    alone = tune(TextClassifier(stop_words="english", n_jobs=1), texts, labels, folds=3)
+    threads = tune(TextClassifier(stop_words="english", n_jobs=4), texts, labels, folds=3)
+    assert threads.rows == alone.rows and len(alone.rows) > 20
+
+
 def test_train_tune_keeps_its_choice_in_the_model(tmp_path):
     path = tmp_path / "tuned.model"
     result = CliRunner().invoke(main, ["train", "--tune", "--tune-folds", "3", "-m", str(path),
