@@ -13,8 +13,8 @@ from scipy.sparse import csr_matrix
 import textnb.onerror
 from textnb import TextClassifier, load_model, save_model
 from textnb.cli import main
-from textnb.models import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
-from textnb.onerror import _Tables, train_on_error
+from textnb.models import CSR, BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
+from textnb.onerror import _Tables, take_rows, train_on_error
 from textnb.vocabulary import to_scipy
 
 from conftest import NO_C, spamassassin_sample, with_c_and_python
@@ -72,7 +72,9 @@ def test_the_tables_score_as_the_model_does(new_model):
     for row in rows:
         tables.learn(row, "abc".index(y[row]))
     expected = new_model().fit(X[rows], y[rows]).predict_joint_log_proba(X)
-    got = tables.scores(tables.X, np.asarray(tables.X.sum(axis=1)).ravel())
+    values = csr_matrix(tables.X[:3], shape=X.shape)  # counts, or presence (Bernoulli)
+    np.testing.assert_array_equal(tables.sums, np.asarray(values.sum(axis=1)).ravel())
+    got = tables.scores(values, tables.sums)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
@@ -342,3 +344,24 @@ def test_two_classes_or_short_texts_count_word_pairs_when_there_are_many(tmp_pat
         result = CliRunner().invoke(main, ["train", "-q", "-m", str(model), str(tmp_path / kind)])
         assert result.exit_code == 0, result.output
         assert load_model(model).ngram_range_ == pairs
+
+
+def test_rows_are_taken_as_scipy_takes_them(implementation):
+    """take_rows (textnb/_onerror.c, else numpy): the rows scipy's indexing gives, in the order
+    asked, chosen by number or by mask, from int32 or int64 index arrays; no row, every row."""
+    X, _ = _random_corpus(4, n_documents=40)
+    X.data[X.indptr[7]:X.indptr[8]] = 0  # an empty row
+    X.eliminate_zeros()
+    wide = CSR(X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64), X.shape)
+    narrow = CSR(X.data, X.indices, X.indptr.astype(np.int64), X.shape)
+    for rows in (np.array([3, 7, 3, 39, 0]), np.arange(40)[::-1], np.array([], dtype=np.int64),
+                 np.arange(40) % 3 == 0):
+        expected = X[rows]
+        for given in (wide, narrow):
+            got = take_rows(given, rows)
+            assert got.shape == expected.shape and got.indices.dtype == given.indices.dtype
+            np.testing.assert_array_equal(got.data, expected.data)
+            np.testing.assert_array_equal(got.indices, expected.indices)
+            np.testing.assert_array_equal(got.indptr, expected.indptr)
+    with pytest.raises(IndexError):
+        take_rows(wide, np.array([40]))

@@ -18,6 +18,7 @@
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* An integer array's element i, whatever its integer width (scipy uses int32 or int64). */
 static inline Py_ssize_t
@@ -141,7 +142,8 @@ take(Walk *w, PyObject **arrays)
     w->n = b[5].len;
     w->n_terms = b[7].len / 8;
     int ok = b[0].itemsize == 8 && (b[1].itemsize == 4 || b[1].itemsize == 8)
-             && b[2].itemsize == b[1].itemsize && b[2].len / b[2].itemsize == w->n + 1
+             && (b[2].itemsize == 4 || b[2].itemsize == 8)
+             && b[2].len / b[2].itemsize == w->n + 1
              && b[3].itemsize == 8 && b[3].len / 8 == w->n
              && (b[4].itemsize == 4 || b[4].itemsize == 8) && b[4].len / b[4].itemsize == w->n
              && b[5].itemsize == 1 && b[7].itemsize == 8 && b[6].itemsize == 8
@@ -226,6 +228,68 @@ walk(PyObject *self, PyObject *args)
     return result;
 }
 
+/* rows(data, indices, indptr, rows) -> (data, indices, indptr): the rows of a CSR matrix
+ * (float64 data, int32 or int64 indices and indptr) numbered by rows (int64), in that order, as
+ * bytearrays: float64, the indices' own width, int64. */
+static PyObject *
+rows(PyObject *self, PyObject *args)
+{
+    PyObject *objects[4], *data = NULL, *indices = NULL, *indptr = NULL, *result = NULL;
+    Py_buffer b[4];
+    int got = 0;
+    if (!PyArg_ParseTuple(args, "OOOO:rows", &objects[0], &objects[1], &objects[2], &objects[3]))
+        return NULL;
+    for (; got < 4; got++)
+        if (PyObject_GetBuffer(objects[got], &b[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            goto done;
+    if (b[0].itemsize != 8 || (b[1].itemsize != 4 && b[1].itemsize != 8) ||
+            (b[2].itemsize != 4 && b[2].itemsize != 8) || b[3].itemsize != 8 ||
+            b[0].len / 8 != b[1].len / b[1].itemsize || b[2].len < b[2].itemsize) {
+        PyErr_SetString(PyExc_ValueError, "rows: float64 data, int32 or int64 indices and "
+                        "indptr of as many entries, int64 rows");
+        goto done;
+    }
+    Py_ssize_t n_rows = b[2].len / b[2].itemsize - 1, n_entries = b[0].len / 8;
+    Py_ssize_t n_taken = b[3].len / 8, size = 0, width = b[1].itemsize;
+    const int64_t *taken = b[3].buf;
+    for (Py_ssize_t i = 0; i < n_taken; i++) {
+        if (taken[i] < 0 || taken[i] >= n_rows) {
+            PyErr_SetString(PyExc_IndexError, "rows: a row number out of range");
+            goto done;
+        }
+        Py_ssize_t start = item(&b[2], taken[i]), stop = item(&b[2], taken[i] + 1);
+        if (start < 0 || stop < start || stop > n_entries) {
+            PyErr_SetString(PyExc_ValueError, "rows: indptr must ascend within the data");
+            goto done;
+        }
+        size += stop - start;
+    }
+    data = PyByteArray_FromStringAndSize(NULL, size * 8);
+    indices = PyByteArray_FromStringAndSize(NULL, size * width);
+    indptr = PyByteArray_FromStringAndSize(NULL, (n_taken + 1) * 8);
+    if (data == NULL || indices == NULL || indptr == NULL)
+        goto done;
+    char *to_data = PyByteArray_AS_STRING(data), *to_indices = PyByteArray_AS_STRING(indices);
+    int64_t *to_indptr = (int64_t *)PyByteArray_AS_STRING(indptr);
+    Py_ssize_t at = 0;
+    to_indptr[0] = 0;
+    for (Py_ssize_t i = 0; i < n_taken; i++) {
+        Py_ssize_t start = item(&b[2], taken[i]), n = item(&b[2], taken[i] + 1) - start;
+        memcpy(to_data + at * 8, (const char *)b[0].buf + start * 8, n * 8);
+        memcpy(to_indices + at * width, (const char *)b[1].buf + start * width, n * width);
+        at += n;
+        to_indptr[i + 1] = at;
+    }
+    result = PyTuple_Pack(3, data, indices, indptr);
+done:
+    Py_XDECREF(data);
+    Py_XDECREF(indices);
+    Py_XDECREF(indptr);
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&b[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"first_wrong", first_wrong, METH_VARARGS,
      "first_wrong(data, indices, indptr, sums, truth, learned, G, diff, count, total, mass, h, "
@@ -238,6 +302,9 @@ static PyMethodDef methods[] = {
      "class_count, complement, fit_prior, alpha, margin, max_passes) -> per_pass: the passes of "
      "a two-class walk from the tables as they are, learning each first_wrong row into them "
      "(_Tables.learn of a multinomial or complement model) and marking it learned."},
+    {"rows", rows, METH_VARARGS,
+     "rows(data, indices, indptr, rows) -> (data, indices, indptr): the rows (int64) of a CSR "
+     "matrix, in that order, as bytearrays (float64, the indices' width, int64)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -22,7 +22,7 @@ from . import cutoffs as _cutoffs
 from .decision import check_cutoffs
 from .errors import ModelFileError
 from .explain import Explanation, explain_document, informative_terms
-from .onerror import MARGIN, MAX_PASSES, train_on_error
+from .onerror import MARGIN, MAX_PASSES, take_rows, train_on_error
 from .models import (CSR, BernoulliNB, Parameters, ComplementNBWithPrior, MultinomialNB,
                      StoredCounts, _DiscreteNB, _sklearn_tags, check_labels)
 from .stopwords import load_stop_words
@@ -287,13 +287,11 @@ class TextClassifier(Parameters):
         that learned it, but for pruning (``min_df``, ``max_df``, ``max_features``), which saw
         them all. ``on_error_`` says how many documents were learned and how many each pass of
         the first walk learned, of how many of each class."""
-        from .vocabulary import to_scipy
-        matrix = to_scipy(X)
-        _, weight, per_pass = train_on_error(matrix, labels, self._new_model, self.margin,
+        _, weight, per_pass = train_on_error(X, labels, self._new_model, self.margin,
                                              self.max_passes, n_jobs=self.n_jobs)
         learned = weight > 0
-        rows = matrix[learned]
-        used = np.flatnonzero(rows.getnnz(axis=0))
+        rows = take_rows(X, learned)
+        used = np.flatnonzero(np.bincount(rows.indices, minlength=X.shape[1]))
         if isinstance(vocabulary, HashedVocabulary):
             self.vocabulary_ = vocabulary.subset(used)
         else:
@@ -301,7 +299,10 @@ class TextClassifier(Parameters):
                                           max_features=self.max_features)
             self.vocabulary_.terms_ = [vocabulary.terms_[j] for j in used.tolist()]
         chosen = np.array(labels, dtype=object)[learned].tolist()
-        self.model_ = self._new_model().fit(rows[:, used], chosen, sample_weight=weight[learned])
+        column = np.cumsum(np.bincount(used, minlength=X.shape[1])) - 1  # each used one's place
+        rows = CSR(rows.data, column[rows.indices].astype(np.int32), rows.indptr,
+                   (rows.shape[0], used.size))
+        self.model_ = self._new_model().fit(rows, chosen, sample_weight=weight[learned])
         self._learned(digests[learned], chosen, weight[learned])
         self.on_error_ = {"documents": len(labels), "learned": int(learned.sum()),
                           "passes": per_pass, "per_class": dict(Counter(labels))}
@@ -365,14 +366,13 @@ class TextClassifier(Parameters):
         if k < 2:
             return None
         from .metrics import stratified_folds
-        from .vocabulary import to_scipy
-        matrix = to_scipy(X)
         folds = stratified_folds(y, k)
         log_odds = np.empty(y.size)
         for fold in range(k):
             held = folds == fold
-            model = (fit or (lambda Xf, yf: self._new_model().fit(Xf, yf)))(matrix[~held], y[~held])
-            log_proba = model.predict_log_proba(matrix[held])
+            model = (fit or (lambda Xf, yf: self._new_model().fit(Xf, yf)))(take_rows(X, ~held),
+                                                                             y[~held])
+            log_proba = model.predict_log_proba(take_rows(X, held))
             s = int(np.flatnonzero(model.classes_.astype(str) == self.spam_class)[0])
             log_odds[held] = log_proba[:, s] - log_proba[:, 1 - s]
         chosen = _cutoffs.choose_cutoffs(log_odds, is_spam, self.target_fpr, self.target_fnr,
