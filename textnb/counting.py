@@ -3,7 +3,7 @@ worker process runs (:mod:`textnb.workers`), and what :mod:`textnb.vocabulary` b
 
 Nothing here imports numpy where textnb's C part was built, so a worker starts in 0.08 s, not
 the 0.27 s (0.37 s of CPU) that importing numpy takes it: its results are the CSR arrays' bytes,
-which the caller views as numpy arrays (:func:`textnb.vocabulary.counts`).
+which the caller views as numpy arrays (:func:`textnb.vocabulary.part_counts`).
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ def count_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -> Pa
 def _numbered_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -> Part:
     """:func:`count_part` of words, unstemmed, with the tokens numbered as they are found
     (textnb._tokens.Numbering): no token list, and a str only for each new term."""
-    from hashlib import blake2b
     index: dict[str, int] = {}
     numbering = _fast.Numbering(index, tokenizer.stop_words, tokenizer.lowercase,
                                 tokenizer.max_length, _KEY)
@@ -62,10 +61,9 @@ def _numbered_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -
         numbering.document(ids, text, fields, joined)
         ends.append(len(ids) >> 3)
         if joined is not None:  # digest()'s bytes, joined in C
-            found.append(int.from_bytes(blake2b(joined, digest_size=8).digest(), "little"))
+            found.append(_digest(joined))
             del joined[:]
-    terms = sorted(index)
-    return Part(terms, *_count(ids, ends, _numbers(index, terms, False)), bytearray(found))
+    return _part(index, ids, ends, bytearray(found))
 
 
 def count_tokens(token_lists: Iterable[Sequence[str]]) -> Part:
@@ -81,10 +79,16 @@ def count_tokens(token_lists: Iterable[Sequence[str]]) -> Part:
     for tokens in token_lists:
         ids += _numbers(index, tokens, True)
         ends.append(len(ids) >> 3)
+    return _part(index, ids, ends, bytearray())
+
+
+def _part(index: dict[str, int], ids: bytes, ends: array, digests: bytearray) -> Part:
+    """The Part of documents whose tokens' numbers in ``index`` are ``ids`` (int64, document d's
+    ending at ``ends[d]``)."""
     # The terms sorted as strings, then each one's number looked up (the dict's own strings,
     # found at once): a third less time than sorting the numbers by their terms.
     terms = sorted(index)
-    return Part(terms, *_count(ids, ends, _numbers(index, terms, False)), bytearray())
+    return Part(terms, *_count(ids, ends, _numbers(index, terms, False)), digests)
 
 
 def document_tokens(tokenizer: Tokenizer, text: Text) -> list[str]:
@@ -104,9 +108,12 @@ def _body_and_fields(text: Text) -> tuple[str, Iterable[tuple[str, str]]]:
 
 def digest(tokens: list[str]) -> int:
     """64-bit BLAKE2b digest of a document's tokens: recognises a document learned before."""
+    return _digest("\0".join(tokens).encode("utf-8", "replace"))
+
+
+def _digest(data: bytes) -> int:
     # Imported here: hashlib loads OpenSSL (3.6 MB of RSS), which classifying never needs.
     from hashlib import blake2b
-    data = "\0".join(tokens).encode("utf-8", "replace")
     return int.from_bytes(blake2b(data, digest_size=8).digest(), "little")
 
 

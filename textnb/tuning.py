@@ -155,7 +155,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
                                    spam)
 
         # Settings in threads, one per core (n_jobs): numpy and scipy let go of the GIL for
-        # most of a fold's work (20 Newsgroups' tuning 27.0 → 21.1 s on 2 cores), and each
+        # most of a fold's work (20 Newsgroups' tuning 27.0 → 21.5 s on 2 cores), and each
         # thread holds one weighing and one fold's counts (word pairs: 190 MB).
         settings = list(dict.fromkeys(settings))
         with ThreadPoolExecutor(n_workers(classifier.n_jobs)) as threads:

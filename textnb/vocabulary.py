@@ -65,11 +65,12 @@ class Vocabulary:
 
     def _lookup(self, terms: list[str]) -> np.ndarray:
         """The column of each of ``terms``, −1 where it is not a term: by the index if built,
-        else, which spares a loaded model's index (20 Newsgroups' dict and its numbers take
-        14 MB, the hashes and their columns 2.6 MB), by each term's hash (Python's own) among
-        the sorted hashes of ``terms_`` once as many terms were looked up as an eighth of
-        them (a part's 10,000 distinct tokens against 172,000 terms: 10 ms, bisection 20), and
-        by bisection before (a message's 300: 1 ms, where making the hashes takes 45)."""
+        else, which spares building it (20 Newsgroups' dict and its numbers take 14 MB, the
+        hashes and their columns 2.6 MB; a loaded model never builds it), by each term's hash
+        (Python's own) among the sorted hashes of ``terms_`` once as many terms were looked up
+        as an eighth of them (a part's 10,000 distinct tokens against 172,000 terms: 10 ms,
+        bisection 20), and by bisection before (a message's 300: 1 ms, where making the hashes
+        takes 45)."""
         index = self.__dict__.get("_index")
         if index is not None:
             return number(index, terms)
