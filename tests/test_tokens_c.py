@@ -213,6 +213,8 @@ def test_numbering_refuses_what_it_cannot_read():
     from textnb.counting import _KEY
     with pytest.raises(ValueError, match="16 bytes"):
         C_TOKENS.Numbering({}, None, True, 40, os.urandom(8))
+    with pytest.raises(TypeError, match="made by"):  # never initialised: no table to read
+        C_TOKENS.Numbering.__new__(C_TOKENS.Numbering).document(bytearray(), "a", (), None)
     index: dict = {}
     numbering = C_TOKENS.Numbering(index, None, True, 40, _KEY)
     ids = bytearray()

@@ -909,6 +909,10 @@ numbering_document(Numbering *self, PyObject *args)
     PyObject *ids, *text, *fields, *joined, *iterator = NULL, *item, *folded;
     Buffer numbers = {NULL, 0, 0}, words = {NULL, 0, 0};
     PyObject *result = NULL;
+    if (self->index == NULL) {
+        PyErr_SetString(PyExc_TypeError, "a Numbering must be made by Numbering(...)");
+        return NULL;
+    }
     if (!PyArg_ParseTuple(args, "O!UOO:document", &PyByteArray_Type, &ids, &text, &fields,
                           &joined))
         return NULL;
@@ -959,7 +963,7 @@ numbering_init(Numbering *self, PyObject *args, PyObject *kwds)
     Py_buffer key;
     int lowercase;
     Py_ssize_t max_length;
-    if (self->index != NULL) {
+    if (self->index != NULL || self->slots != NULL) {
         PyErr_SetString(PyExc_TypeError, "a Numbering is made once");
         return -1;
     }
