@@ -29,7 +29,7 @@ from .stopwords import load_stop_words
 from .tokens import MAX_TOKEN_LENGTH, Tokenizer
 from . import modelfile
 from .hashing import HashedVocabulary, check_hash_bits
-from .vocabulary import Counts, Vocabulary, part_counts
+from .vocabulary import Counts, Vocabulary, _relabel, part_counts
 from .workers import imap
 
 # "complement" keeps the class prior in its score (scikit-learn's ComplementNB drops it), so
@@ -300,9 +300,8 @@ class TextClassifier(Parameters):
             self.vocabulary_.terms_ = [vocabulary.terms_[j] for j in used.tolist()]
         chosen = np.array(labels, dtype=object)[learned].tolist()
         column = np.cumsum(np.bincount(used, minlength=X.shape[1])) - 1  # each used one's place
-        rows = CSR(rows.data, column[rows.indices].astype(np.int32), rows.indptr,
-                   (rows.shape[0], used.size))
-        self.model_ = self._new_model().fit(rows, chosen, sample_weight=weight[learned])
+        self.model_ = self._new_model().fit(_relabel(rows, column, used.size), chosen,
+                                            sample_weight=weight[learned])
         self._learned(digests[learned], chosen, weight[learned])
         self.on_error_ = {"documents": len(labels), "learned": int(learned.sum()),
                           "passes": per_pass, "per_class": dict(Counter(labels))}
