@@ -113,6 +113,38 @@ def test_the_fast_walk_learns_what_the_definition_learns(new_model, seed, n_clas
                                   new_model().fit(X[learned], y[learned]).feature_count_)
 
 
+def _c_walk(X, truth, order, given=None):
+    """The C walk of a complement model over the rows of X at ``order`` (``given`` to the walk
+    if not None, once the first row of each class is learned): (learned, per_pass)."""
+    tables = _Tables(ComplementNB(alpha=0.1), X, 2)
+    learned = np.zeros(truth.size, dtype=bool)
+    for c in (0, 1):
+        place = int(np.flatnonzero(truth[order] == c)[0])
+        tables.learn(int(order[place]), c)
+        learned[place] = True
+    per_pass = C_SCAN.walk(*tables.arrays(truth, learned), True, False, 0.1, 1.0, 10,
+                           order if given is None else given)
+    return learned, per_pass
+
+
+@pytest.mark.skipif(C_SCAN is None, reason=NO_C)
+def test_the_c_walk_in_an_order_walks_the_rows_as_if_copied_in_it():
+    """Rows visited through ``order`` where they lie learn what a copy of X in that order
+    learns; an order that is not one row number a place, in range, is refused."""
+    X, y = _random_corpus(4)
+    X = CSR(X.data.astype(float), X.indices.astype(np.int32), X.indptr.astype(np.int64), X.shape)
+    truth = (y == y[0]).astype(np.int64)
+    order = np.random.default_rng(5).permutation(y.size)
+    learned, per_pass = _c_walk(X, truth, order)
+    copied, copied_passes = _c_walk(take_rows(X, order), truth[order], np.arange(y.size))
+    np.testing.assert_array_equal(learned, copied)
+    assert per_pass == copied_passes and per_pass[0] > 0
+    for bad in (order[:-1], np.where(order == 0, y.size, order), order - 1,
+                order.astype(np.int32), order.astype(float)):
+        with pytest.raises(ValueError, match="order"):
+            _c_walk(X, truth, order, given=bad)
+
+
 @pytest.mark.skipif(C_SCAN is None, reason=NO_C)
 def test_the_c_scan_learns_what_the_python_one_learns_on_real_mail(implementation, monkeypatch):
     """Real mail (the shared archive's first 400 spam and 400 ham, else the bundled sample),

@@ -11,7 +11,8 @@
  * The logarithms are the C library's; numpy's are the same where it does not use its own
  * AVX-512 code, and may differ there in the last bit, which changes what is learned only for a
  * document whose lead is that close to the margin. tests/test_onerror.py checks that both learn
- * the same documents, on real mail too. A walk lets go of the GIL, so walks run in threads.
+ * the same documents, on real mail too. A walk lets go of the GIL, so walks run in threads;
+ * it visits the rows in its order where they lie, as the Python walk visits a copy in it.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -39,15 +40,17 @@ typedef struct {
     Py_ssize_t n, n_terms;
 } Walk;
 
-/* The first row i >= start not learned whose lead is under margin; -1 if none, -2 at a term
- * number out of range. */
+/* The first place p >= start not learned whose row's lead is under margin; -1 if none, -2 at a
+ * term number out of range. The walk visits row order[p] at place p (row p without order);
+ * learned[] is by place, truth[] and sums[] by row. */
 static Py_ssize_t
-scan(const Walk *w, Py_ssize_t start, double margin)
+scan(const Walk *w, const int64_t *order, Py_ssize_t start, double margin)
 {
     double dh = w->h[1] - w->h[0], db = w->bias[1] - w->bias[0];
-    for (Py_ssize_t i = start; i < w->n; i++) {
-        if (w->learned[i])
+    for (Py_ssize_t p = start; p < w->n; p++) {
+        if (w->learned[p])
             continue;
+        Py_ssize_t i = order ? (Py_ssize_t)order[p] : p;
         Py_ssize_t a = item(w->indptr, i), b = item(w->indptr, i + 1);
         double sum = 0.0;
         for (Py_ssize_t j = a; j < b; j++) {
@@ -60,7 +63,7 @@ scan(const Walk *w, Py_ssize_t start, double margin)
         if (item(w->truth, i) != 1)
             lead = -lead;
         if (lead < margin)
-            return i;
+            return p;
     }
     return -1;
 }
@@ -173,7 +176,7 @@ first_wrong(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, ARRAYS "nd", ARRAY_ARGS(arrays), &start, &margin)
             || !take(&w, arrays))
         return NULL;
-    Py_ssize_t found = scan(&w, start < 0 ? 0 : start, margin);
+    Py_ssize_t found = scan(&w, NULL, start < 0 ? 0 : start, margin);
     release(&w, 14);
     if (found == -2)
         return PyErr_Format(PyExc_ValueError, "a term number out of range");
@@ -183,33 +186,49 @@ first_wrong(PyObject *self, PyObject *args)
 static PyObject *
 walk(PyObject *self, PyObject *args)
 {
-    PyObject *arrays[14];
+    PyObject *arrays[14], *order_array;
     Walk w;
+    Py_buffer order;
     int complement, fit_prior, max_passes;
     double alpha, margin;
-    if (!PyArg_ParseTuple(args, ARRAYS "ppddi", ARRAY_ARGS(arrays), &complement, &fit_prior,
-                          &alpha, &margin, &max_passes) || !take(&w, arrays))
+    if (!PyArg_ParseTuple(args, ARRAYS "ppddiO", ARRAY_ARGS(arrays), &complement, &fit_prior,
+                          &alpha, &margin, &max_passes, &order_array) || !take(&w, arrays))
         return NULL;
+    if (PyObject_GetBuffer(order_array, &order, PyBUF_C_CONTIGUOUS) < 0) {
+        release(&w, 14);
+        return NULL;
+    }
+    const int64_t *rows = order.buf;
+    int ok = order.itemsize == 8 && order.len / 8 == w.n;
+    for (Py_ssize_t p = 0; ok && p < w.n; p++)
+        ok = rows[p] >= 0 && rows[p] < w.n;
+    if (!ok) {
+        PyBuffer_Release(&order);
+        release(&w, 14);
+        return PyErr_Format(PyExc_ValueError, "order must be int64 row numbers, one a row");
+    }
     int passes = 0, broken = 0;
     Py_ssize_t *per_pass = PyMem_Calloc(max_passes > 0 ? max_passes : 1, sizeof(Py_ssize_t));
     if (!per_pass) {
+        PyBuffer_Release(&order);
         release(&w, 14);
         return PyErr_NoMemory();
     }
     Py_BEGIN_ALLOW_THREADS
     while (passes < max_passes) {
-        Py_ssize_t learned = 0, i = -1;
-        while ((i = scan(&w, i + 1, margin)) >= 0) {
-            learn(&w, i, (int)item(w.truth, i), complement, fit_prior, alpha);
-            w.learned[i] = 1;
+        Py_ssize_t learned = 0, p = -1;
+        while ((p = scan(&w, rows, p + 1, margin)) >= 0) {
+            learn(&w, rows[p], (int)item(w.truth, rows[p]), complement, fit_prior, alpha);
+            w.learned[p] = 1;
             learned++;
         }
-        broken = i == -2;
+        broken = p == -2;
         per_pass[passes++] = learned;
         if (!learned || broken)
             break;
     }
     Py_END_ALLOW_THREADS
+    PyBuffer_Release(&order);
     release(&w, 14);
     if (broken) {
         PyMem_Free(per_pass);

@@ -14,8 +14,10 @@ the 5 s a run took. So the walk keeps its own log tables of the counts, jll(x) =
 Σx·h, updates only the learned document's terms (and the per-class h and bias), and scores the
 documents ahead up to the next one it must learn, in blocks, one sparse product each: the same
 documents learned (tests/test_onerror.py checks against the definition). Two classes walk in C
-where it was built (textnb/_onerror.c), the same steps, in threads: four walks over
-SpamAssassin 0.44–0.51 s of CPU in Python, 0.12–0.14 s in C, 0.07–0.08 s on two cores.
+where it was built (textnb/_onerror.c), the same steps, in threads, each visiting the rows in
+its order where they lie (a copy of the matrix a walk had cost more page faults than the walk
+took): four walks over SpamAssassin 0.44–0.51 s of CPU in Python, 0.12–0.14 s in C with a copy
+each, 0.09–0.10 s without (0.06 s on two cores).
 The model returned is fitted on the learned documents alone, weighted.
 """
 
@@ -51,6 +53,8 @@ ORDERS = 4
 # Documents scored at once: a block grows while it holds no error and starts small again after
 # one, since everything after the first error in a block must be scored again.
 _BLOCK = (8, 1024)
+# Models whose whole walk runs in C (two classes).
+_FAST_KINDS = ("multinomial", "complement")
 # Fewer documents are walked in this process: a walk of 1,000 takes about 0.1 s, a worker
 # process's start and the matrix's transfer a good part of that.
 _PARALLEL_MIN_DOCUMENTS = 1000
@@ -82,6 +86,10 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
     # Each walk its own model: one that learns by partial_fit must start empty.
     jobs = [(X, truth, new_model(), classes.size, margin, max_passes, order) for order in walks]
     if _fast is not None and classes.size == 2:
+        model = jobs[0][2]
+        if _Tables.kind_of(model) in _FAST_KINDS:  # the rows' sums once, not once a walk
+            sums = _Tables.row_sums(_Tables.values(model, X))
+            jobs = [job + (sums,) for job in jobs]
         # Walks in C let go of the GIL: threads, where worker processes were sent the matrix
         # (four walks over SpamAssassin's 6,046 messages: 0.36–0.38 s in two worker processes,
         # with the scan in C 0.23–0.26 s in this one).
@@ -122,9 +130,23 @@ def take_rows(X: CSR, rows: np.ndarray) -> CSR:
 
 
 def _walk(X: Any, truth: np.ndarray, model: Any, n_classes: int, margin: float,
-          max_passes: int, order: np.ndarray | None = None) -> tuple[np.ndarray, list[int]]:
+          max_passes: int, order: np.ndarray | None = None,
+          sums: np.ndarray | None = None) -> tuple[np.ndarray, list[int]]:
     """(learned, per_pass) of one walk over the rows of X in ``order`` (None: as they are),
-    ``learned`` indexing that order; ``truth`` holds each row's class number."""
+    ``learned`` indexing that order; ``truth`` holds each row's class number, ``sums``, if
+    given, each row's Σ_k x_k (:meth:`_Tables.row_sums`)."""
+    if _fast is not None and n_classes == 2 and _Tables.kind_of(model) in _FAST_KINDS:
+        # The C walk visits the rows in order where they are: no copy of X a walk.
+        rows = np.arange(truth.size) if order is None else order.astype(np.int64, copy=False)
+        tables = _Tables(model, X, n_classes, sums)
+        learned = np.zeros(truth.size, dtype=bool)
+        for c in range(n_classes):
+            seed = int(np.flatnonzero(truth[rows] == c)[0])
+            tables.learn(int(rows[seed]), c)
+            learned[seed] = True
+        return learned, _fast.walk(*tables.arrays(truth, learned),
+                                   tables.kind == "complement", tables.fits_prior,
+                                   tables.alpha, margin, max_passes, rows)
     if order is not None:  # here, in the worker: one copy of X is sent, not one per walk
         X, truth = take_rows(X, order), truth[order]
     tables = _Tables(model, X, n_classes)
@@ -133,11 +155,6 @@ def _walk(X: Any, truth: np.ndarray, model: Any, n_classes: int, margin: float,
         seed = int(np.flatnonzero(truth == c)[0])
         tables.learn(seed, c)
         learned[seed] = True
-    if tables.kind in ("multinomial", "complement") and tables.diff is not None \
-            and _fast is not None:
-        return learned, _fast.walk(*tables.arrays(truth, learned),
-                                   tables.kind == "complement", tables.fits_prior,
-                                   tables.alpha, margin, max_passes)
     per_pass = []
     X, sums = tables.X, tables.sums
     for _ in range(max_passes):
@@ -168,17 +185,11 @@ class _Tables:
     * any other model: refitted per document (``partial_fit``), its ``decomposition`` used.
     """
 
-    def __init__(self, model: Any, X: Any, n_classes: int) -> None:
+    def __init__(self, model: Any, X: Any, n_classes: int, sums: np.ndarray | None = None) -> None:
         self.model = model
-        self.kind = ("bernoulli" if isinstance(model, BernoulliNB) else
-                     "complement" if isinstance(model, ComplementNB) and not model.norm else
-                     "multinomial" if isinstance(model, MultinomialNB) else None)
-        values = (X.data > 0) if getattr(model, "_binary", False) else X.data
-        self.X = CSR(values.astype(float, copy=False), X.indices, X.indptr, X.shape)
-        # Σ_k x_k of each document, added in the row's order from 0.0, as scipy's X.sum(axis=1)
-        # adds them (and textnb/_onerror.c after it).
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        self.sums = np.bincount(rows, weights=self.X.data, minlength=X.shape[0])
+        self.kind = self.kind_of(model)
+        self.X = self.values(model, X)
+        self.sums = self.row_sums(self.X) if sums is None else sums
         n_terms = X.shape[1]
         self.count = np.zeros((n_terms, n_classes))      # n_kc (df_kc for Bernoulli)
         self.class_count = np.zeros(n_classes)           # N_c: documents learned per class
@@ -196,6 +207,27 @@ class _Tables:
         # Whether the bias is log P(c) learned from the documents (else a constant or 0).
         self.fits_prior = ((self.kind == "multinomial" or isinstance(model, ComplementNBWithPrior))
                            and model.fit_prior and getattr(model, "class_prior", None) is None)
+
+    @staticmethod
+    def kind_of(model: Any) -> str | None:
+        """The formulas a model's tables follow: "multinomial", "complement", "bernoulli", or
+        None (any other model, refitted per document)."""
+        return ("bernoulli" if isinstance(model, BernoulliNB) else
+                "complement" if isinstance(model, ComplementNB) and not model.norm else
+                "multinomial" if isinstance(model, MultinomialNB) else None)
+
+    @staticmethod
+    def values(model: Any, X: CSR) -> CSR:
+        """X as the model counts it, float: presence bits for a binary model."""
+        values = (X.data > 0) if getattr(model, "_binary", False) else X.data
+        return CSR(values.astype(float, copy=False), X.indices, X.indptr, X.shape)
+
+    @staticmethod
+    def row_sums(X: CSR) -> np.ndarray:
+        """Σ_k x_k of each row of X (float data), added in the row's order from 0.0, as
+        scipy's X.sum(axis=1) adds them (and textnb/_onerror.c after it)."""
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        return np.bincount(rows, weights=X.data, minlength=X.shape[0])
 
     def arrays(self, truth: np.ndarray, learned: np.ndarray) -> tuple:
         """The matrix, the documents' classes and learned flags, and the tables, in the order
