@@ -617,3 +617,16 @@ def test_scores_summed_in_c_equal_numpys_to_the_bit(Model, monkeypatch):
     with pytest.raises(ValueError):
         textnb.models._fast.jll(X.data.astype(np.float32), np.zeros(X.nnz, dtype=np.int64),
                                 X.indptr, np.zeros((3, 1)), np.empty((300, 3)))
+
+
+@pytest.mark.parametrize("n_terms, n_entries", [(124_523, 200_000), (124_523, 300), (50, 0),
+                                                (7, 3), (1, 5), (1 << 20, 40_000)])
+def test_the_terms_a_batch_uses_are_numpys_unique(n_terms, n_entries):
+    """Marked (many entries) or sorted (few beside many terms): np.unique's terms and inverse,
+    the same dtypes."""
+    indices = np.random.default_rng(n_entries).integers(0, n_terms, n_entries).astype(np.int32)
+    used, inverse = textnb.models._used_terms(indices, n_terms)
+    expected_used, expected_inverse = np.unique(indices, return_inverse=True)
+    np.testing.assert_array_equal(used, expected_used)
+    np.testing.assert_array_equal(inverse, expected_inverse)
+    assert (used.dtype, inverse.dtype) == (expected_used.dtype, expected_inverse.dtype)

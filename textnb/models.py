@@ -629,8 +629,12 @@ class _DiscreteNB(BaseNB):
 
 
 def _used_terms(indices: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(indices, return_inverse=True)`` for term numbers in [0, n_terms), by marking
-    them rather than sorting them: a SpamAssassin fold's 200,000 entries 7.7 → 1 ms."""
+    """``np.unique(indices, return_inverse=True)`` for term numbers in [0, n_terms): for a
+    batch of many entries, by marking them rather than sorting them (a SpamAssassin fold's
+    200,000 entries 7.7 → 1 ms); a few, beside many terms, sort faster than n_terms are marked
+    (one message: 21 against 34 µs; even at one entry in 32 terms, as fast either way)."""
+    if indices.size * 32 < n_terms:
+        return np.unique(indices, return_inverse=True)
     mark = np.zeros(n_terms, dtype=bool)
     mark[indices] = True
     used = np.flatnonzero(mark).astype(indices.dtype, copy=False)
