@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from textnb import TextClassifier, load_model, save_model
 from textnb.cli import main
-from textnb.cutoffs import choose_cutoffs, rates
+from textnb.counting import count_part
+from textnb.cutoffs import SUSPECT_MIN, choose_cutoffs, rates, suspects
 from textnb.decision import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_cutoffs
 from textnb.mailfilter import filter_message
 
@@ -141,6 +142,33 @@ def sample_model(tmp_path_factory) -> Path:
     return path
 
 
+def test_mis_sorted_messages_are_found_by_their_out_of_fold_scores():
+    """Ham at -10..-0.01 with two genuine high ones (3, 5) and six mis-sorted spam (30 to 90);
+    spam at 1..100 with a genuine low one (-0.5) and two mis-sorted ham (-6, -9). Of the ham,
+    four score at or above the spam's median (50.5) and six at or above its lower quartile
+    (25.75): min(6, 1.5 * 4) = 6, the six highest. Of the spam, two score at or below the ham's
+    median (-4.965) and its upper quartile (-2.4475): min(2, 3) = 2."""
+    ham = np.concatenate([-np.arange(1, 1001) / 100, [3.0, 5.0], [30.0, 40.0, 55.0, 60.0, 80.0, 90.0]])
+    spam = np.concatenate([np.arange(1, 101, dtype=float), [-0.5], [-6.0, -9.0]])
+    scores = np.concatenate([ham, spam])
+    is_spam = np.r_[np.zeros(ham.size, bool), np.ones(spam.size, bool)]
+    found = suspects(scores, is_spam)
+    assert sorted(scores[found].tolist()) == [-9.0, -6.0, 30.0, 40.0, 55.0, 60.0, 80.0, 90.0]
+    # Left out, they no longer set the spam cutoff: FPR 0.2 % allows one of the 1,002 other ham
+    # above it (5), so it lies between 3 and the next score above (spam at 4). With them, the
+    # second-highest "ham" (80) would set it, above four fifths of the spam.
+    kept = choose_cutoffs(scores[~found], is_spam[~found], 0.002, 0.02, 0.9)
+    assert kept["spam"] == pytest.approx(3.5)
+    assert choose_cutoffs(scores, is_spam, 0.002, 0.02, 0.9)["spam"] == pytest.approx(80.5)
+    # Clean scores: none; a class of fewer than SUSPECT_MIN messages: none; a model that tells
+    # the classes apart no better than chance (more than 5 % of a class would go): none.
+    clean = ~np.isin(scores, [30.0, 40.0, 55.0, 60.0, 80.0, 90.0, -6.0, -9.0])
+    assert not suspects(scores[clean], is_spam[clean]).any()
+    few = np.r_[np.zeros(500, bool), np.ones(SUSPECT_MIN - 1, bool)]
+    assert not suspects(np.r_[np.linspace(-9, 9, 500), np.full(SUSPECT_MIN - 1, -9.0)], few).any()
+    assert not suspects(np.zeros(200), np.arange(200) % 2 == 0).any()
+
+
 def test_train_learns_cutoffs_and_info_shows_them(sample_model):
     cutoffs = load_model(sample_model).cutoffs_
     assert cutoffs["spam_class"] == "spam" and cutoffs["folds"] == 5
@@ -236,3 +264,36 @@ def test_a_model_file_with_bad_cutoffs_is_refused(sample_model, tmp_path):
         result = run("classify", "-m", path, SPAM_MESSAGE)
         assert result.exit_code == 1 and "cutoffs" in result.output
 
+
+
+def test_train_leaves_out_spam_filed_as_ham_and_names_it(tmp_path):
+    """Two spam messages in the ham directory: models that never saw them score them as spam,
+    so training leaves them out of the model and of the cutoffs' choice, and says which files
+    they are; the cutoffs are those of the clean folders (two mis-sorted spam as the highest
+    "ham" would have set the spam cutoff above most spam)."""
+    spam_dir, ham_dir = tmp_path / "spam", tmp_path / "ham"
+    spam_dir.mkdir()
+    ham_dir.mkdir()
+    for source, target in ((SPAM_DIR, spam_dir), (HAM_DIR, ham_dir)):
+        for path in sorted(source.iterdir()):
+            (target / path.name).write_bytes(path.read_bytes())
+    moved = sorted(spam_dir.iterdir())[:2]
+    for path in moved:
+        path.rename(ham_dir / path.name)
+    model = tmp_path / "m.model"
+    result = run("train", "-q", "-m", model, spam_dir, ham_dir)
+    assert result.exit_code == 0, result.output
+    assert "textnb: left out 2 training messages that models which never saw" in result.output
+    assert all(str(ham_dir / path.name) in result.output for path in moved)
+    classifier = load_model(model)
+    cutoffs = classifier.cutoffs_
+    assert cutoffs["suspects"] == 2 and cutoffs["messages"] == 298
+    assert f"298 messages, {cutoffs['training']} training, 2 left out" in run(
+        "info", "-m", model).output
+    assert run("train", "-q", "-m", tmp_path / "clean.model", SPAM_DIR, HAM_DIR).exit_code == 0
+    assert cutoffs["spam"] <= load_model(tmp_path / "clean.model").cutoffs_["spam"] + 0.5
+    # The model never learned the two (their digests are not among those it can unlearn).
+    part = count_part(classifier._tokenizer(), [(ham_dir / p.name).read_bytes() for p in moved],
+                      True)
+    assert not np.isin(np.frombuffer(part.digests, dtype=np.uint64), classifier.digests_).any()
+    assert 0 < classifier.digests_.size <= 298

@@ -95,7 +95,9 @@ class TextClassifier(Parameters):
         every core for 2000 texts or more, else this process; 1: this process; -1: every core.
     spam_class : for two-class mail, the spam class: ``fit`` then also learns the cutoffs on the
         spam log-odds (``cutoffs_``) from out-of-fold scores (:mod:`textnb.cutoffs`), which
-        ``textnb classify`` and ``filter`` decide by. None (the default here; the CLI's
+        ``textnb classify`` and ``filter`` decide by, and leaves out of the cutoffs' choice and
+        of the model the messages those scores place among the other class, likely mis-sorted
+        (``suspects_``: their places in ``texts``). None (the default here; the CLI's
         ``train`` sets "spam"): no cutoffs.
     target_fpr, target_fnr, target_unsure : the share of ham the spam cutoff may call spam, of
         spam the ham cutoff may call ham, and of all messages left between them (the ham cutoff
@@ -232,26 +234,36 @@ class TextClassifier(Parameters):
         if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
                                 callback)
-        training, cutoffs = self.training, None
-        if training != "full" and self._learns_cutoffs(labels):
-            cutoffs = {"full": None if training == "on-error" else self._learn_cutoffs(X, labels),
-                       "on-error": self._learn_cutoffs(X, labels, fit=self._on_error)}
+        training, learned = self.training, {}
+        if self._learns_cutoffs(labels):
+            learned = {kind: self._learn_cutoffs(X, labels, fit=self._fit_for(kind))
+                       for kind in (("full", "on-error") if training == "auto" else (training,))}
             if training == "auto":  # too few documents to cross-validate: every one counts
-                training = ("full" if None in cutoffs.values() else
-                            min(("full", "on-error"), key=lambda t: _misplaced(cutoffs[t])))
+                training = ("full" if any(c is None for c, _ in learned.values()) else
+                            min(("full", "on-error"), key=lambda t: _misplaced(learned[t][0])))
         elif training == "auto":
             training = "full"
+        self.cutoffs_, suspect = learned.get(training, (None, None))
+        # The messages the out-of-fold scores place among the other class are left out of
+        # the model as they were of the cutoffs' choice (textnb.cutoffs.suspects).
+        self.suspects_ = np.flatnonzero(suspect) if suspect is not None else np.empty(0, int)
+        if self.suspects_.size:
+            keep = ~suspect
+            X, digests = take_rows(X, keep), digests[keep]
+            labels = np.array(labels, dtype=object)[keep].tolist()
         if training == "full":
             self.vocabulary_, self.model_ = vocabulary, self._new_model().fit(X, labels)
             self._learned(digests, labels)
             self.on_error_ = None
         else:
             self._fit_on_error(vocabulary, X, labels, digests)
-        self.cutoffs_ = (cutoffs or {}).get(training) or self._learn_cutoffs(
-            X, labels, fit=None if training == "full" else self._on_error)
         if self.cutoffs_:
             self.cutoffs_["training"] = training
         return self
+
+    def _fit_for(self, training: str) -> Any:
+        """A fold model's fit for :meth:`_learn_cutoffs`: None (a new model's) or on error."""
+        return None if training == "full" else self._on_error
 
     def _fit_em(self, vocabulary: Vocabulary, X: CSR, labels: list, digests: np.ndarray,
                 em_weight: float, em_iterations: int | None, callback: Any) -> "TextClassifier":
@@ -270,7 +282,8 @@ class TextClassifier(Parameters):
         history = self.em_history_
         self._learned(digests, labels)
         self.on_error_ = None
-        self.cutoffs_ = self._learn_cutoffs(X, labels, fit=fit)
+        self.cutoffs_, _ = self._learn_cutoffs(X, labels, fit=fit)
+        self.suspects_ = np.empty(0, int)
         if self.cutoffs_:
             self.cutoffs_["training"] = "full"
         self.em_history_ = history  # the folds' EM runs (cutoffs) overwrote it
@@ -348,10 +361,13 @@ class TextClassifier(Parameters):
         classes = set(map(str, labels))
         return self.spam_class is not None and len(classes) == 2 and self.spam_class in classes
 
-    def _learn_cutoffs(self, X: CSR, labels: list, fit=None) -> dict[str, Any] | None:
-        """The spam and ham cutoffs on the spam log-odds, chosen on out-of-fold scores of the
-        weighted counts X (:func:`textnb.cutoffs.choose_cutoffs`), with their estimated rates;
-        None without a spam class among exactly two classes.
+    def _learn_cutoffs(self, X: CSR, labels: list,
+                       fit=None) -> tuple[dict[str, Any] | None, np.ndarray | None]:
+        """(cutoffs, suspect): the spam and ham cutoffs on the spam log-odds, chosen on
+        out-of-fold scores of the weighted counts X (:func:`textnb.cutoffs.choose_cutoffs`),
+        with their estimated rates and how many messages were left out as likely mis-sorted
+        (``suspects``; ``suspect`` says which, :func:`textnb.cutoffs.suspects`); (None, None)
+        without a spam class among exactly two classes, or with too few messages.
 
         The folds share the vocabulary of all of X, but each fold's model holds only the counts
         of the other folds: a held-out document's terms are known, its counts are not.
@@ -359,11 +375,11 @@ class TextClassifier(Parameters):
         """
         y = np.array(labels, dtype=str)
         if not self._learns_cutoffs(labels):
-            return None
+            return None, None
         is_spam = y == self.spam_class
         k = int(min(self.cutoff_folds, is_spam.sum(), (~is_spam).sum()))
         if k < 2:
-            return None
+            return None, None
         from .metrics import stratified_folds
         folds = stratified_folds(y, k)
         log_odds = np.empty(y.size)
@@ -374,11 +390,12 @@ class TextClassifier(Parameters):
             log_proba = model.predict_log_proba(take_rows(X, held))
             s = int(np.flatnonzero(model.classes_.astype(str) == self.spam_class)[0])
             log_odds[held] = log_proba[:, s] - log_proba[:, 1 - s]
-        chosen = _cutoffs.choose_cutoffs(log_odds, is_spam, self.target_fpr, self.target_fnr,
-                                         self.target_unsure)
+        suspect = _cutoffs.suspects(log_odds, is_spam)
+        chosen = _cutoffs.choose_cutoffs(log_odds[~suspect], is_spam[~suspect], self.target_fpr,
+                                         self.target_fnr, self.target_unsure)
         return {"spam_class": self.spam_class, **chosen, "folds": k,
-                "target_fpr": self.target_fpr, "target_fnr": self.target_fnr,
-                "target_unsure": self.target_unsure}
+                "suspects": int(suspect.sum()), "target_fpr": self.target_fpr,
+                "target_fnr": self.target_fnr, "target_unsure": self.target_unsure}, suspect
 
     def partial_fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Add documents (new terms and new classes too) to the counts.
@@ -1085,7 +1102,9 @@ def _misplaced(cutoffs: dict[str, Any]) -> float:
     """How many messages learned cutoffs misplace on the out-of-fold scores: spam or ham called
     the other, or unsure."""
     n, n_spam = cutoffs["messages"], cutoffs["spam_messages"]
-    return cutoffs["fpr"] * (n - n_spam) + cutoffs["fnr"] * n_spam + cutoffs["unsure"] * n
+    # A message left out as mis-sorted is one its out-of-fold score misplaces too.
+    return (cutoffs["fpr"] * (n - n_spam) + cutoffs["fnr"] * n_spam + cutoffs["unsure"] * n
+            + cutoffs.get("suspects", 0))
 
 
 def _join_terms(terms: list[str]) -> bytes:

@@ -346,19 +346,23 @@ def _progress(items: Sequence, label: str, quiet: bool, unit: str = "files",
         yield bar
 
 
-def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
+def _read_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool,
+                   where: list[str] | None = None):
     """Documents' bytes and their labels from (class, path) pairs; a class with none is an error.
-    The bytes are parsed by the classifier, in its worker processes."""
-    texts, labels = _stream_labelled(sources, skips, quiet)
+    The bytes are parsed by the classifier, in its worker processes. ``where``: as
+    :func:`_stream_labelled`'s."""
+    texts, labels = _stream_labelled(sources, skips, quiet, where)
     texts = list(texts)
     _check_read(sources, labels)
     return texts, labels
 
 
-def _stream_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool):
+def _stream_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool,
+                     where: list[str] | None = None):
     """:func:`_read_labelled`'s bytes as an iterator read once, and their labels, a list that
     fills as the bytes are read: for ``fit``, which parses the bytes as they are read, so that
-    they are never all held. A class without files is an error here; :func:`_check_read` says
+    they are never all held; ``where``, if given, fills with each document's file (one string
+    a file, shared). A class without files is an error here; :func:`_check_read` says
     whether each class had a readable document."""
     labels: list[str] = []
     # The files first (a directory listing is cheap next to reading), so that the progress bar
@@ -371,6 +375,8 @@ def _stream_labelled(sources: list[tuple[str, str]], skips: _Skips, quiet: bool)
             for label, found in bar:
                 for _, raw in read_raw([found], on_error=skips):
                     labels.append(label)
+                    if where is not None:
+                        where.append(found)
                     yield raw
 
     return texts(), labels
@@ -496,8 +502,9 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         classifier.set_params(ngram_range=classifier.default_ngram_range(
             classes, sample, documents=files))
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
+    where: list[str] = []  # each document's file, to name the ones left out as mis-sorted
     texts, y = ((None, classes) if dask_address or stream
-                else _stream_labelled(sources, skips, quiet))
+                else _stream_labelled(sources, skips, quiet, where))
     em = em_setup(classifier, options, unlabeled, em_weight, em_iterations,
                   training == "on-error", quiet)
     tuned = None
@@ -548,7 +555,21 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
                        f"({', '.join(map(str, report['passes']))} per pass)")
         if classifier.cutoffs_:
             click.echo(_cutoffs_line(classifier.cutoffs_))
+    _echo_suspects(classifier, where)
     return OK
+
+
+def _echo_suspects(classifier: TextClassifier, where: list[str], shown: int = 3) -> None:
+    """Say on stderr, as unreadable files are, which training messages were left out as
+    likely mis-sorted (a spam in the ham directory), naming the first few files where known."""
+    found = getattr(classifier, "suspects_", ())
+    if len(found):
+        names = [where[i] for i in found[:shown].tolist()] if len(where) > found[-1] else []
+        more = f", {len(found) - len(names)} more" if names and len(found) > len(names) else ""
+        click.echo(f"textnb: left out {len(found)} training message"
+                   f"{'s' if len(found) != 1 else ''} that models which never saw them place "
+                   f"among the other class (mis-sorted?)"
+                   + (f": {', '.join(names)}{more}" if names else ""), err=True)
 
 
 def _multilabel_train(label_file, dirs, labels, model_path, quiet, tune, unlabeled,
@@ -589,8 +610,9 @@ def _tuning_table(tuned, top: int = 10) -> str:
 def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
     """The learned cutoffs and what they gave on the out-of-fold scores, in one line."""
     how = f", {cutoffs['training']} training" if "training" in cutoffs else ""
+    left = f", {cutoffs['suspects']} left out" if cutoffs.get("suspects") else ""
     return (f"cutoffs     spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f} "
-            f"({cutoffs['folds']}-fold CV of {cutoffs['messages']} messages{how}: "
+            f"({cutoffs['folds']}-fold CV of {cutoffs['messages']} messages{how}{left}: "
             f"FPR {cutoffs['fpr']:.2%}, FNR {cutoffs['fnr']:.2%}, "
             f"unsure {cutoffs['unsure']:.2%}, spam not caught {cutoffs['spam_not_caught']:.2%})")
 
@@ -608,7 +630,8 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
     directories (after many `learn`s, or for other target rates); its counts stay."""
     sources = _labelled_sources(dirs, labels)
     skips = _Skips()
-    texts, y = _read_labelled(sources, skips, quiet)
+    where: list[str] = []
+    texts, y = _read_labelled(sources, skips, quiet, where)
     path = _resolve_model(model_path)
     with locked(path):
         classifier = load_model(path)
@@ -628,6 +651,7 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
         save_model(classifier, path)
     skips.summary()
     click.echo(_cutoffs_line(classifier.cutoffs_))
+    _echo_suspects(probe, where)
     return OK
 
 
