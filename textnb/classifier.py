@@ -236,7 +236,8 @@ class TextClassifier(Parameters):
                                 callback)
         training, learned = self.training, {}
         if self._learns_cutoffs(labels):
-            learned = {kind: self._learn_cutoffs(X, labels, fit=self._fit_for(kind))
+            learned = {kind: self._learn_cutoffs(X, labels,
+                                                 fit=None if kind == "full" else self._on_error)
                        for kind in (("full", "on-error") if training == "auto" else (training,))}
             if training == "auto":  # too few documents to cross-validate: every one counts
                 training = ("full" if any(c is None for c, _ in learned.values()) else
@@ -260,10 +261,6 @@ class TextClassifier(Parameters):
         if self.cutoffs_:
             self.cutoffs_["training"] = training
         return self
-
-    def _fit_for(self, training: str) -> Any:
-        """A fold model's fit for :meth:`_learn_cutoffs`: None (a new model's) or on error."""
-        return None if training == "full" else self._on_error
 
     def _fit_em(self, vocabulary: Vocabulary, X: CSR, labels: list, digests: np.ndarray,
                 em_weight: float, em_iterations: int | None, callback: Any) -> "TextClassifier":
