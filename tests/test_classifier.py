@@ -241,7 +241,7 @@ def test_get_params_and_set_params():
     params = clf.get_params()
     assert params["model"] == "bernoulli" and params["alpha"] == 0.5
     assert params["stop_words"] == "english" and params["ngram_range"] is None
-    assert len(params) == 24  # hash_bits: tests/test_hashing.py
+    assert len(params) == 25 and params["keep_suspects"] is False  # hash_bits: test_hashing.py
     clf.set_params(alpha=2.0, model="complement")
     assert clf.get_params()["alpha"] == 2.0 and clf.model == "complement"
     with pytest.raises(ValueError, match="invalid parameter 'beta'"):

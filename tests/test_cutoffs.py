@@ -297,3 +297,10 @@ def test_train_leaves_out_spam_filed_as_ham_and_names_it(tmp_path):
                       True)
     assert not np.isin(np.frombuffer(part.digests, dtype=np.uint64), classifier.digests_).any()
     assert 0 < classifier.digests_.size <= 298
+    # --keep-suspects keeps them, as before: every message counts, and sets the cutoffs.
+    kept = tmp_path / "kept.model"
+    result = run("train", "-q", "--keep-suspects", "-m", kept, spam_dir, ham_dir)
+    assert result.exit_code == 0 and "left out" not in result.output
+    cutoffs = load_model(kept).cutoffs_
+    assert cutoffs["suspects"] == 0 and cutoffs["messages"] == 300 and cutoffs["spam"] > 5
+    assert load_model(kept).keep_suspects is True

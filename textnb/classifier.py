@@ -103,6 +103,8 @@ class TextClassifier(Parameters):
         spam the ham cutoff may call ham, and of all messages left between them (the ham cutoff
         rises to keep it), on the out-of-fold scores.
     cutoff_folds : folds of that cross-validation (fewer when a class has fewer documents).
+    keep_suspects : keep the messages the out-of-fold scores place among the other class
+        (default False: they are left out, as likely mis-sorted; see ``spam_class``).
     training : "full" (every document counts), "on-error" (only those the model gets wrong or
         is unsure of, pass after pass: :mod:`textnb.onerror`, with ``margin`` and
         ``max_passes``), or "auto" (the default, as ``textnb train``'s): with a spam class,
@@ -125,8 +127,8 @@ class TextClassifier(Parameters):
                  n_jobs: int | None = None, spam_class: str | None = None,
                  target_fpr: float = _cutoffs.TARGET_FPR, target_fnr: float = _cutoffs.TARGET_FNR,
                  target_unsure: float = _cutoffs.TARGET_UNSURE,
-                 cutoff_folds: int = _cutoffs.FOLDS, training: str = "auto",
-                 margin: float = MARGIN, max_passes: int = MAX_PASSES,
+                 cutoff_folds: int = _cutoffs.FOLDS, keep_suspects: bool = False,
+                 training: str = "auto", margin: float = MARGIN, max_passes: int = MAX_PASSES,
                  hash_bits: int | None = None) -> None:
         self.model = model
         self.alpha = alpha
@@ -148,6 +150,7 @@ class TextClassifier(Parameters):
         self.target_fnr = target_fnr
         self.target_unsure = target_unsure
         self.cutoff_folds = cutoff_folds
+        self.keep_suspects = keep_suspects
         self.training = training
         self.margin = margin
         self.max_passes = max_passes
@@ -387,7 +390,8 @@ class TextClassifier(Parameters):
             log_proba = model.predict_log_proba(take_rows(X, held))
             s = int(np.flatnonzero(model.classes_.astype(str) == self.spam_class)[0])
             log_odds[held] = log_proba[:, s] - log_proba[:, 1 - s]
-        suspect = _cutoffs.suspects(log_odds, is_spam)
+        suspect = (np.zeros(y.size, dtype=bool) if self.keep_suspects
+                   else _cutoffs.suspects(log_odds, is_spam))
         chosen = _cutoffs.choose_cutoffs(log_odds[~suspect], is_spam[~suspect], self.target_fpr,
                                          self.target_fnr, self.target_unsure)
         return {"spam_class": self.spam_class, **chosen, "folds": k,
@@ -824,7 +828,7 @@ def _merge_settings(classifier: TextClassifier) -> dict[str, Any]:
     loaded (a model file stores tuples and sets as lists), with the stop words actually used."""
     settings = classifier.get_params()
     for name in ("n_jobs", "spam_class", "target_fpr", "target_fnr", "target_unsure",
-                 "cutoff_folds", "training", "margin", "max_passes"):
+                 "cutoff_folds", "keep_suspects", "training", "margin", "max_passes"):
         del settings[name]  # how to fit, not what was counted
     settings["stop_words"] = sorted(classifier.stop_words_)
     settings["ngram_range"] = list(classifier._ngrams())

@@ -218,6 +218,9 @@ def _cutoff_learning_options(function):
                      default=TARGET_UNSURE, show_default=True,
                      help="Share of all messages the learned cutoffs may leave unsure "
                           "(the ham cutoff rises to keep it)."),
+        click.option("--keep-suspects", is_flag=True,
+                     help="Keep the training messages that models which never saw them place "
+                          "among the other class (left out by default, as mis-sorted)."),
     ]
     for option in reversed(options):
         function = option(function)
@@ -456,8 +459,8 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
                    "(tcp://HOST:8786); every worker must see the DIRS under the same paths.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, target_unsure,
-          training, margin, passes, tune, tune_folds, unlabeled, em_weight, em_iterations,
-          label_file, dask_address, **options) -> int:
+          keep_suspects, training, margin, passes, tune, tune_folds, unlabeled, em_weight,
+          em_iterations, label_file, dask_address, **options) -> int:
     """Train on directories of labelled files: textnb train spam/ ham/.
 
     Each DIR is a class named after the directory; a single DIR holding only
@@ -489,8 +492,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     classes = [label for label, _ in sources]  # every one has documents, or it is an error
     classifier = _classifier(labels=classes, **options)
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
-                          target_unsure=target_unsure, training=training, margin=margin,
-                          max_passes=passes)
+                          target_unsure=target_unsure, keep_suspects=keep_suspects,
+                          training=training, margin=margin, max_passes=passes)
     # Word pairs or words, unless --ngrams: chosen here, where the classes and the files are
     # known before the documents are read (TextClassifier.default_ngram_range).
     if classifier.ngram_range is None:
@@ -625,7 +628,7 @@ def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
 @_cutoff_learning_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, target_unsure,
-                 quiet) -> int:
+                 keep_suspects, quiet) -> int:
     """Choose a model's spam and ham cutoffs again, by cross-validation on labelled
     directories (after many `learn`s, or for other target rates); its counts stay."""
     sources = _labelled_sources(dirs, labels)
@@ -642,7 +645,8 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
         # Cutoffs for the model's counts: as trained (full, or on error), whatever auto would say.
         training = (classifier.cutoffs_ or {}).get("training", "full")
         probe.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
-                         target_unsure=target_unsure, training=training)
+                         target_unsure=target_unsure, keep_suspects=keep_suspects,
+                         training=training)
         probe.fit(texts, y)
         if probe.cutoffs_ is None:
             raise click.UsageError(f"cutoffs need two classes, one named {spam_class!r}, and "

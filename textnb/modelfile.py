@@ -174,6 +174,7 @@ def text_classifier_problem(meta: dict) -> str | None:
              for name in ("target_fpr", "target_fnr", "target_unsure")),
          "target rates must be in [0, 1)"),
         (integer(p.get("cutoff_folds", 2), 2, 1000), "cutoff_folds must be 2 to 1000"),
+        (isinstance(p.get("keep_suspects", False), bool), "keep_suspects must be true or false"),
         (p.get("training", "full") in ("full", "on-error", "auto"),
          "training must be full, on-error or auto"),
         (number(p.get("margin", 0.0)) and p.get("margin", 0.0) >= 0, "margin must be >= 0"),
@@ -209,7 +210,9 @@ def save(path: str | os.PathLike, kind: str, meta: dict[str, Any],
             with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as archive:
                 # A fixed member date (zip's epoch): the same model is the same bytes, whenever
                 # it is written (a dump loaded back, a backup compared).
-                archive.writestr(_member("meta.json"), json.dumps(header, ensure_ascii=False))
+                # Compact separators: the settings and cutoffs are most of a small model's file.
+                archive.writestr(_member("meta.json"),
+                                 json.dumps(header, ensure_ascii=False, separators=(",", ":")))
                 for name, array in arrays.items():
                     with archive.open(_member(f"{name}.npy"), "w", force_zip64=True) as out:
                         np.lib.format.write_array(out, np.asarray(array), allow_pickle=False)
