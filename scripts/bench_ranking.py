@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Spam ranking variants, fast: 10-fold CV of the 70 % training parts over one count matrix.
+
+Each variant is a function (counts of a fold's training messages, their labels) → a model with
+``predict_log_proba`` and ``classes_``; it is fitted on nine folds and scores the tenth, for
+the 70 % training parts of the stratified 70/30 splits of seeds 0–3 (``--seeds``), the folds
+seeded as scripts/bench_spam.py --cv seeds them. The messages are counted once, by textnb's
+defaults (the vocabulary of all of them: a fold's model counts only its own messages, so a
+held-out message's terms are known but have no counts, as in textnb's own cutoff folds), so a
+variant costs seconds, not a training run each. Reported per seed and on average:
+
+* 1 − ROC AUC (%) of the pooled out-of-fold spam log-odds;
+* the tail: the share of spam at or below the spam cutoff the FPR rule (0.1 %, as
+  textnb.cutoffs) would set on those out-of-fold scores — what a learned cutoff leaves uncaught.
+
+``--swap SHARE`` swaps that share of the training labels at random (the held-out messages are
+judged by their true labels). ``--fold-seed N`` draws other folds: the spread between draws is
+the noise a difference must beat (the defaults: tail 6.67–6.86 % over three draws).
+
+Run::
+
+    python scripts/bench_ranking.py --data corpora/full/spamassassin
+    python scripts/bench_ranking.py --data corpora/full/spamassassin --variants default nb-lr+on-error
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from bench_spam import list_corpus, roc_auc  # noqa: E402
+from tune import stratified_split  # noqa: E402
+
+
+class Linear:
+    """Two-class scores x·w + b as log-probabilities whose difference is the log-odds."""
+
+    def __init__(self, w: np.ndarray, b: float, scale: np.ndarray | None, binary: bool) -> None:
+        self.w, self.b, self.scale, self.binary = w, b, scale, binary
+        self.classes_ = np.array(["ham", "spam"])
+
+    def log_odds(self, X) -> np.ndarray:
+        values = np.ones_like(X.data, dtype=float) if self.binary else X.data
+        if self.scale is not None:
+            values = values * self.scale[X.indices]
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        return np.bincount(rows, weights=values * self.w[X.indices], minlength=X.shape[0]) + self.b
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        out = np.zeros((X.shape[0], 2))
+        out[:, 1] = self.log_odds(X)
+        return out
+
+
+def logistic(A, target: np.ndarray, lam: float, iters: int = 300) -> tuple[np.ndarray, float]:
+    """L2-regularised logistic regression by L-BFGS (scipy): weights and bias."""
+    from scipy.optimize import minimize
+    sign = np.where(target, -1.0, 1.0)
+
+    def loss(wb: np.ndarray) -> tuple[float, np.ndarray]:
+        w, b = wb[:-1], wb[-1]
+        s = sign * (A @ w + b)                      # loss log(1 + e^s), s = −y·z
+        p = sign / (1 + np.exp(-s))
+        return (np.logaddexp(0, s).sum() + 0.5 * lam * w @ w,
+                np.append(A.T @ p + lam * w, p.sum()))
+
+    found = minimize(loss, np.zeros(A.shape[1] + 1), jac=True, method="L-BFGS-B",
+                     options={"maxiter": iters})
+    return found.x[:-1], found.x[-1]
+
+
+def nb_logistic(X, y: np.ndarray, lam: float = 0.1) -> Linear:
+    """Wang & Manning's NB-weighted features: presence scaled by the NB log-count ratio r,
+    then logistic regression (NBSVM with a logistic loss)."""
+    from scipy.sparse import csr_matrix
+    A = csr_matrix((np.ones_like(X.data, dtype=float), X.indices, X.indptr), shape=X.shape)
+    spam = y == "spam"
+    p = 1 + np.asarray(A[spam].sum(0)).ravel()
+    q = 1 + np.asarray(A[~spam].sum(0)).ravel()
+    r = np.log(p / p.sum()) - np.log(q / q.sum())
+    w, b = logistic(A.multiply(r).tocsr(), spam, lam)
+    return Linear(w, b, r, binary=True)
+
+
+class Sum:
+    """The log-odds of several models, weighted and added."""
+
+    def __init__(self, models: list, weights: list[float]) -> None:
+        self.models, self.weights = models, weights
+        self.classes_ = np.array(["ham", "spam"])
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        out = np.zeros((X.shape[0], 2))
+        for model, weight in zip(self.models, self.weights):
+            lp = model.predict_log_proba(X)
+            s = list(model.classes_).index("spam")
+            out[:, 1] += weight * (lp[:, s] - lp[:, 1 - s])
+        return out
+
+
+def variants() -> dict:
+    from textnb.models import ComplementNB, MultinomialNB
+    from textnb.onerror import train_on_error
+
+    def on_error(new):
+        return lambda X, y: train_on_error(X, y, new)[0]
+
+    complement = on_error(lambda: ComplementNB(alpha=0.03))
+    return {
+        "default": complement,     # on error, four walks: what textnb picks for full mail
+        "full": lambda X, y: ComplementNB(alpha=0.03).fit(X, y),
+        "multinomial": on_error(lambda: MultinomialNB(alpha=0.03)),
+        "nb-lr": nb_logistic,
+        "nb-lr+on-error": lambda X, y: Sum([complement(X, y), nb_logistic(X, y)], [2.0, 1.0]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True,
+                        help="a SpamAssassin-layout corpus (spam/, easy_ham/, ...)")
+    parser.add_argument("--variants", nargs="+", default=["default", "full", "multinomial"],
+                        help=f"of: {', '.join(variants())} (default: the first three)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--fold-seed", type=int, default=0, help="added to each seed for the folds")
+    parser.add_argument("--swap", type=float, default=0.0, metavar="SHARE",
+                        help="swap this share of the training labels (default 0)")
+    args = parser.parse_args(argv)
+
+    from textnb import TextClassifier
+    from textnb.cutoffs import _allowed
+    from textnb.metrics import stratified_folds
+    from textnb.onerror import take_rows
+
+    known = variants()
+    unknown = [name for name in args.variants if name not in known]
+    if unknown:
+        parser.error(f"unknown variant {unknown[0]!r}; choose from {', '.join(known)}")
+    paths, y = list_corpus(args.data)
+    raws = [Path(p).read_bytes() for p in paths]
+    start = time.perf_counter()
+    counted: dict = {}
+
+    def keep_counts(self, vocabulary, X, labels, *rest, **options):
+        counted["X"] = X
+        return self
+
+    # The counts textnb fits on, of every message, with its defaults (the terms as trained).
+    fit = TextClassifier._fit_vocabulary
+    TextClassifier._fit_vocabulary = keep_counts
+    try:
+        classifier = TextClassifier(spam_class="spam")
+        classifier.fit(raws, list(y))
+        X = classifier._weigh(counted["X"])
+    finally:
+        TextClassifier._fit_vocabulary = fit
+    print(f"{len(y)} messages, {X.shape[1]} terms, counted in {time.perf_counter() - start:.1f} s; "
+          f"{args.folds}-fold CV of the 70 % training parts of seeds "
+          f"{', '.join(map(str, args.seeds))}" + (f"; {args.swap:.1%} of the labels swapped"
+                                                   if args.swap else ""), flush=True)
+    print(f"{'variant':<16} {'1 - AUC % by seed':<34} {'mean':>7}   "
+          f"{'tail % by seed':<26} {'mean':>6}  time")
+    for name in args.variants:
+        fit_variant = known[name]
+        aucs, tails = [], []
+        began = time.perf_counter()
+        for seed in args.seeds:
+            train, _ = stratified_split(y, 0.7, seed)
+            Xt, truth = take_rows(X, train), y[train]
+            labels = truth.copy()
+            if args.swap:
+                swapped = np.random.default_rng(7).random(labels.size) < args.swap
+                labels[swapped] = np.where(labels[swapped] == "spam", "ham", "spam")
+            folds = stratified_folds(truth, args.folds, seed + args.fold_seed)
+            log_odds = np.zeros(labels.size)
+            for fold in range(args.folds):
+                held = folds == fold
+                model = fit_variant(take_rows(Xt, ~held), labels[~held])
+                lp = model.predict_log_proba(take_rows(Xt, held))
+                s = list(model.classes_).index("spam")
+                log_odds[held] = lp[:, s] - lp[:, 1 - s]
+            is_spam = truth == "spam"
+            ham = np.sort(log_odds[~is_spam])
+            bound = ham[ham.size - 1 - _allowed(0.001, ham.size)]
+            aucs.append(100 * (1 - roc_auc(is_spam, log_odds)))
+            tails.append(100 * float((log_odds[is_spam] <= bound).mean()))
+        print(f"{name:<16} {' '.join(f'{a:.3f}' for a in aucs):<34} {np.mean(aucs):>7.4f}   "
+              f"{' '.join(f'{t:.1f}' for t in tails):<26} {np.mean(tails):>6.2f}  "
+              f"{time.perf_counter() - began:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
