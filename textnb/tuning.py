@@ -241,10 +241,11 @@ def _cross_validate(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k:
         column = np.cumsum(present) - 1   # a used term's column among the used (no sort)
         X_used = csr_matrix((X_held.data, column[X_held.indices], X_held.indptr),
                             shape=(X_held.shape[0], used.size))
+        used_counts = nb._count_columns(used)   # the same for every alpha
         for alpha in alphas:
             nb.alpha = alpha
             nb._update(counts_changed=False)
-            jll = X_used @ nb._weights(nb._count_columns(used), used).T + nb._bias()
+            jll = X_used @ nb._weights(used_counts, used).T + nb._bias()
             if spam:
                 score = 1.0 - roc_auc(y[held] == spam, jll[:, s] - jll[:, 1 - s])
             else:
