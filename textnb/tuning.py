@@ -139,6 +139,9 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     columns = {kept: single}
     if kept != own:
         columns[own] = single & ~np.array([t.split(":", 1)[-1] in stops for t in vocabulary.terms_])
+    # Each stop-word setting's single-word columns, taken once: 19 of 21 settings score them
+    # (20 Newsgroups: 80 ms a time, 1.8 million of the 4.5 million entries, 21 MB a view).
+    words = {stop: counts[:, chosen] for stop, chosen in columns.items()}
     fold = stratified_folds(y, k, seed)
     metric = "1 - ROC AUC" if spam else "accuracy"
     rows: list[dict[str, Any]] = []
@@ -150,7 +153,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
 
         def scored(setting: tuple[str, str, str | None, str]) -> dict[float, list[float]]:
             stop, tf, norm, model = setting
-            X = counts if ngram[1] > 1 else counts[:, columns[stop]]
+            X = counts if ngram[1] > 1 else words[stop]
             return _cross_validate(classifier, _weigh(X, tf, norm), y, fold, k, model, alphas,
                                    spam)
 
