@@ -505,7 +505,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         classifier.set_params(ngram_range=classifier.default_ngram_range(
             classes, sample, documents=files))
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
-    where: list[str] = []  # each document's file, to name the ones left out as mis-sorted
+    # Each document's file, to name the ones left out as mis-sorted (with learned cutoffs only).
+    where: list[str] | None = [] if classifier._learns_cutoffs(classes) else None
     texts, y = ((None, classes) if dask_address or stream
                 else _stream_labelled(sources, skips, quiet, where))
     em = em_setup(classifier, options, unlabeled, em_weight, em_iterations,
@@ -558,7 +559,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
                        f"({', '.join(map(str, report['passes']))} per pass)")
         if classifier.cutoffs_:
             click.echo(_cutoffs_line(classifier.cutoffs_))
-    _echo_suspects(classifier, where)
+    _echo_suspects(classifier, where or [])
     return OK
 
 
