@@ -559,21 +559,23 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
                        f"({', '.join(map(str, report['passes']))} per pass)")
         if classifier.cutoffs_:
             click.echo(_cutoffs_line(classifier.cutoffs_))
-    _echo_suspects(classifier, where or [])
+    _echo_suspects(classifier, where or [], y)
     return OK
 
 
-def _echo_suspects(classifier: TextClassifier, where: list[str], shown: int = 3) -> None:
-    """Say on stderr, as unreadable files are, which training messages were left out as
-    likely mis-sorted (a spam in the ham directory), naming the first few files where known."""
+def _echo_suspects(classifier: TextClassifier, where: list[str], labels: Sequence[str]) -> None:
+    """Say on stderr, a line each as for an unreadable file, which training messages were left
+    out as likely mis-sorted (a spam in the ham directory), where their files are known, then
+    how many."""
     found = getattr(classifier, "suspects_", ())
-    if len(found):
-        names = [where[i] for i in found[:shown].tolist()] if len(where) > found[-1] else []
-        more = f", {len(found) - len(names)} more" if names and len(found) > len(names) else ""
-        click.echo(f"textnb: left out {len(found)} training message"
-                   f"{'s' if len(found) != 1 else ''} that models which never saw them place "
-                   f"among the other class (mis-sorted?)"
-                   + (f": {', '.join(names)}{more}" if names else ""), err=True)
+    if not len(found):
+        return
+    if len(where) > found[-1]:
+        for i in found.tolist():
+            click.echo(f"textnb: left out {where[i]}: labelled {labels[i]}, but models that "
+                       f"never saw it place it among the other class (mis-sorted?)", err=True)
+    click.echo(f"textnb: left out {len(found)} training message{'s' if len(found) != 1 else ''} "
+               f"as mis-sorted (--keep-suspects keeps them)", err=True)
 
 
 def _multilabel_train(label_file, dirs, labels, model_path, quiet, tune, unlabeled,
@@ -656,7 +658,7 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
         save_model(classifier, path)
     skips.summary()
     click.echo(_cutoffs_line(classifier.cutoffs_))
-    _echo_suspects(probe, where)
+    _echo_suspects(probe, where, y)
     return OK
 
 
