@@ -230,9 +230,10 @@ def _cross_validate(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k:
         held_counts = (indicator[:, held] @ X_held).tocoo()
         # The held part's cells taken out of the whole's counts, and put back after the fold:
         # not the whole written again each fold (word pairs: 190 MB).
-        cells = (held_counts.row, held_counts.col)
-        whole = counts[cells]
-        counts[cells] -= held_counts.data
+        cells = held_counts.row * counts.shape[1] + held_counts.col   # flat: no 2-d fancy index
+        flat = counts.reshape(-1)
+        whole = flat[cells]
+        flat[cells] = whole - held_counts.data
         nb = new_model(alpha=alphas[0], **params)
         nb.classes_ = classes
         nb.restore_counts((class_total - np.bincount(row_class[held], minlength=classes.size))
@@ -254,7 +255,7 @@ def _cross_validate(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k:
             else:
                 score = float(np.mean(classes[jll.argmax(axis=1)] == y[held]))
             scores[alpha].append(score)
-        counts[cells] = whole
+        flat[cells] = whole
     return scores
 
 
