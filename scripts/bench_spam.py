@@ -512,14 +512,27 @@ def worst_errors(paths, is_spam, log_odds, n: int) -> str:
 
 # -- modes ---------------------------------------------------------------------------------------
 
+def time_split(paths: list[str], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of a (train, test) split by time: the 2002 parts (spam/, easy_ham/) train, the
+    2003 ones (spam_2/, easy_ham_2/) test, and hard_ham/ (no second part) is halved by ``seed``."""
+    part = np.array([Path(p).parent.name for p in paths])
+    hard = np.random.default_rng(seed).permutation(np.flatnonzero(part == "hard_ham"))
+    train = np.isin(part, ["spam", "easy_ham"])
+    train[hard[:hard.size // 2]] = True
+    return np.flatnonzero(train), np.flatnonzero(~train)
+
+
 def run_bench(args, paths, y, scratch: Path) -> dict:
-    train, test = stratified_split(y, 0.7, args.seed)
+    train, test = (time_split(paths, args.seed) if args.split == "time"
+                   else stratified_split(y, 0.7, args.seed))
     train_paths = [paths[i] for i in train]
     test_paths = [paths[i] for i in test]
     y_train, y_test = y[train], y[test]
     is_spam = y_test == "spam"
     print(f"SpamAssassin: {len(paths)} messages ({int((y == 'spam').sum())} spam, "
-          f"{int((y == 'ham').sum())} ham); stratified 70/30 split, seed {args.seed}: "
+          f"{int((y == 'ham').sum())} ham); "
+          + ("2002 parts train, 2003 parts test (hard_ham halved)" if args.split == "time"
+             else "stratified 70/30 split") + f", seed {args.seed}: "
           f"train {len(train)} ({int((y_train == 'spam').sum())} spam), test {len(test)} "
           f"({int(is_spam.sum())} spam, {int((~is_spam).sum())} ham)", flush=True)
     if args.swap:
@@ -736,6 +749,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE,
                         help=f"archive unpacked when --data is not given (default {DEFAULT_ARCHIVE})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split and folds (default 0)")
+    parser.add_argument("--split", choices=("random", "time"), default="random",
+                        help="random: stratified 70/30 (default); time: train on the 2002 parts "
+                             "(spam/, easy_ham/), test on the 2003 ones (spam_2/, easy_ham_2/), "
+                             "hard_ham/ halved by the seed: mail that drifts")
     parser.add_argument("--candidate", action="append", default=[], metavar="K=V[,K=V]",
                         help="a further textnb row with these settings, separated by ; (repeatable); "
                              "e.g. --candidate alpha=0.01 --candidate ngram_range=(1,2); "
