@@ -479,8 +479,9 @@ def test_learn_from_8_concurrent_processes_loses_no_update(tmp_path):
     classifier = load_model(model)
     assert classifier.model_.class_count_.tolist() == [4.0, 4.0]
     shared = classifier.vocabulary_.index_["shared"]
-    # Each message has 4 distinct tokens counted once, so unit length gives each weight 1/2.
-    assert classifier.model_.feature_count_[:, shared].sum() == pytest.approx(8 * 0.5)
+    # Each message has 6 distinct tokens counted once ("note" and its number, as body words
+    # and as subject:…, then word<i> and "shared"), so unit length gives each weight 1/√6.
+    assert classifier.model_.feature_count_[:, shared].sum() == pytest.approx(8 / 6 ** 0.5)
     assert all(f"word{i}" in classifier.vocabulary_.index_ for i in range(8))
 
 

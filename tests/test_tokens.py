@@ -99,10 +99,14 @@ def test_bad_settings():
 def test_document_prefixes_header_field_tokens():
     tokens = Tokenizer(ngram_range=(1, 2)).document(
         "Body text", [("subject", "FREE money!!"), ("from", "Win <win@example.com>")])
-    assert tokens == ["body", "text", "body text",
+    # The Subject is read before the body, as a reader reads it, and as a field of its own.
+    assert tokens == ["free", "money", "!!", "body", "text",
+                      "free money", "money !!", "!! body", "body text",
                       "subject:free", "subject:money", "subject:!!",
                       "from:win", "from:win@example.com"]
     assert Tokenizer().document(b"caf\xe9") == ["café"]
+    assert Tokenizer().document(b"caf\xe9", [("subject", "Menu")]) == ["menu", "café", "subject:menu"]
+    assert Tokenizer().document("text", [("subject", "")]) == ["text"]
 
 
 # -- bytes ------------------------------------------------------------------------------------
@@ -202,7 +206,7 @@ def test_document_prefixes_what_words_gives_for_each_field(settings):
     tokenizer = Tokenizer(**settings)
     fields = [("subject", "The FREE offers!!! now"), ("ip", "64.12 64.12.3"), ("to", ""),
               ("from", "Jo <jo.smith@example.com> longwordhere")]
-    expected = tokenizer("Body text, the offers") + [
+    expected = tokenizer("The FREE offers!!! now\nBody text, the offers") + [
         f"{name}:{word}" for name, value in fields for word in tokenizer.words(value)]
     assert tokenizer.document("Body text, the offers", fields) == expected
     assert len(expected) > 10 - 5 * ("stop_words" in settings)

@@ -15,7 +15,7 @@ from itertools import count, repeat
 from typing import NamedTuple, Union
 
 from .documents import Document, read_bytes
-from .tokens import Tokenizer, _fast
+from .tokens import Tokenizer, _fast, with_subject
 
 Text = Union[str, bytes, Document]
 
@@ -58,7 +58,7 @@ def _numbered_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -
     joined = bytearray() if digests else None
     for text in texts:
         text, fields = _body_and_fields(text)
-        numbering.document(ids, text, fields, joined)
+        numbering.document(ids, with_subject(text, fields), fields, joined)
         ends.append(len(ids) >> 3)
         if joined is not None:  # digest()'s bytes, joined in C
             found.append(_digest(joined))

@@ -48,6 +48,19 @@ _TOKEN = re.compile(
 )
 
 
+def with_subject(text: str | bytes, fields: Sequence[tuple[str, str]]) -> str | bytes:
+    """The body as a reader reads it: the Subject line, then the text. Its words are a topic's
+    words (as ``subject:word`` they are also evidence of their own): 20 Newsgroups' test
+    accuracy 0.8602 → 0.8659, and 0.8796 → 0.8884 on the last 30 % of each group's training
+    posts by article number after the first 70 %; SpamAssassin's 1 − AUC by 10-fold CV of the
+    70 % training parts 0.0237 → 0.0222 % (another fold draw 0.0270 → 0.0245 %), the 2003
+    parts scored by a model of the 2002 ones 0.445 → 0.411 % (scripts/bench_ranking.py)."""
+    subject = next((value for name, value in fields if name == "subject"), "")
+    if not subject:
+        return text
+    return f"{subject}\n{decode(bytes(text)) if isinstance(text, (bytes, bytearray)) else text}"
+
+
 class Tokenizer:
     """Callable turning a str (or bytes, decoded by :func:`textnb.decoding.decode`) into tokens.
 
@@ -106,8 +119,10 @@ class Tokenizer:
         return tokens
 
     def document(self, text: str | bytes, fields: Iterable[tuple[str, str]] = ()) -> list[str]:
-        """Tokens of a body plus each header field's unigrams prefixed ``name:``."""
-        tokens = self(text)
+        """Tokens of a body (after the Subject, :func:`with_subject`) plus each header field's
+        unigrams prefixed ``name:``."""
+        fields = tuple(fields)
+        tokens = self(with_subject(text, fields))
         if self.stemmer:
             for name, value in fields:
                 tokens.extend(map(f"{name}:".__add__, self.words(value)))
