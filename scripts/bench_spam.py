@@ -100,7 +100,7 @@ HAM_PROB_CUTOFFS = [0.01, 0.1, 0.5, 0.9]
 # The rows beside the defaults when no --candidate is given: every message learned (the default,
 # training "auto", picks between that and training on error by cross-validation), and training on
 # error in one walk, as before four were averaged.
-DEFAULT_CANDIDATES = ["training=full", "orders=1"]
+DEFAULT_CANDIDATES = ["training=full", "training='on-error';orders=1"]
 
 
 class BenchError(Exception):
