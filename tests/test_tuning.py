@@ -11,7 +11,7 @@ from scipy.sparse import csr_matrix
 
 from textnb import TextClassifier, load_model
 from textnb.cli import main
-from textnb.tuning import _cross_validate, _weigh, tune
+from textnb.tuning import smoothest, _cross_validate, _weigh, tune
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -90,6 +90,28 @@ def test_the_grid_is_searched_coordinate_by_coordinate():
     assert [r["mean"] for r in spam.rows] == sorted(r["mean"] for r in spam.rows)
 
 
+def test_the_most_smoothing_within_one_standard_error_is_chosen():
+    def row(alpha, mean, sd=0.02, tf="raw"):
+        return {"model": "complement", "alpha": alpha, "ngram_range": [1, 1],
+                "stop_words": "none", "tf": tf, "norm": "l2", "mean": mean, "sd": sd}
+
+    # Best 0.90 ± 0.02 over 4 folds: a standard error of 0.01. α 0.1 is within it, α 0.3 is
+    # not, and α 1 of another weighing does not count, however close.
+    rows = [row(0.03, 0.90), row(1.0, 0.899, tf="log"), row(0.1, 0.891), row(0.01, 0.89),
+            row(0.3, 0.889)]
+    assert smoothest(rows, folds=4) == 2
+    assert smoothest(rows, folds=1) == 4              # a standard error of 0.02: α 0.3 too
+    assert smoothest([row(0.03, 0.90, sd=0.0), row(0.1, 0.8999)], folds=4) == 0
+    # Lower is better (1 − AUC): within one standard error above the best.
+    low = [row(0.01, 0.10), row(0.03, 0.105), row(0.1, 0.12)]
+    assert smoothest(low, folds=4, lower_is_better=True) == 1
+    # tune's choice is that row, and its settings those of the chosen row.
+    result = tune(TextClassifier(stop_words="none"), TEXTS, LABELS, folds=3)
+    assert result.best is result.rows[result.chosen]
+    assert result.chosen == smoothest(result.rows, 3)
+    assert result.settings["alpha"] == result.best["alpha"] >= result.rows[0]["alpha"]
+
+
 def test_settings_cross_validated_in_threads_score_as_one_at_a_time():
     # Every row, in order, the same whether the settings run in one thread or in four.
     texts = TEXTS + [f"lunch offer {i}" for i in range(6)]
@@ -104,7 +126,8 @@ def test_train_tune_keeps_its_choice_in_the_model(tmp_path):
     result = CliRunner().invoke(main, ["train", "--tune", "--tune-folds", "3", "-m", str(path),
                                        str(SPAM_DIR), str(HAM_DIR)])
     assert result.exit_code == 0, result.output
-    assert "3-fold cross-validation of " in result.output and "(1 - ROC AUC; best first)" in result.output
+    assert "3-fold cross-validation of " in result.output and "(1 - ROC AUC; best first;" in result.output
+    assert sum(line.startswith("* ") for line in result.output.splitlines()) == 1
     model = load_model(path)
     best = model.tuning_["best"]
     assert (model.model, model.alpha, model.tf, list(model.ngram_range)) == \

@@ -603,13 +603,14 @@ def _is_multilabel(model_path: Path | None) -> bool:
 def _tuning_table(tuned, top: int = 10) -> str:
     """--tune's cross-validation: the best settings first, mean ± sd over the folds."""
     lines = [f"{tuned.folds}-fold cross-validation of {len(tuned.rows)} settings "
-             f"({tuned.metric}; best first):",
+             f"({tuned.metric}; best first; * chosen: the most smoothing within one standard "
+             f"error of the best):",
              f"  {'model':<12} {'alpha':>6} {'ngrams':>6} {'stop words':<10} {'tf':<7} "
              f"{'norm':<5} {tuned.metric:>14}"]
-    for row in tuned.rows[:top]:
-        lines.append(f"  {row['model']:<12} {row['alpha']:>6g} {row['ngram_range'][1]:>6} "
-                     f"{row['stop_words']:<10.10} {row['tf']:<7} {str(row['norm'] or 'none'):<5} "
-                     f"{row['mean']:>8.4f} ± {row['sd']:.4f}")
+    for i, row in enumerate(tuned.rows[:max(top, tuned.chosen + 1)]):
+        lines.append(f"{'*' if i == tuned.chosen else ' '} {row['model']:<12} {row['alpha']:>6g} "
+                     f"{row['ngram_range'][1]:>6} {row['stop_words']:<10.10} {row['tf']:<7} "
+                     f"{str(row['norm'] or 'none'):<5} {row['mean']:>8.4f} ± {row['sd']:.4f}")
     return "\n".join(lines)
 
 
