@@ -443,7 +443,8 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
 @click.option("--tune", is_flag=True,
               help="Choose the event model, alpha, word pairs, term weights, length "
                    "normalisation and whether to remove the stop words by cross-validation on "
-                   "the training documents.")
+                   "the training documents (the best setting, at the largest alpha within one "
+                   "standard error of its score).")
 @click.option("--tune-folds", type=click.IntRange(min=2), default=5, show_default=True,
               help="Folds of --tune's cross-validation.")
 @click.option("--unlabeled", multiple=True, type=click.Path(exists=True), metavar="PATH",
