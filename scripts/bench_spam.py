@@ -522,9 +522,13 @@ def time_split(paths: list[str], seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(train), np.flatnonzero(~train)
 
 
+def split(args, paths: list[str], y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (train, test) indices ``--split`` and ``--seed`` name."""
+    return time_split(paths, args.seed) if args.split == "time" else stratified_split(y, 0.7, args.seed)
+
+
 def run_bench(args, paths, y, scratch: Path) -> dict:
-    train, test = (time_split(paths, args.seed) if args.split == "time"
-                   else stratified_split(y, 0.7, args.seed))
+    train, test = split(args, paths, y)
     train_paths = [paths[i] for i in train]
     test_paths = [paths[i] for i in test]
     y_train, y_test = y[train], y[test]
@@ -643,7 +647,7 @@ def fisher_scores(X_train, is_spam, X_held, s: float = 0.2, x: float = 0.5) -> n
 
 def run_cv(args, paths, y) -> dict:
     from textnb import TextClassifier
-    train, _ = stratified_split(y, 0.7, args.seed)
+    train, _ = split(args, paths, y)
     train_paths = [paths[i] for i in train]
     y_train = y[train]
     folds = stratified_folds(y_train, args.folds, args.seed)
