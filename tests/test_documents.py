@@ -90,6 +90,25 @@ def test_plain_text_files():
     ]
 
 
+@pytest.mark.parametrize("c", [True, False], ids=["C", "python"])
+def test_a_line_that_begins_like_a_mail_field_is_text(c, monkeypatch):
+    import textnb.documents
+    if not c:
+        monkeypatch.setattr(textnb.documents, "_fast", None)
+    elif textnb.documents._fast is None:
+        pytest.skip("textnb._tokens not built")
+    # An SMS or a note whose one line begins "Date:" or "To:" is text: read as a header block
+    # without a body it lost its words (Date's are no tokens, To's only prefixed ones).
+    for line in (b"Date: tomorrow at 5? Let me know", b"To: all, meeting at 5\n",
+                 b"From: mum. Call me when u get home", b"Subject: lunch at noon"):
+        assert read_bytes(line) == Document("-", line.decode())
+    # A header field and a blank line, or two fields, are a message as before.
+    assert read_bytes(b"Subject: lunch\n\nat noon") == Document("-", "at noon", (("subject", "lunch"),))
+    assert read_bytes(b"Subject: lunch\n\n") == Document("-", "", (("subject", "lunch"),))
+    assert read_bytes(b"From: a@example.com\nSubject: lunch\n").fields == (
+        ("from", "a@example.com"), ("subject", "lunch"))
+
+
 def test_empty_and_missing_files_are_reported_binary_files_read():
     missing = DATA / "no-such-file"
     docs, errors = read(DATA / "empty.txt", DATA / "binary.bin", missing)

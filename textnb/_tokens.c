@@ -396,8 +396,8 @@ static PyObject *
 starts_with_header_block(const char *raw, Py_ssize_t n, PyObject *known, Py_ssize_t sniff)
 {
     /* textnb.documents._is_message: after an optional "From " line, every line up to the first
-     * blank one ("" or "\r") a continuation (a blank or tab first) or a field ("Name:"), and
-     * one of the names (lower case) in known. */
+     * blank one ("" or "\r") a continuation (a blank or tab first) or a field ("Name:"), one of
+     * the names (lower case) in known, and a blank line after them or two fields or more. */
     Py_ssize_t size = n < sniff ? n : sniff, end = size, i = 0;
     const char *blank = NULL;
     for (Py_ssize_t k = 0; k + 1 < size; k++)
@@ -416,15 +416,19 @@ starts_with_header_block(const char *raw, Py_ssize_t n, PyObject *known, Py_ssiz
             i++;
         i++;
     }
-    int found = 0;
+    int found = 0, ended = blank != NULL;
+    Py_ssize_t fields = 0;
     while (i < end) {
         Py_ssize_t stop = i;
         while (stop < end && raw[stop] != '\n')
             stop++;
-        if (stop == i || (stop == i + 1 && raw[i] == '\r'))
+        if (stop == i || (stop == i + 1 && raw[i] == '\r')) {
+            ended = 1;
             break;
+        }
         if (raw[i] != ' ' && raw[i] != '\t') {
             Py_ssize_t name = 0;
+            fields++;
             while (i + name < stop && IS_NAME((unsigned char)raw[i + name]))
                 name++;
             if (name == 0 || i + name >= stop || raw[i + name] != ':')
@@ -444,7 +448,7 @@ starts_with_header_block(const char *raw, Py_ssize_t n, PyObject *known, Py_ssiz
         }
         i = stop + 1;
     }
-    return PyBool_FromLong(found);
+    return PyBool_FromLong(found && (ended || fields > 1));
 }
 
 static PyObject *

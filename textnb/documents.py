@@ -318,7 +318,10 @@ def _cap(raw: bytes) -> bytes:
 
 def _is_message(raw: bytes) -> bool:
     """Whether raw starts with a header block: after an optional mbox "From " line, every line
-    up to the first blank one is a header field or its continuation, and one is a mail field."""
+    up to the first blank one is a header field or its continuation, one is a mail field, and
+    a blank line follows them or there are two fields or more. A lone line such as "Date:
+    tomorrow at 5?" or "To: all, meeting at 5" is a text message's words, not a header block
+    without a body (all of them were lost: Date is no field whose words count)."""
     if _fast is not None:  # the same answer from C (textnb/_tokens.c): SpamAssassin 15 → 3 µs
         return _fast.is_message(raw, _MAIL_FIELDS, _SNIFF_BYTES)
     head = raw[:_SNIFF_BYTES]
@@ -331,17 +334,20 @@ def _is_message(raw: bytes) -> bool:
             lines.pop()  # cut mid-line
     if lines and lines[0].startswith(b"From "):
         del lines[0]
-    known = False
-    for line in lines:
+    known, fields, ended = False, 0, blank >= 0
+    for k, line in enumerate(lines):
         if line in (b"", b"\r"):
+            # A blank line, unless it is what split() leaves after the text's last line end.
+            ended = ended or line == b"\r" or k < len(lines) - 1
             break
         if line[:1] in (b" ", b"\t"):
             continue
         match = _FIELD.match(line)
         if match is None:
             return False
+        fields += 1
         known = known or match[0][:-1].lower() in _MAIL_FIELDS
-    return known
+    return known and (ended or fields > 1)
 
 
 def _documents(raw: bytes, source: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
