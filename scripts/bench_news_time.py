@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import sys
 import time
 from pathlib import Path
@@ -71,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     held = later(groups, numbers)
     print(f"{len(train)} training posts ({int(held.sum())} the later 30 % of their group), "
           f"{len(test)} test posts")
-    rows = [{}] + [dict(parse_setting(s) for s in spec.split(",")) for spec in args.settings]
+    rows = [{}] + [dict(parse_setting(s) for s in re.split(r",(?![^()]*\))", spec))
+                   for spec in args.settings]
     print(f"{'settings':<48} {'by time':>8} {'test':>8}  seconds")
     for settings in rows:
         start = time.perf_counter()
