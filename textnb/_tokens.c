@@ -360,7 +360,7 @@ received(PyObject *self, PyObject *args)
                 continue;
             int digits = 1;
             for (Py_ssize_t k = i; k < end && digits; k++)
-                digits = AT(k) == '.' || Py_UNICODE_ISDIGIT(AT(k));
+                digits = AT(k) == '.' || (AT(k) < 128 ? IS_DIGIT(AT(k)) : Py_UNICODE_ISDIGIT(AT(k)));
             if (!digits) {
                 Py_ssize_t start = i, dots = 0;
                 if (pass == 1)  /* after the second-last dot, if there are two */
