@@ -48,6 +48,20 @@ def test_unicode_and_casefolding():
     assert Tokenizer()("東京 café naïve") == ["東京", "café", "naïve"]
 
 
+def test_chinese_japanese_and_korean_runs_are_read_as_character_bigrams():
+    # Written without spaces, a run is a phrase: each two neighbouring characters are a token.
+    assert Tokenizer()("我们提供发票服务，欢迎咨询") == [
+        "我们", "们提", "提供", "供发", "发票", "票服", "服务", "欢迎", "迎咨", "咨询"]
+    assert Tokenizer()("今日は会議 한국어") == ["今日", "日は", "は会", "会議", "한국", "국어"]
+    # A lone character is a token; a run inside a word splits it, the rest read as tokens.
+    assert Tokenizer()("中 abc中文Def x@中文.com 中,12") == [
+        "中", "abc", "中文", "def", "x", "中文", "com", "中", "12"]
+    # A sentence past the length cap is read, not dropped; in header fields as in the body.
+    assert Tokenizer()("发" * 60) == ["发发"] * 59
+    assert Tokenizer().document("", [("subject", "免费发票")]) == [
+        "免费", "费发", "发票", "subject:免费", "subject:费发", "subject:发票"]
+
+
 def test_overlong_tokens_are_dropped_not_cut():
     longest, too_long = "b" * MAX_TOKEN_LENGTH, "a" * (MAX_TOKEN_LENGTH + 1)
     assert Tokenizer()(f"{too_long} {longest} ok") == [longest, "ok"]

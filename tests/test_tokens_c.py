@@ -1,5 +1,5 @@
 """textnb/_tokens.c, the tokenizer in C, against the regular expression it follows
-(textnb.tokens._TOKEN): the same tokens on any text and on real mail. tests/test_tokens.py runs
+(textnb.tokens._TOKEN, and the bigrams of textnb.tokens._matched): the same tokens on any text and on real mail. tests/test_tokens.py runs
 the Tokenizer's own tests with each."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 import textnb.tokens
 from textnb.documents import read_bytes
-from textnb.tokens import _TOKEN, Tokenizer, with_subject
+from textnb.tokens import Tokenizer, _matched, with_subject
 from textnb.headers import MAX_VALUE, _python_received
 from textnb.counting import _python_numbers
 
@@ -31,7 +31,7 @@ def _real_mail() -> list[bytes]:
 
 
 def _pattern_tokens(text: str, stop: frozenset, cap: int) -> list[str]:
-    return [t for t in _TOKEN.findall(text) if t not in stop and len(t) <= cap]
+    return [t for t in _matched(text) if t not in stop and len(t) <= cap]
 
 
 def _field_tokens(fields, stop: frozenset, cap: int, lowercase: bool = True) -> list[str]:
@@ -41,8 +41,9 @@ def _field_tokens(fields, stop: frozenset, cap: int, lowercase: bool = True) -> 
 
 
 # Characters where the two could part: every branch's punctuation, non-ASCII letters and digits,
-# digits that are \w but not \d (², ½, Ⅻ), a combining mark (not \w), an astral letter.
-_ALPHABET = "aZ09_ .,'’+-@$€£!¡é٣²½Ⅻ\u0301\U0001D400\n\t"
+# digits that are \w but not \d (², ½, Ⅻ), a combining mark (not \w), an astral letter, and
+# the scripts read as bigrams: Han, kana, Hangul, a compatibility and an astral ideograph.
+_ALPHABET = "aZ09_ .,'’+-@$€£!¡é٣²½Ⅻ\u0301\U0001D400\n\t中文はカ한丽\U00020000"
 
 
 def test_c_tokens_equal_the_pattern_on_any_text():
@@ -317,7 +318,7 @@ def test_the_same_model_with_or_without_c(monkeypatch):
     labels = [p.parent.name for p in paths]
 
     def fitted():
-        model = TextClassifier(spam_class="spam", n_jobs=1).fit(texts, labels)
+        model = TextClassifier(spam_class="spam", training="on-error", n_jobs=1).fit(texts, labels)
         return model, model.predict_log_proba(texts)
 
     with_c, scores_c = fitted()

@@ -4,6 +4,9 @@
  * hosts (textnb.headers), bytes → whether they start with a header block, and a header block →
  * its fields (textnb.documents).
  *
+ * A token holding Chinese, Japanese or Korean characters is read as their bigrams and the
+ * tokens of its other parts (textnb.tokens._matched).
+ *
  * The Python code is the definition, and the fallback where this module is not built; each
  * scanner here follows its regular expression branch by branch, with Python's re semantics for
  * str patterns: \w is a character for which str.isalnum() is true, or "_"; \d one for which
@@ -88,6 +91,82 @@ token_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i)
     return i;
 }
 
+/* Kana, CJK ideographs and Hangul syllables (textnb.tokens._CJK): written without spaces, so a
+ * token holding them is read as their bigrams and the tokens of its other parts. */
+#define IS_CJK(c) (((c) >= 0x3040 && (c) <= 0x30FF) || ((c) >= 0x3400 && (c) <= 0x4DBF) \
+                   || ((c) >= 0x4E00 && (c) <= 0x9FFF) || ((c) >= 0xAC00 && (c) <= 0xD7AF) \
+                   || ((c) >= 0xF900 && (c) <= 0xFAFF) || ((c) >= 0x20000 && (c) <= 0x2FA1F))
+
+/* Whether text[start:end] holds a CJK character (never in a one-byte string). */
+static int
+has_cjk(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    if (kind == PyUnicode_1BYTE_KIND)
+        return 0;
+    for (Py_ssize_t k = start; k < end; k++)
+        if (IS_CJK(AT(k)))
+            return 1;
+    return 0;
+}
+
+/* The next of the tokens that the token text[first:end] holding CJK characters is read as
+ * (textnb.tokens._matched), from *at on: 1 with it in [*start, *stop) and *at moved past it,
+ * or 0 at the end. Each two neighbouring CJK characters are one, a lone one is one; between
+ * the runs, the tokens that start there and end before the next run. */
+static int
+next_piece(int kind, const void *data, Py_ssize_t first, Py_ssize_t end, Py_ssize_t *at,
+           Py_ssize_t *start, Py_ssize_t *stop)
+{
+    Py_ssize_t p = *at;
+    while (p < end) {
+        if (IS_CJK(AT(p))) {
+            int next = p + 1 < end && IS_CJK(AT(p + 1)), prev = p > first && IS_CJK(AT(p - 1));
+            *at = p + 1;
+            if (next || !prev) {  /* a pair, or a lone character; the run's last is in a pair */
+                *start = p;
+                *stop = p + 1 + next;
+                return 1;
+            }
+            p++;
+            continue;
+        }
+        Py_ssize_t run_end = p;
+        while (run_end < end && !IS_CJK(AT(run_end)))
+            run_end++;
+        Py_ssize_t token = token_end(kind, data, run_end, p);
+        if (token > p) {
+            *start = p;
+            *stop = *at = token;
+            return 1;
+        }
+        p++;
+    }
+    *at = p;
+    return 0;
+}
+
+/* Append text[start:end] to list, prefixed by prefix (a str, or NULL), unless it is in stop
+ * (a set, or NULL). */
+static int
+append_token(PyObject *list, PyObject *text, PyObject *prefix, PyObject *stop,
+             Py_ssize_t start, Py_ssize_t end)
+{
+    PyObject *token = PyUnicode_Substring(text, start, end);
+    if (token == NULL)
+        return -1;
+    int drop = stop ? PySet_Contains(stop, token) : 0;
+    if (drop == 0 && prefix) {
+        PyObject *joined = PyUnicode_Concat(prefix, token);
+        Py_DECREF(token);
+        token = joined;
+        if (token == NULL)
+            return -1;
+    }
+    int failed = drop < 0 || (drop == 0 && PyList_Append(list, token) < 0);
+    Py_DECREF(token);
+    return failed ? -1 : 0;
+}
+
 /* Append the tokens of text (a str) to list, each prefixed by prefix (a str, or NULL), those in
  * stop (a set, or NULL) or longer than max_length left out. */
 static int
@@ -103,24 +182,15 @@ append_tokens(PyObject *list, PyObject *text, PyObject *prefix, PyObject *stop,
             i++;
             continue;
         }
-        if (end - i <= max_length) {
-            PyObject *token = PyUnicode_Substring(text, i, end);
-            if (token == NULL)
-                return -1;
-            int drop = stop ? PySet_Contains(stop, token) : 0;
-            if (drop == 0 && prefix) {
-                PyObject *joined = PyUnicode_Concat(prefix, token);
-                Py_DECREF(token);
-                token = joined;
-                if (token == NULL)
+        if (has_cjk(kind, data, i, end)) {
+            Py_ssize_t at = i, start, stop_at;
+            while (next_piece(kind, data, i, end, &at, &start, &stop_at))
+                if (stop_at - start <= max_length
+                        && append_token(list, text, prefix, stop, start, stop_at) < 0)
                     return -1;
-            }
-            if (drop < 0 || (drop == 0 && PyList_Append(list, token) < 0)) {
-                Py_DECREF(token);
-                return -1;
-            }
-            Py_DECREF(token);
         }
+        else if (end - i <= max_length && append_token(list, text, prefix, stop, i, end) < 0)
+            return -1;
         i = end;
     }
     return 0;
@@ -839,36 +909,53 @@ record_of(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t start, 
     return at;
 }
 
-/* The tokens of text, in the field prefix (-1: the body): each kept token's number to ids, and
- * its term's UTF-8 to joined (after a NUL but for the first) if joined is not NULL. */
+/* The token text[start:end] in the field prefix: its number to ids and its term's UTF-8 to
+ * joined (after a NUL but for the first) if joined is not NULL, unless it is a stop word. */
+static int
+number_token(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t start,
+             Py_ssize_t end, Buffer *ids, Buffer *joined)
+{
+    Py_ssize_t at = record_of(self, text, prefix, start, end);
+    if (at < 0)
+        return -1;
+    Record *r = RECORD(self, at);
+    if (r->number < 0)
+        return 0;
+    PyObject *head = prefix >= 0 ? PyList_GET_ITEM(self->prefix_utf8, prefix) : NULL;
+    if (buffer_add(ids, &r->number, sizeof(int64_t)) < 0)
+        return -1;
+    if (joined && ((joined->size && buffer_add(joined, "", 1) < 0) ||
+                   (head && buffer_add(joined, PyBytes_AS_STRING(head),
+                                       PyBytes_GET_SIZE(head)) < 0) ||
+                   buffer_add(joined, r + 1, r->size) < 0))
+        return -1;
+    return 0;
+}
+
+/* The tokens of text, in the field prefix (-1: the body), by number_token, those longer than
+ * max_length left out. */
 static int
 number_tokens(Numbering *self, PyObject *text, Py_ssize_t prefix, Buffer *ids, Buffer *joined)
 {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0;
-    PyObject *head = prefix >= 0 ? PyList_GET_ITEM(self->prefix_utf8, prefix) : NULL;
     while (i < n) {
         Py_ssize_t end = token_end(kind, data, n, i);
         if (end == i) {
             i++;
             continue;
         }
-        if (end - i <= self->max_length) {
-            Py_ssize_t at = record_of(self, text, prefix, i, end);
-            if (at < 0)
-                return -1;
-            Record *r = RECORD(self, at);
-            if (r->number >= 0) {
-                if (buffer_add(ids, &r->number, sizeof(int64_t)) < 0)
+        if (has_cjk(kind, data, i, end)) {
+            Py_ssize_t at = i, start, stop;
+            while (next_piece(kind, data, i, end, &at, &start, &stop))
+                if (stop - start <= self->max_length
+                        && number_token(self, text, prefix, start, stop, ids, joined) < 0)
                     return -1;
-                if (joined && ((joined->size && buffer_add(joined, "", 1) < 0) ||
-                               (head && buffer_add(joined, PyBytes_AS_STRING(head),
-                                                   PyBytes_GET_SIZE(head)) < 0) ||
-                               buffer_add(joined, r + 1, r->size) < 0))
-                    return -1;
-            }
         }
+        else if (end - i <= self->max_length
+                 && number_token(self, text, prefix, i, end, ids, joined) < 0)
+            return -1;
         i = end;
     }
     return 0;

@@ -2,7 +2,8 @@
 
 A token is a word (letters or digits, joined by internal apostrophes, hyphens or dots as in
 ``don't``, ``e-mail``, ``3.14`` and host names such as ``www.example.com``), an e-mail address,
-an amount of money (``$500``), or a run of exclamation marks (``!!!``). Tokens from a document's header fields get
+an amount of money (``$500``), or a run of exclamation marks (``!!!``); in Chinese, Japanese
+and Korean script, each two neighbouring characters. Tokens from a document's header fields get
 the field's name as a prefix (``subject:free``), as SpamBayes does: "free" in a Subject line is
 stronger evidence than in a body.
 """
@@ -46,6 +47,34 @@ _TOKEN = re.compile(
     )""",
     re.VERBOSE,
 )
+
+# Chinese and Japanese are written without spaces (Korean joins its particles to its words), so
+# a run of their characters is a phrase or a sentence that seldom recurs, and over 40
+# characters it was dropped: each two neighbouring characters are a token instead, a lone one
+# is one itself (character bigrams, as Lucene's CJK analyzer reads these scripts). Kana, CJK
+# ideographs and Hangul syllables; a run inside a word splits it ("abc中文" → "abc", "中文").
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_CJK_RUN = re.compile(f"([{_CJK}]+)")
+
+
+def _matched(text: str) -> list[str]:
+    """The tokens of ``text`` before stop words and the length cap: :data:`_TOKEN`'s matches,
+    each that holds CJK characters split into their bigrams and the tokens of its other parts."""
+    tokens = _TOKEN.findall(text)
+    if text.isascii() or not _CJK_CHAR.search(text):
+        return tokens
+    split: list[str] = []
+    for token in tokens:
+        if not _CJK_CHAR.search(token):
+            split.append(token)
+            continue
+        for k, part in enumerate(_CJK_RUN.split(token)):
+            if k % 2 == 0:  # between runs (re.split's odd parts are the runs)
+                split.extend(_TOKEN.findall(part))
+            else:
+                split.extend(map(str.__add__, part, part[1:]) if len(part) > 1 else [part])
+    return split
 
 
 def with_subject(text: str | bytes, fields: Sequence[tuple[str, str]]) -> str | bytes:
@@ -108,7 +137,7 @@ class Tokenizer:
         if _fast is not None:
             tokens = _fast.tokens(text, self.stop_words, self.max_length)
             return self._stemmed(tokens) if self.stemmer else tokens
-        tokens = _TOKEN.findall(text)
+        tokens = _matched(text)
         if self.stop_words:
             tokens = list(filterfalse(self.stop_words.__contains__, tokens))
         # Checked in C first: most documents have no token over the limit.
@@ -132,9 +161,9 @@ class Tokenizer:
             return tokens
         # words() inlined: a message has some 25 fields of a few tokens each, so the calls
         # and checks per field cost as much as matching them (a third less time on SpamAssassin).
-        findall, stop, cap = _TOKEN.findall, self.stop_words, self.max_length
+        stop, cap = self.stop_words, self.max_length
         for name, value in fields:
-            words = findall(value.casefold() if self.lowercase else value)
+            words = _matched(value.casefold() if self.lowercase else value)
             if not words:
                 continue
             if stop:
