@@ -72,6 +72,16 @@ SEED003_BITS = np.array([[0, 1, 0], [0, 1, 1], [1, 0, 0], [1, 1, 0],
 
 
 @pytest.fixture
+def no_shapes(monkeypatch) -> None:
+    """Tokens as textnb read them before a word of three digits counted its shape too: the
+    tokenizer that wrote the format-2 files under tests/data/models."""
+    import textnb.counting
+    import textnb.tokens
+    monkeypatch.setattr(textnb.tokens, "shapes", lambda words: [])
+    monkeypatch.setattr(textnb.counting, "_fast", None)  # its numbering counts shapes in C
+
+
+@pytest.fixture
 def seed_emails() -> tuple[list[str], list[str]]:
     """Seed 003's e-mails as real texts and their labels."""
     return list(SEED003_TEXTS), list(SEED003_LABELS)

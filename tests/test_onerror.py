@@ -236,13 +236,13 @@ def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(
     full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
     walked = TextClassifier(spam_class="spam", training="on-error").fit(texts, y)
     assert full.cutoffs_["training"] == "full" and full.model_.class_count_.sum() == 300
-    assert walked.on_error_ == {"documents": 300, "learned": 174, "passes": [32, 50, 12, 1, 0],
+    assert walked.on_error_ == {"documents": 300, "learned": 173, "passes": [32, 51, 16, 0],
                                 "per_class": {"spam": 150, "ham": 150}}
     # The default keeps the training whose out-of-fold decisions misplace fewer messages
     # (spam or ham called the other, or unsure), full training on a tie: here both misplace
-    # 12 of the 300 (6 spam let through, 6 messages unsure).
+    # 11 of the 300 (5 spam let through, 6 messages unsure).
     misplaced = {t: _misplaced(m.cutoffs_) for t, m in (("full", full), ("on-error", walked))}
-    assert misplaced == {"full": pytest.approx(12), "on-error": pytest.approx(12)}
+    assert misplaced == {"full": pytest.approx(11), "on-error": pytest.approx(11)}
     assert default.cutoffs_["training"] == "full" and default.on_error_ is None
     assert default.cutoffs_ == full.cutoffs_
     # Full mail (Received fields): words alone.

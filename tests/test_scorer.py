@@ -20,7 +20,8 @@ TEXTS = ["cheap pills now", "cheap money now!!! $500", "win money, win cheap pil
          "the football results", "football tonight, results at noon"]
 LABELS = ["spam", "spam", "spam", "ham", "ham", "ham", "sport", "sport"]
 MAIL = parse_message(b"Subject: cheap pills\nFrom: x@example.com\n\ncheap cheap noon results\n")
-# A format-2 file of TextClassifier().fit(TEXTS[:8], LABELS[:8]), by the save_model of then.
+# A format-2 file of TextClassifier().fit(TEXTS[:8], LABELS[:8]), by the save_model of then
+# (and the tokenizer: "$500" had no shape, so its tests take the no_shapes fixture).
 FORMAT_2 = os.path.join(os.path.dirname(__file__), "data", "models", "v2-complement.model")
 PROBES = [MAIL, parse_message(b"Subject: nothing known\n\nzebra\n"), parse_message(b""),
           parse_message(b"Subject: noon\n\n" + b"football results " * 5000)]
@@ -78,7 +79,7 @@ def test_scoring_imports_no_numpy(tmp_path):
     assert out.stdout.splitlines()[-1] == "[]"
 
 
-def test_files_the_scorer_declines_are_scored_through_load_model(tmp_path):
+def test_files_the_scorer_declines_are_scored_through_load_model(tmp_path, no_shapes):
     from textnb.scorer import score
     path = tmp_path / "m.model"
     clf = TextClassifier().fit(TEXTS, LABELS)

@@ -25,9 +25,11 @@ implementation = with_c_and_python(textnb.tokens, "_fast", None)
 @pytest.mark.parametrize("text, tokens", [
     ("Don't e-mail me", ["don't", "e-mail", "me"]),
     ("rock’n’roll well-known-fact", ["rock’n’roll", "well-known-fact"]),
-    ("pi is 3.14, 1,000 or 42", ["pi", "is", "3.14", "1,000", "or", "42"]),
+    # A word of three digits or more counts its shape too, each digit "#".
+    ("pi is 3.14, 1,000 or 42", ["pi", "is", "3.14", "1,000", "or", "42", "#.##", "#,###"]),
     ("only $500 or $1,000.00, €5 and £3.50; $ alone", ["only", "$500", "or", "$1,000.00", "€5",
-                                                        "and", "£3.50", "alone"]),
+                                                        "and", "£3.50", "alone",
+                                                        "$###", "$#,###.##", "£#.##"]),
     ("see https://www.Win-Big.example.com/path?id=7 now",
      ["see", "https", "www.win-big.example.com", "path", "id", "7", "now"]),
     ("write to John.Doe+spam@mail.example.org today",
@@ -46,6 +48,20 @@ def test_unicode_and_casefolding():
         ["über", "strasse", "strasse", "σίσυφοσ", "ǆemal"]
     assert Tokenizer(lowercase=False)("Über MIXED case") == ["Über", "MIXED", "case"]
     assert Tokenizer()("東京 café naïve") == ["東京", "café", "naïve"]
+
+
+def test_words_of_three_digits_or_more_count_their_shape_too():
+    # After the words and their n-grams, body tokens only; no stop word removes a shape.
+    assert Tokenizer(ngram_range=(1, 2), stop_words={"###"}).document(
+        "Call 08452810075 or 123", [("subject", "win 5000")]) == [
+        "win", "5000", "call", "08452810075", "or", "123",
+        "win 5000", "5000 call", "call 08452810075", "08452810075 or", "or 123",
+        "####", "###########", "###", "subject:win", "subject:5000"]
+    # Decimal digits of any script (\d), two are too few, letters and marks stay; each shape
+    # once, in its first place.
+    assert textnb.tokens.shapes(["ab12", "ab123", "٣٣٣", "x²yz", "1²34", "v1.2.3", "9.99",
+                                 "0.707", "100", "1.047"]) == [
+        "ab###", "###", "#²##", "v#.#.#", "#.##", "#.###"]
 
 
 def test_chinese_japanese_and_korean_runs_are_read_as_character_bigrams():

@@ -12,7 +12,7 @@ import pytest
 
 import textnb.tokens
 from textnb.documents import read_bytes
-from textnb.tokens import Tokenizer, _matched, with_subject
+from textnb.tokens import _DIGIT, _NUMBER, Tokenizer, _matched, with_subject
 from textnb.headers import MAX_VALUE, _python_received
 from textnb.counting import _python_numbers
 
@@ -32,6 +32,10 @@ def _real_mail() -> list[bytes]:
 
 def _pattern_tokens(text: str, stop: frozenset, cap: int) -> list[str]:
     return [t for t in _matched(text) if t not in stop and len(t) <= cap]
+
+
+def _python_shapes(words: list[str]) -> list[str]:
+    return list(dict.fromkeys(_DIGIT.sub("#", word) for word in words if _NUMBER.search(word)))
 
 
 def _field_tokens(fields, stop: frozenset, cap: int, lowercase: bool = True) -> list[str]:
@@ -56,6 +60,8 @@ def test_c_tokens_equal_the_pattern_on_any_text():
                       st.integers(1, 12))
     def check(text, stop, cap):
         assert C_TOKENS.tokens(text, stop, cap) == _pattern_tokens(text, stop, cap)
+        words = _pattern_tokens(text, stop, cap)
+        assert C_TOKENS.shapes(words) == _python_shapes(words)
         fields = [("subject", text), ("to", text.upper())]
         expected = ["body"] + [f"{name}:{t}" for name, value in fields
                                for t in _pattern_tokens(value.casefold(), stop, cap)]
@@ -76,10 +82,10 @@ def test_c_tokens_equal_the_pattern_on_real_mail():
             for form in (text, text.casefold()):
                 assert C_TOKENS.tokens(form, stop, 40) == _pattern_tokens(form, stop, 40)
                 texts += 1
+        body = _pattern_tokens(with_subject(document.text, document.fields).casefold(),
+                               Tokenizer().stop_words, 40)
         assert Tokenizer().document(document.text, document.fields) == (
-            _pattern_tokens(with_subject(document.text, document.fields).casefold(),
-                            Tokenizer().stop_words, 40)
-            + _field_tokens(document.fields, Tokenizer().stop_words, 40)[1:])
+            body + _python_shapes(body) + _field_tokens(document.fields, Tokenizer().stop_words, 40)[1:])
     assert texts > 5000
 
 
@@ -192,7 +198,8 @@ def test_numbered_parts_equal_the_token_lists_on_any_text():
 
     @hypothesis.settings(max_examples=1500, deadline=None)
     @hypothesis.given(st.lists(documents, max_size=12),
-                      st.sampled_from([(), ("a", "$0", "!!", "a.a", "é")]), st.booleans(),
+                      st.sampled_from([(), ("a", "$0", "!!", "a.a", "é", "###", "#")]),
+                      st.booleans(),
                       st.integers(1, 12), st.booleans())
     def check(texts, stop, lowercase, cap, digests):
         tokenizer = Tokenizer(stop_words=stop, lowercase=lowercase, max_length=cap)

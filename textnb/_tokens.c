@@ -196,6 +196,69 @@ append_tokens(PyObject *list, PyObject *text, PyObject *prefix, PyObject *stop,
     return 0;
 }
 
+/* A word's shape if it holds three decimal digits or more: each digit "#" (textnb.tokens.shapes);
+ * NULL with no error if it has fewer. */
+static PyObject *
+shape_of(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    Py_ssize_t digits = 0;
+    for (Py_ssize_t k = start; k < end && digits < 3; k++)
+        digits += IS_DIGIT(AT(k));
+    if (digits < 3)
+        return NULL;
+    Py_UCS4 *shape = PyMem_New(Py_UCS4, end - start + 1);
+    if (shape == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t k = start; k < end; k++)
+        shape[k - start] = IS_DIGIT(AT(k)) ? '#' : AT(k);
+    PyObject *text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, shape, end - start);
+    PyMem_Free(shape);
+    return text;
+}
+
+static PyObject *
+shapes(PyObject *self, PyObject *args)
+{
+    PyObject *words, *list, *result;
+    if (!PyArg_ParseTuple(args, "O:shapes", &words))
+        return NULL;
+    if ((words = PySequence_Fast(words, "shapes() takes a sequence of str")) == NULL)
+        return NULL;
+    PyObject *seen = PySet_New(NULL);
+    if (seen == NULL || (result = PyList_New(0)) == NULL) {
+        Py_XDECREF(seen);
+        Py_DECREF(words);
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(words);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *word = PySequence_Fast_GET_ITEM(words, i), *shape;
+        if (!PyUnicode_Check(word)) {
+            PyErr_SetString(PyExc_TypeError, "shapes() takes a sequence of str");
+            goto fail;
+        }
+        shape = shape_of(PyUnicode_KIND(word), PyUnicode_DATA(word), 0, PyUnicode_GET_LENGTH(word));
+        if (shape == NULL && PyErr_Occurred())
+            goto fail;
+        if (shape != NULL) {
+            int found = PySet_Contains(seen, shape);
+            int failed = found < 0 || (!found && (PySet_Add(seen, shape) < 0
+                                                  || PyList_Append(result, shape) < 0));
+            Py_DECREF(shape);
+            if (failed)
+                goto fail;
+        }
+    }
+    Py_DECREF(seen);
+    Py_DECREF(words);
+    return result;
+fail:
+    Py_DECREF(seen);
+    Py_DECREF(words);
+    Py_DECREF(result);
+    return NULL;
+}
+
 static int
 check_stop(PyObject *stop)
 {
@@ -851,10 +914,11 @@ grow_slots(Numbering *self)
     return 0;
 }
 
-/* The record of the token text[start:end] in the field prefix, added if new: its place in
- * self->records, or -1 on error. */
+/* The record of the token text[start:end] in the field prefix, added if new (a stop word, if
+ * stoppable and in the stop words): its place in self->records, or -1 on error. */
 static Py_ssize_t
-record_of(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t start, Py_ssize_t end)
+record_of(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t start, Py_ssize_t end,
+          int stoppable)
 {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
@@ -881,7 +945,7 @@ record_of(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t start, 
     PyObject *token = PyUnicode_Substring(text, start, end);
     if (token == NULL)
         return -1;
-    int stop = self->stop ? PySet_Contains(self->stop, token) : 0;
+    int stop = self->stop && stoppable ? PySet_Contains(self->stop, token) : 0;
     Record record = {-1, (int32_t)prefix, (int32_t)size};
     if (stop == 0) {
         PyObject *term = prefix >= 0
@@ -910,12 +974,13 @@ record_of(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t start, 
 }
 
 /* The token text[start:end] in the field prefix: its number to ids and its term's UTF-8 to
- * joined (after a NUL but for the first) if joined is not NULL, unless it is a stop word. */
+ * joined (after a NUL but for the first) if joined is not NULL, unless it is a stop word (and
+ * stoppable): 1 if numbered, 0 if a stop word, -1 on error. */
 static int
 number_token(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t start,
-             Py_ssize_t end, Buffer *ids, Buffer *joined)
+             Py_ssize_t end, int stoppable, Buffer *ids, Buffer *joined)
 {
-    Py_ssize_t at = record_of(self, text, prefix, start, end);
+    Py_ssize_t at = record_of(self, text, prefix, start, end, stoppable);
     if (at < 0)
         return -1;
     Record *r = RECORD(self, at);
@@ -929,13 +994,38 @@ number_token(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t star
                                        PyBytes_GET_SIZE(head)) < 0) ||
                    buffer_add(joined, r + 1, r->size) < 0))
         return -1;
-    return 0;
+    return 1;
+}
+
+/* Whether text[start:end] holds three decimal digits or more: a word with a shape. */
+static int
+has_shape(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    int digits = 0;
+    for (Py_ssize_t k = start; k < end && digits < 3; k++)
+        digits += IS_DIGIT(AT(k));
+    return digits == 3;
+}
+
+/* The token text[start:end] by number_token; if it was numbered and numbers is not NULL, its
+ * place is added to numbers when it has a shape. */
+static int
+number_word(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t start,
+            Py_ssize_t end, Buffer *ids, Buffer *joined, Buffer *numbers)
+{
+    int kept = number_token(self, text, prefix, start, end, 1, ids, joined);
+    if (kept <= 0 || numbers == NULL
+            || !has_shape(PyUnicode_KIND(text), PyUnicode_DATA(text), start, end))
+        return kept < 0 ? -1 : 0;
+    Py_ssize_t span[2] = {start, end};
+    return buffer_add(numbers, span, sizeof(span));
 }
 
 /* The tokens of text, in the field prefix (-1: the body), by number_token, those longer than
- * max_length left out. */
+ * max_length left out; the places of those with a shape to numbers, if it is not NULL. */
 static int
-number_tokens(Numbering *self, PyObject *text, Py_ssize_t prefix, Buffer *ids, Buffer *joined)
+number_tokens(Numbering *self, PyObject *text, Py_ssize_t prefix, Buffer *ids, Buffer *joined,
+              Buffer *numbers)
 {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
@@ -950,15 +1040,47 @@ number_tokens(Numbering *self, PyObject *text, Py_ssize_t prefix, Buffer *ids, B
             Py_ssize_t at = i, start, stop;
             while (next_piece(kind, data, i, end, &at, &start, &stop))
                 if (stop - start <= self->max_length
-                        && number_token(self, text, prefix, start, stop, ids, joined) < 0)
+                        && number_word(self, text, prefix, start, stop, ids, joined, numbers) < 0)
                     return -1;
         }
         else if (end - i <= self->max_length
-                 && number_token(self, text, prefix, i, end, ids, joined) < 0)
+                 && number_word(self, text, prefix, i, end, ids, joined, numbers) < 0)
             return -1;
         i = end;
     }
     return 0;
+}
+
+/* The distinct shapes of the words of text at the places in numbers (textnb.tokens.shapes), as
+ * body tokens that no stop word removes. */
+static int
+number_shapes(Numbering *self, PyObject *text, const Buffer *numbers, Buffer *ids,
+              Buffer *joined)
+{
+    const Py_ssize_t *span = (const Py_ssize_t *)numbers->data;
+    Py_ssize_t count = numbers->size / (Py_ssize_t)(2 * sizeof(Py_ssize_t));
+    if (count == 0)
+        return 0;
+    PyObject *seen = PySet_New(NULL);
+    if (seen == NULL)
+        return -1;
+    int failed = 0;
+    for (Py_ssize_t k = 0; k < count && !failed; k++) {
+        PyObject *shape = shape_of(PyUnicode_KIND(text), PyUnicode_DATA(text), span[2 * k],
+                                   span[2 * k + 1]);
+        if (shape == NULL) {  /* it has three digits: NULL is an error */
+            failed = 1;
+            break;
+        }
+        int found = PySet_Contains(seen, shape);
+        failed = found < 0 || (!found && (PySet_Add(seen, shape) < 0
+                                          || number_token(self, shape, -1, 0,
+                                                          PyUnicode_GET_LENGTH(shape), 0, ids,
+                                                          joined) < 0));
+        Py_DECREF(shape);
+    }
+    Py_DECREF(seen);
+    return failed ? -1 : 0;
 }
 
 /* A field's number: its "name:" prefix made once a part. */
@@ -998,7 +1120,7 @@ static PyObject *
 numbering_document(Numbering *self, PyObject *args)
 {
     PyObject *ids, *text, *fields, *joined, *iterator = NULL, *item, *folded;
-    Buffer numbers = {NULL, 0, 0}, words = {NULL, 0, 0};
+    Buffer numbers = {NULL, 0, 0}, words = {NULL, 0, 0}, places = {NULL, 0, 0};
     PyObject *result = NULL;
     if (self->index == NULL) {
         PyErr_SetString(PyExc_TypeError, "a Numbering must be made by Numbering(...)");
@@ -1015,7 +1137,8 @@ numbering_document(Numbering *self, PyObject *args)
     folded = self->lowercase ? PyObject_CallMethod(text, "casefold", NULL) : Py_NewRef(text);
     if (folded == NULL)
         return NULL;
-    int failed = number_tokens(self, folded, -1, &numbers, into) < 0;
+    int failed = number_tokens(self, folded, -1, &numbers, into, &places) < 0
+                 || number_shapes(self, folded, &places, &numbers, into) < 0;
     Py_DECREF(folded);
     if (failed || (iterator = PyObject_GetIter(fields)) == NULL)
         goto done;
@@ -1030,7 +1153,7 @@ numbering_document(Numbering *self, PyObject *args)
                  || (folded = self->lowercase ? PyObject_CallMethod(value, "casefold", NULL)
                                               : Py_NewRef(value)) == NULL;
         if (!failed) {
-            failed = number_tokens(self, folded, prefix, &numbers, into) < 0;
+            failed = number_tokens(self, folded, prefix, &numbers, into, NULL) < 0;
             Py_DECREF(folded);
         }
         Py_DECREF(pair);
@@ -1044,6 +1167,7 @@ done:
     Py_XDECREF(iterator);
     PyMem_Free(numbers.data);
     PyMem_Free(words.data);
+    PyMem_Free(places.data);
     return result;
 }
 
@@ -1141,6 +1265,9 @@ static PyMethodDef methods[] = {
      "received(value) -> (ips, hosts): of a lower-case Received field, each IPv4 address's "
      "prefixes 'a.b a.b.c a.b.c.d', and its distinct host names then their registered "
      "domains, as textnb.headers reads them."},
+    {"shapes", shapes, METH_VARARGS,
+     "shapes(words) -> list: the distinct shapes, in their first order, of the words of three "
+     "decimal digits or more, each digit '#' (textnb.tokens.shapes)."},
     {"is_message", is_message, METH_VARARGS,
      "is_message(raw, known, sniff) -> bool: whether the first sniff bytes of raw start with "
      "a header block naming a field in known, as textnb.documents._is_message reads it."},

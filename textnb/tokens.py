@@ -3,7 +3,8 @@
 A token is a word (letters or digits, joined by internal apostrophes, hyphens or dots as in
 ``don't``, ``e-mail``, ``3.14`` and host names such as ``www.example.com``), an e-mail address,
 an amount of money (``$500``), or a run of exclamation marks (``!!!``); in Chinese, Japanese
-and Korean script, each two neighbouring characters. Tokens from a document's header fields get
+and Korean script, each two neighbouring characters. A word of three digits or more also
+counts its shape (``08452810075`` → ``###########``). Tokens from a document's header fields get
 the field's name as a prefix (``subject:free``), as SpamBayes does: "free" in a Subject line is
 stronger evidence than in a body.
 """
@@ -77,6 +78,25 @@ def _matched(text: str) -> list[str]:
     return split
 
 
+# A number says little once it is rare (a phone number, a price, a code), its shape much: spam
+# asks to call 08452810075 or to text 87121 and quotes £1000, ham seldom does. So a word of
+# three digits or more counts its shape too, each digit "#" ("###########", "£####"; "#" is
+# never in a token, so a shape is no word). On the SMS Spam Collection (70/30 splits of seeds
+# 0 and 1) spam not caught at the learned cutoffs 15.2 / 17.0 → 11.6 / 14.7 %; SpamAssassin's
+# mail (seeds 0-7) 6.45 → 6.25 % on average; 20 Newsgroups unchanged (0.8659 → 0.8655).
+_DIGIT = re.compile(r"\d")
+_NUMBER = re.compile(r"\d\D*\d\D*\d")  # three digits
+
+
+def shapes(words: Sequence[str]) -> list[str]:
+    """The distinct shapes, in their first order, of the words of three digits or more (decimal
+    digits, as ``\\d``): each digit replaced by "#". Each counts once: a table of numbers would
+    otherwise be one term many times over, and outweigh every word of its message."""
+    if _fast is not None:
+        return _fast.shapes(words)
+    return list(dict.fromkeys(_DIGIT.sub("#", word) for word in words if _NUMBER.search(word)))
+
+
 def with_subject(text: str | bytes, fields: Sequence[tuple[str, str]]) -> str | bytes:
     """The body as a reader reads it: the Subject line, then the text. Its words are a topic's
     words (as ``subject:word`` they are also evidence of their own): 20 Newsgroups' test
@@ -102,7 +122,7 @@ class Tokenizer:
     max_length : int — tokens longer than this are dropped.
 
     >>> Tokenizer(stop_words={"the"})("Get the FREE money: $500!!! http://win.example.com")
-    ['get', 'free', 'money', '$500', '!!!', 'http', 'win.example.com']
+    ['get', 'free', 'money', '$500', '!!!', 'http', 'win.example.com', '$###']
     """
 
     def __init__(self, *, lowercase: bool = True, stop_words: Iterable[str] = (),
@@ -125,8 +145,10 @@ class Tokenizer:
         self._stem = None
 
     def __call__(self, text: str | bytes) -> list[str]:
-        """Tokens of ``text`` with stop words removed, stemmed, then n-grams appended."""
-        return self._ngrams(self.words(text))
+        """Tokens of ``text`` with stop words removed, stemmed, then n-grams and the words'
+        :func:`shapes` appended."""
+        words = self.words(text)
+        return self._ngrams(words) + shapes(words)
 
     def words(self, text: str | bytes) -> list[str]:
         """Unigram tokens of ``text``: matched, case-folded, capped, stop words removed, stemmed."""
