@@ -134,7 +134,7 @@ def unpack_archive(archive: Path, dest: Path) -> Path:
 
 def corpus_dir(data: Path | None, archive: Path, scratch: Path) -> Path:
     directory = data if data is not None else unpack_archive(archive, scratch / "spamassassin")
-    missing = [p for p in PARTS if not (directory / p).is_dir()]
+    missing = [p for p in ("spam", "easy_ham") if not (directory / p).is_dir()]  # the others may be
     if missing:
         raise BenchError(f"'{directory}' has no {', '.join(missing)} director"
                          f"{'y' if len(missing) == 1 else 'ies'}")
@@ -142,9 +142,12 @@ def corpus_dir(data: Path | None, archive: Path, scratch: Path) -> Path:
 
 
 def list_corpus(directory: Path) -> tuple[list[str], np.ndarray]:
-    """All message paths (per part, sorted by name; ``cmds`` skipped) and their classes."""
+    """All message paths (per part, sorted by name; ``cmds`` skipped; a part may be missing, as
+    spam_2/ and the others are in scripts/sms_corpus.py's layout) and their classes."""
     paths, labels = [], []
     for part, label in PARTS.items():
+        if not (directory / part).is_dir():
+            continue
         files = sorted(p for p in (directory / part).iterdir() if p.is_file() and p.name != "cmds")
         paths += [str(p) for p in files]
         labels += [label] * len(files)

@@ -219,7 +219,7 @@ shape_of(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
 static PyObject *
 shapes(PyObject *self, PyObject *args)
 {
-    PyObject *words, *list, *result;
+    PyObject *words, *result;
     if (!PyArg_ParseTuple(args, "O:shapes", &words))
         return NULL;
     if ((words = PySequence_Fast(words, "shapes() takes a sequence of str")) == NULL)
