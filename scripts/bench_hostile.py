@@ -99,6 +99,12 @@ FAMILIES = {
                                + HEAD + b"\nx\n",
     "return_path_ats": lambda n: b"Return-Path: " + b"@a" * (n // 2) + b"\n" + HEAD + b"\nx\n",
     "message_id_shape": lambda n: b"Message-ID: <" + b"a1." * (n // 3) + b">\n" + HEAD + b"\nx\n",
+    # The tokenizer's CJK bigrams and digit shapes (textnb/tokens.py): one run of a megabyte,
+    # one word of CJK characters and letters in turn, a word of pieces, and distinct numbers.
+    "cjk_run": lambda n: _repeat(HEAD, "中".encode(), n),
+    "cjk_in_a_word": lambda n: _repeat(HEAD, "a中".encode(), n),
+    "cjk_word_pieces": lambda n: _repeat(HEAD, "中.a".encode(), n),
+    "numbers": lambda n: HEAD + b"\n" + b" ".join(b"%07d" % k for k in range(n // 8)) + b"\n",
 }
 
 
