@@ -5,7 +5,8 @@
  * its fields (textnb.documents).
  *
  * A token holding Chinese, Japanese or Korean characters is read as their bigrams and the
- * tokens of its other parts (textnb.tokens._matched).
+ * tokens of its other parts (textnb.tokens._matched); a body word of three digits or more also
+ * counts its shape (textnb.tokens.shapes).
  *
  * The Python code is the definition, and the fallback where this module is not built; each
  * scanner here follows its regular expression branch by branch, with Python's re semantics for
@@ -196,15 +197,22 @@ append_tokens(PyObject *list, PyObject *text, PyObject *prefix, PyObject *stop,
     return 0;
 }
 
-/* A word's shape if it holds three decimal digits or more: each digit "#" (textnb.tokens.shapes);
- * NULL with no error if it has fewer. */
+/* Whether text[start:end] holds three decimal digits or more: a word with a shape. */
+static int
+has_shape(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    int digits = 0;
+    for (Py_ssize_t k = start; k < end && digits < 3; k++)
+        digits += IS_DIGIT(AT(k));
+    return digits == 3;
+}
+
+/* A word's shape if it has one (has_shape): each digit "#" (textnb.tokens.shapes); NULL with no
+ * error if it has none. */
 static PyObject *
 shape_of(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
 {
-    Py_ssize_t digits = 0;
-    for (Py_ssize_t k = start; k < end && digits < 3; k++)
-        digits += IS_DIGIT(AT(k));
-    if (digits < 3)
+    if (!has_shape(kind, data, start, end))
         return NULL;
     Py_UCS4 *shape = PyMem_New(Py_UCS4, end - start + 1);
     if (shape == NULL)
@@ -995,16 +1003,6 @@ number_token(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t star
                    buffer_add(joined, r + 1, r->size) < 0))
         return -1;
     return 1;
-}
-
-/* Whether text[start:end] holds three decimal digits or more: a word with a shape. */
-static int
-has_shape(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
-{
-    int digits = 0;
-    for (Py_ssize_t k = start; k < end && digits < 3; k++)
-        digits += IS_DIGIT(AT(k));
-    return digits == 3;
 }
 
 /* The token text[start:end] by number_token; if it was numbered and numbers is not NULL, its
