@@ -134,7 +134,8 @@ def unpack_archive(archive: Path, dest: Path) -> Path:
 
 def corpus_dir(data: Path | None, archive: Path, scratch: Path) -> Path:
     directory = data if data is not None else unpack_archive(archive, scratch / "spamassassin")
-    missing = [p for p in ("spam", "easy_ham") if not (directory / p).is_dir()]  # the others may be
+    # spam/ and easy_ham/ at least; the other parts may be missing (scripts/sms_corpus.py).
+    missing = [p for p in ("spam", "easy_ham") if not (directory / p).is_dir()]
     if missing:
         raise BenchError(f"'{directory}' has no {', '.join(missing)} director"
                          f"{'y' if len(missing) == 1 else 'ies'}")

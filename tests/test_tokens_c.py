@@ -1,6 +1,7 @@
-"""textnb/_tokens.c, the tokenizer in C, against the regular expression it follows
-(textnb.tokens._TOKEN, and the bigrams of textnb.tokens._matched): the same tokens on any text and on real mail. tests/test_tokens.py runs
-the Tokenizer's own tests with each."""
+"""textnb/_tokens.c, the tokenizer in C, against the regular expressions it follows
+(textnb.tokens._TOKEN, the bigrams of textnb.tokens._matched, the shapes of
+textnb.tokens._python_shapes): the same tokens on any text and on real mail.
+tests/test_tokens.py runs the Tokenizer's own tests with each."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 import textnb.tokens
 from textnb.documents import read_bytes
-from textnb.tokens import _DIGIT, _NUMBER, Tokenizer, _matched, with_subject
+from textnb.tokens import Tokenizer, _matched, _python_shapes, with_subject
 from textnb.headers import MAX_VALUE, _python_received
 from textnb.counting import _python_numbers
 
@@ -32,10 +33,6 @@ def _real_mail() -> list[bytes]:
 
 def _pattern_tokens(text: str, stop: frozenset, cap: int) -> list[str]:
     return [t for t in _matched(text) if t not in stop and len(t) <= cap]
-
-
-def _python_shapes(words: list[str]) -> list[str]:
-    return list(dict.fromkeys(_DIGIT.sub("#", word) for word in words if _NUMBER.search(word)))
 
 
 def _field_tokens(fields, stop: frozenset, cap: int, lowercase: bool = True) -> list[str]:

@@ -95,6 +95,11 @@ def shapes(words: Sequence[str]) -> list[str]:
     otherwise be one term many times over, and outweigh every word of its message."""
     if _fast is not None:
         return _fast.shapes(words)
+    return _python_shapes(words)
+
+
+def _python_shapes(words: Sequence[str]) -> list[str]:
+    """:func:`shapes` by regular expressions, the definition of the C code."""
     return list(dict.fromkeys(_DIGIT.sub("#", word) for word in words if _NUMBER.search(word)))
 
 
