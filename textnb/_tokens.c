@@ -146,6 +146,45 @@ next_piece(int kind, const void *data, Py_ssize_t first, Py_ssize_t end, Py_ssiz
     return 0;
 }
 
+/* Where a walk over a text's words is: the next place to look (i) and, inside a token holding
+ * CJK characters, its end and the place of its next piece (at). */
+typedef struct {
+    Py_ssize_t i, end, at;
+    int pieces;
+} Words;
+
+/* The next word of text[w->i:n] in *start, *stop: a token (token_end), or each piece of one
+ * holding CJK characters (next_piece); 0 after the last. */
+static int
+next_word(int kind, const void *data, Py_ssize_t n, Words *w, Py_ssize_t *start,
+          Py_ssize_t *stop)
+{
+    for (;;) {
+        if (w->pieces) {
+            if (next_piece(kind, data, w->i, w->end, &w->at, start, stop))
+                return 1;
+            w->pieces = 0;
+            w->i = w->end;
+        }
+        if (w->i >= n)
+            return 0;
+        Py_ssize_t end = token_end(kind, data, n, w->i);
+        if (end == w->i) {
+            w->i++;
+        }
+        else if (has_cjk(kind, data, w->i, end)) {
+            w->pieces = 1;
+            w->at = w->i;
+            w->end = end;
+        }
+        else {
+            *start = w->i;
+            *stop = w->i = end;
+            return 1;
+        }
+    }
+}
+
 /* Append text[start:end] to list, prefixed by prefix (a str, or NULL), unless it is in stop
  * (a set, or NULL). */
 static int
@@ -176,24 +215,11 @@ append_tokens(PyObject *list, PyObject *text, PyObject *prefix, PyObject *stop,
 {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0;
-    while (i < n) {
-        Py_ssize_t end = token_end(kind, data, n, i);
-        if (end == i) {
-            i++;
-            continue;
-        }
-        if (has_cjk(kind, data, i, end)) {
-            Py_ssize_t at = i, start, stop_at;
-            while (next_piece(kind, data, i, end, &at, &start, &stop_at))
-                if (stop_at - start <= max_length
-                        && append_token(list, text, prefix, stop, start, stop_at) < 0)
-                    return -1;
-        }
-        else if (end - i <= max_length && append_token(list, text, prefix, stop, i, end) < 0)
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), start, end;
+    Words w = {0};
+    while (next_word(kind, data, n, &w, &start, &end))
+        if (end - start <= max_length && append_token(list, text, prefix, stop, start, end) < 0)
             return -1;
-        i = end;
-    }
     return 0;
 }
 
@@ -1027,25 +1053,12 @@ number_tokens(Numbering *self, PyObject *text, Py_ssize_t prefix, Buffer *ids, B
 {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0;
-    while (i < n) {
-        Py_ssize_t end = token_end(kind, data, n, i);
-        if (end == i) {
-            i++;
-            continue;
-        }
-        if (has_cjk(kind, data, i, end)) {
-            Py_ssize_t at = i, start, stop;
-            while (next_piece(kind, data, i, end, &at, &start, &stop))
-                if (stop - start <= self->max_length
-                        && number_word(self, text, prefix, start, stop, ids, joined, numbers) < 0)
-                    return -1;
-        }
-        else if (end - i <= self->max_length
-                 && number_word(self, text, prefix, i, end, ids, joined, numbers) < 0)
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), start, end;
+    Words w = {0};
+    while (next_word(kind, data, n, &w, &start, &end))
+        if (end - start <= self->max_length
+                && number_word(self, text, prefix, start, end, ids, joined, numbers) < 0)
             return -1;
-        i = end;
-    }
     return 0;
 }
 
