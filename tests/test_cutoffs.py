@@ -82,6 +82,24 @@ def test_the_unsure_band_is_bounded_by_raising_the_ham_cutoff():
     assert chosen["spam"] == pytest.approx(5.5) and chosen["fpr"] == 0.0
 
 
+@pytest.mark.parametrize("n, target, bound", [
+    (2905, 0.001, 2 / 2906), (1998, 0.001, 1 / 1999), (999, 0.001, 0.001), (150, 0.001, 1 / 151),
+    (102, 0.01, 1 / 103), (5000, 0.0, 1 / 5001)])
+def test_how_often_a_new_ham_reaches_the_spam_cutoff(n, target, bound):
+    from textnb.cutoffs import fpr_bound
+    assert fpr_bound(n, target) == pytest.approx(bound)  # (a + 1)/(n + 1)
+
+
+def test_info_says_nothing_more_where_the_ham_are_enough(tmp_path):
+    from textnb.cli import _cutoffs_line
+    cutoffs = {"spam": 1.0, "ham": 0.0, "folds": 5, "fpr": 0.0, "fnr": 0.0, "unsure": 0.0,
+               "spam_not_caught": 0.0, "target_fpr": 0.001}
+    assert "note" not in _cutoffs_line({**cutoffs, "messages": 1399, "spam_messages": 400})
+    assert "with 998 training ham" in _cutoffs_line({**cutoffs, "messages": 1398, "spam_messages": 400})
+    assert "note" not in _cutoffs_line({k: v for k, v in cutoffs.items() if k != "target_fpr"}
+                                       | {"messages": 10, "spam_messages": 5})
+
+
 @pytest.mark.parametrize("target, n, allowed", [
     (0.001, 2905, 1), (0.001, 1999, 1), (0.001, 1998, 0), (0.001, 999, 0), (0.001, 10, 0),
     (0.01, 102, 0), (0.01, 199, 1), (0.0, 5000, 0), (0.1, 99, 9)])
@@ -178,6 +196,9 @@ def test_train_learns_cutoffs_and_info_shows_them(sample_model):
     assert cutoffs["fnr"] > 0.01 and cutoffs["unsure"] == pytest.approx(6 / 300)
     info = run("info", "-m", sample_model)
     assert f"spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f}" in info.output
+    # No ham of the 150 was called spam, but 150 cannot promise 0.1 %: info says what they can.
+    assert ("note        with 150 training ham, 0.66% of new ham called spam at best, over the "
+            "0.10% target (999 ham or more can meet it)") in info.output
     assert json.loads(run("info", "--format", "json", "-m", sample_model).output)["cutoffs"] == cutoffs
 
 

@@ -8,6 +8,7 @@ TEXTNB_DEBUG=1 to see one). ``filter`` is the exception to the rule: it always d
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -20,7 +21,7 @@ import numpy as np
 
 from . import __version__
 from .classifier import TextClassifier, load_model, save_model
-from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE
+from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE, fpr_bound
 from .onerror import MARGIN, MAX_PASSES
 from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_cutoffs
 from .documents import first_raw, is_maildir, iter_files, read_raw
@@ -619,10 +620,18 @@ def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
     """The learned cutoffs and what they gave on the out-of-fold scores, in one line."""
     how = f", {cutoffs['training']} training" if "training" in cutoffs else ""
     left = f", {cutoffs['suspects']} left out" if cutoffs.get("suspects") else ""
-    return (f"cutoffs     spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f} "
+    line = (f"cutoffs     spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f} "
             f"({cutoffs['folds']}-fold CV of {cutoffs['messages']} messages{how}{left}: "
             f"FPR {cutoffs['fpr']:.2%}, FNR {cutoffs['fnr']:.2%}, "
             f"unsure {cutoffs['unsure']:.2%}, spam not caught {cutoffs['spam_not_caught']:.2%})")
+    ham = cutoffs.get("messages", 0) - cutoffs.get("spam_messages", 0)
+    target = cutoffs.get("target_fpr", 0.0)
+    bound = fpr_bound(ham, target) if ham > 0 and 0 < target < 1 else target
+    if bound > target * (1 + 1e-9):  # too few ham for the target: say what they can promise
+        line += (f"\nnote        with {ham} training ham, {bound:.2%} of new ham called spam at "
+                 f"best, over the {target:.2%} target "
+                 f"({math.ceil(1 / target - 1 - 1e-9)} ham or more can meet it)")
+    return line
 
 
 @main.command("tune-cutoffs")
