@@ -133,11 +133,10 @@ def fpr_bound(ham: int, target_fpr: float) -> float:
     / (n + 1) (:func:`_allowed`), at most the target from 1/target − 1 ham on (999 for 0.1 %),
     1/(n + 1) with fewer: no cutoff learned from so few can promise the target, and the rates on
     their own scores (no ham called spam, as a rule) do not show it. A bound at best: a model
-    of few messages scores new ones further out than its folds' models scored theirs (a ham's
-    rare words met in spam alone weigh more as more spam is learned). SpamAssassin samples,
-    six of each, the rest of the corpus scored: 100 / 300 / 1,000 / 2,000 training ham called
-    0.87 / 0.66 / 0.23 / 0.12 % of the other ham spam, for bounds of 0.99 / 0.33 / 0.10 /
-    0.10 %; the 2,905 of a 70/30 split 0.04 % (seeds 0–7), for 0.069 %."""
+    of few messages scores new ones further out than its folds' models scored theirs.
+    SpamAssassin samples, six of each, the rest of the corpus scored: 100 / 300 / 1,000 / 2,000
+    training ham called 0.87 / 0.66 / 0.23 / 0.12 % of the other ham spam, for bounds of 0.99 /
+    0.33 / 0.10 / 0.10 %; the 2,905 of a 70/30 split 0.04 % (seeds 0–7), for 0.069 %."""
     return (_allowed(target_fpr, ham) + 1) / (ham + 1)
 
 
