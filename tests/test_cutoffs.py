@@ -90,7 +90,7 @@ def test_how_often_a_new_ham_reaches_the_spam_cutoff(n, target, bound):
     assert fpr_bound(n, target) == pytest.approx(bound)  # (a + 1)/(n + 1)
 
 
-def test_info_says_nothing_more_where_the_ham_are_enough(tmp_path):
+def test_info_says_nothing_more_where_the_ham_are_enough():
     from textnb.cli import _cutoffs_line
     cutoffs = {"spam": 1.0, "ham": 0.0, "folds": 5, "fpr": 0.0, "fnr": 0.0, "unsure": 0.0,
                "spam_not_caught": 0.0, "target_fpr": 0.001}

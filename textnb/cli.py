@@ -617,7 +617,8 @@ def _tuning_table(tuned, top: int = 10) -> str:
 
 
 def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
-    """The learned cutoffs and what they gave on the out-of-fold scores, in one line."""
+    """The learned cutoffs and what they gave on the out-of-fold scores, in one line, and a
+    note under it where too few ham were held out to promise the target FPR."""
     how = f", {cutoffs['training']} training" if "training" in cutoffs else ""
     left = f", {cutoffs['suspects']} left out" if cutoffs.get("suspects") else ""
     line = (f"cutoffs     spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f} "
@@ -626,10 +627,9 @@ def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
             f"unsure {cutoffs['unsure']:.2%}, spam not caught {cutoffs['spam_not_caught']:.2%})")
     ham = cutoffs.get("messages", 0) - cutoffs.get("spam_messages", 0)
     target = cutoffs.get("target_fpr", 0.0)
-    bound = fpr_bound(ham, target) if ham > 0 and 0 < target < 1 else target
-    if bound > target * (1 + 1e-9):  # too few ham for the target: say what they can promise
-        line += (f"\nnote        with {ham} training ham, {bound:.2%} of new ham called spam at "
-                 f"best, over the {target:.2%} target "
+    if ham > 0 and 0 < target < 1 and fpr_bound(ham, target) > target * (1 + 1e-9):
+        line += (f"\nnote        with {ham} training ham, {fpr_bound(ham, target):.2%} of new ham "
+                 f"called spam at best, over the {target:.2%} target "
                  f"({math.ceil(1 / target - 1 - 1e-9)} ham or more can meet it)")
     return line
 
