@@ -82,12 +82,25 @@ def test_the_unsure_band_is_bounded_by_raising_the_ham_cutoff():
     assert chosen["spam"] == pytest.approx(5.5) and chosen["fpr"] == 0.0
 
 
-@pytest.mark.parametrize("n, target, bound", [
-    (2905, 0.001, 2 / 2906), (1998, 0.001, 1 / 1999), (999, 0.001, 0.001), (150, 0.001, 1 / 151),
-    (102, 0.01, 1 / 103), (5000, 0.0, 1 / 5001)])
-def test_how_often_a_new_ham_reaches_the_spam_cutoff(n, target, bound):
-    from textnb.cutoffs import fpr_bound
-    assert fpr_bound(n, target) == pytest.approx(bound)  # (a + 1)/(n + 1)
+@pytest.mark.parametrize("n, target, extrapolated", [
+    (998, 0.001, True), (999, 0.001, False), (2905, 0.001, False), (150, 0.001, True),
+    (98, 0.01, True), (99, 0.01, False), (5000, 0.0, False)])
+def test_too_few_ham_to_read_the_spam_cutoff_off(n, target, extrapolated):
+    from textnb.cutoffs import extrapolated as too_few
+    assert too_few(n, target) is extrapolated  # (0 + 1)/(n + 1) > target
+
+
+def test_with_too_few_ham_the_spam_cutoff_is_extrapolated_from_their_tail():
+    # 50 ham at 0..49: the 5 highest (a tenth, at least 5) exceed the next, 44, by 3 on
+    # average, so a new ham passes 44 + x with probability (5/51) e^(-x/3): 0.1 % at
+    # x = 3 ln(5 / 0.051), 57.76, not halfway between the ham at 49 and the spam at 50.5.
+    ham, spam = np.arange(50.0), np.arange(50.5, 100.5)
+    scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(50, bool), np.ones(50, bool)]
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001)
+    assert chosen["spam"] == pytest.approx(44 + 3 * np.log(5 / 0.051))
+    assert (chosen["fpr"], chosen["spam_not_caught"]) == (0.0, pytest.approx(8 / 50))
+    # 2 %: (0 + 1)/51 is less, so the ham show it: halfway between 49 and 50.5.
+    assert choose_cutoffs(scores, is_spam, target_fpr=0.02)["spam"] == pytest.approx(49.75)
 
 
 def test_info_says_nothing_more_where_the_ham_are_enough():
@@ -95,7 +108,8 @@ def test_info_says_nothing_more_where_the_ham_are_enough():
     cutoffs = {"spam": 1.0, "ham": 0.0, "folds": 5, "fpr": 0.0, "fnr": 0.0, "unsure": 0.0,
                "spam_not_caught": 0.0, "target_fpr": 0.001}
     assert "note" not in _cutoffs_line({**cutoffs, "messages": 1399, "spam_messages": 400})
-    assert "with 998 training ham" in _cutoffs_line({**cutoffs, "messages": 1398, "spam_messages": 400})
+    assert "998 training ham are too few" in _cutoffs_line({**cutoffs, "messages": 1398,
+                                                             "spam_messages": 400})
     assert "note" not in _cutoffs_line({k: v for k, v in cutoffs.items() if k != "target_fpr"}
                                        | {"messages": 10, "spam_messages": 5})
 
@@ -196,9 +210,10 @@ def test_train_learns_cutoffs_and_info_shows_them(sample_model):
     assert cutoffs["fnr"] > 0.01 and cutoffs["unsure"] == pytest.approx(6 / 300)
     info = run("info", "-m", sample_model)
     assert f"spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f}" in info.output
-    # No ham of the 150 was called spam, but 150 cannot promise 0.1 %: info says what they can.
-    assert ("note        with 150 training ham, 0.66% of new ham called spam at best, over the "
-            "0.10% target (999 ham or more can meet it)") in info.output
+    # 150 ham cannot show where 0.1 % of new ham score: info says the cutoff is extrapolated.
+    assert ("note        150 training ham are too few to show where 0.10% of new ham score: the "
+            "spam cutoff is extrapolated from their highest scores (999 ham or more show it)"
+            ) in info.output
     assert json.loads(run("info", "--format", "json", "-m", sample_model).output)["cutoffs"] == cutoffs
 
 

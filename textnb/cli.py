@@ -21,7 +21,7 @@ import numpy as np
 
 from . import __version__
 from .classifier import TextClassifier, load_model, save_model
-from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE, fpr_bound
+from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE, extrapolated
 from .onerror import MARGIN, MAX_PASSES
 from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_cutoffs
 from .documents import first_raw, is_maildir, iter_files, read_raw
@@ -618,7 +618,7 @@ def _tuning_table(tuned, top: int = 10) -> str:
 
 def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
     """The learned cutoffs and what they gave on the out-of-fold scores, in one line, and a
-    note under it where too few ham were held out to promise the target FPR."""
+    note under it where too few ham were held out to read the spam cutoff off their scores."""
     how = f", {cutoffs['training']} training" if "training" in cutoffs else ""
     left = f", {cutoffs['suspects']} left out" if cutoffs.get("suspects") else ""
     line = (f"cutoffs     spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f} "
@@ -627,10 +627,10 @@ def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
             f"unsure {cutoffs['unsure']:.2%}, spam not caught {cutoffs['spam_not_caught']:.2%})")
     ham = cutoffs.get("messages", 0) - cutoffs.get("spam_messages", 0)
     target = cutoffs.get("target_fpr", 0.0)
-    if ham > 0 and 0 < target < 1 and fpr_bound(ham, target) > target * (1 + 1e-9):
-        line += (f"\nnote        with {ham} training ham, {fpr_bound(ham, target):.2%} of new ham "
-                 f"called spam at best, over the {target:.2%} target "
-                 f"({math.ceil(1 / target - 1 - 1e-9)} ham or more can meet it)")
+    if ham > 0 and extrapolated(ham, target):
+        line += (f"\nnote        {ham} training ham are too few to show where {target:.2%} of new "
+                 f"ham score: the spam cutoff is extrapolated from their highest scores "
+                 f"({math.ceil(1 / target - 1 - 1e-9)} ham or more show it)")
     return line
 
 
