@@ -44,7 +44,8 @@ learned from the training messages must not follow it.
 
 ``--sample SPAM:HAM`` trains every system on that many spam and ham drawn by the seed and
 tests on all the other messages: a user's first, small folders, where too few ham are held
-out to promise an FPR of 0.1 % (``textnb train`` says what they can promise).
+out to read a spam cutoff for an FPR of 0.1 % off their scores (textnb then extrapolates it,
+textnb.cutoffs.extrapolated).
 
 Then the test messages textnb misclassified with the most confidence.
 

@@ -155,7 +155,7 @@ def extrapolated(ham: int, target_fpr: float) -> bool:
     cutoff above them all, 0.39 / 0.23 % extrapolated, for 14.6 → 34.8 % and 7.4 → 17.1 % of
     the spam not caught (bogofilter on the same messages: 0.10 / 0.08 %, 41.8 / 26.1 %, with
     27 / 15 % of all messages unsure). More ham do better still: 1,000 / 2,000 training ham
-    called 0.23 / 0.13 % spam (7.4–9.3 % not caught) by the cutoff read off their scores."""
+    called 0.23 / 0.13 % spam (9.3 / 7.3 % not caught) by the cutoff read off their scores."""
     return 0 < target_fpr and (ham + 1) * target_fpr < 1
 
 
