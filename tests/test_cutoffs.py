@@ -212,7 +212,8 @@ def test_train_learns_cutoffs_and_info_shows_them(sample_model):
     assert f"spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f}" in info.output
     # 150 ham cannot show where 0.1 % of new ham score: info says the cutoff is extrapolated.
     assert ("note        150 training ham are too few to show where 0.10% of new ham score: the "
-            "spam cutoff is extrapolated from their highest scores (999 ham or more show it)"
+            "spam cutoff is extrapolated from their highest scores (`textnb tune-cutoffs` reads "
+            "it off 999 ham or more)"
             ) in info.output
     assert json.loads(run("info", "--format", "json", "-m", sample_model).output)["cutoffs"] == cutoffs
 

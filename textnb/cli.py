@@ -630,7 +630,8 @@ def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
     if ham > 0 and extrapolated(ham, target):
         line += (f"\nnote        {ham} training ham are too few to show where {target:.2%} of new "
                  f"ham score: the spam cutoff is extrapolated from their highest scores "
-                 f"({math.ceil(1 / target - 1 - 1e-9)} ham or more show it)")
+                 f"(`textnb tune-cutoffs` reads it off {math.ceil(1 / target - 1 - 1e-9)} ham or "
+                 f"more)")
     return line
 
 
