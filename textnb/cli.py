@@ -8,7 +8,6 @@ TEXTNB_DEBUG=1 to see one). ``filter`` is the exception to the rule: it always d
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
@@ -21,7 +20,7 @@ import numpy as np
 
 from . import __version__
 from .classifier import TextClassifier, load_model, save_model
-from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE, extrapolated
+from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE, extrapolated, ham_needed
 from .onerror import MARGIN, MAX_PASSES
 from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_cutoffs
 from .documents import first_raw, is_maildir, iter_files, read_raw
@@ -630,8 +629,7 @@ def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
     if ham > 0 and extrapolated(ham, target):
         line += (f"\nnote        {ham} training ham are too few to show where {target:.2%} of new "
                  f"ham score: the spam cutoff is extrapolated from their highest scores "
-                 f"(`textnb tune-cutoffs` reads it off {math.ceil(1 / target - 1 - 1e-9)} ham or "
-                 f"more)")
+                 f"(`textnb tune-cutoffs` reads it off {ham_needed(target)} ham or more)")
     return line
 
 

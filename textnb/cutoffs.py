@@ -156,7 +156,13 @@ def extrapolated(ham: int, target_fpr: float) -> bool:
     the spam not caught (bogofilter on the same messages: 0.10 / 0.08 %, 41.8 / 26.1 %, with
     27 / 15 % of all messages unsure). More ham do better still: 1,000 / 2,000 training ham
     called 0.23 / 0.13 % spam (9.3 / 7.3 % not caught) by the cutoff read off their scores."""
-    return 0 < target_fpr and (ham + 1) * target_fpr < 1
+    return 0 < target_fpr and ham < ham_needed(target_fpr)
+
+
+def ham_needed(target_fpr: float) -> int:
+    """The fewest held-out ham a spam cutoff for ``target_fpr`` (> 0) is read off rather than
+    extrapolated: the least n with (0 + 1)/(n + 1) ≤ target, 999 for 0.1 %."""
+    return math.ceil(1 / target_fpr - 1 - 1e-9)
 
 
 def rates(log_odds: np.ndarray, is_spam: np.ndarray, spam_cutoff: float,
