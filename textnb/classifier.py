@@ -291,8 +291,8 @@ class TextClassifier(Parameters):
 
     def _on_error(self, X: Any, y: Any) -> _DiscreteNB:
         # Walks in C in this thread alone: the cross-validation runs its folds side by side
-        # (_learn_cutoffs), and more threads than cores made it slower (0.36–0.43 against
-        # 0.43–0.51 s on SpamAssassin's 6,046 messages, 2 cores).
+        # (_learn_cutoffs), and more threads than cores made it slower (both ways' on
+        # SpamAssassin's 6,046 messages, 2 cores: 0.45–0.56 s, 0.52–0.61 with a thread a walk).
         walks_here = walks_in_c(self._new_model(), len(set(map(str, y))))
         return train_on_error(X, y, self._new_model, self.margin, self.max_passes,
                               n_jobs=1 if walks_here else self.n_jobs)[0]
