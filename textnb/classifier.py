@@ -23,7 +23,7 @@ from . import cutoffs as _cutoffs
 from .decision import check_cutoffs
 from .errors import ModelFileError
 from .explain import Explanation, explain_document, informative_terms
-from .onerror import MARGIN, MAX_PASSES, take_rows, train_on_error, walks_in_c
+from .onerror import MARGIN, MAX_PASSES, take_rows, train_on_error
 from .models import (CSR, BernoulliNB, Parameters, ComplementNBWithPrior, MultinomialNB,
                      StoredCounts, _DiscreteNB, _sklearn_tags, check_labels)
 from .stopwords import load_stop_words
@@ -31,7 +31,7 @@ from .tokens import MAX_TOKEN_LENGTH, Tokenizer
 from . import modelfile
 from .hashing import HashedVocabulary, check_hash_bits
 from .vocabulary import Counts, Vocabulary, _relabel, part_counts
-from .workers import imap, n_workers
+from .workers import imap
 
 # "complement" keeps the class prior in its score (scikit-learn's ComplementNB drops it), so
 # that fit_prior and class_prior take effect; with the default uniform priors the two agree.
@@ -240,8 +240,9 @@ class TextClassifier(Parameters):
                                 callback)
         training, learned = self.training, {}
         if self._learns_cutoffs(labels):
-            kinds = ("full", "on-error") if training == "auto" else (training,)
-            learned = dict(zip(kinds, self._learn_cutoffs(X, labels, kinds)))
+            learned = {kind: self._learn_cutoffs(X, labels,
+                                                 fit=None if kind == "full" else self._on_error)
+                       for kind in (("full", "on-error") if training == "auto" else (training,))}
             if training == "auto":  # too few documents to cross-validate: every one counts
                 training = ("full" if any(c is None for c, _ in learned.values()) else
                             min(("full", "on-error"), key=lambda t: _misplaced(learned[t][0])))
@@ -282,7 +283,7 @@ class TextClassifier(Parameters):
         history = self.em_history_
         self._learned(digests, labels)
         self.on_error_ = None
-        (self.cutoffs_, _), = self._learn_cutoffs(X, labels, (fit,))
+        self.cutoffs_, _ = self._learn_cutoffs(X, labels, fit=fit)
         self.suspects_ = np.empty(0, int)
         if self.cutoffs_:
             self.cutoffs_["training"] = "full"
@@ -290,12 +291,8 @@ class TextClassifier(Parameters):
         return self
 
     def _on_error(self, X: Any, y: Any) -> _DiscreteNB:
-        # Walks in C in this thread alone: the cross-validation runs its folds side by side
-        # (_learn_cutoffs), and more threads than cores made it slower (both ways' on
-        # SpamAssassin's 6,046 messages, 2 cores: 0.45–0.56 s, 0.52–0.61 with a thread a walk).
-        walks_here = walks_in_c(self._new_model(), len(set(map(str, y))))
         return train_on_error(X, y, self._new_model, self.margin, self.max_passes,
-                              n_jobs=1 if walks_here else self.n_jobs)[0]
+                              n_jobs=self.n_jobs)[0]
 
     def _fit_on_error(self, vocabulary: Vocabulary, X: CSR, labels: list,
                       digests: np.ndarray) -> None:
@@ -365,64 +362,46 @@ class TextClassifier(Parameters):
         classes = set(map(str, labels))
         return self.spam_class is not None and len(classes) == 2 and self.spam_class in classes
 
-    def _learn_cutoffs(self, X: CSR, labels: list, fits: Sequence = ("full",)
-                       ) -> list[tuple[dict[str, Any] | None, np.ndarray | None]]:
-        """For each way of fitting a fold's model in ``fits`` ("full": the counts of X less the
-        held part's; "on-error": :func:`textnb.onerror.train_on_error` of the other folds;
-        else a function ``fit(X, y)``), (cutoffs, suspect): the spam and ham cutoffs on the
-        spam log-odds, chosen on out-of-fold scores of the weighted counts X
-        (:func:`textnb.cutoffs.choose_cutoffs`), with their estimated rates and how many
-        messages were left out as likely mis-sorted (``suspects``; ``suspect`` says which,
-        :func:`textnb.cutoffs.suspects`); (None, None) without a spam class among exactly two
-        classes, or with too few messages.
+    def _learn_cutoffs(self, X: CSR, labels: list,
+                       fit=None) -> tuple[dict[str, Any] | None, np.ndarray | None]:
+        """(cutoffs, suspect): the spam and ham cutoffs on the spam log-odds, chosen on
+        out-of-fold scores of the weighted counts X (:func:`textnb.cutoffs.choose_cutoffs`),
+        with their estimated rates and how many messages were left out as likely mis-sorted
+        (``suspects``; ``suspect`` says which, :func:`textnb.cutoffs.suspects`); (None, None)
+        without a spam class among exactly two classes, or with too few messages.
 
         The folds share the vocabulary of all of X, but each fold's model holds only the counts
-        of the other folds: a held-out document's terms are known, its counts are not. The
-        folds of every way run side by side, one thread a core (``n_jobs``): the walks of
-        training on error, in C, and most of numpy's work let go of the GIL.
+        of the other folds: a held-out document's terms are known, its counts are not.
+        ``fit(X, y)`` gives a fold's model (default: the counts of X less the held part's).
         """
         y = np.array(labels, dtype=str)
+        if not self._learns_cutoffs(labels):
+            return None, None
         is_spam = y == self.spam_class
         k = int(min(self.cutoff_folds, is_spam.sum(), (~is_spam).sum()))
-        if not self._learns_cutoffs(labels) or k < 2:
-            return [(None, None)] * len(fits)
+        if k < 2:
+            return None, None
         from .metrics import stratified_folds
         folds = stratified_folds(y, k)
-        # A "full" fold's model is the whole's counts less its held part's: X counted once and
-        # a fifth of it taken out k times, rather than four fifths counted k times.
-        whole = self._new_model().fit(X, y) if "full" in fits else None
-        fitters = [self._on_error if fit == "on-error" else fit for fit in fits]
-
-        def scores(job: tuple[int, int]) -> np.ndarray:
-            """The spam log-odds of fold ``fold``'s held messages, by way ``way``."""
-            way, fold = job
+        log_odds = np.empty(y.size)
+        # Without `fit`, a fold's model is the whole's counts less its held part's: X counted
+        # once and a fifth of it taken out k times, rather than four fifths counted k times.
+        whole = self._new_model().fit(X, y) if fit is None else None
+        for fold in range(k):
             held = folds == fold
             X_held = take_rows(X, held)
-            model = (copy.deepcopy(whole).unlearn(X_held, y[held]) if fits[way] == "full"
-                     else fitters[way](take_rows(X, ~held), y[~held]))
+            model = (fit(take_rows(X, ~held), y[~held]) if whole is None
+                     else copy.deepcopy(whole).unlearn(X_held, y[held]))
             log_proba = model.predict_log_proba(X_held)
             s = int(np.flatnonzero(model.classes_.astype(str) == self.spam_class)[0])
-            return log_proba[:, s] - log_proba[:, 1 - s]
-
-        jobs = [(way, fold) for way in range(len(fits)) for fold in range(k)]
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(n_workers(self.n_jobs)) as threads:
-            found = list(threads.map(scores, jobs))
-        learned = []
-        for way in range(len(fits)):
-            log_odds = np.empty(y.size)
-            for fold in range(k):
-                log_odds[folds == fold] = found[way * k + fold]
-            suspect = (np.zeros(y.size, dtype=bool) if self.keep_suspects
-                       else _cutoffs.suspects(log_odds, is_spam))
-            chosen = _cutoffs.choose_cutoffs(log_odds[~suspect], is_spam[~suspect],
-                                             self.target_fpr, self.target_fnr,
-                                             self.target_unsure)
-            learned.append(({"spam_class": self.spam_class, **chosen, "folds": k,
-                             "suspects": int(suspect.sum()), "target_fpr": self.target_fpr,
-                             "target_fnr": self.target_fnr,
-                             "target_unsure": self.target_unsure}, suspect))
-        return learned
+            log_odds[held] = log_proba[:, s] - log_proba[:, 1 - s]
+        suspect = (np.zeros(y.size, dtype=bool) if self.keep_suspects
+                   else _cutoffs.suspects(log_odds, is_spam))
+        chosen = _cutoffs.choose_cutoffs(log_odds[~suspect], is_spam[~suspect], self.target_fpr,
+                                         self.target_fnr, self.target_unsure)
+        return {"spam_class": self.spam_class, **chosen, "folds": k,
+                "suspects": int(suspect.sum()), "target_fpr": self.target_fpr,
+                "target_fnr": self.target_fnr, "target_unsure": self.target_unsure}, suspect
 
     def partial_fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Add documents (new terms and new classes too) to the counts.

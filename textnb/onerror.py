@@ -87,7 +87,7 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
     jobs = [(X, truth, new_model(), classes.size, margin, max_passes, order) for order in walks]
     if _fast is not None and classes.size == 2:
         model = jobs[0][2]
-        if walks_in_c(model, classes.size):  # the rows' sums once, not once a walk
+        if _Tables.kind_of(model) in _FAST_KINDS:  # the rows' sums once, not once a walk
             sums = _Tables.row_sums(_Tables.values(model, X))
             jobs = [job + (sums,) for job in jobs]
         # Walks in C let go of the GIL: threads, where worker processes were sent the matrix
@@ -107,12 +107,6 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
     rows = weight > 0
     model = new_model().fit(take_rows(X, rows), labels[rows], sample_weight=weight[rows])
     return model, weight, results[0][1]
-
-
-def walks_in_c(model: Any, n_classes: int) -> bool:
-    """Whether walks with this (empty) model over documents of ``n_classes`` classes run in C,
-    letting go of the GIL: two classes, a multinomial or complement model, the C part built."""
-    return _fast is not None and n_classes == 2 and _Tables.kind_of(model) in _FAST_KINDS
 
 
 def take_rows(X: CSR, rows: np.ndarray) -> CSR:
@@ -141,7 +135,7 @@ def _walk(X: Any, truth: np.ndarray, model: Any, n_classes: int, margin: float,
     """(learned, per_pass) of one walk over the rows of X in ``order`` (None: as they are),
     ``learned`` indexing that order; ``truth`` holds each row's class number, ``sums``, if
     given, each row's Σ_k x_k (:meth:`_Tables.row_sums`)."""
-    if walks_in_c(model, n_classes):
+    if _fast is not None and n_classes == 2 and _Tables.kind_of(model) in _FAST_KINDS:
         # The C walk visits the rows in order where they are: no copy of X a walk.
         rows = np.arange(truth.size) if order is None else order.astype(np.int64, copy=False)
         tables = _Tables(model, X, n_classes, sums)
