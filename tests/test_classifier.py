@@ -236,11 +236,28 @@ def test_unlearning_a_never_learned_document_raises_and_changes_nothing():
 
 # -- settings and bad input ---------------------------------------------------------------------
 
+def test_stop_words_auto_are_the_english_ones_where_the_spam_class_is_a_class():
+    texts = ["the cheap pills", "not at noon"]
+    mail = TextClassifier(spam_class="spam").fit(texts, ["spam", "ham"])
+    other = TextClassifier(spam_class="spam").fit(texts, ["pos", "neg"])
+    assert "not" in mail.stop_words_ and {"cheap", "noon", "pills"} <= set(mail.vocabulary_.terms_)
+    assert not {"the", "not", "at"} & set(mail.vocabulary_.terms_)
+    assert other.stop_words_ == [] and "not" in other.vocabulary_.terms_
+    auto = TextClassifier(spam_class="spam")
+    assert auto.default_stop_words(["spam", "ham"]) == "english"
+    assert auto.default_stop_words(["pos", "neg"]) == "none"
+    assert auto.default_stop_words([]) == "english"  # no label known yet: the spam class says
+    assert TextClassifier().default_stop_words([]) == "none"
+    assert TextClassifier().default_stop_words(["spam", "ham"]) == "none"  # no spam class
+    assert TextClassifier(stop_words="english").default_stop_words(["a", "b"]) == "english"
+    assert TextClassifier(stop_words={"x"}).default_stop_words(["spam"]) == {"x"}
+
+
 def test_get_params_and_set_params():
     clf = TextClassifier(model="bernoulli", alpha=0.5)
     params = clf.get_params()
     assert params["model"] == "bernoulli" and params["alpha"] == 0.5
-    assert params["stop_words"] == "english" and params["ngram_range"] is None
+    assert params["stop_words"] == "auto" and params["ngram_range"] is None
     assert len(params) == 25 and params["keep_suspects"] is False  # hash_bits: test_hashing.py
     clf.set_params(alpha=2.0, model="complement")
     assert clf.get_params()["alpha"] == 2.0 and clf.model == "complement"

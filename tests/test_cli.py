@@ -92,6 +92,22 @@ def test_train_one_class_per_subdirectory_for_the_20_newsgroups_layout(tmp_path)
     assert result.stdout.split()[:2] == ["-", "sci.space"]
 
 
+def test_train_drops_english_stop_words_for_mail_alone(tmp_path, spam_model):
+    """By default the stop words go where --spam-class is one of the classes (spam/ ham/),
+    and stay otherwise (news, reviews: "not" is a stop word); the model keeps the choice."""
+    mail = load_model(spam_model)
+    assert mail.get_params()["stop_words"] == "english" and "not" in mail.stop_words_
+    top = tmp_path / "reviews"
+    write_texts(top / "pos", {"1": "the film is very good", "2": "a very fine cast"})
+    write_texts(top / "neg", {"1": "the film is not good", "2": "not a fine cast"})
+    # Read as streamed (partial_fit) and, pruned, as fit reads.
+    for pruned, model in (("", tmp_path / "a.model"), ("--min-df=2", tmp_path / "b.model")):
+        assert run("train", "-q", "-m", model, top, *filter(None, [pruned])).exit_code == 0
+        reviews = load_model(model)
+        assert reviews.get_params()["stop_words"] == "none" and reviews.stop_words_ == []
+        assert {"not", "very", "the"} <= set(reviews.vocabulary_.terms_)
+
+
 def test_train_with_explicit_labels_and_mbox_and_maildir_inputs(tmp_path):
     box = mailbox.mbox(str(tmp_path / "spam.mbox"))
     for subject in ("cheap pills", "free money now", "win a prize"):

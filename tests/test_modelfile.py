@@ -163,7 +163,7 @@ def test_format_2_files_still_load_and_score_and_are_rewritten_in_format_3(tmp_p
                                                                             no_shapes):
     from textnb import TextClassifier as Library
     from textnb.scorer import Scorer
-    expected = Library(model=model).fit(V2_TEXTS, V2_LABELS)
+    expected = Library(model=model, stop_words="english").fit(V2_TEXTS, V2_LABELS)  # then the default
     with zipfile.ZipFile(FORMAT_2[model]) as archive:
         assert json.loads(archive.read("meta.json"))["version"] == 2
     loaded = load_model(FORMAT_2[model])

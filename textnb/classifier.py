@@ -62,16 +62,21 @@ class TextClassifier(Parameters):
     other bytes are decoded with a fallback, never an error. Bytes are parsed where they are
     tokenized, so in the worker processes too.
 
-    The defaults — complement NB, α = 0.03, unit-length documents, uniform priors, NLTK's
-    English stop words — won 5-fold cross-validation on the training parts of 20 Newsgroups and
-    SpamAssassin together (scripts/tune.py, 160 settings); ``TextClassifier(model="multinomial",
-    alpha=1.0, norm=None, fit_prior=True)`` is the textbook model of the seeds.
+    The defaults — complement NB, α = 0.03, unit-length documents, uniform priors — won 5-fold
+    cross-validation on the training parts of 20 Newsgroups and SpamAssassin together
+    (scripts/tune.py, 160 settings); ``TextClassifier(model="multinomial", alpha=1.0, norm=None,
+    fit_prior=True)`` is the textbook model of the seeds.
 
     Parameters
     ----------
     model : "multinomial", "bernoulli" or "complement" — the event model.
     alpha, fit_prior, class_prior : smoothing and priors, as in :class:`~textnb.models.MultinomialNB`.
-    stop_words : "english" (NLTK's list), "none", a file path, or a collection of words.
+    stop_words : "english" (NLTK's list), "none", a file path, a collection of words, or "auto"
+        (the default): NLTK's English list for mail, where ``spam_class`` is one of the classes
+        (:meth:`default_stop_words`), else none. Mail ranks better without them (SpamAssassin,
+        70/30 splits of seeds 0–7: spam not caught 8.5 → 6.3 %, 1 − AUC 0.028 → 0.020 %; SMS
+        15.8 → 14.1 %), news and reviews are read better with them ("not", "no" and "very" are
+        stop words: Rotten Tomatoes snippets 0.7557 → 0.7893, 20 Newsgroups 0.8654 → 0.8670).
     stemmer : None, "porter" or "snowball".
     ngram_range : (min_n, max_n) word n-grams; None (the default): words and word pairs,
         (1, 2), for two-class mail that is not full mail (``spam_class`` one of exactly two
@@ -120,7 +125,7 @@ class TextClassifier(Parameters):
     """
 
     def __init__(self, *, model: str = "complement", alpha: float = 0.03, fit_prior: bool = False,
-                 class_prior: Sequence[float] | None = None, stop_words: Any = "english",
+                 class_prior: Sequence[float] | None = None, stop_words: Any = "auto",
                  stemmer: str | None = None, ngram_range: Sequence[int] | None = None,
                  lowercase: bool = True, max_token_length: int = MAX_TOKEN_LENGTH,
                  min_df: int | float = 1, max_df: int | float = 1.0,
@@ -198,7 +203,7 @@ class TextClassifier(Parameters):
         labels = y if hasattr(y, "__len__") else ()
         sample, texts = self._peek(texts, labels)
         self.ngram_range_ = self.default_ngram_range(labels, sample)
-        self._build()
+        self._build(labels)
         extra = [] if unlabeled is None else _text_list(unlabeled)
         if extra and self.training == "on-error":
             raise ValueError("training on error and EM on unlabeled texts do not combine")
@@ -421,7 +426,7 @@ class TextClassifier(Parameters):
         if not fitted:
             sample, texts = self._peek(texts, labels)
             self.ngram_range_ = self.default_ngram_range(labels, sample)
-            self._build()
+            self._build(labels)
             vocabulary = self._vocabulary()
             if self.hash_bits is None:
                 vocabulary.terms_, vocabulary.index_ = [], {}
@@ -650,8 +655,19 @@ class TextClassifier(Parameters):
             data /= lengths[row]
         return CSR(data, X.indices, X.indptr, X.shape)
 
-    def _build(self) -> None:
-        """Validate the settings and load the stop words (kept for the model file)."""
+    def default_stop_words(self, labels: Iterable = ()) -> Any:
+        """The stop words for documents of these labels (a list of them, or just the class
+        names): ``stop_words``, or for "auto" "english" where ``spam_class`` is one of them (or,
+        with no label known yet, is set), else "none"."""
+        if not (isinstance(self.stop_words, str) and self.stop_words == "auto"):
+            return self.stop_words
+        names = set(map(str, labels))
+        mail = self.spam_class is not None and (str(self.spam_class) in names or not names)
+        return "english" if mail else "none"
+
+    def _build(self, labels: Iterable = ()) -> None:
+        """Validate the settings and load the stop words for documents of these labels (kept
+        for the model file)."""
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {', '.join(MODELS)}, not {self.model!r}")
         if self.tf not in ("raw", "log", "binary"):
@@ -665,7 +681,7 @@ class TextClassifier(Parameters):
                              f"not {self.n_jobs!r}")
         if self.hash_bits is not None:
             check_hash_bits(self.hash_bits)
-        self.stop_words_ = sorted(load_stop_words(self.stop_words))
+        self.stop_words_ = sorted(load_stop_words(self.default_stop_words(labels)))
         self.__dict__.pop("_cached_tokenizer", None)
 
     def _tokenizer(self) -> Tokenizer:

@@ -174,7 +174,9 @@ _TRAINING_OPTIONS = [
     click.option("--hash-bits", type=click.IntRange(1, MAX_HASH_BITS), metavar="N",
                  help="Hash terms to 2**N columns and keep no terms (for huge vocabularies; "
                       "the --min-df, --max-df and --max-features pruning applies to columns)."),
-    click.option("--stop-words", metavar="english|none|FILE", help="Stop words to drop."),
+    click.option("--stop-words", metavar="english|none|FILE",
+                 help="Stop words to drop (default: NLTK's English list when --spam-class is "
+                      "one of the classes, else none)."),
     click.option("--stem", type=click.Choice(["porter", "snowball"]), help="Stem tokens with NLTK."),
     click.option("--ngrams", type=click.IntRange(min=1),
                  help="Use word n-grams up to N (default: 2 for texts that are not full mail, "
@@ -523,6 +525,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         classifier.set_params(**tuned.settings)
         if not quiet:
             click.echo(_tuning_table(tuned))
+    # The stop words by the classes, known here; fit sees the labels only as it reads.
+    classifier.set_params(stop_words=classifier.default_stop_words(classes))
     if dask_address:
         from .distributed import connect, fit_files
         files = [(label, found) for label, path in sources for found in iter_files(path, skips)]

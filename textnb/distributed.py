@@ -73,7 +73,7 @@ def fit_bag(classifier: TextClassifier, bag: Any, client: Any = None) -> TextCla
         classes, documents = _compute([bag.pluck(1).distinct(), bag.count()], client)
         sample = [text for text, _ in bag.take(_SAMPLE_DOCUMENTS, warn=False)]
     classifier.ngram_range_ = classifier.default_ngram_range(classes, sample, documents)
-    classifier._build()  # validates the settings and loads the stop words, as fit does
+    classifier._build(classes)  # validates the settings and loads the stop words, as fit does
     tokenizer = delayed(classifier._tokenizer(), pure=True)
     parts = _compute([delayed(_count_pairs)(tokenizer, part) for part in bag.to_delayed()],
                      client)
@@ -92,9 +92,9 @@ def fit_files(classifier: TextClassifier, files: Sequence[tuple[str, str]], clie
     files = list(files)
     # The first files, read here too, tell full mail from other texts (ngram_range None).
     sample = first_raw([path for _, path in files[:20]], 20)
-    classifier.ngram_range_ = classifier.default_ngram_range({label for label, _ in files}, sample,
-                                                            documents=len(files))
-    classifier._build()
+    classes = {label for label, _ in files}
+    classifier.ngram_range_ = classifier.default_ngram_range(classes, sample, documents=len(files))
+    classifier._build(classes)
     client = client or _import_distributed().get_client()
     tokenizer = client.scatter(classifier._tokenizer(), broadcast=True)
     futures = client.map(_count_files, _split(files, _n_parts(client, len(files))),

@@ -350,7 +350,8 @@ def cluster_texts(texts: Sequence[Any], n_clusters: int, *, classifier: Any = No
     from .classifier import TextClassifier   # texts → counts is the later stage
     from .vocabulary import Vocabulary
     clf = classifier or TextClassifier(model="multinomial", alpha=CLUSTER_ALPHA, norm=None,
-                                       fit_prior=True, min_df=CLUSTER_MIN_DF)
+                                       fit_prior=True, min_df=CLUSTER_MIN_DF,
+                                       stop_words="english")
     texts = list(texts)
     clf._build()
     parts = clf._count(texts)

@@ -90,7 +90,7 @@ class Tuning:
             return False
         self.counted = None  # let the counts go once the model holds them
         classifier.ngram_range_ = classifier.default_ngram_range(labels)
-        classifier._build()
+        classifier._build(labels)
         classifier._fit_vocabulary(vocabulary, X, list(labels), digests)
         return True
 
@@ -117,13 +117,15 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     k = int(min(folds, np.bincount(np.unique(y, return_inverse=True)[1]).min()))
     if k < 2:
         raise ValueError("tuning needs at least two documents of each class")
-    stops = load_stop_words(classifier.stop_words)
-    own = classifier.stop_words if isinstance(classifier.stop_words, str) else GIVEN
+    # "auto": the English list is tried removed and kept, whatever the classes.
+    named = "english" if classifier.stop_words == "auto" else classifier.stop_words
+    stops = load_stop_words(named)
+    own = named if isinstance(named, str) else GIVEN
     kept = "none" if stops and classifier.stemmer is None and classifier.max_features is None \
         else own
     wide = max(high for _, high in ngrams)
     counter = type(classifier)(**{**classifier.get_params(), "ngram_range": (1, wide),
-                                  "stop_words": classifier.stop_words if kept == GIVEN else kept})
+                                  "stop_words": named if kept == GIVEN else kept})
     counter._build()
     # With digests: a classifier of the chosen settings is fitted on these counts (Tuning.refit).
     # Each part's terms are numbered as it comes, while the workers count the next.
