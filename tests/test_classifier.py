@@ -237,18 +237,20 @@ def test_unlearning_a_never_learned_document_raises_and_changes_nothing():
 # -- settings and bad input ---------------------------------------------------------------------
 
 def test_stop_words_auto_are_the_english_ones_where_the_spam_class_is_a_class():
-    texts = ["the cheap pills", "not at noon"]
+    texts = ["the cheap pills", "not very good at noon"]
     mail = TextClassifier(spam_class="spam").fit(texts, ["spam", "ham"])
     other = TextClassifier(spam_class="spam").fit(texts, ["pos", "neg"])
     assert "not" in mail.stop_words_ and {"cheap", "noon", "pills"} <= set(mail.vocabulary_.terms_)
-    assert not {"the", "not", "at"} & set(mail.vocabulary_.terms_)
-    assert other.stop_words_ == [] and "not" in other.vocabulary_.terms_
+    assert not {"the", "not", "very", "at"} & set(mail.vocabulary_.terms_)
+    assert "the" in other.stop_words_ and not {"not", "very"} & set(other.stop_words_)
+    assert {"not", "very"} <= set(other.vocabulary_.terms_)
+    assert not {"the", "at"} & set(other.vocabulary_.terms_)
     auto = TextClassifier(spam_class="spam")
     assert auto.default_stop_words(["spam", "ham"]) == "english"
-    assert auto.default_stop_words(["pos", "neg"]) == "none"
+    assert auto.default_stop_words(["pos", "neg"]) == "english-without-negations"
     assert auto.default_stop_words([]) == "english"  # no label known yet: the spam class says
-    assert TextClassifier().default_stop_words([]) == "none"
-    assert TextClassifier().default_stop_words(["spam", "ham"]) == "none"  # no spam class
+    assert TextClassifier().default_stop_words([]) == "english-without-negations"
+    assert TextClassifier().default_stop_words(["spam", "ham"]) == "english-without-negations"
     assert TextClassifier(stop_words="english").default_stop_words(["a", "b"]) == "english"
     assert TextClassifier(stop_words={"x"}).default_stop_words(["spam"]) == {"x"}
 

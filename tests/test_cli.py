@@ -92,9 +92,10 @@ def test_train_one_class_per_subdirectory_for_the_20_newsgroups_layout(tmp_path)
     assert result.stdout.split()[:2] == ["-", "sci.space"]
 
 
-def test_train_drops_english_stop_words_for_mail_alone(tmp_path, spam_model):
-    """By default the stop words go where --spam-class is one of the classes (spam/ ham/),
-    and stay otherwise (news, reviews: "not" is a stop word); the model keeps the choice."""
+def test_train_keeps_the_negations_but_for_mail(tmp_path, spam_model):
+    """By default NLTK's English stop words go where --spam-class is one of the classes
+    (spam/ ham/), and all but its negations otherwise (reviews: "not", "very"); the model keeps
+    the choice."""
     mail = load_model(spam_model)
     assert mail.get_params()["stop_words"] == "english" and "not" in mail.stop_words_
     top = tmp_path / "reviews"
@@ -104,8 +105,9 @@ def test_train_drops_english_stop_words_for_mail_alone(tmp_path, spam_model):
     for pruned, model in (("", tmp_path / "a.model"), ("--min-df=2", tmp_path / "b.model")):
         assert run("train", "-q", "-m", model, top, *filter(None, [pruned])).exit_code == 0
         reviews = load_model(model)
-        assert reviews.get_params()["stop_words"] == "none" and reviews.stop_words_ == []
-        assert {"not", "very", "the"} <= set(reviews.vocabulary_.terms_)
+        assert reviews.get_params()["stop_words"] == "english-without-negations"
+        assert "the" in reviews.stop_words_ and "the" not in reviews.vocabulary_.terms_
+        assert {"not", "very"} <= set(reviews.vocabulary_.terms_)
 
 
 def test_train_with_explicit_labels_and_mbox_and_maildir_inputs(tmp_path):

@@ -179,6 +179,14 @@ def test_english_stop_words():
     assert len(words) >= 179
 
 
+def test_english_stop_words_without_negations():
+    from textnb.stopwords import NEGATIONS
+    english, kept = load_stop_words("english"), load_stop_words("english-without-negations")
+    assert NEGATIONS <= english  # every one is a word of the list (no typo)
+    assert kept == english - NEGATIONS and len(kept) == 179 - 41
+    assert {"the", "a", "at"} <= kept and not {"not", "no", "nor", "very", "don't", "don"} & kept
+
+
 def test_no_stop_words():
     assert load_stop_words("none") == frozenset()
     assert load_stop_words(None) == frozenset()

@@ -174,9 +174,10 @@ _TRAINING_OPTIONS = [
     click.option("--hash-bits", type=click.IntRange(1, MAX_HASH_BITS), metavar="N",
                  help="Hash terms to 2**N columns and keep no terms (for huge vocabularies; "
                       "the --min-df, --max-df and --max-features pruning applies to columns)."),
-    click.option("--stop-words", metavar="english|none|FILE",
+    click.option("--stop-words", metavar="english|english-without-negations|none|FILE",
                  help="Stop words to drop (default: NLTK's English list when --spam-class is "
-                      "one of the classes, else none)."),
+                      "one of the classes, else that list without no, not, n't words and "
+                      "very)."),
     click.option("--stem", type=click.Choice(["porter", "snowball"]), help="Stem tokens with NLTK."),
     click.option("--ngrams", type=click.IntRange(min=1),
                  help="Use word n-grams up to N (default: 2 for texts that are not full mail, "
