@@ -185,6 +185,12 @@ def test_mixture_recovers_two_topics_and_keeps_the_best_start():
     np.testing.assert_allclose(mixture.proba_.sum(axis=1), 1)
 
 
+def test_cluster_texts_removes_the_english_stop_words_by_default():
+    clf, _ = cluster_texts(["the rocket is not in orbit", "not the car engine"] * 2, 2,
+                           random_state=0)
+    assert "not" in clf.stop_words_ and not {"the", "not"} & set(clf.vocabulary_.terms_)
+
+
 def test_cluster_texts_names_clusters_by_size():
     texts = [t for group in _GROUPS.values() for t in group] + ["rocket orbit nasa"] * 2
     clf, result = cluster_texts(texts, 2, classifier=TextClassifier(
