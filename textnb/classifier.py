@@ -71,16 +71,13 @@ class TextClassifier(Parameters):
     ----------
     model : "multinomial", "bernoulli" or "complement" — the event model.
     alpha, fit_prior, class_prior : smoothing and priors, as in :class:`~textnb.models.MultinomialNB`.
-    stop_words : "english" (NLTK's list), "english-without-negations" (that list less "no",
-        "nor", "not", its "n't" words and "very": :data:`textnb.stopwords.NEGATIONS`), "none", a
-        file path, a collection of words, or "auto" (the default, :meth:`default_stop_words`):
-        the whole English list for mail, where ``spam_class`` is one of the classes, and the list
-        without its negations for other texts, whose sentiment they carry (reviews: Rotten
-        Tomatoes snippets 0.7557 → 0.7596, IMDB 0.8864 → 0.8923). Mail loses by keeping any
-        (SpamAssassin, 70/30 splits of seeds 0–7, keeping every stop word: spam not caught 6.3 →
-        8.5 %, 1 − AUC 0.020 → 0.028 %; keeping the negations: 4 → 7 of 9,960 test ham called
-        spam). Keeping every stop word reads the snippets better still (0.7893) but costs two
-        newsgroups told apart by word pairs up to 2.8 points (talk.religion.misc/alt.atheism).
+    stop_words : "english" (NLTK's list), "english-without-negations" (that list less its
+        negations and "very": :data:`textnb.stopwords.NEGATIONS`), "none", a file path, a
+        collection of words, or "auto" (the default, :meth:`default_stop_words`): the whole
+        English list for mail, where ``spam_class`` is one of the classes, else the list without
+        its negations. Mail ranks worse with any of them kept (SpamAssassin, 70/30 splits of
+        seeds 0–7: every one kept, spam not caught 6.3 → 8.5 % and 1 − AUC 0.020 → 0.028 %; the
+        negations kept, 4 → 7 of 9,960 test ham called spam).
     stemmer : None, "porter" or "snowball".
     ngram_range : (min_n, max_n) word n-grams; None (the default): words and word pairs,
         (1, 2), for two-class mail that is not full mail (``spam_class`` one of exactly two
