@@ -269,8 +269,8 @@ def parse_settings(specs: list[str]) -> dict:
 
 def warm_up(paths: list[str], y: np.ndarray) -> float:
     """Fit and score a tiny model, untimed in the results: the first fit pays one-time costs
-    (imports; the default stop_words="english" imports nltk, about 1.5 s) that are not
-    per-message work. Returns the seconds it took."""
+    (imports, reading the stop words) that are not per-message work. Returns the seconds it
+    took."""
     from textnb import TextClassifier
     t0 = time.perf_counter()
     pick = [int(np.flatnonzero(y == c)[0]) for c in ("spam", "ham")]
