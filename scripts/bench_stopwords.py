@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 
 from textnb import TextClassifier  # noqa: E402
 from textnb.metrics import stratified_folds  # noqa: E402
-from bench_ngrams import NEWSGROUP_PAIRS  # noqa: E402
+from bench_ngrams import NEWSGROUP_PAIRS, newsgroups  # noqa: E402
 from bench_sentiment import CORPORA, fetch, load  # noqa: E402
 from tune import stratified_split  # noqa: E402
 
@@ -52,15 +52,6 @@ def cross_validated(stop_words: str, texts: list, y: np.ndarray, folds: int = 5)
         scores.append(accuracy(stop_words, ([texts[i] for i in train], y[train]),
                                ([texts[i] for i in test], y[test])))
     return float(np.mean(scores))
-
-
-def newsgroups(root: Path, part: str, groups) -> tuple[list[bytes], np.ndarray]:
-    texts, y = [], []
-    for group in groups:
-        for path in sorted((root / f"20news-bydate-{part}" / group).iterdir()):
-            texts.append(path.read_bytes())
-            y.append(group)
-    return texts, np.array(y)
 
 
 def row(name: str, values: list[float]) -> str:
@@ -99,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         every = tuple(sorted(p.name for p in (args.news_data / "20news-bydate-train").iterdir()))
         for groups in [*NEWSGROUP_PAIRS, every]:
             name = " / ".join(groups) if len(groups) == 2 else "20 newsgroups"
-            train = newsgroups(args.news_data, "train", groups)
-            test = newsgroups(args.news_data, "test", groups)
+            train = newsgroups(args.news_data / "20news-bydate-train", groups)
+            test = newsgroups(args.news_data / "20news-bydate-test", groups)
             print(row(name[:34], [accuracy(s, train, test) for s in LISTS]), flush=True)
             if args.cv:
                 print(row("  CV of bydate-train", [cross_validated(s, *train) for s in LISTS]),
