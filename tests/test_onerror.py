@@ -147,6 +147,28 @@ def test_the_c_walk_in_an_order_walks_the_rows_as_if_copied_in_it():
 
 
 @pytest.mark.skipif(C_SCAN is None, reason=NO_C)
+def test_the_c_walk_learns_the_same_whatever_the_index_widths():
+    """int32 term numbers, checked once before the walk (with int32 or int64 row pointers),
+    and int64 ones, checked at each cell, learn the same rows; a term number out of range is
+    refused either way."""
+    X, y = _random_corpus(6)
+    truth = (y == y[0]).astype(np.int64)
+    order = np.random.default_rng(2).permutation(y.size)
+    walks = [_c_walk(CSR(X.data.astype(float), X.indices.astype(indices), X.indptr.astype(indptr),
+                         X.shape), truth, order)
+             for indices, indptr in ((np.int32, np.int64), (np.int32, np.int32), (np.int64, np.int64))]
+    for learned, per_pass in walks[1:]:
+        np.testing.assert_array_equal(learned, walks[0][0])
+        assert per_pass == walks[0][1] and per_pass[0] > 0
+    for indices in (np.int32, np.int64):
+        bad = X.indices.astype(indices)
+        bad[-1] = X.shape[1]
+        with pytest.raises(ValueError, match="out of range"):
+            _c_walk(CSR(X.data.astype(float), bad, X.indptr.astype(np.int64), X.shape), truth,
+                    order)
+
+
+@pytest.mark.skipif(C_SCAN is None, reason=NO_C)
 def test_the_c_scan_learns_what_the_python_one_learns_on_real_mail(implementation, monkeypatch):
     """Real mail (the shared archive's first 400 spam and 400 ham, else the bundled sample),
     its counts and presence bits, each model: the same documents learned, pass by pass, with
