@@ -117,6 +117,19 @@ class TextClassifier(Parameters):
         ``max_passes``), or "auto" (the default, as ``textnb train``'s): with a spam class,
         the one whose out-of-fold decisions misplace fewer messages (a spam or ham called the
         other, or unsure), else "full".
+    decision_threshold : how ``predict`` decides between two classes: "auto" (the default) at
+        the log-odds threshold (of ``classes_[1]`` over ``classes_[0]``) with the fewest
+        mistakes on out-of-fold scores, learned by ``fit`` (``decision_threshold_``), as
+        scikit-learn's TunedThresholdClassifierCV tunes one; None: the most probable class;
+        a number: that threshold. Complement NB leaves the class prior out, which with one
+        class far larger than the other calls too many documents the smaller one (SMS Spam
+        Collection, 70/30 splits of seeds 0–3: 93 of 23,160 test ham called spam, accuracy
+        0.9801 → 0.9865 with the threshold; one newsgroup against the other nineteen, four of
+        them: 0.9595–0.9713 → 0.9655–0.9789; IMDB 0.8923 → 0.8956, Rotten Tomatoes 0.7609 →
+        0.7611). The out-of-fold scores are taken as a new document's are (its row cut to the
+        fold model's terms, then weighted), since the fold models' own scores of their held
+        rows, on every training term, lie higher or lower by up to 3 in log-odds. Learned only
+        with at least :data:`~textnb.cutoffs.THRESHOLD_MIN` documents in each class.
 
     >>> clf = TextClassifier(stop_words="none").fit(
     ...     ["cheap pills now", "cheap money now", "meeting at noon", "lunch at noon"],
@@ -136,7 +149,7 @@ class TextClassifier(Parameters):
                  target_unsure: float = _cutoffs.TARGET_UNSURE,
                  cutoff_folds: int = _cutoffs.FOLDS, keep_suspects: bool = False,
                  training: str = "auto", margin: float = MARGIN, max_passes: int = MAX_PASSES,
-                 hash_bits: int | None = None) -> None:
+                 hash_bits: int | None = None, decision_threshold: Any = "auto") -> None:
         self.model = model
         self.alpha = alpha
         self.fit_prior = fit_prior
@@ -162,6 +175,7 @@ class TextClassifier(Parameters):
         self.margin = margin
         self.max_passes = max_passes
         self.hash_bits = hash_bits
+        self.decision_threshold = decision_threshold
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn >= 1.6 tags (GridSearchCV asks, to stratify its folds): a classifier of
@@ -240,28 +254,32 @@ class TextClassifier(Parameters):
         """``fit`` on the vocabulary of the texts and their counts X (labeled rows first, then
         ``unlabeled`` rows) and the labeled texts' digests: what :meth:`_fit_counted` builds,
         and what a tuning that counted so hands over (:meth:`textnb.tuning.Tuning.refit`)."""
-        X = self._weigh(X)
+        raw, X = X, self._weigh(X)
         if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
                                 callback)
         training, learned = self.training, {}
         if self._learns_cutoffs(labels):
             learned = {kind: self._learn_cutoffs(X, labels,
-                                                 fit=None if kind == "full" else self._on_error)
+                                                 fit=None if kind == "full" else self._on_error,
+                                                 raw=raw)
                        for kind in (("full", "on-error") if training == "auto" else (training,))}
             if training == "auto":  # too few documents to cross-validate: every one counts
-                training = ("full" if any(c is None for c, _ in learned.values()) else
+                training = ("full" if any(c is None for c, *_ in learned.values()) else
                             min(("full", "on-error"), key=lambda t: _misplaced(learned[t][0])))
         elif training == "auto":
             training = "full"
-        self.cutoffs_, suspect = learned.get(training, (None, None))
+        self.cutoffs_, suspect, as_new = learned.get(training, (None, None, None))
         # The messages the out-of-fold scores place among the other class are left out of
         # the model as they were of the cutoffs' choice (textnb.cutoffs.suspects).
         self.suspects_ = np.flatnonzero(suspect) if suspect is not None else np.empty(0, int)
         if self.suspects_.size:
             keep = ~suspect
-            X, digests = take_rows(X, keep), digests[keep]
+            X, raw, digests, as_new = (take_rows(X, keep), take_rows(raw, keep), digests[keep],
+                                       as_new[keep])
             labels = np.array(labels, dtype=object)[keep].tolist()
+        self.decision_threshold_ = self._learn_threshold(X, raw, labels, training, as_new)
+        del raw
         if training == "full":
             self.vocabulary_, self.model_ = vocabulary, self._new_model().fit(X, labels)
             self._learned(digests, labels)
@@ -289,8 +307,9 @@ class TextClassifier(Parameters):
         history = self.em_history_
         self._learned(digests, labels)
         self.on_error_ = None
-        self.cutoffs_, _ = self._learn_cutoffs(X, labels, fit=fit)
+        self.cutoffs_, _, _ = self._learn_cutoffs(X, labels, fit=fit)
         self.suspects_ = np.empty(0, int)
+        self.decision_threshold_ = None
         if self.cutoffs_:
             self.cutoffs_["training"] = "full"
         self.em_history_ = history  # the folds' EM runs (cutoffs) overwrote it
@@ -368,13 +387,15 @@ class TextClassifier(Parameters):
         classes = set(map(str, labels))
         return self.spam_class is not None and len(classes) == 2 and self.spam_class in classes
 
-    def _learn_cutoffs(self, X: CSR, labels: list,
-                       fit=None) -> tuple[dict[str, Any] | None, np.ndarray | None]:
-        """(cutoffs, suspect): the spam and ham cutoffs on the spam log-odds, chosen on
+    def _learn_cutoffs(self, X: CSR, labels: list, fit=None, raw: CSR | None = None,
+                       ) -> tuple[dict[str, Any] | None, np.ndarray | None, np.ndarray | None]:
+        """(cutoffs, suspect, as_new): the spam and ham cutoffs on the spam log-odds, chosen on
         out-of-fold scores of the weighted counts X (:func:`textnb.cutoffs.choose_cutoffs`),
         with their estimated rates and how many messages were left out as likely mis-sorted
-        (``suspects``; ``suspect`` says which, :func:`textnb.cutoffs.suspects`); (None, None)
-        without a spam class among exactly two classes, or with too few messages.
+        (``suspects``; ``suspect`` says which, :func:`textnb.cutoffs.suspects`), and the
+        out-of-fold log-odds scored as new documents are, given the raw counts
+        (:meth:`_out_of_fold`); (None, None, None) without a spam class among exactly two
+        classes, or with too few messages.
 
         The folds share the vocabulary of all of X, but each fold's model holds only the counts
         of the other folds: a held-out document's terms are known, its counts are not.
@@ -382,14 +403,34 @@ class TextClassifier(Parameters):
         """
         y = np.array(labels, dtype=str)
         if not self._learns_cutoffs(labels):
-            return None, None
+            return None, None, None
         is_spam = y == self.spam_class
         k = int(min(self.cutoff_folds, is_spam.sum(), (~is_spam).sum()))
         if k < 2:
-            return None, None
+            return None, None, None
+        log_odds, as_new = self._out_of_fold(X, raw, y, k, fit)
+        if np.unique(y)[0] == self.spam_class:   # the log-odds of the spam class
+            log_odds = -log_odds
+        suspect = (np.zeros(y.size, dtype=bool) if self.keep_suspects
+                   else _cutoffs.suspects(log_odds, is_spam))
+        chosen = _cutoffs.choose_cutoffs(log_odds[~suspect], is_spam[~suspect], self.target_fpr,
+                                         self.target_fnr, self.target_unsure)
+        return {"spam_class": self.spam_class, **chosen, "folds": k,
+                "suspects": int(suspect.sum()), "target_fpr": self.target_fpr,
+                "target_fnr": self.target_fnr, "target_unsure": self.target_unsure}, suspect, as_new
+
+    def _out_of_fold(self, X: CSR, raw: CSR | None, y: np.ndarray, k: int,
+                     fit=None) -> tuple[np.ndarray, np.ndarray | None]:
+        """(log_odds, as_new): the log-odds of the second class over the first of each row of
+        X (weighted counts, labelled ``y``, two classes) by the model of the other k − 1 of k
+        stratified folds — ``fit(X, y)``, or the counts of X less the held fold's — over every
+        term of X; and, given the rows' ``raw`` counts, the same models' log-odds of the rows
+        taken as a new document is, its counts cut to the terms the model has counts of and
+        then weighted (None without ``raw``)."""
         from .metrics import stratified_folds
         folds = stratified_folds(y, k)
         log_odds = np.empty(y.size)
+        as_new = None if raw is None else np.empty(y.size)
         # Without `fit`, a fold's model is the whole's counts less its held part's: X counted
         # once and a fifth of it taken out k times, rather than four fifths counted k times.
         whole = self._new_model().fit(X, y) if fit is None else None
@@ -398,16 +439,42 @@ class TextClassifier(Parameters):
             X_held = take_rows(X, held)
             model = (fit(take_rows(X, ~held), y[~held]) if whole is None
                      else copy.deepcopy(whole).unlearn(X_held, y[held]))
-            log_proba = model.predict_log_proba(X_held)
-            s = int(np.flatnonzero(model.classes_.astype(str) == self.spam_class)[0])
-            log_odds[held] = log_proba[:, s] - log_proba[:, 1 - s]
-        suspect = (np.zeros(y.size, dtype=bool) if self.keep_suspects
-                   else _cutoffs.suspects(log_odds, is_spam))
-        chosen = _cutoffs.choose_cutoffs(log_odds[~suspect], is_spam[~suspect], self.target_fpr,
-                                         self.target_fnr, self.target_unsure)
-        return {"spam_class": self.spam_class, **chosen, "folds": k,
-                "suspects": int(suspect.sum()), "target_fpr": self.target_fpr,
-                "target_fnr": self.target_fnr, "target_unsure": self.target_unsure}, suspect
+            log_odds[held] = _log_odds(model, X_held)
+            if raw is not None:
+                as_new[held] = _log_odds(*self._as_new(model, take_rows(raw, held)))
+        return log_odds, as_new
+
+    def _as_new(self, model: _DiscreteNB, raw: CSR) -> tuple[_DiscreteNB, CSR]:
+        """``model`` over the terms it has counts of, and the rows of raw counts ``raw`` cut to
+        them and weighted: as :meth:`predict` scores a new document (its unknown words left
+        out before its row is made unit length; for a hashed vocabulary, whose columns are
+        all kept, as they are)."""
+        if self.hash_bits is not None:
+            return model, self._weigh(raw)
+        used = model.feature_count_.sum(axis=0) > 0
+        column = np.where(used, np.cumsum(used) - 1, -1)
+        restricted = copy.deepcopy(model)
+        restricted.delete_terms(np.flatnonzero(~used))
+        return restricted, self._weigh(_relabel(raw, column, int(used.sum())))
+
+    def _learn_threshold(self, X: CSR, raw: CSR, labels: list, training: str,
+                         as_new: np.ndarray | None) -> float | None:
+        """``decision_threshold_``: the setting's number, or for "auto" and two classes of at
+        least THRESHOLD_MIN documents each, the accuracy threshold
+        (:func:`textnb.cutoffs.accuracy_threshold`) on out-of-fold log-odds taken as new
+        documents' are (``as_new``, from the cutoffs' folds, or of folds of its own); None:
+        the most probable class decides."""
+        setting = self.decision_threshold
+        if setting is None or not isinstance(setting, str):
+            return None if setting is None else float(setting)
+        y = np.array(labels, dtype=str)
+        classes, counts = np.unique(y, return_counts=True)
+        if classes.size != 2 or counts.min() < _cutoffs.THRESHOLD_MIN:
+            return None
+        if as_new is None:
+            fit = None if training == "full" else self._on_error
+            _, as_new = self._out_of_fold(X, raw, y, min(_cutoffs.FOLDS, int(counts.min())), fit)
+        return _cutoffs.accuracy_threshold(as_new, y == classes[1])
 
     def partial_fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Add documents (new terms and new classes too) to the counts.
@@ -465,8 +532,10 @@ class TextClassifier(Parameters):
                 self.vocabulary_, self.model_ = vocabulary, model
                 self._learned(np.zeros(0, dtype=np.uint64), [])
                 self.cutoffs_ = None  # learned by fit, or by textnb tune-cutoffs
+                self.decision_threshold_ = None
         if len(self.model_.classes_) != 2:
             self.cutoffs_ = None  # spam and ham cutoffs say nothing once a third class is added
+            self.decision_threshold_ = None
         names, codes = _encode(labels, self._digest_names.tolist())
         self._learned(np.concatenate([self.digests_, *digests]), names,
                       np.append(self.digest_weights_, np.ones(len(labels))),
@@ -588,8 +657,14 @@ class TextClassifier(Parameters):
         return self._scores(texts, lambda X: self.model_.predict_proba(X))
 
     def predict(self, texts: Iterable[Text]) -> np.ndarray:
-        """The most probable label of each text: ndarray of shape (n_documents,)."""
-        return self._scores(texts, lambda X: self.model_.predict(X))
+        """The label of each text, ndarray of shape (n_documents,): of two classes, the second
+        where its log-odds over the first reach ``decision_threshold_`` (when learned or
+        set), else the most probable."""
+        threshold = self.__dict__.get("decision_threshold_")
+        if threshold is None or len(self.classes_) != 2:
+            return self._scores(texts, lambda X: self.model_.predict(X))
+        return self._scores(texts, lambda X: self.classes_[
+            (_log_odds(self.model_, X) >= threshold).astype(int)])
 
     def score(self, texts: Iterable[Text], y: Iterable,
               sample_weight: Sequence[float] | None = None) -> float:
@@ -817,6 +892,12 @@ def _text_iterable(texts: Iterable[Text]) -> Iterable[Text]:
     return texts
 
 
+def _log_odds(model: _DiscreteNB, X: CSR) -> np.ndarray:
+    """ln P(second class|x) − ln P(first class|x) of each row of X, for a two-class model."""
+    log_proba = model.predict_log_proba(X)
+    return log_proba[:, 1] - log_proba[:, 0]
+
+
 def _text_list(texts: Iterable[Text]) -> list[Text]:
     """``texts`` as a list; a single str or bytes is refused, not split into characters."""
     return list(_text_iterable(texts))
@@ -891,6 +972,8 @@ def saved_meta(classifier: TextClassifier) -> dict[str, Any]:
     for name in ("cutoffs", "tuning"):
         if getattr(classifier, f"{name}_", None):
             meta[name] = getattr(classifier, f"{name}_")
+    if getattr(classifier, "decision_threshold_", None) is not None:
+        meta["decision_threshold"] = classifier.decision_threshold_
     return meta
 
 
@@ -1095,6 +1178,7 @@ def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
         raise ValueError("digest_weights holds a weight that is not a positive number")
     classifier._learned(digests, model.classes_.astype(str), digest_weights, codes=digest_classes)
     classifier.cutoffs_ = check_cutoffs(meta.get("cutoffs"), meta["classes"])
+    classifier.decision_threshold_ = meta.get("decision_threshold")  # checked with the meta
     classifier.tuning_ = meta.get("tuning")  # what --tune found: shown by info, not used
     if classifier.tuning_ is not None and not isinstance(classifier.tuning_, dict):
         raise ValueError("its tuning record is not an object")

@@ -670,6 +670,7 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
             raise click.UsageError(f"cutoffs need two classes, one named {spam_class!r}, and "
                                    f"at least two documents of each")
         classifier.cutoffs_ = probe.cutoffs_
+        classifier.decision_threshold_ = probe.decision_threshold_
         save_model(classifier, path)
     skips.summary()
     click.echo(_cutoffs_line(classifier.cutoffs_))

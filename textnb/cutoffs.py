@@ -181,3 +181,31 @@ def rates(log_odds: np.ndarray, is_spam: np.ndarray, spam_cutoff: float,
             "ham_unsure": float((unsure & ~is_spam).sum() / n_ham),
             "spam_not_caught": fnr + spam_unsure, "messages": int(is_spam.size),
             "spam_messages": int(is_spam.sum())}
+
+
+# Documents of each class below which no decision threshold is learned (argmax decides): the
+# lecture notes' worked examples, a handful of documents, have no folds to learn one from.
+THRESHOLD_MIN = 20
+
+
+def accuracy_threshold(log_odds: np.ndarray, positive: np.ndarray) -> float:
+    """The log-odds at or above which a document is called positive that makes the fewest
+    mistakes on ``log_odds`` (out-of-fold scores, float array) of documents whose class is
+    ``positive`` (bool array): of the thresholds halfway between neighbouring scores (and one
+    beyond each end), the one nearest 0 (the most probable class) among those with fewest
+    mistakes, so that a tie keeps the model's own decision."""
+    log_odds = np.asarray(log_odds, dtype=float)
+    positive = np.asarray(positive, dtype=bool)
+    if log_odds.shape != positive.shape or not log_odds.size or not np.isfinite(log_odds).all():
+        raise ValueError("need one finite log-odds per document")
+    order = np.argsort(log_odds, kind="stable")
+    scores, ranked = log_odds[order], positive[order]
+    # Threshold i lies below scores[i] (i = n: above them all): positives below it are called
+    # negative, negatives at or above it positive. Equal scores fall on one side together.
+    candidates = np.concatenate([[scores[0] - 1.0], (scores[1:] + scores[:-1]) / 2,
+                                 [scores[-1] + 1.0]])
+    mistakes = (np.concatenate([[0], np.cumsum(ranked)])
+                + (~ranked).sum() - np.concatenate([[0], np.cumsum(~ranked)]))
+    valid = np.concatenate([[True], scores[1:] > scores[:-1], [True]])
+    best = np.flatnonzero(valid & (mistakes == mistakes[valid].min()))
+    return float(candidates[best[np.argmin(np.abs(candidates[best]))]])

@@ -179,6 +179,13 @@ def text_classifier_problem(meta: dict) -> str | None:
          "training must be full, on-error or auto"),
         (number(p.get("margin", 0.0)) and p.get("margin", 0.0) >= 0, "margin must be >= 0"),
         (integer(p.get("max_passes", 1), 1, 1000), "max_passes must be 1 to 1000"),
+        # The decision between two classes (absent from files older than it: "auto").
+        (p.get("decision_threshold", "auto") in ("auto", None)
+         or number(p["decision_threshold"]),
+         "decision_threshold must be auto, null or a number"),
+        (meta.get("decision_threshold") is None
+         or (number(meta["decision_threshold"]) and len(classes) == 2),
+         "its decision threshold must be a number, for two classes"),
     ]
     return next((what for ok, what in checks if not ok), None)
 
