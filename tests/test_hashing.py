@@ -201,16 +201,16 @@ def test_cli_hash_bits(tmp_path):
 
 @pytest.mark.parametrize("bits", [None, 12])
 def test_cli_train_in_chunks_equals_fit(tmp_path, monkeypatch, bits):
-    # Without a spam class (no cutoffs to learn) nor pruning, textnb train learns as it reads,
-    # part by part (partial_fit), which gives fit's model: here parts of 3 documents, the
-    # classes arriving one after the other.
+    # Without a spam class (no cutoffs to learn), pruning or a decision threshold to learn,
+    # textnb train learns as it reads, part by part (partial_fit), which gives fit's model:
+    # here parts of 3 documents, the classes arriving one after the other.
     import textnb.classifier
     monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 3)
     _write_corpus(tmp_path)
     paths = [tmp_path / label / name for label in ("spam", "ham")
              for name in sorted(os.listdir(tmp_path / label))]
     labels = ["one" if p.parent.name == "spam" else "two" for p in paths]
-    whole = TextClassifier(stop_words="none", hash_bits=bits).fit(
+    whole = TextClassifier(stop_words="none", hash_bits=bits, decision_threshold=None).fit(
         [p.read_bytes() for p in paths], labels)
 
     def no_fit(*args, **kwargs):
@@ -219,6 +219,7 @@ def test_cli_train_in_chunks_equals_fit(tmp_path, monkeypatch, bits):
     monkeypatch.setattr(TextClassifier, "fit", no_fit)
     model = tmp_path / "chunks.model"
     result = CliRunner().invoke(main, ["train", "-q", "-m", str(model), "--stop-words", "none",
+                                       "--decision-threshold", "none",
                                        *(["--hash-bits", str(bits)] if bits else []),
                                        f"--label=one={tmp_path / 'spam'}",
                                        f"--label=two={tmp_path / 'ham'}"])

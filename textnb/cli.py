@@ -8,6 +8,7 @@ TEXTNB_DEBUG=1 to see one). ``filter`` is the exception to the rule: it always d
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -398,11 +399,26 @@ def _check_read(sources: list[tuple[str, str]], labels: list[str]) -> None:
 def _streams(classifier: TextClassifier, classes: Sequence[str]) -> bool:
     """Whether training as the documents are read (partial_fit) gives the model fit would:
     every document counted (training full, or auto without a spam class), no pruning by
-    document frequency (which needs every document's counts), no cutoffs to cross-validate
-    (they need every document's scores)."""
+    document frequency (which needs every document's counts), no cutoffs or two-class decision
+    threshold to cross-validate (they need every document's scores)."""
     return (classifier.training in ("full", "auto") and not classifier._learns_cutoffs(classes)
+            and not (len(set(map(str, classes))) == 2 and classifier.decision_threshold == "auto")
             and type(classifier.min_df) is int and classifier.min_df <= 1
             and classifier.max_df == 1.0 and classifier.max_features is None)
+
+
+def _decision_threshold(value: str) -> str | float | None:
+    """--decision-threshold's value as the setting: "auto", None for "none", or a number."""
+    if value in ("auto", "none"):
+        return None if value == "none" else value
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise click.BadParameter(f"expected auto, none or a number, got {value!r}",
+                                 param_hint="--decision-threshold")
+    return number
 
 
 def _sample(sources: list[tuple[str, str]], per_source: int = 20) -> list[bytes]:
@@ -443,6 +459,12 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
               help="On error: the log-odds by which the right class must lead.")
 @click.option("--passes", type=click.IntRange(min=1), default=MAX_PASSES, show_default=True,
               help="On error: at most this many passes.")
+@click.option("--decision-threshold", "decision_threshold", default="auto", show_default=True,
+              metavar="auto|none|LOG-ODDS",
+              help="Two classes without a spam class: classify labels the second class where "
+                   "its log-odds over the first reach this threshold; auto learns it by 5-fold "
+                   "cross-validation (the fewest mistakes), none takes the most probable class "
+                   "(and trains as the documents are read).")
 @click.option("--tune", is_flag=True,
               help="Choose the event model, alpha, word pairs, term weights, length "
                    "normalisation and whether to remove the stop words by cross-validation on "
@@ -463,8 +485,8 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
                    "(tcp://HOST:8786); every worker must see the DIRS under the same paths.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, target_unsure,
-          keep_suspects, training, margin, passes, tune, tune_folds, unlabeled, em_weight,
-          em_iterations, label_file, dask_address, **options) -> int:
+          keep_suspects, training, margin, passes, decision_threshold, tune, tune_folds,
+          unlabeled, em_weight, em_iterations, label_file, dask_address, **options) -> int:
     """Train on directories of labelled files: textnb train spam/ ham/.
 
     Each DIR is a class named after the directory; a single DIR holding only
@@ -497,7 +519,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     classifier = _classifier(labels=classes, **options)
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                           target_unsure=target_unsure, keep_suspects=keep_suspects,
-                          training=training, margin=margin, max_passes=passes)
+                          training=training, margin=margin, max_passes=passes,
+                          decision_threshold=_decision_threshold(decision_threshold))
     # Word pairs or words, unless --ngrams: chosen here, where the classes and the files are
     # known before the documents are read (TextClassifier.default_ngram_range).
     if classifier.ngram_range is None:
@@ -840,7 +863,8 @@ def _decide(classifier: TextClassifier, documents: Sequence, sources: Sequence[s
     classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
     if log_proba is None:
         log_proba = classifier.predict_log_proba(documents)
-    return lambda: (decide(classes, row.tolist(), source, cutoffs)
+    threshold = classifier.__dict__.get("decision_threshold_")
+    return lambda: (decide(classes, row.tolist(), source, cutoffs, threshold)
                     for source, row in zip(sources, log_proba))
 
 
@@ -1207,6 +1231,7 @@ def info(model_path, top, output) -> int:
             # The n-grams counted, where the setting (None) left them to the documents.
             "parameters": {**classifier.get_params(), "ngram_range": classifier._ngrams()},
             "cutoffs": classifier.cutoffs_, "tuning": getattr(classifier, "tuning_", None),
+            "decision_threshold": getattr(classifier, "decision_threshold_", None),
             "informative_terms": ({str(c): terms for c, terms in
                                    classifier.informative_terms(top).items()}
                                   if len(model.classes_) > 1 else {})}
@@ -1231,6 +1256,10 @@ def info(model_path, top, output) -> int:
              *([_cutoffs_line(data["cutoffs"])] if data["cutoffs"] else
                [f"cutoffs     none learned: P(spam) >= {SPAM_CUTOFF} spam, <= {HAM_CUTOFF} ham"]
                if len(data["classes"]) == 2 else []),
+             *([f"threshold   {model.classes_[1]} where its log-odds over {model.classes_[0]} "
+                f"are >= {data['decision_threshold']:+.3f}, else {model.classes_[0]}"
+                + (" (classify decides mail by the cutoffs)" if data["cutoffs"] else "")]
+               if data["decision_threshold"] is not None else []),
              *([f"tuned       {data['tuning']['folds']}-fold CV {data['tuning']['metric']} "
                 f"{data['tuning']['best']['mean']:.4f} ± {data['tuning']['best']['sd']:.4f}, "
                 f"chosen of {data['tuning']['candidates']} settings"] if data["tuning"] else []),

@@ -100,19 +100,26 @@ def check_cutoffs(cutoffs: Any, classes: Sequence[Any]) -> dict[str, Any] | None
 
 
 def decide(classes: Sequence[Any], row: Sequence[float], source: str,
-           cutoffs: Cutoffs | None) -> dict[str, Any]:
+           cutoffs: Cutoffs | None, threshold: float | None = None) -> dict[str, Any]:
     """The decision on a document whose log P(c|x) per class (``classes`` order) is ``row``.
 
-    label: always a class, the most probable one (the first of equals); probability: its
-    P(c|x); log_odds: ln P(label|x) − ln P(runner-up|x), finite where the probabilities round
-    to 1 and 0; verdict: what the document is called, the label or, with cutoffs, "unsure".
-    With cutoffs also status (spam, ham or unsure, decided on spam_log_odds), spam_probability
-    and spam_log_odds; label is then the class of the status (the most probable when unsure).
+    label: always a class, the most probable one (the first of equals), or of two classes
+    without cutoffs but with a ``threshold`` (the model's decision threshold), the second
+    where its log-odds over the first reach it; probability: the label's P(c|x); log_odds:
+    ln P(label|x) − ln P(other|x) (below 0 where the threshold chose the less probable class),
+    finite where the probabilities round to 1 and 0; verdict: what the document is called,
+    the label or, with cutoffs, "unsure". With cutoffs also status (spam, ham or unsure,
+    decided on spam_log_odds), spam_probability and spam_log_odds; label is then the class of
+    the status (the most probable when unsure, as ``textnb filter`` and ``serve`` say).
     """
     row = list(row)
-    top = max(row)
-    best = row.index(top)  # the first of equals
-    runner_up = max(row[:best] + row[best + 1:], default=top)
+    if threshold is not None and len(row) == 2 and not cutoffs:
+        best = int(row[1] - row[0] >= threshold)
+        top, runner_up = row[best], row[1 - best]
+    else:
+        top = max(row)
+        best = row.index(top)  # the first of equals
+        runner_up = max(row[:best] + row[best + 1:], default=top)
     decision = {"source": source, "label": classes[best], "verdict": classes[best],
                 "probability": math.exp(top), "log_odds": top - runner_up,
                 "probabilities": dict(zip(map(str, classes), map(math.exp, row)))}

@@ -1,0 +1,176 @@
+"""Two-class decisions at a threshold learned by cross-validation (decision_threshold)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from textnb import TextClassifier, load_model, save_model
+from textnb.cli import main
+from textnb.cutoffs import THRESHOLD_MIN, accuracy_threshold
+from textnb.decision import decide
+from textnb.errors import ModelFileError
+
+POSITIVE = "good great fine excellent nice happy superb lovely".split()
+NEGATIVE = "bad awful poor terrible sad boring dull ugly".split()
+COMMON = "movie film plot actor scene story".split()
+
+
+def reviews(n_pos: int, n_neg: int, seed: int) -> tuple[list[str], list[str]]:
+    """Short texts of two classes, one far larger: six common words, one of the class's own
+    and two of either class's, so that a fair share of each class looks like the other."""
+    rng = np.random.default_rng(seed)
+    texts, labels = [], []
+    for label, own, n in (("pos", POSITIVE, n_pos), ("neg", NEGATIVE, n_neg)):
+        for _ in range(n):
+            words = [*rng.choice(COMMON, 6), *rng.choice(own, 1), *rng.choice(POSITIVE + NEGATIVE, 2)]
+            texts.append(" ".join(words))
+            labels.append(label)
+    return texts, labels
+
+
+def test_the_threshold_with_fewest_mistakes_nearest_zero():
+    # Separated classes: 0 already makes no mistake, so it stays.
+    assert accuracy_threshold([-2, -1, 1, 2], [False, False, True, True]) == 0.0
+    # One positive among the negatives' scores: below it, one mistake fewer.
+    assert accuracy_threshold([-2, -1, 1, 2], [False, True, True, True]) == -1.5
+    assert accuracy_threshold([1, 2, 3, 4], [False, False, True, True]) == 2.5
+    # Equal scores fall on one side together: below both (1 mistake) or above both (1): the
+    # tie goes to the threshold nearer 0.
+    assert accuracy_threshold([1, 1, 3, 4], [False, True, True, True]) == 0.0
+    assert accuracy_threshold([-5, -4, -3], [True, True, True]) == -6.0
+    with pytest.raises(ValueError, match="finite"):
+        accuracy_threshold([0.0, np.nan], [True, False])
+    with pytest.raises(ValueError, match="finite"):
+        accuracy_threshold([], [])
+
+
+def test_fit_learns_a_threshold_that_predict_decides_by():
+    """Complement NB leaves the prior out, so with five times as many of one class it calls
+    too many documents the smaller one: the threshold learned out of fold makes fewer mistakes
+    on new documents than the most probable class does."""
+    texts, labels = reviews(300, 60, seed=0)
+    test, truth = reviews(1000, 200, seed=1)
+    truth = np.array(truth)
+    learned = TextClassifier().fit(texts, labels)
+    plain = TextClassifier(decision_threshold=None).fit(texts, labels)
+    threshold = learned.decision_threshold_
+    assert plain.decision_threshold_ is None and threshold < 0  # towards the larger class
+    log_proba = learned.predict_log_proba(test)
+    predicted = learned.predict(test)
+    np.testing.assert_array_equal(predicted, np.where(log_proba[:, 1] - log_proba[:, 0] >= threshold,
+                                                      "pos", "neg"))
+    np.testing.assert_array_equal(plain.predict(test), learned.classes_[log_proba.argmax(axis=1)])
+    mistakes, plain_mistakes = (predicted != truth).sum(), (plain.predict(test) != truth).sum()
+    assert mistakes < plain_mistakes
+    assert learned.score(test, truth) == pytest.approx(1 - mistakes / truth.size)
+
+
+def test_a_number_is_the_threshold_and_too_few_documents_learn_none():
+    texts, labels = reviews(300, 60, seed=0)
+    fixed = TextClassifier(decision_threshold=1.5).fit(texts, labels)
+    assert fixed.decision_threshold_ == 1.5
+    few, few_labels = reviews(40, THRESHOLD_MIN - 1, seed=0)
+    assert TextClassifier().fit(few, few_labels).decision_threshold_ is None
+    enough, enough_labels = reviews(40, THRESHOLD_MIN, seed=0)
+    assert TextClassifier().fit(enough, enough_labels).decision_threshold_ is not None
+    # Three classes: the most probable decides.
+    three = TextClassifier().fit(texts + ["story plot"] * 30, labels + ["other"] * 30)
+    assert three.decision_threshold_ is None
+
+
+def test_the_threshold_is_saved_kept_by_learning_and_dropped_with_a_third_class(tmp_path):
+    texts, labels = reviews(300, 60, seed=0)
+    classifier = TextClassifier().fit(texts, labels)
+    path = tmp_path / "m.model"
+    save_model(classifier, path)
+    loaded = load_model(path)
+    assert loaded.decision_threshold_ == classifier.decision_threshold_
+    np.testing.assert_array_equal(loaded.predict(texts), classifier.predict(texts))
+    loaded.partial_fit(["great film"], ["pos"])
+    assert loaded.decision_threshold_ == classifier.decision_threshold_
+    loaded.partial_fit(["a story"], ["other"])
+    assert loaded.decision_threshold_ is None
+    assert TextClassifier().partial_fit(texts, labels).decision_threshold_ is None
+
+
+def test_a_model_file_without_a_threshold_decides_by_the_most_probable_class(tmp_path):
+    """Files older than the threshold hold none (and no setting): they load and decide as they
+    did; a file with a bad one is refused."""
+    import zipfile
+    texts, labels = reviews(300, 60, seed=0)
+    classifier = TextClassifier().fit(texts, labels)
+    path = tmp_path / "m.model"
+    save_model(classifier, path)
+
+    def rewrite(edit, to):
+        with zipfile.ZipFile(path) as old, zipfile.ZipFile(to, "w") as new:
+            for item in old.infolist():
+                data = old.read(item)
+                if item.filename == "meta.json":
+                    meta = json.loads(data)
+                    edit(meta)
+                    data = json.dumps(meta).encode()
+                new.writestr(item, data)
+        return to
+
+    def older(meta):
+        del meta["decision_threshold"], meta["params"]["decision_threshold"]
+
+    old = load_model(rewrite(older, tmp_path / "old.model"))
+    assert old.decision_threshold_ is None and old.decision_threshold == "auto"
+    log_proba = old.predict_log_proba(texts)
+    np.testing.assert_array_equal(old.predict(texts), old.classes_[log_proba.argmax(axis=1)])
+    for bad in ("high", float("nan"), [1]):
+        with pytest.raises(ModelFileError, match="decision threshold must be a number"):
+            load_model(rewrite(lambda meta: meta.update(decision_threshold=bad),
+                               tmp_path / "bad.model"))
+    with pytest.raises(ModelFileError, match="decision_threshold must be auto, null or a number"):
+        load_model(rewrite(lambda meta: meta["params"].update(decision_threshold="high"),
+                           tmp_path / "bad.model"))
+
+
+def test_decide_labels_by_the_threshold_without_cutoffs():
+    row = [np.log(0.6), np.log(0.4)]   # "neg" more probable, log-odds of "pos" −0.405
+    assert decide(["neg", "pos"], row, "-", None)["label"] == "neg"
+    chosen = decide(["neg", "pos"], row, "-", None, threshold=-0.5)
+    assert chosen["label"] == chosen["verdict"] == "pos"
+    assert chosen["probability"] == pytest.approx(0.4)
+    assert chosen["log_odds"] == pytest.approx(np.log(0.4 / 0.6))
+    assert decide(["neg", "pos"], row, "-", None, threshold=-0.3)["label"] == "neg"
+    # Mail: the cutoffs decide, and an unsure message gets the most probable class.
+    unsure = decide(["ham", "spam"], row, "-", ("spam", 2.0, -1.0), threshold=-0.5)
+    assert unsure["status"] == "unsure" and unsure["label"] == "ham"
+
+
+def test_train_learns_it_and_classify_and_info_use_it(tmp_path):
+    texts, labels = reviews(300, 60, seed=0)
+    for i, (text, label) in enumerate(zip(texts, labels)):
+        (tmp_path / label).mkdir(exist_ok=True)
+        (tmp_path / label / f"{i}.txt").write_text(text)
+    model = tmp_path / "m.model"
+    runner = CliRunner()
+    result = runner.invoke(main, ["train", str(tmp_path / "pos"), str(tmp_path / "neg"),
+                                  "-m", str(model)])
+    assert result.exit_code == 0, result.output
+    classifier = load_model(model)
+    threshold = classifier.decision_threshold_
+    assert threshold is not None and threshold < 0
+    info = runner.invoke(main, ["info", "-m", str(model)]).output
+    assert f"threshold   pos where its log-odds over neg are >= {threshold:+.3f}, else neg" in info
+    test, _ = reviews(100, 100, seed=2)
+    files = []
+    for i, text in enumerate(test):
+        files.append(tmp_path / f"new{i}.txt")
+        files[-1].write_text(text)
+    result = runner.invoke(main, ["classify", "-m", str(model), "--format", "json",
+                                  *map(str, files)])
+    assert result.exit_code == 0, result.output
+    said = [json.loads(line)["label"] for line in result.output.splitlines()]
+    assert said == classifier.predict(test).tolist()
+    log_proba = classifier.predict_log_proba(test)
+    flipped = (log_proba[:, 1] - log_proba[:, 0] >= threshold) & (log_proba[:, 1] < log_proba[:, 0])
+    assert flipped.any()   # some the threshold calls "pos" where "neg" is more probable
