@@ -440,22 +440,21 @@ class TextClassifier(Parameters):
             model = (fit(take_rows(X, ~held), y[~held]) if whole is None
                      else copy.deepcopy(whole).unlearn(X_held, y[held]))
             log_odds[held] = _log_odds(model, X_held)
-            if raw is not None:
-                as_new[held] = _log_odds(*self._as_new(model, take_rows(raw, held)))
+            if raw is not None:  # the fold's model is its own: cut to its terms in place
+                as_new[held] = _log_odds(model, self._as_new(model, take_rows(raw, held)))
         return log_odds, as_new
 
-    def _as_new(self, model: _DiscreteNB, raw: CSR) -> tuple[_DiscreteNB, CSR]:
-        """``model`` over the terms it has counts of, and the rows of raw counts ``raw`` cut to
-        them and weighted: as :meth:`predict` scores a new document (its unknown words left
-        out before its row is made unit length; for a hashed vocabulary, whose columns are
-        all kept, as they are)."""
+    def _as_new(self, model: _DiscreteNB, raw: CSR) -> CSR:
+        """The rows of raw counts ``raw`` as :meth:`predict` weighs a new document's, for
+        ``model``, whose terms without counts it deletes: cut to the terms it has counts of,
+        then weighted (the unknown words left out before a row is made unit length); for a
+        hashed vocabulary, whose columns are all kept, weighted as they are."""
         if self.hash_bits is not None:
-            return model, self._weigh(raw)
+            return self._weigh(raw)
         used = model.feature_count_.sum(axis=0) > 0
         column = np.where(used, np.cumsum(used) - 1, -1)
-        restricted = copy.deepcopy(model)
-        restricted.delete_terms(np.flatnonzero(~used))
-        return restricted, self._weigh(_relabel(raw, column, int(used.sum())))
+        model.delete_terms(np.flatnonzero(~used))
+        return self._weigh(_relabel(raw, column, int(used.sum())))
 
     def _learn_threshold(self, X: CSR, raw: CSR, labels: list, training: str,
                          as_new: np.ndarray | None) -> float | None:
