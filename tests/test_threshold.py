@@ -174,3 +174,31 @@ def test_train_learns_it_and_classify_and_info_use_it(tmp_path):
     log_proba = classifier.predict_log_proba(test)
     flipped = (log_proba[:, 1] - log_proba[:, 0] >= threshold) & (log_proba[:, 1] < log_proba[:, 0])
     assert flipped.any()   # some the threshold calls "pos" where "neg" is more probable
+
+
+@pytest.mark.parametrize("training", ["full", "on-error"])
+def test_out_of_fold_scores_are_what_a_model_of_the_other_folds_gives_a_new_document(training):
+    """The threshold's out-of-fold scores: each held-out document scored as the model of the
+    other folds, trained by itself, scores it (its unknown words left out before its row is
+    made unit length), not on every training term as the cutoffs' folds score it."""
+    from textnb.metrics import stratified_folds
+    texts, labels = reviews(150, 60, seed=3)
+    texts = [f"{text} rare{i}" for i, text in enumerate(texts)]  # a word no other one has
+    y = np.array(labels)
+    settings = dict(stop_words="none", ngram_range=(1, 1), decision_threshold=None,
+                    training=training)
+    counts = TextClassifier(**settings, norm=None).fit(texts, labels).transform(texts)
+    classifier = TextClassifier(**settings)
+    fit = None if training == "full" else classifier._on_error
+    on_every_term, as_new = classifier._out_of_fold(classifier._weigh(counts), counts, y, 5, fit)
+    expected = np.empty(y.size)
+    for fold in range(5):
+        held = stratified_folds(y, 5) == fold
+        model = TextClassifier(**settings).fit([t for t, h in zip(texts, held) if not h], y[~held])
+        log_proba = model.predict_log_proba([t for t, h in zip(texts, held) if h])
+        expected[held] = log_proba[:, 1] - log_proba[:, 0]
+    # Training on error walks the fold's rows over every training term (α|V| of them all),
+    # as the cutoffs' folds do, so its documents' weights differ a little from a walk of the
+    # fold's own terms.
+    np.testing.assert_allclose(as_new, expected, rtol=0, atol=1e-9 if training == "full" else 0.05)
+    assert np.abs(on_every_term - expected).max() > 0.1

@@ -426,7 +426,10 @@ class TextClassifier(Parameters):
         stratified folds — ``fit(X, y)``, or the counts of X less the held fold's — over every
         term of X; and, given the rows' ``raw`` counts, the same models' log-odds of the rows
         taken as a new document is, its counts cut to the terms the model has counts of and
-        then weighted (None without ``raw``)."""
+        then weighted (None without ``raw``): for full training, the log-odds a model trained
+        on the other folds alone gives them (to rounding); training on error walks the other
+        folds over every term of X, which moves them a little (under 0.05 in
+        tests/test_threshold.py)."""
         from .metrics import stratified_folds
         folds = stratified_folds(y, k)
         log_odds = np.empty(y.size)
@@ -441,15 +444,17 @@ class TextClassifier(Parameters):
                      else copy.deepcopy(whole).unlearn(X_held, y[held]))
             log_odds[held] = _log_odds(model, X_held)
             if raw is not None:  # the fold's model is its own: cut to its terms in place
-                as_new[held] = _log_odds(model, self._as_new(model, take_rows(raw, held)))
+                as_new[held] = _log_odds(model, self._as_new(model, take_rows(raw, held),
+                                                             cut=fit is not None))
         return log_odds, as_new
 
-    def _as_new(self, model: _DiscreteNB, raw: CSR) -> CSR:
+    def _as_new(self, model: _DiscreteNB, raw: CSR, cut: bool) -> CSR:
         """The rows of raw counts ``raw`` as :meth:`predict` weighs a new document's, for
         ``model``, whose terms without counts it deletes: cut to the terms it has counts of,
-        then weighted (the unknown words left out before a row is made unit length); for a
-        hashed vocabulary, whose columns are all kept, weighted as they are."""
-        if self.hash_bits is not None:
+        then weighted (the unknown words left out before a row is made unit length). A hashed
+        vocabulary keeps every column after full training, so there the rows are only
+        weighted, unless ``cut`` (training on error keeps the learned documents' columns)."""
+        if self.hash_bits is not None and not cut:
             return self._weigh(raw)
         used = model.feature_count_.sum(axis=0) > 0
         column = np.where(used, np.cumsum(used) - 1, -1)
