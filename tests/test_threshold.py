@@ -202,3 +202,32 @@ def test_out_of_fold_scores_are_what_a_model_of_the_other_folds_gives_a_new_docu
     # fold's own terms.
     np.testing.assert_allclose(as_new, expected, rtol=0, atol=1e-9 if training == "full" else 0.05)
     assert np.abs(on_every_term - expected).max() > 0.1
+
+
+def test_evaluate_reports_the_decisions_the_threshold_makes(tmp_path):
+    from textnb.metrics import summary
+    log_proba = np.log([[0.6, 0.4], [0.9, 0.1], [0.3, 0.7], [0.55, 0.45]])
+    y = ["pos", "neg", "pos", "pos"]
+    assert summary(y, log_proba, ["neg", "pos"])["accuracy"] == 0.5
+    assert summary(y, log_proba, ["neg", "pos"], threshold=-0.5)["accuracy"] == 1.0
+    per_document = summary(y, log_proba, ["neg", "pos"], threshold=[-0.5, np.nan, np.nan, 0.0])
+    assert per_document["accuracy"] == 0.75 and per_document["confusion"] == [[1, 0], [1, 2]]
+    texts, labels = reviews(300, 60, seed=0)
+    test, truth = reviews(100, 100, seed=4)
+    for name, group in (("train", zip(texts, labels)), ("test", zip(test, truth))):
+        for i, (text, label) in enumerate(group):
+            (tmp_path / name / label).mkdir(parents=True, exist_ok=True)
+            (tmp_path / name / label / f"{i}.txt").write_text(text)
+    model = tmp_path / "m.model"
+    runner = CliRunner()
+    assert runner.invoke(main, ["train", "-q", "-m", str(model), str(tmp_path / "train" / "pos"),
+                                str(tmp_path / "train" / "neg")]).exit_code == 0
+    result = runner.invoke(main, ["evaluate", "-m", str(model), "--format", "json",
+                                  str(tmp_path / "test" / "pos"), str(tmp_path / "test" / "neg")])
+    assert result.exit_code == 0, result.output
+    reported = json.loads(result.output)["accuracy"]
+    classifier = load_model(model)
+    assert reported == pytest.approx(float(np.mean(classifier.predict(test) == np.array(truth))))
+    log_proba = classifier.predict_log_proba(test)
+    assert reported != pytest.approx(float(np.mean(
+        classifier.classes_[log_proba.argmax(axis=1)] == np.array(truth))))

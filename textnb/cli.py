@@ -1023,8 +1023,8 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
     texts, y = _read_labelled(sources, skips, quiet)
     y = np.array(y)
     if cv:
-        classes, log_proba, cutoffs, folds = _cross_validate(texts, y, cv, seed, spam_class,
-                                                             options)
+        classes, log_proba, cutoffs, threshold, folds = _cross_validate(texts, y, cv, seed,
+                                                                        spam_class, options)
     else:
         clf = _load(model_path)
         if options["jobs"] is not None:
@@ -1038,18 +1038,20 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
         found = spam_cutoffs(classes, clf.cutoffs_, spam_class)
         cutoffs = found and (found[0], np.full(len(y), found[1]), np.full(len(y), found[2]),
                              bool(clf.cutoffs_) and found[0] == clf.cutoffs_["spam_class"])
+        threshold = clf.__dict__.get("decision_threshold_")
         folds = None
     if len(classes) == 2:
         positive = (cutoffs[0] if cutoffs else spam_class if spam_class in classes
                     else classes[1])
     else:
         positive = None
-    result = summary(y, log_proba, classes, positive, cutoffs and cutoffs[1:3])
+    result = summary(y, log_proba, classes, positive, cutoffs and cutoffs[1:3], threshold)
     if cutoffs:
         result["cutoffs"] = {"spam": float(np.mean(cutoffs[1])), "ham": float(np.mean(cutoffs[2])),
                              "learned": cutoffs[3]}
     if folds is not None:
-        result["folds"] = _fold_results(y, log_proba, classes, positive, cutoffs, folds, cv)
+        result["folds"] = _fold_results(y, log_proba, classes, positive, cutoffs, threshold,
+                                        folds, cv)
     log_odds = one_vs_rest_log_odds(log_proba)
     if sweep:
         if positive is None:
@@ -1088,16 +1090,17 @@ def _multilabel_evaluate(label_file, dirs, labels, model_path, cv, spam_class, s
 
 def _cross_validate(texts: list, y: np.ndarray, k: int, seed: int, spam_class: str | None,
                     options: dict[str, Any]):
-    """(classes, out-of-fold log P(c|x), cutoffs, fold of each document): each fold's model
-    trained on the other folds as `train` would train it, its cutoffs too. cutoffs: None, or
-    (spam class, spam cutoff per document, ham cutoff per document, learned by every fold)."""
+    """(classes, out-of-fold log P(c|x), cutoffs, decision threshold, fold of each document):
+    each fold's model trained on the other folds as `train` would train it, its cutoffs and
+    threshold too. cutoffs: None, or (spam class, spam cutoff per document, ham cutoff per
+    document, learned by every fold); threshold: each document's fold's (NaN where none)."""
     from .metrics import stratified_folds
     if len(set(y.tolist())) < 2:
         raise click.UsageError("cross-validation needs at least two classes")
     folds = stratified_folds(y, k, seed)
     classes = np.unique(y).astype(str)
     log_proba = np.zeros((len(y), len(classes)))
-    high, low = np.zeros(len(y)), np.zeros(len(y))
+    high, low, threshold = np.zeros(len(y)), np.zeros(len(y)), np.full(len(y), np.nan)
     found, learned = None, True
     for fold in range(k):
         test = folds == fold
@@ -1109,17 +1112,20 @@ def _cross_validate(texts: list, y: np.ndarray, k: int, seed: int, spam_class: s
         learned = learned and bool(clf.cutoffs_)
         if found:
             high[test], low[test] = found[1], found[2]
-    return classes, log_proba, found and (found[0], high, low, learned), folds
+        if clf.decision_threshold_ is not None:
+            threshold[test] = clf.decision_threshold_
+    return classes, log_proba, found and (found[0], high, low, learned), threshold, folds
 
 
-def _fold_results(y, log_proba, classes, positive, cutoffs, folds, k) -> dict[str, list[float]]:
+def _fold_results(y, log_proba, classes, positive, cutoffs, threshold, folds,
+                  k) -> dict[str, list[float]]:
     """Each fold's accuracy, macro F1 and, for two classes, ROC AUC and the rates."""
     from .metrics import summary
     results: dict[str, list[float]] = {}
     for fold in range(k):
         test = folds == fold
         r = summary(y[test], log_proba[test], classes, positive,
-                    cutoffs and (cutoffs[1][test], cutoffs[2][test]))
+                    cutoffs and (cutoffs[1][test], cutoffs[2][test]), threshold[test])
         values = {"accuracy": r["accuracy"], "macro_f1": r["macro"]["f1"]}
         if positive is not None:
             values.update(roc_auc=r["roc_auc"], false_positive_rate=r["false_positive_rate"],

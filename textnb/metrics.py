@@ -189,11 +189,13 @@ def _cumulative(positive: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, .
 
 
 def summary(y_true: Sequence, log_proba: np.ndarray, classes: Sequence, positive: str | None = None,
-            cutoffs: tuple[Any, Any] | None = None) -> dict[str, Any]:
+            cutoffs: tuple[Any, Any] | None = None, threshold: Any = None) -> dict[str, Any]:
     """What ``textnb evaluate`` reports, as plain numbers and lists (JSON-ready).
 
     ``log_proba`` (n_documents, n_classes) in ``classes`` order decides each document by its most
-    probable class: accuracy, per-class precision, recall, F1 and support, their macro and
+    probable class, or of two classes by a decision ``threshold`` on the log-odds of the second
+    over the first (a number, or one per document, NaN where the most probable decides, as
+    :meth:`TextClassifier.predict` decides): accuracy, per-class precision, recall, F1 and support, their macro and
     weighted averages, the confusion matrix. With a ``positive`` class of two: its false
     positive and false negative rates and the ROC AUC of its log-odds; with ``cutoffs`` (spam,
     ham) on those log-odds (numbers, or one per document), the rates of the spam/ham/unsure
@@ -203,6 +205,11 @@ def summary(y_true: Sequence, log_proba: np.ndarray, classes: Sequence, positive
 
     y_true, classes = np.asarray(y_true).astype(str), np.asarray(classes).astype(str)
     predicted = classes[np.argmax(log_proba, axis=1)]
+    if threshold is not None and classes.size == 2:
+        threshold = np.broadcast_to(np.asarray(threshold, dtype=float), predicted.shape)
+        given = ~np.isnan(threshold)
+        second = log_proba[:, 1] - log_proba[:, 0] >= np.where(given, threshold, 0.0)
+        predicted = np.where(given, classes[second.astype(int)], predicted)
     report = evaluate(y_true, predicted, classes)
     result: dict[str, Any] = {
         "documents": int(y_true.size), "accuracy": report.accuracy, "classes": report.classes,
