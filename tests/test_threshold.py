@@ -159,8 +159,9 @@ def test_train_learns_it_and_classify_and_info_use_it(tmp_path):
     classifier = load_model(model)
     threshold = classifier.decision_threshold_
     assert threshold is not None and threshold < 0
-    info = runner.invoke(main, ["info", "-m", str(model)]).output
-    assert f"threshold   pos where its log-odds over neg are >= {threshold:+.3f}, else neg" in info
+    said = f"threshold   pos where its log-odds over neg are >= {threshold:+.3f}, else neg"
+    assert said in result.output.splitlines()
+    assert said in runner.invoke(main, ["info", "-m", str(model)]).output.splitlines()
     test, _ = reviews(100, 100, seed=2)
     files = []
     for i, text in enumerate(test):

@@ -588,8 +588,17 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
                        f"({', '.join(map(str, report['passes']))} per pass)")
         if classifier.cutoffs_:
             click.echo(_cutoffs_line(classifier.cutoffs_))
+        elif classifier.__dict__.get("decision_threshold_") is not None:
+            click.echo(_threshold_line(classifier))
     _echo_suspects(classifier, where or [], y)
     return OK
+
+
+def _threshold_line(classifier: TextClassifier) -> str:
+    """A two-class model's decision threshold, as train and info say it."""
+    first, second = classifier.classes_
+    return (f"threshold   {second} where its log-odds over {first} are >= "
+            f"{classifier.decision_threshold_:+.3f}, else {first}")
 
 
 def _echo_suspects(classifier: TextClassifier, where: list[str], labels: Sequence[str]) -> None:
@@ -1262,8 +1271,7 @@ def info(model_path, top, output) -> int:
              *([_cutoffs_line(data["cutoffs"])] if data["cutoffs"] else
                [f"cutoffs     none learned: P(spam) >= {SPAM_CUTOFF} spam, <= {HAM_CUTOFF} ham"]
                if len(data["classes"]) == 2 else []),
-             *([f"threshold   {model.classes_[1]} where its log-odds over {model.classes_[0]} "
-                f"are >= {data['decision_threshold']:+.3f}, else {model.classes_[0]}"
+             *([_threshold_line(classifier)
                 + (" (classify decides mail by the cutoffs)" if data["cutoffs"] else "")]
                if data["decision_threshold"] is not None else []),
              *([f"tuned       {data['tuning']['folds']}-fold CV {data['tuning']['metric']} "
