@@ -232,3 +232,15 @@ def test_evaluate_reports_the_decisions_the_threshold_makes(tmp_path):
     log_proba = classifier.predict_log_proba(test)
     assert reported != pytest.approx(float(np.mean(
         classifier.classes_[log_proba.argmax(axis=1)] == np.array(truth))))
+
+
+def test_labels_that_sort_otherwise_as_names_get_the_threshold_of_their_own_order():
+    """Numbers 2 and 10 sort 2 < 10, their names "10" < "2": the threshold is on the log-odds
+    of the model's second class, 10, whichever way the folds are cut."""
+    texts, labels = reviews(300, 60, seed=0)
+    named = TextClassifier().fit(texts, labels)
+    numbered = TextClassifier().fit(texts, [10 if label == "pos" else 2 for label in labels])
+    assert numbered.classes_.tolist() == [2, 10] and named.classes_.tolist() == ["neg", "pos"]
+    assert numbered.decision_threshold_ == pytest.approx(named.decision_threshold_)
+    test, _ = reviews(200, 200, seed=5)
+    np.testing.assert_array_equal(numbered.predict(test) == 10, named.predict(test) == "pos")

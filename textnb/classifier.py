@@ -472,13 +472,15 @@ class TextClassifier(Parameters):
         setting = self.decision_threshold
         if setting is None or not isinstance(setting, str):
             return None if setting is None else float(setting)
-        y = np.array(labels, dtype=str)
-        classes, counts = np.unique(y, return_counts=True)
+        y = np.asarray(labels)
+        classes, counts = np.unique(y, return_counts=True)  # in the model's order
         if classes.size != 2 or counts.min() < _cutoffs.THRESHOLD_MIN:
             return None
         if as_new is None:
             fit = None if training == "full" else self._on_error
             _, as_new = self._out_of_fold(X, raw, y, min(_cutoffs.FOLDS, int(counts.min())), fit)
+        elif str(classes[1]) != np.unique(y.astype(str))[1]:
+            as_new = -as_new  # the cutoffs' folds order the classes by their names
         return _cutoffs.accuracy_threshold(as_new, y == classes[1])
 
     def partial_fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
