@@ -236,18 +236,25 @@ def test_unlearning_a_never_learned_document_raises_and_changes_nothing():
 
 # -- settings and bad input ---------------------------------------------------------------------
 
-def test_stop_words_auto_are_the_english_ones_where_the_spam_class_is_a_class():
+def test_stop_words_auto_are_the_english_ones_for_mail_and_none_for_short_texts():
     texts = ["the cheap pills", "not very good at noon"]
     mail = TextClassifier(spam_class="spam").fit(texts, ["spam", "ham"])
-    other = TextClassifier(spam_class="spam").fit(texts, ["pos", "neg"])
+    short = TextClassifier(spam_class="spam").fit(texts, ["pos", "neg"])
+    padding = " ".join(["filler"] * 100)  # 699 characters more: not short
+    other = TextClassifier(spam_class="spam").fit([f"{t} {padding}" for t in texts],
+                                                 ["pos", "neg"])
     assert "not" in mail.stop_words_ and {"cheap", "noon", "pills"} <= set(mail.vocabulary_.terms_)
     assert not {"the", "not", "very", "at"} & set(mail.vocabulary_.terms_)
+    assert short.stop_words_ == [] and {"the", "not", "very", "at"} <= set(short.vocabulary_.terms_)
     assert "the" in other.stop_words_ and not {"not", "very"} & set(other.stop_words_)
     assert {"not", "very"} <= set(other.vocabulary_.terms_)
     assert not {"the", "at"} & set(other.vocabulary_.terms_)
     auto = TextClassifier(spam_class="spam")
     assert auto.default_stop_words(["spam", "ham"]) == "english"
-    assert auto.default_stop_words(["pos", "neg"]) == "english-without-negations"
+    assert auto.default_stop_words(["spam", "ham"], texts) == "english"
+    assert auto.default_stop_words(["pos", "neg"], texts) == "none"
+    assert auto.default_stop_words(["pos", "neg"], [padding]) == "english-without-negations"
+    assert auto.default_stop_words(["pos", "neg"]) == "english-without-negations"  # none read
     assert auto.default_stop_words([]) == "english"  # no label known yet: the spam class says
     assert TextClassifier().default_stop_words([]) == "english-without-negations"
     assert TextClassifier().default_stop_words(["spam", "ham"]) == "english-without-negations"

@@ -92,22 +92,28 @@ def test_train_one_class_per_subdirectory_for_the_20_newsgroups_layout(tmp_path)
     assert result.stdout.split()[:2] == ["-", "sci.space"]
 
 
-def test_train_keeps_the_negations_but_for_mail(tmp_path, spam_model):
+def test_train_keeps_the_negations_but_for_mail_and_every_stop_word_of_short_texts(tmp_path,
+                                                                                  spam_model):
     """By default NLTK's English stop words go where --spam-class is one of the classes
-    (spam/ ham/), and all but its negations otherwise (reviews: "not", "very"); the model keeps
-    the choice."""
+    (spam/ ham/), none of them from short texts (a median under 500 characters: snippets),
+    and all but its negations from other texts (reviews: "not", "very"); the model keeps the
+    choice."""
     mail = load_model(spam_model)
     assert mail.get_params()["stop_words"] == "english" and "not" in mail.stop_words_
-    top = tmp_path / "reviews"
-    write_texts(top / "pos", {"1": "the film is very good", "2": "a very fine cast"})
-    write_texts(top / "neg", {"1": "the film is not good", "2": "not a fine cast"})
-    # Read as streamed (partial_fit) and, pruned, as fit reads.
-    for pruned, model in (("", tmp_path / "a.model"), ("--min-df=2", tmp_path / "b.model")):
-        assert run("train", "-q", "-m", model, top, *filter(None, [pruned])).exit_code == 0
-        reviews = load_model(model)
-        assert reviews.get_params()["stop_words"] == "english-without-negations"
-        assert "the" in reviews.stop_words_ and "the" not in reviews.vocabulary_.terms_
-        assert {"not", "very"} <= set(reviews.vocabulary_.terms_)
+    padding = " " + " ".join(["filler"] * 100)  # 700 characters more: not short
+    for words, pad in (("english-without-negations", padding), ("none", "")):
+        top = tmp_path / words / "reviews"
+        write_texts(top / "pos", {"1": "the film is very good" + pad, "2": "a very fine cast" + pad})
+        write_texts(top / "neg", {"1": "the film is not good" + pad, "2": "not a fine cast" + pad})
+        # Read as streamed (partial_fit), as fit reads, and pruned.
+        for options in (["--decision-threshold", "none"], [], ["--min-df=2"]):
+            model = tmp_path / words / f"{len(options)}.model"
+            assert run("train", "-q", "-m", model, top, *options).exit_code == 0
+            reviews = load_model(model)
+            assert reviews.get_params()["stop_words"] == words
+            assert ("the" in reviews.stop_words_) == (words != "none")
+            assert ("the" in reviews.vocabulary_.terms_) == (words == "none")
+            assert {"not", "very"} <= set(reviews.vocabulary_.terms_)
 
 
 def test_train_with_explicit_labels_and_mbox_and_maildir_inputs(tmp_path):

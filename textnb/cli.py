@@ -523,6 +523,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
                           decision_threshold=_decision_threshold(decision_threshold))
     # Word pairs or words, unless --ngrams: chosen here, where the classes and the files are
     # known before the documents are read (TextClassifier.default_ngram_range).
+    sample: list[bytes] = []
     if classifier.ngram_range is None:
         # The files counted (without reporting: reading reports what cannot be read, once)
         # unless a spam class decides, and the first of each directory read if they may.
@@ -549,8 +550,11 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         classifier.set_params(**tuned.settings)
         if not quiet:
             click.echo(_tuning_table(tuned))
-    # The stop words by the classes, known here; fit sees the labels only as it reads.
-    classifier.set_params(stop_words=classifier.default_stop_words(classes))
+    # The stop words by the classes, known here (fit sees the labels only as it reads), and
+    # for other texts than mail, by how long the first documents are.
+    if not sample and classifier.stop_words_by_length(classes):
+        sample = _sample(sources)
+    classifier.set_params(stop_words=classifier.default_stop_words(classes, sample))
     if dask_address:
         from .distributed import connect, fit_files
         files = [(label, found) for label, path in sources for found in iter_files(path, skips)]

@@ -68,12 +68,14 @@ def fit_bag(classifier: TextClassifier, bag: Any, client: Any = None) -> TextCla
     from dask import delayed
     # Which n-grams to count may depend on the classes, how many texts there are and what
     # they are (ngram_range None): a pass for the classes and the count, and the first texts.
+    # So may the stop words (stop_words "auto": how long the texts are, unless they are mail).
     classes, sample, documents = (), (), 0
-    if classifier.ngram_range is None:
+    if classifier.ngram_range is None or (isinstance(classifier.stop_words, str)
+                                          and classifier.stop_words == "auto"):
         classes, documents = _compute([bag.pluck(1).distinct(), bag.count()], client)
         sample = [text for text, _ in bag.take(_SAMPLE_DOCUMENTS, warn=False)]
     classifier.ngram_range_ = classifier.default_ngram_range(classes, sample, documents)
-    classifier._build(classes)  # validates the settings and loads the stop words, as fit does
+    classifier._build(classes, sample)  # validates the settings, loads the stop words, as fit
     tokenizer = delayed(classifier._tokenizer(), pure=True)
     parts = _compute([delayed(_count_pairs)(tokenizer, part) for part in bag.to_delayed()],
                      client)
@@ -94,7 +96,7 @@ def fit_files(classifier: TextClassifier, files: Sequence[tuple[str, str]], clie
     sample = first_raw([path for _, path in files[:20]], 20)
     classes = {label for label, _ in files}
     classifier.ngram_range_ = classifier.default_ngram_range(classes, sample, documents=len(files))
-    classifier._build(classes)
+    classifier._build(classes, sample)
     client = client or _import_distributed().get_client()
     tokenizer = client.scatter(classifier._tokenizer(), broadcast=True)
     futures = client.map(_count_files, _split(files, _n_parts(client, len(files))),
