@@ -77,6 +77,9 @@ def test_a_number_is_the_threshold_and_too_few_documents_learn_none():
     assert TextClassifier().fit(few, few_labels).decision_threshold_ is None
     enough, enough_labels = reviews(40, THRESHOLD_MIN, seed=0)
     assert TextClassifier().fit(enough, enough_labels).decision_threshold_ is not None
+    for bad in ("high", float("nan"), True):
+        with pytest.raises(ValueError, match="decision_threshold must be 'auto', None or a number"):
+            TextClassifier(decision_threshold=bad).fit(texts, labels)
     # Three classes: the most probable decides.
     three = TextClassifier().fit(texts + ["story plot"] * 30, labels + ["other"] * 30)
     assert three.decision_threshold_ is None

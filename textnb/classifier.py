@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 import copy
+import math
 import operator
 import os
 import statistics
@@ -256,7 +257,8 @@ class TextClassifier(Parameters):
         """``fit`` on the vocabulary of the texts and their counts X (labeled rows first, then
         ``unlabeled`` rows) and the labeled texts' digests: what :meth:`_fit_counted` builds,
         and what a tuning that counted so hands over (:meth:`textnb.tuning.Tuning.refit`)."""
-        raw, X = X, self._weigh(X)
+        # The raw counts, for the decision threshold's out-of-fold scores (_out_of_fold).
+        raw, X = (X if self.decision_threshold == "auto" else None), self._weigh(X)
         if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
                                 callback)
@@ -277,8 +279,9 @@ class TextClassifier(Parameters):
         self.suspects_ = np.flatnonzero(suspect) if suspect is not None else np.empty(0, int)
         if self.suspects_.size:
             keep = ~suspect
-            X, raw, digests, as_new = (take_rows(X, keep), take_rows(raw, keep), digests[keep],
-                                       as_new[keep])
+            X, digests = take_rows(X, keep), digests[keep]
+            if raw is not None:
+                raw, as_new = take_rows(raw, keep), as_new[keep]
             labels = np.array(labels, dtype=object)[keep].tolist()
         self.decision_threshold_ = self._learn_threshold(X, raw, labels, training, as_new)
         del raw
@@ -391,7 +394,7 @@ class TextClassifier(Parameters):
         classes = set(map(str, labels))
         return self.spam_class is not None and len(classes) == 2 and self.spam_class in classes
 
-    def _learn_cutoffs(self, X: CSR, labels: list, fit=None, raw: CSR | None = None,
+    def _learn_cutoffs(self, X: CSR, labels: list, fit=None, raw: CSR | None = None
                        ) -> tuple[dict[str, Any] | None, np.ndarray | None, np.ndarray | None]:
         """(cutoffs, suspect, as_new): the spam and ham cutoffs on the spam log-odds, chosen on
         out-of-fold scores of the weighted counts X (:func:`textnb.cutoffs.choose_cutoffs`),
@@ -465,7 +468,7 @@ class TextClassifier(Parameters):
         model.delete_terms(np.flatnonzero(~used))
         return self._weigh(_relabel(raw, column, int(used.sum())))
 
-    def _learn_threshold(self, X: CSR, raw: CSR, labels: list, training: str,
+    def _learn_threshold(self, X: CSR, raw: CSR | None, labels: list, training: str,
                          as_new: np.ndarray | None) -> float | None:
         """``decision_threshold_``: the setting's number, or for "auto" and two classes of at
         least THRESHOLD_MIN documents each, the accuracy threshold
@@ -473,7 +476,7 @@ class TextClassifier(Parameters):
         documents' are (``as_new``, from the cutoffs' folds, or of folds of its own); None:
         the most probable class decides."""
         setting = self.decision_threshold
-        if setting is None or not isinstance(setting, str):
+        if raw is None:  # None or a number (_build checked it)
             return None if setting is None else float(setting)
         y = np.asarray(labels)
         classes, counts = np.unique(y, return_counts=True)  # in the model's order
@@ -781,6 +784,12 @@ class TextClassifier(Parameters):
                              f"not {self.n_jobs!r}")
         if self.hash_bits is not None:
             check_hash_bits(self.hash_bits)
+        threshold = self.decision_threshold
+        if not (threshold is None or (isinstance(threshold, str) and threshold == "auto")
+                or (isinstance(threshold, (int, float)) and not isinstance(threshold, bool)
+                    and math.isfinite(threshold))):
+            raise ValueError(f"decision_threshold must be 'auto', None or a number, "
+                             f"not {threshold!r}")
         self.stop_words_ = sorted(load_stop_words(self.default_stop_words(labels, sample)))
         self.__dict__.pop("_cached_tokenizer", None)
 
