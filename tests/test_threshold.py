@@ -247,3 +247,32 @@ def test_labels_that_sort_otherwise_as_names_get_the_threshold_of_their_own_orde
     assert numbered.decision_threshold_ == pytest.approx(named.decision_threshold_)
     test, _ = reviews(200, 200, seed=5)
     np.testing.assert_array_equal(numbered.predict(test) == 10, named.predict(test) == "pos")
+
+
+def test_a_large_two_class_corpus_trains_as_it_is_read_without_a_threshold(tmp_path,
+                                                                           monkeypatch):
+    """The threshold needs every document's counts at once: beyond THRESHOLD_MAX_BYTES of
+    input, textnb train reads and learns in chunks (partial_fit), in bounded memory, and the
+    most probable class decides."""
+    import textnb.cli
+    texts, labels = reviews(300, 60, seed=0)
+    for i, (text, label) in enumerate(zip(texts, labels)):
+        (tmp_path / label).mkdir(exist_ok=True)
+        (tmp_path / label / f"{i}.txt").write_text(text)
+    size = sum(len(text.encode()) for text in texts)
+    model = tmp_path / "m.model"
+    monkeypatch.setattr(textnb.cli, "THRESHOLD_MAX_BYTES", size)   # all of it: still learned
+    assert CliRunner().invoke(main, ["train", "-q", "-m", str(model), str(tmp_path / "pos"),
+                                     str(tmp_path / "neg")]).exit_code == 0
+    assert load_model(model).decision_threshold_ is not None
+    monkeypatch.setattr(textnb.cli, "THRESHOLD_MAX_BYTES", size - 1)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fit called: textnb train did not stream")
+
+    monkeypatch.setattr(TextClassifier, "fit", no_fit)
+    result = CliRunner().invoke(main, ["train", "-q", "-m", str(model), str(tmp_path / "pos"),
+                                       str(tmp_path / "neg")])
+    assert result.exit_code == 0, result.output
+    streamed = load_model(model)
+    assert streamed.decision_threshold_ is None and streamed.decision_threshold is None

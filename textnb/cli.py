@@ -279,6 +279,9 @@ def _load(path: Path | None) -> TextClassifier:
 # Mailbox files and folders are named for what they hold plus one of these (Thunderbird and
 # mutt: spam.mbox; Eudora and Pegasus: spam.mbx; Apple Mail exports a spam.mbox directory).
 _MAILBOX_SUFFIXES = (".mbox", ".mbx")
+# Two classes learn their decision threshold from every document's counts at once; beyond this
+# much input (bytes of the files) they train as they are read, in bounded memory, without one.
+THRESHOLD_MAX_BYTES = 100 << 20
 
 
 def _class_name(path: str) -> str:
@@ -407,6 +410,18 @@ def _streams(classifier: TextClassifier, classes: Sequence[str]) -> bool:
             and classifier.max_df == 1.0 and classifier.max_features is None)
 
 
+def _input_bytes(sources: list[tuple[str, str]]) -> int:
+    """The size of the files of (class, path) sources (standard input counts 0)."""
+    size = 0
+    for _, path in sources:
+        for found in (iter_files(path, lambda *_: None) if path != "-" else ()):
+            try:
+                size += os.path.getsize(found)
+            except OSError:  # reading reports it
+                pass
+    return size
+
+
 def _decision_threshold(value: str) -> str | float | None:
     """--decision-threshold's value as the setting: "auto", None for "none", or a number."""
     if value in ("auto", "none"):
@@ -532,6 +547,10 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         sample = _sample(sources) if classifier._may_pair(classes, files) else []
         classifier.set_params(ngram_range=classifier.default_ngram_range(
             classes, sample, documents=files))
+    if (classifier.decision_threshold == "auto" and len(set(classes)) == 2 and not tune
+            and not classifier._learns_cutoffs(classes) and not dask_address
+            and _input_bytes(sources) > THRESHOLD_MAX_BYTES):
+        classifier.set_params(decision_threshold=None)
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
     # Each document's file, to name the ones left out as mis-sorted (with learned cutoffs only).
     where: list[str] | None = [] if classifier._learns_cutoffs(classes) else None
