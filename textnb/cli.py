@@ -478,8 +478,8 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
               metavar="auto|none|LOG-ODDS",
               help="Two classes without a spam class: classify labels the second class where "
                    "its log-odds over the first reach this threshold; auto learns it by 5-fold "
-                   "cross-validation (the fewest mistakes), none takes the most probable class "
-                   "(and trains as the documents are read).")
+                   "cross-validation (the fewest mistakes; beyond 100 MB of files, none), none "
+                   "takes the most probable class (and trains as the documents are read).")
 @click.option("--tune", is_flag=True,
               help="Choose the event model, alpha, word pairs, term weights, length "
                    "normalisation and whether to remove the stop words by cross-validation on "
