@@ -750,10 +750,10 @@ class TextClassifier(Parameters):
         ``spam_class`` is one of them (or, with no label known yet, is set), else "none" for
         short texts (a median under :data:`SHORT_TEXT` characters: in a snippet or a headline
         every word counts), else "english-without-negations"."""
-        labels = list(labels)
+        if not self._stop_words_auto():
+            return self.stop_words
         if not self.stop_words_by_length(labels):
-            auto = isinstance(self.stop_words, str) and self.stop_words == "auto"
-            return "english" if auto else self.stop_words
+            return "english"
         sample = list(sample)
         if sample and statistics.median(map(_length, sample)) < SHORT_TEXT:
             return "none"
@@ -763,10 +763,13 @@ class TextClassifier(Parameters):
         """Whether ``default_stop_words`` for documents of these labels depends on how long
         they are: "auto" stop words, and not mail (``spam_class`` not among the labels, or
         not set where none is known yet)."""
-        if not (isinstance(self.stop_words, str) and self.stop_words == "auto"):
-            return False
         names = set(map(str, labels))
-        return not (self.spam_class is not None and (str(self.spam_class) in names or not names))
+        mail = self.spam_class is not None and (str(self.spam_class) in names or not names)
+        return self._stop_words_auto() and not mail
+
+    def _stop_words_auto(self) -> bool:
+        """Whether the stop words are left to the documents ("auto")."""
+        return isinstance(self.stop_words, str) and self.stop_words == "auto"
 
     def _build(self, labels: Iterable = (), sample: Iterable[Text] = ()) -> None:
         """Validate the settings and load the stop words for documents of these labels, of

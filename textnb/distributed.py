@@ -70,8 +70,7 @@ def fit_bag(classifier: TextClassifier, bag: Any, client: Any = None) -> TextCla
     # they are (ngram_range None): a pass for the classes and the count, and the first texts.
     # So may the stop words (stop_words "auto": how long the texts are, unless they are mail).
     classes, sample, documents = (), (), 0
-    if classifier.ngram_range is None or (isinstance(classifier.stop_words, str)
-                                          and classifier.stop_words == "auto"):
+    if classifier.ngram_range is None or classifier._stop_words_auto():
         classes, documents = _compute([bag.pluck(1).distinct(), bag.count()], client)
         sample = [text for text, _ in bag.take(_SAMPLE_DOCUMENTS, warn=False)]
     classifier.ngram_range_ = classifier.default_ngram_range(classes, sample, documents)

@@ -195,8 +195,8 @@ def summary(y_true: Sequence, log_proba: np.ndarray, classes: Sequence, positive
     ``log_proba`` (n_documents, n_classes) in ``classes`` order decides each document by its most
     probable class, or of two classes by a decision ``threshold`` on the log-odds of the second
     over the first (a number, or one per document, NaN where the most probable decides, as
-    :meth:`TextClassifier.predict` decides): accuracy, per-class precision, recall, F1 and support, their macro and
-    weighted averages, the confusion matrix. With a ``positive`` class of two: its false
+    :meth:`TextClassifier.predict` decides): accuracy, per-class precision, recall, F1 and
+    support, their macro and weighted averages, the confusion matrix. With a ``positive`` class of two: its false
     positive and false negative rates and the ROC AUC of its log-odds; with ``cutoffs`` (spam,
     ham) on those log-odds (numbers, or one per document), the rates of the spam/ham/unsure
     decision they make (:func:`textnb.cutoffs.rates`) as ``at_cutoffs``.
