@@ -311,8 +311,10 @@ def test_explain_prints_the_seed_003_log_odds(tmp_path):
     odds = 2 * log(2.5) - log(2)
     p_spam = 1 / (1 + np.exp(-odds))
     lines = result.output.splitlines()
+    # The decision classify makes: a class named spam, no learned cutoffs, so bogofilter's
+    # (P(spam) >= 0.99 spam, <= 0.5 ham): unsure, the most probable class spam.
     assert lines[:2] == [f"{tmp_path / 'mail'}: spam  P = {p_spam:.4f}  log-odds {odds:+.3f} "
-                         f"over ham", ""]
+                         f"over ham  (unsure: spam at log-odds >= +4.595, ham <= +0.000)", ""]
     # name, count, log-odds, running total; columns aligned (19 = len("prior (spam vs ham)")).
     assert [line.split() for line in lines[2:]] == [
         ["term", "count", "log-odds", "running"],
@@ -327,6 +329,8 @@ def test_explain_prints_the_seed_003_log_odds(tmp_path):
     as_json = json.loads(run("explain", "--format", "json", "--top", "1", tmp_path / "mail",
                              "-m", model).output)
     assert as_json["label"] == "spam" and as_json["probability"] == pytest.approx(p_spam)
+    assert as_json["verdict"] == as_json["status"] == "unsure"
+    assert as_json["spam_log_odds"] == pytest.approx(odds, rel=1e-12)
     why = as_json["explanation"]
     assert why["log_odds"] == pytest.approx(odds, rel=1e-12)
     assert why["terms"] == [{"term": "b", "count": 2.0, "log_odds": pytest.approx(2 * log(2.5))}]

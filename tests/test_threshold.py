@@ -180,6 +180,43 @@ def test_train_learns_it_and_classify_and_info_use_it(tmp_path):
     assert flipped.any()   # some the threshold calls "pos" where "neg" is more probable
 
 
+def test_explain_explains_the_decision_the_threshold_makes(tmp_path):
+    """Where the threshold calls a document the less probable class, `explain` (library and
+    command) and `classify --explain` explain that label, against the other, log-odds below 0."""
+    texts, labels = reviews(300, 60, seed=0)
+    classifier = TextClassifier().fit(texts, labels)
+    threshold = classifier.decision_threshold_
+    test, _ = reviews(100, 100, seed=2)
+    log_proba = classifier.predict_log_proba(test)
+    odds = log_proba[:, 1] - log_proba[:, 0]
+    flipped = test[int(np.flatnonzero((odds >= threshold) & (odds < 0))[0])]
+    why = classifier.explain(flipped)
+    assert (why.label, why.against) == ("pos", "neg") == (classifier.predict([flipped])[0], "neg")
+    assert why.log_odds == pytest.approx(odds[test.index(flipped)], abs=1e-9) and why.log_odds < 0
+    total = why.prior_log_odds + why.baseline + sum(c.log_odds for c in why.terms) + why.rest
+    assert total == pytest.approx(why.log_odds, abs=1e-9)
+    assert classifier.explain(flipped, label="neg").log_odds == pytest.approx(-why.log_odds)
+    with pytest.raises(ValueError, match="'other' is not one of the model's classes"):
+        classifier.explain(flipped, label="other")
+    model, document = tmp_path / "m.model", tmp_path / "doc.txt"
+    save_model(classifier, model)
+    document.write_text(flipped)
+    runner = CliRunner()
+    result = runner.invoke(main, ["explain", "-m", str(model), str(document)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith(f"{document}: pos  P = ")
+    assert result.output.splitlines()[0].endswith(
+        f"over neg  (pos where its log-odds over neg are >= {threshold:+.3f})")
+    as_json = json.loads(runner.invoke(main, ["explain", "-m", str(model), "--format", "json",
+                                              str(document)]).output)
+    assert as_json["label"] == as_json["explanation"]["label"] == "pos"
+    assert as_json["explanation"]["log_odds"] == pytest.approx(why.log_odds, abs=1e-9)
+    said = json.loads(runner.invoke(main, ["classify", "-m", str(model), "--explain",
+                                           "--format", "json", str(document)]).output)
+    assert said["label"] == said["explanation"]["label"] == "pos"
+    assert said["explanation"]["against"] == "neg"
+
+
 @pytest.mark.parametrize("training", ["full", "on-error"])
 def test_out_of_fold_scores_are_what_a_model_of_the_other_folds_gives_a_new_document(training):
     """The threshold's out-of-fold scores: each held-out document scored as the model of the

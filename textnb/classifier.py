@@ -690,12 +690,16 @@ class TextClassifier(Parameters):
         hits = self.predict(texts) == np.asarray(labels)
         return float(np.average(hits, weights=sample_weight))
 
-    def explain(self, text: Text, top: int = 10) -> Explanation:
-        """Why ``text`` got its label: prior log-odds and each term's log-odds contribution."""
+    def explain(self, text: Text, top: int = 10, label: Any = None) -> Explanation:
+        """Why ``text`` got its label (``predict``'s, or ``label``, a decision made otherwise, as
+        by cutoffs) rather than the most probable other class: prior log-odds and each term's
+        log-odds contribution."""
         X = self.transform([text])
         terms = (self.vocabulary_.names(self.tokenize([text])[0])
                  if isinstance(self.vocabulary_, HashedVocabulary) else self.vocabulary_.terms_)
-        return explain_document(self.model_, terms, X, top=top)
+        if label is None:
+            label = self.predict([text])[0]
+        return explain_document(self.model_, terms, X, top=top, label=label)
 
     def informative_terms(self, top: int = 10) -> dict[Any, list[tuple[str, float]]]:
         """Per class, the terms with the largest log-likelihood ratio against the other classes

@@ -810,7 +810,8 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
         if explain:
             explained = list(decisions())
             for document, decision in zip(documents, explained):
-                decision["explanation"] = _explanation(classifier.explain(document, top=top))
+                decision["explanation"] = _explanation(classifier.explain(document, top=top,
+                                                                            label=decision["label"]))
             decisions = lambda: iter(explained)  # noqa: E731
     widths = _widths(decisions(), header) if output == "text" else (0, 0, 0, 0)
     try:

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from .classifier import TextClassifier, load_model, save_model
-from .decision import decide
+from .decision import decide, spam_cutoffs
 from .documents import read_raw
 from .dump import load_dump, merge_models, read_dump, write_dump
 from .explain import Explanation
@@ -122,22 +122,36 @@ def explain(paths, model_path, top, output) -> int:
     classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
     if len(classes) < 2:
         raise click.UsageError("a model with one class has no decision to explain")
+    # Decided as `textnb classify` decides: by the model's cutoffs, else its threshold.
+    cutoffs = spam_cutoffs(classes, classifier.cutoffs_)
+    threshold = classifier.__dict__.get("decision_threshold_")
     log_proba = classifier.predict_log_proba([raw for _, raw in documents])
     for i, ((source, raw), row) in enumerate(zip(documents, log_proba)):
-        decision = decide(classes, row.tolist(), source, None)
-        why = classifier.explain(raw, top=top or len(classifier.vocabulary_))
+        decision = decide(classes, row.tolist(), source, cutoffs, threshold)
+        why = classifier.explain(raw, top=top or len(classifier.vocabulary_),
+                                 label=decision["label"])
         if output == "json":
-            click.echo(json.dumps({"source": source, "label": decision["label"],
-                                   "probability": decision["probability"],
+            keys = ("source", "label", "verdict", "probability", "status", "spam_log_odds")
+            click.echo(json.dumps({**{key: decision[key] for key in keys if key in decision},
                                    "explanation": asdict(why)}, ensure_ascii=False, default=str))
         else:
-            click.echo(("\n" if i else "") + explanation_table(source, decision, why))
+            rule = (_cutoffs_rule(decision["status"], cutoffs) if cutoffs else
+                    None if threshold is None or len(classes) != 2 else
+                    f"{classes[1]} where its log-odds over {classes[0]} are >= {threshold:+.3f}")
+            click.echo(("\n" if i else "") + explanation_table(source, decision, why, rule))
     return 0
 
 
-def explanation_table(source: str, decision: dict[str, Any], why: Explanation) -> str:
-    """The decision on one line, then prior, absent words and terms in aligned columns with
-    the running total; the last row is the log-odds of the decision."""
+def _cutoffs_rule(status: str, cutoffs: tuple[str, float, float]) -> str:
+    spam, high, low = cutoffs
+    return f"{status}: {spam} at log-odds >= {high:+.3f}, ham <= {low:+.3f}"
+
+
+def explanation_table(source: str, decision: dict[str, Any], why: Explanation,
+                      rule: str | None = None) -> str:
+    """The decision on one line (and the ``rule`` that made it: cutoffs or a threshold), then
+    prior, absent words and terms in aligned columns with the running total; the last row is
+    the log-odds of the decision."""
     rows: list[tuple[str, str, float]] = [(f"prior ({why.label} vs {why.against})", "",
                                            why.prior_log_odds)]
     if why.baseline:
@@ -148,7 +162,8 @@ def explanation_table(source: str, decision: dict[str, Any], why: Explanation) -
     width = max(len("term"), *(len(name) for name, _, _ in rows))
     count_width = max(len("count"), *(len(count) for _, count, _ in rows))
     lines = [f"{source}: {decision['label']}  P = {decision['probability']:.4f}  "
-             f"log-odds {why.log_odds:+.3f} over {why.against}", "",
+             f"log-odds {why.log_odds:+.3f} over {why.against}"
+             + (f"  ({rule})" if rule else ""), "",
              f"{'term':<{width}}  {'count':>{count_width}}  {'log-odds':>9}  {'running':>9}"]
     total = 0.0
     for name, count, value in rows:

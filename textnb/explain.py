@@ -42,15 +42,24 @@ class Explanation:
     rest: float
 
 
-def explain_document(model: _DiscreteNB, terms: Sequence[str], X: Any, top: int = 10) -> Explanation:
-    """Explain the model's decision on the single document ``X`` (shape (1, n_terms))."""
+def explain_document(model: _DiscreteNB, terms: Sequence[str], X: Any, top: int = 10,
+                     label: Any = None) -> Explanation:
+    """Explain the decision ``label`` (default: the most probable class) on the single document
+    ``X`` (shape (1, n_terms)) against the most probable other class; where a decision
+    threshold or cutoffs chose the less probable class, its log-odds are below 0."""
     X = as_csr(X)
     if X.shape[0] != 1:
         raise ValueError(f"explain one document at a time, got {X.shape[0]}")
     if len(model.classes_) < 2:
         raise ValueError("a model with one class has no decision to explain")
     jll = model.predict_joint_log_proba(X)[0]
-    first, second = np.argsort(-jll, kind="stable")[:2]
+    order = np.argsort(-jll, kind="stable")
+    if label is not None:
+        found = np.flatnonzero(model.classes_ == label)
+        if not found.size:
+            raise ValueError(f"{label!r} is not one of the model's classes")
+        order = np.concatenate([found[:1], order[order != found[0]]])
+    first, second = order[:2]
     bias, weights = model.decomposition()
     values = (X.data > 0).astype(float) if model._binary else X.data
     pushes = values * (weights[first, X.indices] - weights[second, X.indices])
