@@ -15,7 +15,7 @@ from textnb import TextClassifier, load_model, save_model
 from textnb.cli import main
 from textnb.counting import count_part
 from textnb.cutoffs import SUSPECT_MIN, choose_cutoffs, rates, suspects
-from textnb.decision import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_cutoffs
+from textnb.decision import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_class_of, spam_cutoffs
 from textnb.mailfilter import filter_message
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,6 +227,49 @@ def test_the_quick_start_labels_its_spam_sample_spam_and_its_ham_sample_ham(samp
         done = subprocess.run([sys.executable, "-m", "textnb", "classify", "--exit-code", "-m",
                                str(sample_model), str(message)], capture_output=True)
         assert done.returncode == code, done.stderr
+
+
+@pytest.mark.parametrize("classes, spam", [
+    (["ham", "spam"], "spam"), (["Ham", "Spam"], "Spam"), (["SPAM", "inbox"], "SPAM"),
+    ([".Junk", "Maildir"], ".Junk"), (["INBOX", "INBOX.Spam"], "INBOX.Spam"),
+    (["Inbox", "Junk E-mail"], "Junk E-mail"), (["Bulk Mail", "Inbox"], "Bulk Mail"),
+    (["spam", "Junk"], "spam"),        # "spam" itself first
+    (["Spam", "Junk"], None),          # two names for spam: none is chosen
+    (["ham", "spammy"], None), (["pos", "neg"], None)])
+def test_the_spam_class_is_found_by_the_names_mail_programs_give_it(classes, spam):
+    assert spam_class_of(classes) == spam
+
+
+def test_train_on_folders_named_as_mail_programs_name_them(tmp_path):
+    """Directories Spam/ and Inbox/ (or a Maildir's .Junk): the same model as spam/ and ham/
+    but for the names, cutoffs learned for the spam folder's class, and --exit-code answers."""
+    for name in ("Spam", ".Junk"):
+        spam = tmp_path / name
+        spam.mkdir()
+        for path in SPAM_DIR.iterdir():
+            (spam / path.name).write_bytes(path.read_bytes())
+        model = tmp_path / f"{name}.model"
+        result = run("train", "-q", "-m", model, spam, HAM_DIR)
+        assert result.exit_code == 0, result.output
+        classifier = load_model(model)
+        assert classifier.cutoffs_["spam_class"] == name
+        assert sorted(map(str, classifier.classes_)) == sorted([name, "ham"])
+        assert run("classify", "--exit-code", "-m", model, SPAM_MESSAGE).exit_code == 0
+        assert run("classify", "--exit-code", "-m", model, HAM_MESSAGE).exit_code == 1
+        assert b"X-TextNB-Status: Yes\n" in filter_message(SPAM_MESSAGE.read_bytes(), model)
+        # A model without learned cutoffs (learn alone builds such) finds its spam class too.
+        classifier.cutoffs_ = None
+        save_model(classifier, model)
+        said = json.loads(run("classify", "--format", "json", "-m", model, SPAM_MESSAGE).output)
+        assert said["status"] in ("spam", "unsure") and said["spam_log_odds"] > 0
+        assert "cutoffs     spam at" in run("tune-cutoffs", "-m", model, spam, HAM_DIR).output
+    # Names that say nothing: no cutoffs, and exit codes say which name is missing.
+    model = tmp_path / "pos.model"
+    assert run("train", "-q", "-m", model, f"--label=pos={SPAM_DIR}",
+               f"--label=neg={HAM_DIR}").exit_code == 0
+    assert load_model(model).cutoffs_ is None
+    refused = run("classify", "--exit-code", "-m", model, SPAM_MESSAGE)
+    assert refused.exit_code == 3 and "named 'spam' (or Junk, Junk E-mail, Bulk Mail)" in refused.output
 
 
 def test_every_command_decides_by_the_learned_cutoffs(sample_model, tmp_path):

@@ -23,7 +23,8 @@ from . import __version__
 from .classifier import TextClassifier, load_model, save_model
 from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE, extrapolated, ham_needed
 from .onerror import MARGIN, MAX_PASSES
-from .decision import HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_cutoffs
+from .decision import (HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_class_of,
+                       spam_cutoffs)
 from .documents import first_raw, is_maildir, iter_files, read_raw
 from .errors import DocumentError, ModelFileError, TextnbError
 from .hashing import MAX_HASH_BITS
@@ -210,8 +211,10 @@ def _cutoff_options(function):
 
 def _cutoff_learning_options(function):
     options = [
-        click.option("--spam-class", default="spam", show_default=True,
-                     help="With two classes, the spam one: its cutoffs are learned."),
+        click.option("--spam-class",
+                     help="With two classes, the spam one: its cutoffs are learned (default: "
+                          "the class named spam, else one named as mail programs name their "
+                          "spam folder, in any case: Junk, .Junk, Junk E-mail, Bulk Mail)."),
         click.option("--target-fpr", type=click.FloatRange(0, 1, max_open=True),
                      default=TARGET_FPR, show_default=True,
                      help="Share of ham the learned spam cutoff may call spam."),
@@ -531,6 +534,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     if dask_address and (tune or unlabeled):
         raise click.UsageError("--dask cannot be combined with --tune or --unlabeled")
     classes = [label for label, _ in sources]  # every one has documents, or it is an error
+    spam_class = spam_class or spam_class_of(classes) or "spam"
     classifier = _classifier(labels=classes, **options)
     classifier.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                           target_unsure=target_unsure, keep_suspects=keep_suspects,
@@ -717,6 +721,8 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
         probe = TextClassifier(**classifier.get_params())
         # Cutoffs for the model's counts: as trained (full, or on error), whatever auto would say.
         training = (classifier.cutoffs_ or {}).get("training", "full")
+        spam_class = (spam_class or (classifier.cutoffs_ or {}).get("spam_class")
+                      or spam_class_of(classifier.classes_) or "spam")
         probe.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                          target_unsure=target_unsure, keep_suspects=keep_suspects,
                          training=training)
@@ -744,7 +750,8 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
               help="Terms shown by --explain.")
 @click.option("--spam-class",
               help="The positive class of a two-class model (for cutoffs and exit codes; "
-                   "default: the one its cutoffs were learned for, else spam).")
+                   "default: the one its cutoffs were learned for, else the class named spam, Junk, "
+                   "Junk E-mail or Bulk Mail, in any case).")
 @click.option("--threshold", type=click.FloatRange(0, 1),
               help="P(spam) at or above which a message is spam (no unsure band).")
 @_cutoff_options
@@ -880,8 +887,9 @@ def _cutoffs(classifier: TextClassifier, spam_class: str | None, threshold, spam
         return cutoffs
     if required or threshold is not None:
         raise click.UsageError(f"cutoffs and exit codes need a two-class model with a class "
-                               f"named {spam_class or 'spam'!r} (classes: {', '.join(classes)}); "
-                               f"name it with --spam-class")
+                               f"named {spam_class or 'spam'!r}"
+                               + ("" if spam_class else " (or Junk, Junk E-mail, Bulk Mail)")
+                               + f" (classes: {', '.join(classes)}); name it with --spam-class")
     return None
 
 
@@ -913,7 +921,8 @@ def _explanation(explanation) -> dict[str, Any]:
 @_model_path_option()
 @click.option("--spam-class",
               help="The class whose probability goes in the headers (default: the one the "
-                   "model's cutoffs were learned for, else spam).")
+                   "model's cutoffs were learned for, else the class named spam, Junk, Junk E-mail "
+                   "or Bulk Mail, in any case).")
 @_cutoff_options
 @click.option("--timeout", type=click.FloatRange(min=0), default=FILTER_TIMEOUT,
               show_default=True, metavar="SECONDS",
@@ -1015,7 +1024,8 @@ def _check_class(classifier: TextClassifier, label: str, allowed: bool) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the --cv folds.")
 @click.option("--spam-class",
               help="The positive class of a two-class evaluation (default: the one the "
-                   "model's cutoffs were learned for, else spam).")
+                   "model's cutoffs were learned for, else the class named spam, Junk, Junk E-mail "
+                   "or Bulk Mail, in any case).")
 @click.option("--sweep", is_flag=True,
               help="Two classes: FPR, FNR and unsure for a range of spam and ham cutoffs.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -1138,7 +1148,7 @@ def _cross_validate(texts: list, y: np.ndarray, k: int, seed: int, spam_class: s
     for fold in range(k):
         test = folds == fold
         clf = _classifier(labels=y.tolist(), **options)
-        clf.set_params(spam_class=spam_class or "spam")
+        clf.set_params(spam_class=spam_class or spam_class_of(classes) or "spam")
         clf.fit([t for t, held_out in zip(texts, test) if not held_out], y[~test])
         log_proba[test] = clf.predict_log_proba([t for t, held_out in zip(texts, test) if held_out])
         found = spam_cutoffs(classes, clf.cutoffs_, spam_class)

@@ -35,6 +35,23 @@ class Exit(enum.IntEnum):
         return cls[status.upper()]
 
 
+# What mail programs name the folder of spam (Thunderbird's and Apple Mail's Junk, Outlook's
+# Junk E-mail, Yahoo's Bulk Mail), in lower case: a class of one of these names holds spam.
+SPAM_NAMES = ("spam", "junk", "junk e-mail", "junk email", "junk mail", "bulk mail")
+
+
+def spam_class_of(classes: Sequence[Any]) -> str | None:
+    """The class of ``classes`` that holds spam by its name: "spam", else the only one named
+    as mail programs name their spam folder (:data:`SPAM_NAMES`), in any case and without a
+    Maildir++ folder's dots and parents (".Junk", ".INBOX.Spam"); None if there is no such
+    class, or more than one."""
+    names = [str(c) for c in classes]
+    if "spam" in names:
+        return "spam"
+    found = [name for name in names if name.rsplit(".", 1)[-1].strip().lower() in SPAM_NAMES]
+    return found[0] if len(found) == 1 else None
+
+
 # The cutoffs of a two-class model: (spam class, spam cutoff, ham cutoff), the cutoffs on the
 # spam log-odds ln P(spam|x) − ln P(ham|x): spam at or above the first, ham at or below the
 # second, unsure between.
@@ -56,15 +73,16 @@ def spam_cutoffs(classes: Sequence[Any], learned: dict[str, Any] | None = None,
     """The cutoffs that decide spam, ham or unsure; None unless the model has two classes, one
     of them the spam class.
 
-    Each cutoff is, first found: the option given (``spam_cutoff``/``ham_cutoff`` on P(spam|x),
+    The spam class is ``spam_class``, else the one the cutoffs were learned for, else the class
+    named so (:func:`spam_class_of`). Each cutoff is, first found: the option given (``spam_cutoff``/``ham_cutoff`` on P(spam|x),
     ``threshold`` for both, no unsure band), the one the model learned by cross-validation
     (``learned``: its ``spam_class``, ``spam`` and ``ham`` log-odds), else SPAM_CUTOFF and
     HAM_CUTOFF; a cutoff given alone moves the other one, if it must, to itself. ValueError if
     the ham cutoff given is above the spam cutoff given.
     """
     learned = learned or {}
-    spam = spam_class or learned.get("spam_class") or "spam"
     names = [str(c) for c in classes]
+    spam = spam_class or learned.get("spam_class") or spam_class_of(names) or "spam"
     if len(names) != 2 or spam not in names:
         return None
     if threshold is not None:
