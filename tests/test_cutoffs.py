@@ -242,18 +242,34 @@ def test_the_spam_class_is_found_by_the_names_mail_programs_give_it(classes, spa
 
 def test_train_on_folders_named_as_mail_programs_name_them(tmp_path):
     """Directories Spam/ and Inbox/ (or a Maildir's .Junk): the same model as spam/ and ham/
-    but for the names, cutoffs learned for the spam folder's class, and --exit-code answers."""
+    but for the names, cutoffs learned for the spam folder's class, --exit-code answers, and
+    learn --class spam / ham adds to the spam folder's class / the other one."""
+    inbox = tmp_path / "Inbox"
+    inbox.mkdir()
+    for path in HAM_DIR.iterdir():
+        (inbox / path.name).write_bytes(path.read_bytes())
     for name in ("Spam", ".Junk"):
         spam = tmp_path / name
         spam.mkdir()
         for path in SPAM_DIR.iterdir():
             (spam / path.name).write_bytes(path.read_bytes())
         model = tmp_path / f"{name}.model"
-        result = run("train", "-q", "-m", model, spam, HAM_DIR)
+        result = run("train", "-q", "-m", model, spam, inbox)
         assert result.exit_code == 0, result.output
         classifier = load_model(model)
         assert classifier.cutoffs_["spam_class"] == name
-        assert sorted(map(str, classifier.classes_)) == sorted([name, "ham"])
+        assert sorted(map(str, classifier.classes_)) == sorted([name, "Inbox"])
+        before = dict(zip(map(str, classifier.classes_), classifier.model_.class_count_))
+        for kind, message, added in (("spam", SPAM_MESSAGE, name), ("ham", HAM_MESSAGE, "Inbox")):
+            result = run("learn", "--class", kind, "-m", model, message)
+            assert result.exit_code == 0 and f"as {added} ->" in result.output, result.output
+            after = dict(zip(map(str, load_model(model).classes_),
+                             load_model(model).model_.class_count_))
+            assert after[added] == before[added] + 1
+            before = after
+            assert run("learn", "--unlearn", "--class", kind, "-m", model, message).exit_code == 0
+            before[added] -= 1
+        classifier = load_model(model)
         assert run("classify", "--exit-code", "-m", model, SPAM_MESSAGE).exit_code == 0
         assert run("classify", "--exit-code", "-m", model, HAM_MESSAGE).exit_code == 1
         assert b"X-TextNB-Status: Yes\n" in filter_message(SPAM_MESSAGE.read_bytes(), model)
@@ -262,7 +278,7 @@ def test_train_on_folders_named_as_mail_programs_name_them(tmp_path):
         save_model(classifier, model)
         said = json.loads(run("classify", "--format", "json", "-m", model, SPAM_MESSAGE).output)
         assert said["status"] in ("spam", "unsure") and said["spam_log_odds"] > 0
-        assert "cutoffs     spam at" in run("tune-cutoffs", "-m", model, spam, HAM_DIR).output
+        assert "cutoffs     spam at" in run("tune-cutoffs", "-m", model, spam, inbox).output
     # Names that say nothing: no cutoffs, and exit codes say which name is missing.
     model = tmp_path / "pos.model"
     assert run("train", "-q", "-m", model, f"--label=pos={SPAM_DIR}",

@@ -957,7 +957,9 @@ def _pass_through(reason: str) -> int:
 
 
 @main.command()
-@click.option("--class", "label", required=True, help="The class the documents belong to.")
+@click.option("--class", "label", required=True,
+              help="The class the documents belong to (spam and ham: a mail model's spam class "
+                   "and its other class, whatever their names).")
 @click.option("--unlearn", is_flag=True, help="Remove documents learned before as --class.")
 @click.option("--new-class", is_flag=True,
               help="--class may be a class the model does not have yet, or the model may not "
@@ -983,6 +985,7 @@ def learn(label, unlearn, new_class, paths, model_path) -> int:
     with locked(path):
         if path.exists() or unlearn or not new_class:
             classifier = load_model(path)
+            label = _mail_class(classifier, label)
             _check_class(classifier, label, new_class or unlearn)
         else:
             classifier = TextClassifier()
@@ -999,6 +1002,18 @@ def learn(label, unlearn, new_class, paths, model_path) -> int:
     click.echo(f"{verb} {len(documents)} document{'s' if len(documents) != 1 else ''} "
                f"as {label} -> {path}")
     return FAILURE if skips.count else OK
+
+
+def _mail_class(classifier: TextClassifier, label: str) -> str:
+    """``label``, or for "spam" and "ham" that a two-class mail model has not, its spam class
+    (the one its cutoffs were learned for, or named as a spam folder: Junk, .Junk) and its
+    other class, as bogofilter's -s and -n name them whatever the folders are called."""
+    classes = [str(c) for c in classifier.classes_]
+    spam = ((classifier.cutoffs_ or {}).get("spam_class") or spam_class_of(classes)
+            if len(classes) == 2 and label in ("spam", "ham") and label not in classes else None)
+    if spam not in classes:
+        return label
+    return spam if label == "spam" else classes[1 - classes.index(spam)]
 
 
 def _check_class(classifier: TextClassifier, label: str, allowed: bool) -> None:
