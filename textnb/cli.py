@@ -970,9 +970,10 @@ def learn(label, unlearn, new_class, paths, model_path) -> int:
     """Add documents to a model in place (train on error), or --unlearn them.
 
     Safe to run from several deliveries at once: a lock file serialises updates and the
-    model is replaced atomically. --class must be one of the model's classes (a typo
-    such as Spam for spam would add a class, and a model of three classes has no spam
-    status), and the model must exist, unless --new-class is given.
+    model is replaced atomically. --class spam and ham name a mail model's spam class and
+    its other class; any other --class must be one of the model's classes (a typo such as
+    Spam for spam would add a class, and a model of three classes has no spam status), and
+    the model must exist, unless --new-class is given.
     """
     skips = _Skips()
     documents = [raw for _, raw in read_raw(paths, on_error=skips)]
