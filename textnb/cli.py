@@ -520,8 +520,6 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     """
     if options.get("hash_bits") is not None and (label_file is not None or tune):
         raise click.UsageError("--hash-bits does not combine with --labels or --tune")
-    if not tune:
-        _return_large_frees()
     if label_file is not None:
         if dask_address:
             raise click.UsageError("--dask does not train multi-label models (--labels)")
@@ -556,6 +554,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
             and _input_bytes(sources) > THRESHOLD_MAX_BYTES):
         classifier.set_params(decision_threshold=None)
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
+    if stream or dask_address:
+        _return_large_frees()
     # Each document's file, to name the ones left out as mis-sorted (with learned cutoffs only).
     where: list[str] | None = [] if classifier._learns_cutoffs(classes) else None
     texts, y = ((None, classes) if dask_address or stream
@@ -840,9 +840,11 @@ _COLUMNS = ("source", "verdict", "probability", "log-odds")
 # and from then on keeps the freed temporaries of scoring (a model's per-class rows, 1.4 MB
 # each) in its heap. 20 Newsgroups classify: peak RSS 99 → 89 MB, no more system time (1 MiB:
 # 85 MB, but +0.2-0.3 s system time for the mappings; 128 KiB: 84 MB, +0.4 s); train: 98-104
-# → 96-98 MiB, SpamAssassin (cutoffs cross-validated) 159 → 125 MiB, no slower. Not --tune:
-# each of its many large temporaries (word pairs: 10 MB a class row) would be mapped and
-# faulted in afresh (20 Newsgroups: the complement weights took 6.0 s against 3.6).
+# → 96-98 MiB. Only training that streams (or counts on a cluster): the cross-validations of
+# a fit map and fault in every fold's temporaries afresh (SpamAssassin, all 6,046 messages:
+# 0.37-0.43 s of system time against 0.12-0.17, the whole training 1.44-1.48 s against
+# 1.26-1.28, for 130 MiB peak against 136), and --tune's many (word pairs: 10 MB a class
+# row; 20 Newsgroups: the complement weights took 6.0 s against 3.6).
 _MMAP_THRESHOLD = 2 << 20
 
 
