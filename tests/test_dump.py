@@ -314,7 +314,7 @@ def test_explain_prints_the_seed_003_log_odds(tmp_path):
     # The decision classify makes: a class named spam, no learned cutoffs, so bogofilter's
     # (P(spam) >= 0.99 spam, <= 0.5 ham): unsure, the most probable class spam.
     assert lines[:2] == [f"{tmp_path / 'mail'}: spam  P = {p_spam:.4f}  log-odds {odds:+.3f} "
-                         f"over ham  (unsure: spam at log-odds >= +4.595, ham <= +0.000)", ""]
+                         f"over ham  (status unsure; cutoffs: spam at log-odds >= +4.595, ham <= +0.000)", ""]
     # name, count, log-odds, running total; columns aligned (19 = len("prior (spam vs ham)")).
     assert [line.split() for line in lines[2:]] == [
         ["term", "count", "log-odds", "running"],

@@ -144,7 +144,7 @@ def explain(paths, model_path, top, output) -> int:
 
 def _cutoffs_rule(status: str, cutoffs: tuple[str, float, float]) -> str:
     spam, high, low = cutoffs
-    return f"{status}: {spam} at log-odds >= {high:+.3f}, ham <= {low:+.3f}"
+    return f"status {status}; cutoffs: {spam} at log-odds >= {high:+.3f}, ham <= {low:+.3f}"
 
 
 def explanation_table(source: str, decision: dict[str, Any], why: Explanation,
