@@ -24,7 +24,7 @@ from .classifier import TextClassifier, load_model, save_model
 from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE, extrapolated, ham_needed
 from .onerror import MARGIN, MAX_PASSES
 from .decision import (HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_class_of,
-                       spam_cutoffs)
+                       spam_cutoffs, threshold_rule)
 from .documents import first_raw, is_maildir, iter_files, read_raw
 from .errors import DocumentError, ModelFileError, TextnbError
 from .hashing import MAX_HASH_BITS
@@ -623,9 +623,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
 
 def _threshold_line(classifier: TextClassifier) -> str:
     """A two-class model's decision threshold, as train and info say it."""
-    first, second = classifier.classes_
-    return (f"threshold   {second} where its log-odds over {first} are >= "
-            f"{classifier.decision_threshold_:+.3f}, else {first}")
+    rule = threshold_rule(classifier.classes_, classifier.decision_threshold_)
+    return f"threshold   {rule}, else {classifier.classes_[0]}"
 
 
 def _echo_suspects(classifier: TextClassifier, where: list[str], labels: Sequence[str]) -> None:
@@ -817,8 +816,8 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
         if explain:
             explained = list(decisions())
             for document, decision in zip(documents, explained):
-                decision["explanation"] = _explanation(classifier.explain(document, top=top,
-                                                                            label=decision["label"]))
+                why = classifier.explain(document, top=top, label=decision["label"])
+                decision["explanation"] = _explanation(why)
             decisions = lambda: iter(explained)  # noqa: E731
     widths = _widths(decisions(), header) if output == "text" else (0, 0, 0, 0)
     try:
@@ -1012,8 +1011,9 @@ def _mail_class(classifier: TextClassifier, label: str) -> str:
     (the one its cutoffs were learned for, or named as a spam folder: Junk, .Junk) and its
     other class, as bogofilter's -s and -n name them whatever the folders are called."""
     classes = [str(c) for c in classifier.classes_]
-    spam = ((classifier.cutoffs_ or {}).get("spam_class") or spam_class_of(classes)
-            if len(classes) == 2 and label in ("spam", "ham") and label not in classes else None)
+    if label not in ("spam", "ham") or label in classes or len(classes) != 2:
+        return label
+    spam = (classifier.cutoffs_ or {}).get("spam_class") or spam_class_of(classes)
     if spam not in classes:
         return label
     return spam if label == "spam" else classes[1 - classes.index(spam)]

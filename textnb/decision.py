@@ -74,11 +74,12 @@ def spam_cutoffs(classes: Sequence[Any], learned: dict[str, Any] | None = None,
     of them the spam class.
 
     The spam class is ``spam_class``, else the one the cutoffs were learned for, else the class
-    named so (:func:`spam_class_of`). Each cutoff is, first found: the option given (``spam_cutoff``/``ham_cutoff`` on P(spam|x),
-    ``threshold`` for both, no unsure band), the one the model learned by cross-validation
-    (``learned``: its ``spam_class``, ``spam`` and ``ham`` log-odds), else SPAM_CUTOFF and
-    HAM_CUTOFF; a cutoff given alone moves the other one, if it must, to itself. ValueError if
-    the ham cutoff given is above the spam cutoff given.
+    named so (:func:`spam_class_of`). Each cutoff is, first found: the option given
+    (``spam_cutoff``/``ham_cutoff`` on P(spam|x), ``threshold`` for both, no unsure band), the
+    one the model learned by cross-validation (``learned``: its ``spam_class``, ``spam`` and
+    ``ham`` log-odds), else SPAM_CUTOFF and HAM_CUTOFF; a cutoff given alone moves the other
+    one, if it must, to itself. ValueError if the ham cutoff given is above the spam cutoff
+    given.
     """
     learned = learned or {}
     names = [str(c) for c in classes]
@@ -115,6 +116,12 @@ def check_cutoffs(cutoffs: Any, classes: Sequence[Any]) -> dict[str, Any] | None
                for v in (high, low)) or low > high:
         raise ValueError("its cutoffs are not two ordered finite numbers")
     return cutoffs
+
+
+def threshold_rule(classes: Sequence[Any], threshold: float) -> str:
+    """A two-class decision threshold in words, as train, info and explain say it."""
+    first, second = classes
+    return f"{second} where its log-odds over {first} are >= {threshold:+.3f}"
 
 
 def decide(classes: Sequence[Any], row: Sequence[float], source: str,

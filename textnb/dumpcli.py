@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from .classifier import TextClassifier, load_model, save_model
-from .decision import decide, spam_cutoffs
+from .decision import decide, spam_cutoffs, threshold_rule
 from .documents import read_raw
 from .dump import load_dump, merge_models, read_dump, write_dump
 from .explain import Explanation
@@ -137,7 +137,7 @@ def explain(paths, model_path, top, output) -> int:
         else:
             rule = (_cutoffs_rule(decision["status"], cutoffs) if cutoffs else
                     None if threshold is None or len(classes) != 2 else
-                    f"{classes[1]} where its log-odds over {classes[0]} are >= {threshold:+.3f}")
+                    threshold_rule(classes, threshold))
             click.echo(("\n" if i else "") + explanation_table(source, decision, why, rule))
     return 0
 
