@@ -83,11 +83,12 @@ def test_the_unsure_band_is_bounded_by_raising_the_ham_cutoff():
 
 
 @pytest.mark.parametrize("n, target, extrapolated", [
-    (998, 0.001, True), (999, 0.001, False), (2905, 0.001, False), (150, 0.001, True),
-    (98, 0.01, True), (99, 0.01, False), (5000, 0.0, False)])
+    (998, 0.001, True), (1998, 0.001, True), (1999, 0.001, False), (2905, 0.001, False),
+    (150, 0.001, True), (198, 0.01, True), (199, 0.01, False), (5000, 0.0, False)])
 def test_too_few_ham_to_read_the_spam_cutoff_off(n, target, extrapolated):
-    from textnb.cutoffs import extrapolated as too_few
-    assert too_few(n, target) is extrapolated  # (0 + 1)/(n + 1) > target
+    from textnb.cutoffs import _allowed, extrapolated as too_few
+    assert too_few(n, target) is extrapolated  # (1 + 1)/(n + 1) > target
+    assert too_few(n, target) is (target > 0 and _allowed(target, n) == 0)  # the highest decides
 
 
 def test_with_too_few_ham_the_spam_cutoff_is_extrapolated_from_their_tail():
@@ -103,13 +104,32 @@ def test_with_too_few_ham_the_spam_cutoff_is_extrapolated_from_their_tail():
     assert choose_cutoffs(scores, is_spam, target_fpr=0.02)["spam"] == pytest.approx(49.75)
 
 
+def test_where_the_highest_ham_alone_would_set_it_the_spam_cutoff_is_extrapolated_too():
+    """1,500 ham (0.1 %: above 999, below 1,999): the cutoff read off their scores would rest
+    on the highest alone; the tail's, u + β ln(m / ((n + 1) · 0.001)), is taken where higher.
+    At 2,000 ham one may lie above the cutoff: read off, halfway between the two highest."""
+    rng = np.random.default_rng(0)
+    for n, extrapolated in ((1500, True), (2000, False)):
+        ham = np.sort(np.r_[rng.uniform(-10, 0, n - 150), rng.uniform(0, 10, 150)])
+        spam = np.arange(20.0, 40.0)
+        scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(n, bool), np.ones(spam.size, bool)]
+        chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001)["spam"]
+        m = 150 if n == 1500 else 200
+        u = ham[n - 1 - m]
+        tail = u + np.mean(ham[n - m:] - u) * np.log(m / ((n + 1) * 0.001))
+        if extrapolated:
+            assert tail > ham[-1] and chosen == pytest.approx(tail)
+        else:
+            assert chosen == pytest.approx((ham[-2] + ham[-1]) / 2) and chosen < tail
+
+
 def test_info_says_nothing_more_where_the_ham_are_enough():
     from textnb.cli import _cutoffs_line
     cutoffs = {"spam": 1.0, "ham": 0.0, "folds": 5, "fpr": 0.0, "fnr": 0.0, "unsure": 0.0,
                "spam_not_caught": 0.0, "target_fpr": 0.001}
-    assert "note" not in _cutoffs_line({**cutoffs, "messages": 1399, "spam_messages": 400})
-    assert "998 training ham are too few" in _cutoffs_line({**cutoffs, "messages": 1398,
-                                                             "spam_messages": 400})
+    assert "note" not in _cutoffs_line({**cutoffs, "messages": 2399, "spam_messages": 400})
+    assert "1998 training ham are too few" in _cutoffs_line({**cutoffs, "messages": 2398,
+                                                              "spam_messages": 400})
     assert "note" not in _cutoffs_line({k: v for k, v in cutoffs.items() if k != "target_fpr"}
                                        | {"messages": 10, "spam_messages": 5})
 
@@ -211,9 +231,9 @@ def test_train_learns_cutoffs_and_info_shows_them(sample_model):
     info = run("info", "-m", sample_model)
     assert f"spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f}" in info.output
     # 150 ham cannot show where 0.1 % of new ham score: info says the cutoff is extrapolated.
-    assert ("note        150 training ham are too few to show where 0.10% of new ham score: the "
-            "spam cutoff is extrapolated from their highest scores (`textnb tune-cutoffs` reads "
-            "it off 999 ham or more)"
+    assert ("note        150 training ham are too few to read the spam cutoff for 0.10% of new "
+            "ham off their scores: it is extrapolated from their highest scores (`textnb "
+            "tune-cutoffs` reads it off 1999 ham or more)"
             ) in info.output
     assert json.loads(run("info", "--format", "json", "-m", sample_model).output)["cutoffs"] == cutoffs
 

@@ -690,9 +690,10 @@ def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
     ham = cutoffs.get("messages", 0) - cutoffs.get("spam_messages", 0)
     target = cutoffs.get("target_fpr", 0.0)
     if ham > 0 and extrapolated(ham, target):
-        line += (f"\nnote        {ham} training ham are too few to show where {target:.2%} of new "
-                 f"ham score: the spam cutoff is extrapolated from their highest scores "
-                 f"(`textnb tune-cutoffs` reads it off {ham_needed(target)} ham or more)")
+        line += (f"\nnote        {ham} training ham are too few to read the spam cutoff for "
+                 f"{target:.2%} of new ham off their scores: it is extrapolated from their "
+                 f"highest scores (`textnb tune-cutoffs` reads it off {ham_needed(target)} ham "
+                 f"or more)")
     return line
 
 
