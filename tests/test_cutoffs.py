@@ -301,7 +301,9 @@ def test_train_on_folders_named_as_mail_programs_name_them(tmp_path):
         quick = subprocess.run([sys.executable, "-m", "textnb", "classify", "--exit-code", "-m",
                                 str(model), str(SPAM_MESSAGE)], capture_output=True)
         assert quick.returncode == {"spam": 0, "unsure": 2}[said["status"]], quick.stderr
-        assert "cutoffs     spam at" in run("tune-cutoffs", "-m", model, spam, inbox).output
+        assert f"cutoffs     spam ({name}) at" in run("tune-cutoffs", "-m", model, spam,
+                                                          inbox).output
+        assert f"cutoffs     spam ({name}) at" in run("info", "-m", model).output
     # Names that say nothing: no cutoffs, and exit codes say which name is missing.
     model = tmp_path / "pos.model"
     assert run("train", "-q", "-m", model, f"--label=pos={SPAM_DIR}",

@@ -683,7 +683,10 @@ def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
     note under it where too few ham were held out to read the spam cutoff off their scores."""
     how = f", {cutoffs['training']} training" if "training" in cutoffs else ""
     left = f", {cutoffs['suspects']} left out" if cutoffs.get("suspects") else ""
-    line = (f"cutoffs     spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f} "
+    # The spam class by name where it is not "spam" (a folder named Junk or .Junk, say).
+    named = "" if cutoffs.get("spam_class", "spam") == "spam" else f" ({cutoffs['spam_class']})"
+    line = (f"cutoffs     spam{named} at log-odds >= {cutoffs['spam']:+.3f}, "
+            f"ham <= {cutoffs['ham']:+.3f} "
             f"({cutoffs['folds']}-fold CV of {cutoffs['messages']} messages{how}{left}: "
             f"FPR {cutoffs['fpr']:.2%}, FNR {cutoffs['fnr']:.2%}, "
             f"unsure {cutoffs['unsure']:.2%}, spam not caught {cutoffs['spam_not_caught']:.2%})")
