@@ -14,9 +14,10 @@ runs them, timed, with each process's peak memory, against bogofilter in the sam
 Every file is read once before timing, so every system finds the files in the page cache.
 textnb runs with ``--jobs`` (default: its own default, every core; ``--jobs 1``: one process).
 textnb is this tree's (``python -m textnb`` with this tree first on the path). With
-``--baseline DIR`` (another version's source tree) the 20 Newsgroups commands run for both,
-interleaved, ``--repeat`` times (medians shown), training with the default jobs and with
-``--jobs 1``; the two versions' model files and classify outputs are compared byte for byte.
+``--baseline DIR`` (another version's source tree) the commands run for both, interleaved,
+``--repeat`` times (medians shown; for SpamAssassin, bogofilter too each time, and the wall
+times' range): 20 Newsgroups training with the default jobs and with ``--jobs 1``, its two
+versions' model files and classify outputs compared byte for byte.
 
 Run::
 
@@ -24,6 +25,7 @@ Run::
     python scripts/bench_train.py --spam-data DIR --news-data DIR --jobs 1
     git archive OLD | tar -x -C /tmp/old && \
         python scripts/bench_train.py --skip spam --news-data DIR --baseline /tmp/old --repeat 3
+    python scripts/bench_train.py --skip news --spam-data DIR --baseline /tmp/old --repeat 3
 
 ``--spam-data`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/; ``--news-data`` holds
 20news-bydate-train/ and 20news-bydate-test/. A run takes about a minute on 2 cores.
@@ -59,13 +61,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", nargs="+", choices=["spam", "news"], default=[],
                         help="leave out a corpus")
     parser.add_argument("--baseline", type=Path, metavar="DIR",
-                        help="another textnb source tree, measured beside this one (20 Newsgroups)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each 20 Newsgroups command")
+                        help="another textnb source tree, measured beside this one")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each command")
     args = parser.parse_args(argv)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-train-") as scratch:
             if "spam" not in args.skip:
-                print(spam_report(args.spam_data, Path(scratch), args.jobs), flush=True)
+                print(spam_report(args.spam_data, Path(scratch), args.jobs, args.baseline,
+                                  args.repeat), flush=True)
             if "news" not in args.skip:
                 print(news_report(args.news_data, Path(scratch), args.jobs, args.baseline,
                                   args.repeat), flush=True)
@@ -116,38 +119,57 @@ def warm(paths: list[str]) -> None:
             file.read()
 
 
-def spam_report(data: Path | None, scratch: Path, jobs: int | None) -> str:
+def spam_report(data: Path | None, scratch: Path, jobs: int | None,
+                baseline: Path | None = None, repeat: int = 1) -> str:
+    """SpamAssassin: ``textnb train`` (auto, full) and bogofilter's registration, ``repeat``
+    times (medians and ranges of wall time); with ``baseline``, that tree's textnb too,
+    interleaved with this one's."""
+    import statistics
     directory = corpus_dir(data, SPAM_ARCHIVE, scratch)
     paths, labels = list_corpus(directory)
     warm(paths)
     n_spam, n_ham = int((labels == "spam").sum()), int((labels == "ham").sum())
     jobs_option = [] if jobs is None else ["--jobs", str(jobs)]
     label_options = [f"--label={label}={directory / part}" for part, label in PARTS.items()]
-    rows = []
-    for training in ("auto", "full"):
-        wall, rss = run([*textnb_command(), "train", "-q", "--model", str(scratch / "spam.model"),
-                         f"--training={training}", "--spam-class=spam", *jobs_option,
-                         *label_options])
-        size = (scratch / "spam.model").stat().st_size / 2**20
-        rows.append([f"textnb train --training {training}", wall, rss, size])
+    trees = {"": ROOT} if baseline is None else {" (this tree)": ROOT,
+                                                 " (baseline)": baseline.resolve()}
     bogofilter = bogofilter_path(None)
-    if bogofilter:
-        db = scratch / "bogofilter"
-        db.mkdir()
-        spam = [p for p, y in zip(paths, labels) if y == "spam"]
-        ham = [p for p, y in zip(paths, labels) if y == "ham"]
-        t0 = time.perf_counter()
-        bogofilter_register(bogofilter, db, spam, ham)
-        size = sum(f.stat().st_size for f in db.iterdir()) / 2**20
-        rows.append(["bogofilter -s/-n -B", time.perf_counter() - t0, float("nan"), size])
-    reference = rows[-1][1] if bogofilter else None
+    found: dict[str, list[tuple[float, float, float, float]]] = {}
+    for turn in range(repeat):
+        for training in ("auto", "full"):
+            for name, tree in trees.items():
+                model = scratch / "spam.model"
+                wall, cpu, rss = measure([*textnb_command(), "train", "-q", "--model", str(model),
+                                          f"--training={training}", "--spam-class=spam",
+                                          *jobs_option, *label_options], tree)
+                found.setdefault(f"textnb train --training {training}{name}", []).append(
+                    (wall, cpu, rss, model.stat().st_size / 2**20))
+        if bogofilter:
+            db = scratch / f"bogofilter-{turn}"
+            db.mkdir()
+            spam = [p for p, y in zip(paths, labels) if y == "spam"]
+            ham = [p for p, y in zip(paths, labels) if y == "ham"]
+            t0 = time.perf_counter()
+            bogofilter_register(bogofilter, db, spam, ham)
+            size = sum(f.stat().st_size for f in db.iterdir()) / 2**20
+            found.setdefault("bogofilter -s/-n -B", []).append(
+                (time.perf_counter() - t0, float("nan"), float("nan"), size))
+    reference = (statistics.median(r[0] for r in found["bogofilter -s/-n -B"])
+                 if bogofilter else None)
     lines = [f"SpamAssassin public corpus, {n_spam} spam + {n_ham} ham, all trained on; "
-             f"textnb --jobs {jobs or 'default'}:"]
-    header = ["system", "train s", "msg/s", "vs bogofilter", "peak RSS MiB", "model MiB"]
-    table = [[name, f"{wall:.2f}", f"{len(paths) / wall:,.0f}",
-              f"{wall / reference:.2f}x" if reference else "-",
-              "-" if rss != rss else f"{rss:.0f}", f"{size:.1f}"]
-             for name, wall, rss, size in rows]
+             f"textnb --jobs {jobs or 'default'}"
+             + (f"; this tree ({ROOT}) and {baseline}, interleaved" if baseline else "")
+             + (f"; median of {repeat} runs (range)" if repeat > 1 else "")
+             + "; CPU: user + system, worker processes included:"]
+    header = ["system", "train s", "msg/s", "vs bogofilter", "CPU s", "peak RSS MiB", "model MiB"]
+    table = []
+    for name, runs in found.items():
+        wall, cpu, rss, size = (statistics.median(r[i] for r in runs) for i in range(4))
+        spread = f" ({min(r[0] for r in runs):.2f}-{max(r[0] for r in runs):.2f})" if repeat > 1 else ""
+        table.append([name, f"{wall:.2f}{spread}", f"{len(paths) / wall:,.0f}",
+                      f"{wall / reference:.2f}x" if reference else "-",
+                      "-" if cpu != cpu else f"{cpu:.2f}", "-" if rss != rss else f"{rss:.0f}",
+                      f"{size:.1f}"])
     lines.append(_table(header, table))
     return "\n".join(lines) + "\n"
 
