@@ -104,6 +104,25 @@ def test_with_too_few_ham_the_spam_cutoff_is_extrapolated_from_their_tail():
     assert choose_cutoffs(scores, is_spam, target_fpr=0.02)["spam"] == pytest.approx(49.75)
 
 
+@pytest.mark.parametrize("top, shape", [
+    ([1, 1, 2, 3, 12], 2 - 3.8 / (3.8 - 2 * 0.826)),   # a heavier tail than the exponential's
+    ([1, 1, 1, 1, 20], 0.5),                             # heavier still: the shape at its bound
+    ([1, 2, 3, 4, 5], 0.0)])                             # lighter: the exponential
+def test_a_heavy_tail_puts_the_extrapolated_cutoff_further_out(top, shape):
+    """50 ham: 0..44, then 44 + top. The excesses' mean β and probability-weighted mean
+    Σ (1 − (i − 0.35)/5) x_i / 5 give the generalised Pareto shape ξ = 2 − β/(β − 2·that)
+    (for [1, 1, 2, 3, 12]: β 3.8, 0.826, ξ 0.231), kept in [0, 0.5]; the cutoff is
+    u + β(1 − ξ)/ξ · (q^(−ξ) − 1), q = 0.001 · 51/5 (at ξ = 0: u + β ln(1/q))."""
+    ham = np.r_[np.arange(45.0), 44.0 + np.array(top, dtype=float)]
+    spam = np.arange(64.5, 114.5)   # just above the ham: the tail, not the gap, decides
+    scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(50, bool), np.ones(50, bool)]
+    beta, q = float(np.mean(top)), 0.001 * 51 / 5
+    expected = (44 + beta * np.log(1 / q) if shape == 0
+                else 44 + beta * (1 - shape) / shape * (q ** -shape - 1))
+    assert choose_cutoffs(scores, is_spam, target_fpr=0.001)["spam"] == pytest.approx(expected)
+    assert expected >= 44 + beta * np.log(1 / q)      # never nearer than the exponential's
+
+
 def test_where_the_highest_ham_alone_would_set_it_the_spam_cutoff_is_extrapolated_too():
     """1,500 ham (0.1 %: above 999, below 1,999): the cutoff read off their scores would rest
     on the highest alone; the tail's, u + β ln(m / ((n + 1) · 0.001)), is taken where higher.
