@@ -43,8 +43,8 @@ TARGET_FNR = 0.01
 TARGET_UNSURE = 0.02
 FOLDS = 5
 # The heaviest tail the spam cutoff is extrapolated with (_tail), a generalised Pareto shape: at
-# 0.5 the point 0.1 % of new ham pass lies about twice as far beyond the highest tenth of the
-# held-out ham's scores as an exponential tail puts it.
+# 0.5 the score 0.1 % of new ham pass lies about twice as far above u (the score under the
+# highest tenth of the held-out ham's) as an exponential tail puts it.
 TAIL_SHAPE_MAX = 0.5
 # Messages of each class below which no message is taken for mis-sorted, and the share of a
 # class above which none is (a mail user's folders are not that far off).
