@@ -673,11 +673,14 @@ class TextClassifier(Parameters):
         """The label of each text, ndarray of shape (n_documents,): of two classes, the second
         where its log-odds over the first reach ``decision_threshold_`` (when learned or
         set), else the most probable."""
+        return self._scores(texts, self._labels)
+
+    def _labels(self, X: CSR) -> np.ndarray:
+        """The label of each row of the weighted counts X, as ``predict`` decides it."""
         threshold = self.__dict__.get("decision_threshold_")
         if threshold is None or len(self.classes_) != 2:
-            return self._scores(texts, lambda X: self.model_.predict(X))
-        return self._scores(texts, lambda X: self.classes_[
-            (_log_odds(self.model_, X) >= threshold).astype(int)])
+            return self.model_.predict(X)
+        return self.classes_[(_log_odds(self.model_, X) >= threshold).astype(int)]
 
     def score(self, texts: Iterable[Text], y: Iterable,
               sample_weight: Sequence[float] | None = None) -> float:
@@ -698,7 +701,7 @@ class TextClassifier(Parameters):
         terms = (self.vocabulary_.names(self.tokenize([text])[0])
                  if isinstance(self.vocabulary_, HashedVocabulary) else self.vocabulary_.terms_)
         if label is None:
-            label = self.predict([text])[0]
+            label = self._labels(X)[0]
         return explain_document(self.model_, terms, X, top=top, label=label)
 
     def informative_terms(self, top: int = 10) -> dict[Any, list[tuple[str, float]]]:
