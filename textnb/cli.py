@@ -209,6 +209,11 @@ def _cutoff_options(function):
     return function
 
 
+# The spam class a command decides by where --spam-class is not given (decision.spam_cutoffs).
+_LEARNED_ELSE_NAMED = ("the one the model's cutoffs were learned for, else the class named "
+                       "spam, Junk, Junk E-mail or Bulk Mail, in any case")
+
+
 def _cutoff_learning_options(function):
     options = [
         click.option("--spam-class",
@@ -753,8 +758,7 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
               help="Terms shown by --explain.")
 @click.option("--spam-class",
               help="The positive class of a two-class model (for cutoffs and exit codes; "
-                   "default: the one its cutoffs were learned for, else the class named spam, Junk, "
-                   "Junk E-mail or Bulk Mail, in any case).")
+                   f"default: {_LEARNED_ELSE_NAMED}).")
 @click.option("--threshold", type=click.FloatRange(0, 1),
               help="P(spam) at or above which a message is spam (no unsure band).")
 @_cutoff_options
@@ -925,9 +929,8 @@ def _explanation(explanation) -> dict[str, Any]:
 @main.command("filter")
 @_model_path_option()
 @click.option("--spam-class",
-              help="The class whose probability goes in the headers (default: the one the "
-                   "model's cutoffs were learned for, else the class named spam, Junk, Junk E-mail "
-                   "or Bulk Mail, in any case).")
+              help=f"The class whose probability goes in the headers (default: "
+                   f"{_LEARNED_ELSE_NAMED}).")
 @_cutoff_options
 @click.option("--timeout", type=click.FloatRange(min=0), default=FILTER_TIMEOUT,
               show_default=True, metavar="SECONDS",
@@ -1045,9 +1048,8 @@ def _check_class(classifier: TextClassifier, label: str, allowed: bool) -> None:
                    "cutoffs learned per fold as train learns them; no model file (-m).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the --cv folds.")
 @click.option("--spam-class",
-              help="The positive class of a two-class evaluation (default: the one the "
-                   "model's cutoffs were learned for, else the class named spam, Junk, Junk E-mail "
-                   "or Bulk Mail, in any case).")
+              help=f"The positive class of a two-class evaluation (default: "
+                   f"{_LEARNED_ELSE_NAMED}).")
 @click.option("--sweep", is_flag=True,
               help="Two classes: FPR, FNR and unsure for a range of spam and ham cutoffs.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path),
