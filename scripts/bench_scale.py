@@ -21,10 +21,16 @@ a process forked from this one, which holds the source model, would inherit this
 exec) and the peak of the sum over it and its worker processes (sampled from /proc every
 0.2 s), and the model file's size. Linear time means the 100k and 1M times are 10× and 100× the 10k one.
 
+With ``--mail DIR`` (the SpamAssassin parts), the documents are drawn from a model of its spam
+and ham instead and written to ``spam.mbox`` and ``ham.mbox``, and trained on with the defaults
+(no ``--training full``): two-class mail, whose cutoffs are cross-validated, over every message
+at once up to ``CUTOFFS_MAX_BYTES`` of files and on a sample of them beyond.
+
 Run::
 
     python scripts/bench_scale.py                          # 10k, 100k, 1M; exact and --hash-bits 20
     python scripts/bench_scale.py --sizes 10000 100000 --hash-bits 18 --keep /tmp/scale
+    python scripts/bench_scale.py --mail corpora/full/spamassassin --hash-bits
 """
 
 from __future__ import annotations
@@ -48,6 +54,8 @@ import bench_20ng  # noqa: E402 — the corpus and the table come from there
 ROOT = HERE.parent
 SIZES = [10_000, 100_000, 1_000_000]
 MBOX_FROM = b"From generated@example.com Sat Jan  1 00:00:00 2000\n"
+# A relay, as full mail has (so two-class mail counts words, not word pairs, by default).
+MAIL_HEADER = b"Received: from relay.example.com ([192.0.2.1]) by mx.example.org\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-rss", type=float, default=12.0, metavar="GB",
                         help="stop a training whose processes pass this much memory together "
                              "(default 12; the machine is not this script's alone)")
+    parser.add_argument("--mail", type=Path, metavar="DIR",
+                        help="sample two-class mail from the SpamAssassin parts in DIR "
+                             "(spam/, spam_2/, easy_ham/, ...) and train with the defaults")
     parser.add_argument("--keep", type=Path, help="write the documents here and keep them "
                                                   "(reused if already there)")
     parser.add_argument("--json", type=Path, help="also write the measurements to this file")
@@ -84,9 +95,13 @@ def main(argv: list[str] | None = None) -> int:
         source = None
         results = []
         for size in args.sizes:
-            corpus = work / f"docs-{size}"
+            corpus = work / f"{'mail' if args.mail else 'docs'}-{size}"
             if not (corpus / "done").exists():
-                if source is None:
+                if source is None and args.mail:
+                    print(f"source model: SpamAssassin from {args.mail}, α = {args.alpha}",
+                          flush=True)
+                    source = source_model(*_mail_files(args.mail), args.alpha)
+                elif source is None:
                     try:
                         data = bench_20ng._data_dir(args, scratch)
                     except bench_20ng.BenchError as error:
@@ -94,15 +109,17 @@ def main(argv: list[str] | None = None) -> int:
                         return 1
                     print(f"source model: 20news-bydate-train from {data}, α = {args.alpha}",
                           flush=True)
-                    source = source_model(data / "20news-bydate-train", args.alpha)
+                    source = source_model(*bench_20ng._files(data / "20news-bydate-train"),
+                                          args.alpha)
                 t0 = time.perf_counter()
                 written = generate(source, corpus, size, args.words, args.novel,
-                                   args.seed + size)
+                                   args.seed + size, header=MAIL_HEADER if args.mail else b"")
                 print(f"  generated {size:,} documents ({written / 1e6:.0f} MB) in "
                       f"{time.perf_counter() - t0:.0f} s", flush=True)
             runs = ([] if args.no_exact else [None]) + list(args.hash_bits)
             for bits in runs:
-                r = train(corpus, work / "model", bits, args.jobs, int(args.max_rss * 2**20))
+                r = train(corpus, work / "model", bits, args.jobs, int(args.max_rss * 2**20),
+                          full=not args.mail)
                 r.update(documents=size, hash_bits=bits)
                 results.append(r)
                 print(f"  train {size:>9,} {_name(bits):>8}: {r['seconds']:7.1f} s (CPU {r['cpu_seconds']:.0f} s), "
@@ -120,13 +137,21 @@ def _name(bits: int | None) -> str:
     return "exact" if bits is None else f"hash {bits}"
 
 
-def source_model(train_dir: Path, alpha: float):
-    """(terms, prior, cdf) of a multinomial model of the posts' body terms: cdf[c] is the
+def _mail_files(data: Path) -> tuple[list[Path], list[str]]:
+    """The SpamAssassin parts' files and their class, spam or ham."""
+    parts = {"spam": "spam", "spam_2": "spam", "easy_ham": "ham", "easy_ham_2": "ham",
+             "hard_ham": "ham"}
+    found = [(path, label) for part, label in parts.items() if (data / part).is_dir()
+             for path in sorted((data / part).iterdir()) if path.name != "cmds"]
+    return [path for path, _ in found], [label for _, label in found]
+
+
+def source_model(paths: list[Path], labels: list[str], alpha: float):
+    """(terms, prior, cdf) of a multinomial model of the documents' body terms: cdf[c] is the
     cumulative P(w|c) = (n_wc + α) / (n_c + α|V|) over the terms."""
     import numpy as np
     from textnb import TextClassifier
 
-    paths, labels = bench_20ng._files(train_dir)
     clf = TextClassifier(model="multinomial", alpha=alpha, fit_prior=True, norm=None,
                          stop_words="none").fit([p.read_bytes() for p in paths], labels)
     body = np.array([":" not in t for t in clf.vocabulary_.terms_])
@@ -138,8 +163,9 @@ def source_model(train_dir: Path, alpha: float):
 
 
 def generate(source, directory: Path, size: int, words: list[int], novel: float,
-             seed: int, chunk: int = 20_000) -> int:
-    """Write ``size`` sampled documents as one mbox per class; the bytes written."""
+             seed: int, chunk: int = 20_000, header: bytes = b"") -> int:
+    """Write ``size`` sampled documents as one mbox per class, each with ``header`` (fields)
+    above its words; the bytes written."""
     import numpy as np
 
     terms, classes, prior, cdf = source
@@ -164,7 +190,7 @@ def generate(source, directory: Path, size: int, words: list[int], novel: float,
             words_[new] = [_novel_word(fresh + i) for i in range(new.size)]
             fresh += new.size
             for c, a, b in zip(label.tolist(), (ends - length).tolist(), ends.tolist()):
-                text = MBOX_FROM + b"\n" + " ".join(words_[a:b]).encode() + b"\n\n"
+                text = MBOX_FROM + header + b"\n" + " ".join(words_[a:b]).encode() + b"\n\n"
                 files[classes[c]].write(text)
                 written += len(text)
     finally:
@@ -185,8 +211,9 @@ def _novel_word(i: int) -> str:
 
 
 def train(corpus: Path, model: Path, bits: int | None, jobs: int | None,
-          max_kib: int) -> dict:
-    command = [sys.executable, "-m", "textnb", "train", "-q", "--training", "full",
+          max_kib: int, full: bool = True) -> dict:
+    command = [sys.executable, "-m", "textnb", "train", "-q",
+               *(["--training", "full"] if full else []),
                "-m", str(model), *sorted(str(p) for p in corpus.glob("*.mbox"))]
     if bits is not None:
         command += ["--hash-bits", str(bits)]
@@ -277,7 +304,8 @@ def report(results: list[dict]) -> str:
         bench_20ng._table(["documents", "vocabulary", "train s", "s/doc ÷ smallest's",
                            "CPU s", "CPU/doc ÷ smallest's",
                            "doc/s", "peak RSS MiB", "with workers MiB", "model MB"], rows),
-        "\ntrain s: `textnb train -q --training full` wall time, reading the mboxes included; "
+        "\ntrain s: `textnb train -q --training full` (with --mail, the defaults) wall time, "
+        "reading the mboxes included; "
         "s/doc ÷ smallest's: 1.00 is linear time. CPU s: user + system time of the textnb "
         "process and of the worker processes that tokenize, which it waits for: less "
         "sensitive to a busy machine than wall time. Peak RSS: the textnb process's ru_maxrss; "

@@ -445,3 +445,108 @@ def test_train_leaves_out_spam_filed_as_ham_and_names_it(tmp_path):
     cutoffs = load_model(kept).cutoffs_
     assert cutoffs["suspects"] == 0 and cutoffs["messages"] == 300 and cutoffs["spam"] > 5
     assert load_model(kept).keep_suspects is True
+
+
+# -- a corpus too large to hold: counted as read, cutoffs learned on a sample ----------------------
+
+def bundled_sample() -> tuple[list[bytes], list[str]]:
+    paths = sorted(SPAM_DIR.iterdir()) + sorted(HAM_DIR.iterdir())
+    return [p.read_bytes() for p in paths], ["spam"] * 150 + ["ham"] * 150
+
+
+def test_a_model_counted_as_read_learns_its_cutoffs_from_documents_it_learned():
+    """learn_cutoffs cross-validates a model that counted every document by taking each fold's
+    documents out of it: on all of them, the cutoffs and threshold that fit learns with full
+    training. Texts it never learned, or learned under another label, are refused; so is a
+    model trained on error, whose documents count for fractions."""
+    texts, labels = bundled_sample()
+    full = TextClassifier(spam_class="spam", training="full").fit(texts, labels)
+    streamed = TextClassifier(spam_class="spam").partial_fit(texts, labels)
+    assert streamed.learn_cutoffs(iter(texts), labels) is streamed
+    learned = dict(full.cutoffs_, sampled_from=300)
+    assert streamed.cutoffs_.keys() == learned.keys()
+    assert streamed.cutoffs_ == {k: pytest.approx(v) for k, v in learned.items()}
+    assert streamed.decision_threshold_ == pytest.approx(full.decision_threshold_)
+    np.testing.assert_allclose(streamed.model_.feature_count_, full.model_.feature_count_)
+    # A quarter of them: read off those 75 messages' out-of-fold scores.
+    sample = TextClassifier(spam_class="spam").partial_fit(texts, labels)
+    sample.learn_cutoffs(texts[::4], labels[::4])
+    assert sample.cutoffs_["messages"] == 75 and sample.cutoffs_["sampled_from"] == 300
+    assert sample.cutoffs_["ham"] <= sample.cutoffs_["spam"]
+    with pytest.raises(ValueError, match="labelled 'ham' was not learned as one"):
+        streamed.learn_cutoffs([b"Subject: new\n\nnever learned"] + texts[1:], ["ham"] + labels[1:])
+    with pytest.raises(ValueError, match="labelled 'ham' was not learned as one"):
+        streamed.learn_cutoffs(texts, ["ham"] + labels[1:])
+    with pytest.raises(ValueError, match="trained on error"):
+        TextClassifier(spam_class="spam", training="on-error").fit(texts, labels).learn_cutoffs(
+            texts, labels)
+
+
+def test_learning_cutoffs_on_a_sample_takes_its_mis_sorted_messages_out_of_the_model():
+    texts, labels = bundled_sample()
+    labels[:2] = ["ham", "ham"]   # two spam filed as ham
+    model = TextClassifier(spam_class="spam").partial_fit(texts, labels)
+    model.learn_cutoffs(texts, labels)
+    assert model.suspects_.tolist() == [0, 1] and model.cutoffs_["suspects"] == 2
+    assert model.cutoffs_["messages"] == 298
+    assert dict(zip(model.classes_, model.model_.class_count_)) == {"ham": 150, "spam": 148}
+    assert model.digests_.size == 298
+    # Their counts are gone; their terms stay, as fit keeps them, with none.
+    clean = TextClassifier(spam_class="spam").partial_fit(texts[2:], labels[2:])
+    kept = np.isin(model.vocabulary_.terms_, clean.vocabulary_.terms_)
+    np.testing.assert_allclose(model.model_.feature_count_[:, kept],
+                               clean.model_.feature_count_, atol=1e-9)
+    assert not model.model_.feature_count_[:, ~kept].any()
+
+
+def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample(tmp_path,
+                                                                                monkeypatch):
+    """Beyond CUTOFFS_MAX_MESSAGES (or CUTOFFS_MAX_BYTES) of mail textnb train counts every
+    message as it reads it (fit, which holds them all, is never called), words only, and learns
+    the cutoffs on a random sample of CUTOFF_SAMPLE of the messages, read again; it says so."""
+    import textnb.cli
+    monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_MESSAGES", 300)   # all 300: held, fit
+    result = run("train", "-q", "-m", tmp_path / "held.model", SPAM_DIR, HAM_DIR)
+    assert result.exit_code == 0 and "sampled_from" not in load_model(tmp_path / "held.model").cutoffs_
+    monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_MESSAGES", 299)
+    monkeypatch.setattr(textnb.cli, "CUTOFF_SAMPLE", 200)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fit called: textnb train did not stream")
+
+    monkeypatch.setattr(TextClassifier, "fit", no_fit)
+    model = tmp_path / "m.model"
+    result = run("train", "-m", model, SPAM_DIR, HAM_DIR)
+    assert result.exit_code == 0, result.output
+    classifier = load_model(model)
+    cutoffs = classifier.cutoffs_
+    assert cutoffs["sampled_from"] == 300 and cutoffs["messages"] == 200 - cutoffs["suspects"]
+    assert cutoffs["training"] == "full" and classifier.training == "full"
+    assert classifier.ngram_range_ == (1, 1) and classifier.decision_threshold_ is not None
+    assert classifier.model_.class_count_.sum() == 300 - cutoffs["suspects"]
+    assert (f"(5-fold CV of a sample of {cutoffs['messages']} of 300 messages, full training"
+            in result.output)
+    again = run("train", "-m", tmp_path / "again.model", SPAM_DIR, HAM_DIR).output  # the same
+    assert result.output.splitlines()[1:] == again.splitlines()[1:]
+    # Trained on error, as asked, it is held: the walks pass over every message again.
+    monkeypatch.undo()
+    monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_BYTES", 0)
+    result = run("train", "-q", "--training", "on-error", "-m", model, SPAM_DIR, HAM_DIR)
+    assert result.exit_code == 0 and "sampled_from" not in load_model(model).cutoffs_
+    result = run("train", "-q", "-m", model, SPAM_DIR, HAM_DIR)   # beyond the bytes: sampled
+    assert result.exit_code == 0 and load_model(model).cutoffs_["sampled_from"] == 300
+
+
+def test_the_messages_of_a_large_mbox_are_counted_by_their_from_lines(tmp_path):
+    """What decides whether mail is held: bytes and messages, a file of a megabyte or more
+    counted by its lines starting "From " (an mbox), a smaller one as one message."""
+    from textnb.cli import _input_size
+    body = b"x" * 400_000 + b"\n"
+    (tmp_path / "box").mkdir()
+    mbox = b"".join(b"From a@b Sat Jan  1 00:00:00 2000\n\n" + body for _ in range(3))
+    (tmp_path / "box" / "spam.mbox").write_bytes(mbox)
+    (tmp_path / "box" / "one.eml").write_bytes(b"Subject: hi\n\nFrom here on\n" + body)
+    (tmp_path / "big.eml").write_bytes(b"Subject: big\n\n" + 3 * body)
+    sources = [("spam", str(tmp_path / "box")), ("ham", str(tmp_path / "big.eml"))]
+    size = sum(path.stat().st_size for path in tmp_path.rglob("*") if path.is_file())
+    assert size > 2 << 20 and _input_size(sources) == (size, 3 + 1 + 1)

@@ -394,7 +394,8 @@ class TextClassifier(Parameters):
         classes = set(map(str, labels))
         return self.spam_class is not None and len(classes) == 2 and self.spam_class in classes
 
-    def _learn_cutoffs(self, X: CSR, labels: list, fit=None, raw: CSR | None = None
+    def _learn_cutoffs(self, X: CSR, labels: list, fit=None, raw: CSR | None = None,
+                       whole: _DiscreteNB | None = None
                        ) -> tuple[dict[str, Any] | None, np.ndarray | None, np.ndarray | None]:
         """(cutoffs, suspect, as_new): the spam and ham cutoffs on the spam log-odds, chosen on
         out-of-fold scores of the weighted counts X (:func:`textnb.cutoffs.choose_cutoffs`),
@@ -406,7 +407,8 @@ class TextClassifier(Parameters):
 
         The folds share the vocabulary of all of X, but each fold's model holds only the counts
         of the other folds: a held-out document's terms are known, its counts are not.
-        ``fit(X, y)`` gives a fold's model (default: the counts of X less the held part's).
+        ``fit(X, y)`` gives a fold's model (default: the counts of X, or of the model
+        ``whole``, less the held part's).
         """
         y = np.array(labels, dtype=str)
         if not self._learns_cutoffs(labels):
@@ -415,7 +417,7 @@ class TextClassifier(Parameters):
         k = int(min(self.cutoff_folds, is_spam.sum(), (~is_spam).sum()))
         if k < 2:
             return None, None, None
-        log_odds, as_new = self._out_of_fold(X, raw, y, k, fit)
+        log_odds, as_new = self._out_of_fold(X, raw, y, k, fit, whole)
         if np.unique(y)[0] == self.spam_class:   # the log-odds of the spam class
             log_odds = -log_odds
         suspect = (np.zeros(y.size, dtype=bool) if self.keep_suspects
@@ -426,28 +428,29 @@ class TextClassifier(Parameters):
                 "suspects": int(suspect.sum()), "target_fpr": self.target_fpr,
                 "target_fnr": self.target_fnr, "target_unsure": self.target_unsure}, suspect, as_new
 
-    def _out_of_fold(self, X: CSR, raw: CSR | None, y: np.ndarray, k: int,
-                     fit=None) -> tuple[np.ndarray, np.ndarray | None]:
+    def _out_of_fold(self, X: CSR, raw: CSR | None, y: np.ndarray, k: int, fit=None,
+                     whole: _DiscreteNB | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """(log_odds, as_new): the log-odds of the second class over the first of each row of
         X (weighted counts, labelled ``y``, two classes) by the model of the other k − 1 of k
-        stratified folds — ``fit(X, y)``, or the counts of X less the held fold's — over every
-        term of X; and, given the rows' ``raw`` counts, the same models' log-odds of the rows
-        taken as a new document is, its counts cut to the terms the model has counts of and
-        then weighted (None without ``raw``): for full training, the log-odds a model trained
-        on the other folds alone gives them (to rounding); training on error walks the other
-        folds over every term of X, which moves them a little (under 0.05 in
-        tests/test_threshold.py)."""
+        stratified folds — ``fit(X, y)``, or the counts of X (or of the model ``whole``, which
+        learned X's rows among others) less the held fold's — over every term of X; and,
+        given the rows' ``raw`` counts, the same models' log-odds of the rows taken as a new
+        document is, its counts cut to the terms the model has counts of and then weighted
+        (None without ``raw``): for full training, the log-odds a model trained on the other
+        folds alone gives them (to rounding); training on error walks the other folds over
+        every term of X, which moves them a little (under 0.05 in tests/test_threshold.py)."""
         from .metrics import stratified_folds
         folds = stratified_folds(y, k)
         log_odds = np.empty(y.size)
         as_new = None if raw is None else np.empty(y.size)
         # Without `fit`, a fold's model is the whole's counts less its held part's: X counted
         # once and a fifth of it taken out k times, rather than four fifths counted k times.
-        whole = self._new_model().fit(X, y) if fit is None else None
+        if fit is None and whole is None:
+            whole = self._new_model().fit(X, y)
         for fold in range(k):
             held = folds == fold
             X_held = take_rows(X, held)
-            model = (fit(take_rows(X, ~held), y[~held]) if whole is None
+            model = (fit(take_rows(X, ~held), y[~held]) if fit is not None
                      else copy.deepcopy(whole).unlearn(X_held, y[held]))
             log_odds[held] = _log_odds(model, X_held)
             if raw is not None:  # the fold's model is its own: cut to its terms in place
@@ -555,6 +558,60 @@ class TextClassifier(Parameters):
                       codes=np.concatenate([self._digest_codes, codes]))
         return self
 
+    def learn_cutoffs(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
+        """Learn the spam and ham cutoffs (and the decision threshold) of a two-class mail model
+        that counted every document it learned (``partial_fit``, or ``training="full"``) from
+        some of them, ``texts`` labelled ``y``, each learned under its label (ValueError
+        otherwise): ``fit``'s k-fold cross-validation, each fold's model this one less the
+        fold's texts. So a corpus too large to hold need not be: ``textnb train`` counts one as
+        it reads it and learns the cutoffs on a sample of it, read again. The texts the
+        out-of-fold scores place among the other class are taken out of the model, as ``fit``
+        leaves them out (``suspects_`` numbers them among ``texts``).
+
+        ``texts`` may be an iterator, read once; ``y`` is read after it."""
+        self._check_fitted()
+        if getattr(self, "on_error_", None) is not None:
+            raise ValueError("learn_cutoffs needs a model that counted every document; this "
+                             "one was trained on error")
+        found: list[np.ndarray] = []
+
+        def counts() -> Iterator[Counts]:
+            for part, digests in self._count_stream(_text_iterable(texts)):
+                found.append(digests)
+                yield part
+
+        raw = self.vocabulary_.count_parts(counts())
+        labels = list(y)
+        _check_labels(range(raw.shape[0]), labels)
+        if not self._learns_cutoffs(labels) or len(self.classes_) != 2:
+            raise ValueError(f"learning cutoffs needs a two-class model and texts of both its "
+                             f"classes, one of them spam_class ({self.spam_class!r})")
+        digests = np.concatenate(found)
+        names, codes = _encode(labels, self._digest_names.tolist())
+        for code in np.unique(codes):  # a digest learned under the label: one pass a class
+            if not np.isin(digests[codes == code], self.digests_[self._digest_codes == code]).all():
+                raise ValueError(f"a text labelled {names[code]!r} was not learned as one")
+        X = self._weigh(raw)
+        raw = raw if self.decision_threshold == "auto" else None
+        self.cutoffs_, suspect, as_new = self._learn_cutoffs(X, labels, raw=raw, whole=self.model_)
+        if self.cutoffs_ is None:
+            raise ValueError("learning cutoffs needs at least two texts of each class")
+        self.cutoffs_.update(training="full", sampled_from=int(self.digests_.size))
+        self.suspects_ = np.flatnonzero(suspect)
+        if self.suspects_.size:
+            left = np.array(labels, dtype=object)[suspect].tolist()
+            remove = self._learned_as(digests[suspect], left)
+            self.model_.unlearn(take_rows(X, suspect), left)
+            self._learned(np.delete(self.digests_, remove), self._digest_names,
+                          np.delete(self.digest_weights_, remove),
+                          codes=np.delete(self._digest_codes, remove))
+            keep = ~suspect
+            X, labels = take_rows(X, keep), np.array(labels, dtype=object)[keep].tolist()
+            if raw is not None:
+                raw, as_new = take_rows(raw, keep), as_new[keep]
+        self.decision_threshold_ = self._learn_threshold(X, raw, labels, "full", as_new)
+        return self
+
     def _learned(self, digests: np.ndarray, labels: Any, weights: Any = None,
                  codes: np.ndarray | None = None) -> None:
         """Record the learned documents: digest, label and the weight each has in the counts
@@ -583,16 +640,7 @@ class TextClassifier(Parameters):
         texts, labels = _text_list(texts), list(y)
         _check_labels(texts, labels)
         parts = self._count(texts)
-        remove = []
-        names = self._digest_names.tolist()
-        for digest, label in zip(np.concatenate([d for _, d in parts]), labels):
-            code = names.index(str(label)) if str(label) in names else -1
-            found = np.flatnonzero((self.digests_ == digest) & (self._digest_codes == code))
-            found = np.setdiff1d(found, remove)
-            if found.size == 0:
-                raise ValueError(f"cannot unlearn a document as {label!r}: "
-                                 f"it was never learned as {label!r}")
-            remove.append(found[0])
+        remove = self._learned_as(np.concatenate([d for _, d in parts]), labels)
         self.model_.unlearn(self._weigh(self.vocabulary_.count_parts(c for c, _ in parts)), labels,
                             sample_weight=self.digest_weights_[remove])
         # Terms no learned document uses any more leave the vocabulary, as if never seen: |V| is
@@ -611,6 +659,21 @@ class TextClassifier(Parameters):
                       np.delete(self.digest_weights_, remove),
                       codes=np.delete(self._digest_codes, remove))
         return self
+
+    def _learned_as(self, digests: np.ndarray, labels: Sequence) -> list[int]:
+        """The place in ``digests_`` of each document of these digests learned under its
+        label, a different one for each (ValueError where there is none left)."""
+        remove: list[int] = []
+        names = self._digest_names.tolist()
+        for digest, label in zip(digests, labels):
+            code = names.index(str(label)) if str(label) in names else -1
+            found = np.flatnonzero((self.digests_ == digest) & (self._digest_codes == code))
+            found = np.setdiff1d(found, remove)
+            if found.size == 0:
+                raise ValueError(f"cannot unlearn a document as {label!r}: "
+                                 f"it was never learned as {label!r}")
+            remove.append(found[0])
+        return remove
 
     def merge(self, other: "TextClassifier") -> "TextClassifier":
         """Add another classifier's counts (vocabularies are united): equals fitting on both."""

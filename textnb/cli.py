@@ -290,6 +290,15 @@ _MAILBOX_SUFFIXES = (".mbox", ".mbx")
 # Two classes learn their decision threshold from every document's counts at once; beyond this
 # much input (bytes of the files) they train as they are read, in bounded memory, without one.
 THRESHOLD_MAX_BYTES = 100 << 20
+# Two-class mail of more messages or bytes than these trains as it is read, every message
+# counted, and learns its cutoffs on a sample of CUTOFF_SAMPLE of its messages read again
+# (TextClassifier.learn_cutoffs). Held at once, the messages' counts and cross-validations
+# peaked at 1.6 times the files' size for SpamAssassin's (ten times over: 60,460 messages, 430
+# MB, 684 MB peak RSS; five times: 30,230, 215 MB, 382 MB) and at 4 kB a message for short ones (scripts/
+# bench_scale.py --mail: 100,000 messages of 50-100 words drawn from it, 57 MB, 411 MB).
+CUTOFFS_MAX_MESSAGES = 100_000
+CUTOFFS_MAX_BYTES = 256 << 20
+CUTOFF_SAMPLE = 20_000
 
 
 def _class_name(path: str) -> str:
@@ -407,27 +416,50 @@ def _check_read(sources: list[tuple[str, str]], labels: list[str]) -> None:
         raise DocumentError(f"no readable documents for class {missing[0]!r}")
 
 
-def _streams(classifier: TextClassifier, classes: Sequence[str]) -> bool:
+def _streams(classifier: TextClassifier, classes: Sequence[str], sampled: bool = False) -> bool:
     """Whether training as the documents are read (partial_fit) gives the model fit would:
     every document counted (training full, or auto without a spam class), no pruning by
     document frequency (which needs every document's counts), no cutoffs or two-class decision
-    threshold to cross-validate (they need every document's scores)."""
-    return (classifier.training in ("full", "auto") and not classifier._learns_cutoffs(classes)
-            and not (len(set(map(str, classes))) == 2 and classifier.decision_threshold == "auto")
+    threshold to cross-validate (they need every document's scores), unless they are
+    ``sampled``: learned on a sample of the documents, read again (:func:`_sampled_cutoffs`)."""
+    return (classifier.training in ("full", "auto")
+            and (sampled or not (classifier._learns_cutoffs(classes) or (
+                len(set(map(str, classes))) == 2 and classifier.decision_threshold == "auto")))
             and type(classifier.min_df) is int and classifier.min_df <= 1
             and classifier.max_df == 1.0 and classifier.max_features is None)
 
 
-def _input_bytes(sources: list[tuple[str, str]]) -> int:
-    """The size of the files of (class, path) sources (standard input counts 0)."""
-    size = 0
+def _input_size(sources: list[tuple[str, str]]) -> tuple[int, int]:
+    """(bytes, documents) of the files of (class, path) sources: a file is a document, one of a
+    megabyte or more (an mbox, as a rule) as many as it has lines starting "From " (standard
+    input counts 0)."""
+    size = documents = 0
     for _, path in sources:
         for found in (iter_files(path, lambda *_: None) if path != "-" else ()):
             try:
-                size += os.path.getsize(found)
+                n = os.path.getsize(found)
+                documents += _from_lines(found) if n >= 1 << 20 else 1
             except OSError:  # reading reports it
-                pass
-    return size
+                continue
+            size += n
+    return size, documents
+
+
+def _too_large(size: tuple[int, int]) -> bool:
+    """Whether mail of (bytes, messages) is more than training holds at once: more than
+    CUTOFFS_MAX_BYTES or CUTOFFS_MAX_MESSAGES."""
+    return size[0] > CUTOFFS_MAX_BYTES or size[1] > CUTOFFS_MAX_MESSAGES
+
+
+def _from_lines(path: str) -> int:
+    """1 + the lines after the first that start "From " in the file at path."""
+    found, tail = 1, b""
+    with open(path, "rb") as file:
+        while chunk := file.read(1 << 24):
+            data = tail + chunk
+            found += data.count(b"\nFrom ")
+            tail = data[-5:]  # shorter than "\nFrom ": no line is counted twice
+    return found
 
 
 def _decision_threshold(value: str) -> str | float | None:
@@ -464,6 +496,29 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
     classifier.on_error_ = None
 
 
+def _sampled_cutoffs(classifier: TextClassifier, sources: list[tuple[str, str]],
+                     quiet: bool) -> tuple[list[str], list[str]]:
+    """Learn the cutoffs of a model trained as its documents were read on a random sample of
+    CUTOFF_SAMPLE of them, read again (TextClassifier.learn_cutoffs); (their files, their
+    labels)."""
+    n = classifier.digests_.size
+    chosen = np.random.default_rng(0).choice(n, size=min(n, CUTOFF_SAMPLE), replace=False)
+    chosen = set(chosen.tolist())
+    where: list[str] = []
+    texts, labels = _stream_labelled(sources, lambda *_: None, quiet=True, where=where)
+    picked: tuple[list[str], list[str]] = ([], [])
+
+    def sample() -> Iterator[bytes]:
+        for i, raw in enumerate(texts):  # reported unreadable the first time
+            if i in chosen:
+                picked[0].append(where[i])
+                picked[1].append(labels[i])
+                yield raw
+
+    classifier.learn_cutoffs(sample(), picked[1])
+    return picked
+
+
 # -- commands ----------------------------------------------------------------------------------
 
 @main.command()
@@ -477,7 +532,10 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
               show_default=True,
               help="Learn every document (full), only those the model gets wrong or is unsure "
                    "of, pass after pass (on-error, as bogominitrain), or for two-class mail "
-                   "whichever misplaces fewer messages in cross-validation (auto).")
+                   "whichever misplaces fewer messages in cross-validation (auto; beyond "
+                   f"{CUTOFFS_MAX_MESSAGES:,} messages or {CUTOFFS_MAX_BYTES >> 20} MB of mail, "
+                   "full, counted as it is read, the cutoffs learned on a sample of "
+                   f"{CUTOFF_SAMPLE:,} messages).")
 @click.option("--margin", type=click.FloatRange(min=0), default=MARGIN, show_default=True,
               help="On error: the log-odds by which the right class must lead.")
 @click.option("--passes", type=click.IntRange(min=1), default=MAX_PASSES, show_default=True,
@@ -518,6 +576,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
 
     With two classes, one of them --spam-class, cross-validation on the training
     documents also chooses the spam and ham cutoffs on the log-odds (see --target-fpr).
+    Mail too large to hold is counted as it is read, in bounded memory, and its
+    cutoffs learned on a sample of it, read again (see --training).
 
     With --labels FILE, a multi-label model: one-vs-rest Naive Bayes, a threshold per
     label by cross-validation; DIRS then add their documents under their directory's
@@ -543,6 +603,14 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
                           target_unsure=target_unsure, keep_suspects=keep_suspects,
                           training=training, margin=margin, max_passes=passes,
                           decision_threshold=_decision_threshold(decision_threshold))
+    # Mail too large to hold: every message counted as it is read, words only (their pairs
+    # could outgrow memory), the cutoffs learned on a sample of the messages, read again.
+    sampled = (classifier._learns_cutoffs(classes) and training != "on-error"
+               and not (dask_address or tune or unlabeled)
+               and _streams(classifier, classes, sampled=True)
+               and _too_large(_input_size(sources)))
+    if sampled:
+        classifier.set_params(training="full", ngram_range=classifier.ngram_range or (1, 1))
     # Word pairs or words, unless --ngrams: chosen here, where the classes and the files are
     # known before the documents are read (TextClassifier.default_ngram_range).
     sample: list[bytes] = []
@@ -556,9 +624,9 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
             classes, sample, documents=files))
     if (classifier.decision_threshold == "auto" and len(set(classes)) == 2 and not tune
             and not classifier._learns_cutoffs(classes) and not dask_address
-            and _input_bytes(sources) > THRESHOLD_MAX_BYTES):
+            and _input_size(sources)[0] > THRESHOLD_MAX_BYTES):
         classifier.set_params(decision_threshold=None)
-    stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes)
+    stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes, sampled)
     if stream or dask_address:
         _return_large_frees()
     # Each document's file, to name the ones left out as mis-sorted (with learned cutoffs only).
@@ -590,6 +658,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
             fit_files(classifier, files, client, on_error=skips)
     elif stream:
         _train_streaming(classifier, sources, skips, quiet)
+        if sampled:
+            where, y = _sampled_cutoffs(classifier, sources, quiet)
     elif not (tuned and tuned.refit(classifier, y)):
         if tuned:
             tuned.counted = None  # counted otherwise than the choice counts: not held while it reads
@@ -690,9 +760,11 @@ def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
     left = f", {cutoffs['suspects']} left out" if cutoffs.get("suspects") else ""
     # The spam class by name where it is not "spam" (a folder named Junk or .Junk, say).
     named = "" if cutoffs.get("spam_class", "spam") == "spam" else f" ({cutoffs['spam_class']})"
+    whole = cutoffs.get("sampled_from", cutoffs["messages"])
+    sample = f"a sample of {cutoffs['messages']} of " if whole > cutoffs["messages"] else ""
     line = (f"cutoffs     spam{named} at log-odds >= {cutoffs['spam']:+.3f}, "
             f"ham <= {cutoffs['ham']:+.3f} "
-            f"({cutoffs['folds']}-fold CV of {cutoffs['messages']} messages{how}{left}: "
+            f"({cutoffs['folds']}-fold CV of {sample}{whole} messages{how}{left}: "
             f"FPR {cutoffs['fpr']:.2%}, FNR {cutoffs['fnr']:.2%}, "
             f"unsure {cutoffs['unsure']:.2%}, spam not caught {cutoffs['spam_not_caught']:.2%})")
     ham = cutoffs.get("messages", 0) - cutoffs.get("spam_messages", 0)
