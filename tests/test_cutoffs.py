@@ -509,7 +509,8 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
     result = run("train", "-q", "-m", tmp_path / "held.model", SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0 and "sampled_from" not in load_model(tmp_path / "held.model").cutoffs_
     monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_MESSAGES", 299)
-    monkeypatch.setattr(textnb.cli, "CUTOFF_SAMPLE", 200)
+    monkeypatch.setattr(textnb.cli, "CUTOFF_SAMPLE", 200)    # 100 of each class, their share,
+    monkeypatch.setattr(textnb.cli, "CUTOFF_CLASS_MIN", 120)  # unless that is fewer than 120
 
     def no_fit(*args, **kwargs):
         raise AssertionError("fit called: textnb train did not stream")
@@ -520,7 +521,7 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
     assert result.exit_code == 0, result.output
     classifier = load_model(model)
     cutoffs = classifier.cutoffs_
-    assert cutoffs["sampled_from"] == 300 and cutoffs["messages"] == 200 - cutoffs["suspects"]
+    assert cutoffs["sampled_from"] == 300 and cutoffs["messages"] == 240 - cutoffs["suspects"]
     assert cutoffs["training"] == "full" and classifier.training == "full"
     assert classifier.ngram_range_ == (1, 1) and classifier.decision_threshold_ is not None
     assert classifier.model_.class_count_.sum() == 300 - cutoffs["suspects"]
@@ -535,6 +536,28 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
     assert result.exit_code == 0 and "sampled_from" not in load_model(model).cutoffs_
     result = run("train", "-q", "-m", model, SPAM_DIR, HAM_DIR)   # beyond the bytes: sampled
     assert result.exit_code == 0 and load_model(model).cutoffs_["sampled_from"] == 300
+
+
+def test_training_files_that_change_between_the_two_readings_are_an_error(tmp_path, monkeypatch):
+    """The sample is read again by position: a message filed meanwhile (new mail in a Maildir)
+    is one the model never learned, and training says what happened."""
+    import textnb.cli
+    ham = tmp_path / "ham"
+    ham.mkdir()
+    for path in sorted(HAM_DIR.iterdir()):
+        (ham / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_BYTES", 0)
+    streaming = textnb.cli._train_streaming
+
+    def then_new_mail(*args, **kwargs):
+        learned = streaming(*args, **kwargs)
+        (ham / "0-new.eml").write_bytes(b"Subject: lunch\n\nMeet at noon by the fountain?\n")
+        return learned
+
+    monkeypatch.setattr(textnb.cli, "_train_streaming", then_new_mail)
+    result = run("train", "-q", "-m", tmp_path / "m.model", SPAM_DIR, ham)
+    assert result.exit_code == 1 and result.output == (
+        "Error: the training files changed while training read them: train again\n")
 
 
 def test_the_messages_of_a_large_mbox_are_counted_by_their_from_lines(tmp_path):

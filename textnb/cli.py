@@ -299,6 +299,7 @@ THRESHOLD_MAX_BYTES = 100 << 20
 CUTOFFS_MAX_MESSAGES = 100_000
 CUTOFFS_MAX_BYTES = 256 << 20
 CUTOFF_SAMPLE = 20_000
+CUTOFF_CLASS_MIN = 2_000
 
 
 def _class_name(path: str) -> str:
@@ -483,9 +484,10 @@ def _sample(sources: list[tuple[str, str]], per_source: int = 20) -> list[bytes]
 
 
 def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]], skips: _Skips,
-                     quiet: bool) -> None:
+                     quiet: bool) -> list[str]:
     """Train on the documents of (class, path) pairs as they are read: partial_fit counts a
-    part of them at a time, so memory holds a part's documents and counts, not every one's."""
+    part of them at a time, so memory holds a part's documents and counts, not every one's.
+    Returns their labels, in order."""
     texts, labels = _stream_labelled(sources, skips, quiet)
     try:
         classifier.partial_fit(texts, labels)
@@ -494,16 +496,23 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
         raise
     _check_read(sources, labels)
     classifier.on_error_ = None
+    return labels
 
 
 def _sampled_cutoffs(classifier: TextClassifier, sources: list[tuple[str, str]],
-                     quiet: bool) -> tuple[list[str], list[str]]:
-    """Learn the cutoffs of a model trained as its documents were read on a random sample of
-    CUTOFF_SAMPLE of them, read again (TextClassifier.learn_cutoffs); (their files, their
-    labels)."""
-    n = classifier.digests_.size
-    chosen = np.random.default_rng(0).choice(n, size=min(n, CUTOFF_SAMPLE), replace=False)
-    chosen = set(chosen.tolist())
+                     learned: list[str]) -> tuple[list[str], list[str]]:
+    """Learn the cutoffs of a model trained on the documents of (class, path) pairs as they were
+    read, with these labels, from a random sample of them, read again (TextClassifier
+    .learn_cutoffs): CUTOFF_SAMPLE in all, each class in its share, but at least
+    CUTOFF_CLASS_MIN of a class (all of a smaller one), so that the spam cutoff is read off
+    that many ham's scores. Returns (their files, their labels)."""
+    classes, codes = np.unique(learned, return_inverse=True)
+    share, rng = min(1.0, CUTOFF_SAMPLE / len(learned)), np.random.default_rng(0)
+    chosen: set[int] = set()
+    for code in range(classes.size):
+        members = np.flatnonzero(codes == code)
+        take = min(members.size, max(round(share * members.size), CUTOFF_CLASS_MIN))
+        chosen.update(rng.choice(members, take, replace=False).tolist())
     where: list[str] = []
     texts, labels = _stream_labelled(sources, lambda *_: None, quiet=True, where=where)
     picked: tuple[list[str], list[str]] = ([], [])
@@ -515,7 +524,13 @@ def _sampled_cutoffs(classifier: TextClassifier, sources: list[tuple[str, str]],
                 picked[1].append(labels[i])
                 yield raw
 
-    classifier.learn_cutoffs(sample(), picked[1])
+    try:
+        classifier.learn_cutoffs(sample(), picked[1])
+    except ValueError as error:
+        if labels != learned:  # files came or went between the two readings
+            raise DocumentError("the training files changed while training read them: "
+                                "train again") from error
+        raise
     return picked
 
 
@@ -657,9 +672,9 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         with connect(dask_address) as client:
             fit_files(classifier, files, client, on_error=skips)
     elif stream:
-        _train_streaming(classifier, sources, skips, quiet)
+        learned = _train_streaming(classifier, sources, skips, quiet)
         if sampled:
-            where, y = _sampled_cutoffs(classifier, sources, quiet)
+            where, y = _sampled_cutoffs(classifier, sources, learned)
     elif not (tuned and tuned.refit(classifier, y)):
         if tuned:
             tuned.counted = None  # counted otherwise than the choice counts: not held while it reads
