@@ -455,14 +455,14 @@ def bundled_sample() -> tuple[list[bytes], list[str]]:
 
 
 def test_a_model_counted_as_read_learns_its_cutoffs_from_documents_it_learned():
-    """learn_cutoffs cross-validates a model that counted every document by taking each fold's
+    """learn_thresholds cross-validates a model that counted every document by taking each fold's
     documents out of it: on all of them, the cutoffs and threshold that fit learns with full
     training. Texts it never learned, or learned under another label, are refused; so is a
     model trained on error, whose documents count for fractions."""
     texts, labels = bundled_sample()
     full = TextClassifier(spam_class="spam", training="full").fit(texts, labels)
     streamed = TextClassifier(spam_class="spam").partial_fit(texts, labels)
-    assert streamed.learn_cutoffs(iter(texts), labels) is streamed
+    assert streamed.learn_thresholds(iter(texts), labels) is streamed
     learned = dict(full.cutoffs_, sampled_from=300)
     assert streamed.cutoffs_.keys() == learned.keys()
     assert streamed.cutoffs_ == {k: pytest.approx(v) for k, v in learned.items()}
@@ -470,15 +470,15 @@ def test_a_model_counted_as_read_learns_its_cutoffs_from_documents_it_learned():
     np.testing.assert_allclose(streamed.model_.feature_count_, full.model_.feature_count_)
     # A quarter of them: read off those 75 messages' out-of-fold scores.
     sample = TextClassifier(spam_class="spam").partial_fit(texts, labels)
-    sample.learn_cutoffs(texts[::4], labels[::4])
+    sample.learn_thresholds(texts[::4], labels[::4])
     assert sample.cutoffs_["messages"] == 75 and sample.cutoffs_["sampled_from"] == 300
     assert sample.cutoffs_["ham"] <= sample.cutoffs_["spam"]
     with pytest.raises(ValueError, match="labelled 'ham' was not learned as one"):
-        streamed.learn_cutoffs([b"Subject: new\n\nnever learned"] + texts[1:], ["ham"] + labels[1:])
+        streamed.learn_thresholds([b"Subject: new\n\nnever learned"] + texts[1:], ["ham"] + labels[1:])
     with pytest.raises(ValueError, match="labelled 'ham' was not learned as one"):
-        streamed.learn_cutoffs(texts, ["ham"] + labels[1:])
+        streamed.learn_thresholds(texts, ["ham"] + labels[1:])
     with pytest.raises(ValueError, match="trained on error"):
-        TextClassifier(spam_class="spam", training="on-error").fit(texts, labels).learn_cutoffs(
+        TextClassifier(spam_class="spam", training="on-error").fit(texts, labels).learn_thresholds(
             texts, labels)
 
 
@@ -486,7 +486,7 @@ def test_learning_cutoffs_on_a_sample_takes_its_mis_sorted_messages_out_of_the_m
     texts, labels = bundled_sample()
     labels[:2] = ["ham", "ham"]   # two spam filed as ham
     model = TextClassifier(spam_class="spam").partial_fit(texts, labels)
-    model.learn_cutoffs(texts, labels)
+    model.learn_thresholds(texts, labels)
     assert model.suspects_.tolist() == [0, 1] and model.cutoffs_["suspects"] == 2
     assert model.cutoffs_["messages"] == 298
     assert dict(zip(model.classes_, model.model_.class_count_)) == {"ham": 150, "spam": 148}
@@ -503,14 +503,14 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
                                                                                 monkeypatch):
     """Beyond CUTOFFS_MAX_MESSAGES (or CUTOFFS_MAX_BYTES) of mail textnb train counts every
     message as it reads it (fit, which holds them all, is never called), words only, and learns
-    the cutoffs on a random sample of CUTOFF_SAMPLE of the messages, read again; it says so."""
+    the cutoffs on a random sample of SAMPLE of the messages, read again; it says so."""
     import textnb.cli
     monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_MESSAGES", 300)   # all 300: held, fit
     result = run("train", "-q", "-m", tmp_path / "held.model", SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0 and "sampled_from" not in load_model(tmp_path / "held.model").cutoffs_
     monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_MESSAGES", 299)
-    monkeypatch.setattr(textnb.cli, "CUTOFF_SAMPLE", 200)    # 100 of each class, their share,
-    monkeypatch.setattr(textnb.cli, "CUTOFF_CLASS_MIN", 120)  # unless that is fewer than 120
+    monkeypatch.setattr(textnb.cli, "SAMPLE", 200)    # 100 of each class, their share,
+    monkeypatch.setattr(textnb.cli, "SAMPLE_CLASS_MIN", 120)  # unless that is fewer than 120
 
     def no_fit(*args, **kwargs):
         raise AssertionError("fit called: textnb train did not stream")

@@ -286,30 +286,38 @@ def test_labels_that_sort_otherwise_as_names_get_the_threshold_of_their_own_orde
     np.testing.assert_array_equal(numbered.predict(test) == 10, named.predict(test) == "pos")
 
 
-def test_a_large_two_class_corpus_trains_as_it_is_read_without_a_threshold(tmp_path,
-                                                                           monkeypatch):
-    """The threshold needs every document's counts at once: beyond THRESHOLD_MAX_BYTES of
-    input, textnb train reads and learns in chunks (partial_fit), in bounded memory, and the
-    most probable class decides."""
+def test_a_large_two_class_corpus_trains_as_it_is_read_and_learns_its_threshold_on_a_sample(
+        tmp_path, monkeypatch):
+    """Beyond THRESHOLD_MAX_BYTES of input, textnb train reads and learns in chunks
+    (partial_fit), in bounded memory, and learns the threshold on a sample of the documents,
+    read again (TextClassifier.learn_thresholds): on all of them (a sample as large), the
+    threshold fit learns holding them all; on fewer, one of its own."""
     import textnb.cli
     texts, labels = reviews(300, 60, seed=0)
     for i, (text, label) in enumerate(zip(texts, labels)):
         (tmp_path / label).mkdir(exist_ok=True)
-        (tmp_path / label / f"{i}.txt").write_text(text)
+        (tmp_path / label / f"{i:03d}.txt").write_text(text)
     size = sum(len(text.encode()) for text in texts)
-    model = tmp_path / "m.model"
-    monkeypatch.setattr(textnb.cli, "THRESHOLD_MAX_BYTES", size)   # all of it: still learned
-    assert CliRunner().invoke(main, ["train", "-q", "-m", str(model), str(tmp_path / "pos"),
-                                     str(tmp_path / "neg")]).exit_code == 0
-    assert load_model(model).decision_threshold_ is not None
+    held, model = tmp_path / "held.model", tmp_path / "m.model"
+    monkeypatch.setattr(textnb.cli, "THRESHOLD_MAX_BYTES", size)   # all of it: held
+    train = ["train", "-q", str(tmp_path / "pos"), str(tmp_path / "neg"), "-m"]
+    assert CliRunner().invoke(main, train + [str(held)]).exit_code == 0
     monkeypatch.setattr(textnb.cli, "THRESHOLD_MAX_BYTES", size - 1)
 
     def no_fit(*args, **kwargs):
         raise AssertionError("fit called: textnb train did not stream")
 
     monkeypatch.setattr(TextClassifier, "fit", no_fit)
-    result = CliRunner().invoke(main, ["train", "-q", "-m", str(model), str(tmp_path / "pos"),
-                                       str(tmp_path / "neg")])
+    result = CliRunner().invoke(main, train + [str(model)])
     assert result.exit_code == 0, result.output
-    streamed = load_model(model)
-    assert streamed.decision_threshold_ is None and streamed.decision_threshold is None
+    streamed, whole = load_model(model), load_model(held)
+    assert streamed.decision_threshold_ == pytest.approx(whole.decision_threshold_)
+    assert streamed.decision_threshold == "auto" and streamed.cutoffs_ is None
+    np.testing.assert_allclose(streamed.model_.feature_count_, whole.model_.feature_count_)
+    monkeypatch.setattr(textnb.cli, "SAMPLE", 120)   # 100 pos, 20 neg: at least 50 of each
+    monkeypatch.setattr(textnb.cli, "SAMPLE_CLASS_MIN", 50)
+    assert CliRunner().invoke(main, train + [str(model)]).exit_code == 0
+    sampled = load_model(model).decision_threshold_
+    assert sampled is not None and sampled != pytest.approx(whole.decision_threshold_)
+    result = CliRunner().invoke(main, train + [str(model), "--decision-threshold", "none"])
+    assert result.exit_code == 0 and load_model(model).decision_threshold_ is None

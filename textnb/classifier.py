@@ -472,12 +472,14 @@ class TextClassifier(Parameters):
         return self._weigh(_relabel(raw, column, int(used.sum())))
 
     def _learn_threshold(self, X: CSR, raw: CSR | None, labels: list, training: str,
-                         as_new: np.ndarray | None) -> float | None:
+                         as_new: np.ndarray | None,
+                         whole: _DiscreteNB | None = None) -> float | None:
         """``decision_threshold_``: the setting's number, or for "auto" and two classes of at
         least THRESHOLD_MIN documents each, the accuracy threshold
         (:func:`textnb.cutoffs.accuracy_threshold`) on out-of-fold log-odds taken as new
-        documents' are (``as_new``, from the cutoffs' folds, or of folds of its own); None:
-        the most probable class decides."""
+        documents' are (``as_new``, from the cutoffs' folds, or of folds of its own, of the
+        model ``whole`` if given, :meth:`_out_of_fold`); None: the most probable class
+        decides."""
         setting = self.decision_threshold
         if raw is None:  # None or a number (_build checked it)
             return None if setting is None else float(setting)
@@ -487,7 +489,8 @@ class TextClassifier(Parameters):
             return None
         if as_new is None:
             fit = None if training == "full" else self._on_error
-            _, as_new = self._out_of_fold(X, raw, y, min(_cutoffs.FOLDS, int(counts.min())), fit)
+            _, as_new = self._out_of_fold(X, raw, y, min(_cutoffs.FOLDS, int(counts.min())), fit,
+                                          whole)
         elif str(classes[1]) != np.unique(y.astype(str))[1]:
             as_new = -as_new  # the cutoffs' folds order the classes by their names
         return _cutoffs.accuracy_threshold(as_new, y == classes[1])
@@ -558,20 +561,20 @@ class TextClassifier(Parameters):
                       codes=np.concatenate([self._digest_codes, codes]))
         return self
 
-    def learn_cutoffs(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
-        """Learn the spam and ham cutoffs (and the decision threshold) of a two-class mail model
-        that counted every document it learned (``partial_fit``, or ``training="full"``) from
-        some of them, ``texts`` labelled ``y``, each learned under its label (ValueError
-        otherwise): ``fit``'s k-fold cross-validation, each fold's model this one less the
-        fold's texts. So a corpus too large to hold need not be: ``textnb train`` counts one as
-        it reads it and learns the cutoffs on a sample of it, read again. The texts the
-        out-of-fold scores place among the other class are taken out of the model, as ``fit``
-        leaves them out (``suspects_`` numbers them among ``texts``).
+    def learn_thresholds(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
+        """Learn what ``fit`` cross-validates for two classes — a mail model's spam and ham
+        cutoffs, the decision threshold — for a model that counted every document it learned
+        (``partial_fit``, or ``training="full"``), from some of them: ``texts`` labelled ``y``,
+        each learned under its label (ValueError otherwise). The folds are ``fit``'s, but each
+        fold's model is this one less the fold's texts, so a corpus too large to hold need not
+        be: ``textnb train`` counts one as it reads it and learns these on a sample of it, read
+        again. The texts the out-of-fold scores place among the other class are taken out of a
+        mail model, as ``fit`` leaves them out (``suspects_`` numbers them among ``texts``).
 
         ``texts`` may be an iterator, read once; ``y`` is read after it."""
         self._check_fitted()
         if getattr(self, "on_error_", None) is not None:
-            raise ValueError("learn_cutoffs needs a model that counted every document; this "
+            raise ValueError("learn_thresholds needs a model that counted every document; this "
                              "one was trained on error")
         found: list[np.ndarray] = []
 
@@ -583,9 +586,9 @@ class TextClassifier(Parameters):
         raw = self.vocabulary_.count_parts(counts())
         labels = list(y)
         _check_labels(range(raw.shape[0]), labels)
-        if not self._learns_cutoffs(labels) or len(self.classes_) != 2:
-            raise ValueError(f"learning cutoffs needs a two-class model and texts of both its "
-                             f"classes, one of them spam_class ({self.spam_class!r})")
+        if len(self.classes_) != 2 or set(map(str, labels)) != set(map(str, self.classes_)):
+            raise ValueError("learning thresholds needs a two-class model and texts of both "
+                             "its classes")
         digests = np.concatenate(found)
         names, codes = _encode(labels, self._digest_names.tolist())
         for code in np.unique(codes):  # a digest learned under the label: one pass a class
@@ -593,23 +596,27 @@ class TextClassifier(Parameters):
                 raise ValueError(f"a text labelled {names[code]!r} was not learned as one")
         X = self._weigh(raw)
         raw = raw if self.decision_threshold == "auto" else None
-        self.cutoffs_, suspect, as_new = self._learn_cutoffs(X, labels, raw=raw, whole=self.model_)
-        if self.cutoffs_ is None:
-            raise ValueError("learning cutoffs needs at least two texts of each class")
-        self.cutoffs_.update(training="full", sampled_from=int(self.digests_.size))
-        self.suspects_ = np.flatnonzero(suspect)
-        if self.suspects_.size:
-            left = np.array(labels, dtype=object)[suspect].tolist()
-            remove = self._learned_as(digests[suspect], left)
-            self.model_.unlearn(take_rows(X, suspect), left)
-            self._learned(np.delete(self.digests_, remove), self._digest_names,
-                          np.delete(self.digest_weights_, remove),
-                          codes=np.delete(self._digest_codes, remove))
-            keep = ~suspect
-            X, labels = take_rows(X, keep), np.array(labels, dtype=object)[keep].tolist()
-            if raw is not None:
-                raw, as_new = take_rows(raw, keep), as_new[keep]
-        self.decision_threshold_ = self._learn_threshold(X, raw, labels, "full", as_new)
+        as_new = None
+        if self._learns_cutoffs(labels):
+            self.cutoffs_, suspect, as_new = self._learn_cutoffs(X, labels, raw=raw,
+                                                                 whole=self.model_)
+            if self.cutoffs_ is None:
+                raise ValueError("learning cutoffs needs at least two texts of each class")
+            self.cutoffs_.update(training="full", sampled_from=int(self.digests_.size))
+            self.suspects_ = np.flatnonzero(suspect)
+            if self.suspects_.size:
+                left = np.array(labels, dtype=object)[suspect].tolist()
+                remove = self._learned_as(digests[suspect], left)
+                self.model_.unlearn(take_rows(X, suspect), left)
+                self._learned(np.delete(self.digests_, remove), self._digest_names,
+                              np.delete(self.digest_weights_, remove),
+                              codes=np.delete(self._digest_codes, remove))
+                keep = ~suspect
+                X, labels = take_rows(X, keep), np.array(labels, dtype=object)[keep].tolist()
+                if raw is not None:
+                    raw, as_new = take_rows(raw, keep), as_new[keep]
+        self.decision_threshold_ = self._learn_threshold(X, raw, labels, "full", as_new,
+                                                         whole=self.model_)
         return self
 
     def _learned(self, digests: np.ndarray, labels: Any, weights: Any = None,

@@ -287,19 +287,21 @@ def _load(path: Path | None) -> TextClassifier:
 # Mailbox files and folders are named for what they hold plus one of these (Thunderbird and
 # mutt: spam.mbox; Eudora and Pegasus: spam.mbx; Apple Mail exports a spam.mbox directory).
 _MAILBOX_SUFFIXES = (".mbox", ".mbx")
-# Two classes learn their decision threshold from every document's counts at once; beyond this
-# much input (bytes of the files) they train as they are read, in bounded memory, without one.
-THRESHOLD_MAX_BYTES = 100 << 20
-# Two-class mail of more messages or bytes than these trains as it is read, every message
-# counted, and learns its cutoffs on a sample of CUTOFF_SAMPLE of its messages read again
-# (TextClassifier.learn_cutoffs). Held at once, the messages' counts and cross-validations
-# peaked at 1.6 times the files' size for SpamAssassin's (ten times over: 60,460 messages, 430
-# MB, 684 MB peak RSS; five times: 30,230, 215 MB, 382 MB) and at 4 kB a message for short ones (scripts/
+# Two classes cross-validate their decision threshold (and mail its cutoffs) over every
+# document's counts at once, up to this much input (bytes of the files), and for mail these many
+# messages or bytes. Beyond, they train as they are read, every document counted, in bounded
+# memory, and learn their threshold (and cutoffs) on a sample of SAMPLE documents read again
+# (TextClassifier.learn_thresholds). Held at once, mail's counts and cross-validations peaked at
+# 1.6 times the files' size for SpamAssassin's (five times over: 30,230 messages, 215 MB, 382 MB
+# peak RSS; ten times: 430 MB, 684 MB) and at 4 kB a message for short ones (scripts/
 # bench_scale.py --mail: 100,000 messages of 50-100 words drawn from it, 57 MB, 411 MB).
+THRESHOLD_MAX_BYTES = 100 << 20
 CUTOFFS_MAX_MESSAGES = 100_000
 CUTOFFS_MAX_BYTES = 256 << 20
-CUTOFF_SAMPLE = 20_000
-CUTOFF_CLASS_MIN = 2_000
+SAMPLE = 20_000
+# Documents of each class at least in the sample (all of a smaller class): the spam cutoff for
+# 0.1 % is read off 1,999 ham or more (textnb.cutoffs.ham_needed).
+SAMPLE_CLASS_MIN = 2_000
 
 
 def _class_name(path: str) -> str:
@@ -422,7 +424,7 @@ def _streams(classifier: TextClassifier, classes: Sequence[str], sampled: bool =
     every document counted (training full, or auto without a spam class), no pruning by
     document frequency (which needs every document's counts), no cutoffs or two-class decision
     threshold to cross-validate (they need every document's scores), unless they are
-    ``sampled``: learned on a sample of the documents, read again (:func:`_sampled_cutoffs`)."""
+    ``sampled``: learned on a sample of the documents, read again (:func:`_sampled_thresholds`)."""
     return (classifier.training in ("full", "auto")
             and (sampled or not (classifier._learns_cutoffs(classes) or (
                 len(set(map(str, classes))) == 2 and classifier.decision_threshold == "auto")))
@@ -446,10 +448,12 @@ def _input_size(sources: list[tuple[str, str]]) -> tuple[int, int]:
     return size, documents
 
 
-def _too_large(size: tuple[int, int]) -> bool:
-    """Whether mail of (bytes, messages) is more than training holds at once: more than
-    CUTOFFS_MAX_BYTES or CUTOFFS_MAX_MESSAGES."""
-    return size[0] > CUTOFFS_MAX_BYTES or size[1] > CUTOFFS_MAX_MESSAGES
+def _too_large(size: tuple[int, int], mail: bool) -> bool:
+    """Whether training holds documents of (bytes, documents) at once: THRESHOLD_MAX_BYTES,
+    for mail CUTOFFS_MAX_BYTES and CUTOFFS_MAX_MESSAGES."""
+    if mail:
+        return size[0] > CUTOFFS_MAX_BYTES or size[1] > CUTOFFS_MAX_MESSAGES
+    return size[0] > THRESHOLD_MAX_BYTES
 
 
 def _from_lines(path: str) -> int:
@@ -499,19 +503,19 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
     return labels
 
 
-def _sampled_cutoffs(classifier: TextClassifier, sources: list[tuple[str, str]],
-                     learned: list[str]) -> tuple[list[str], list[str]]:
-    """Learn the cutoffs of a model trained on the documents of (class, path) pairs as they were
-    read, with these labels, from a random sample of them, read again (TextClassifier
-    .learn_cutoffs): CUTOFF_SAMPLE in all, each class in its share, but at least
-    CUTOFF_CLASS_MIN of a class (all of a smaller one), so that the spam cutoff is read off
-    that many ham's scores. Returns (their files, their labels)."""
+def _sampled_thresholds(classifier: TextClassifier, sources: list[tuple[str, str]],
+                        learned: list[str]) -> tuple[list[str], list[str]]:
+    """Learn the decision threshold (and a mail model's cutoffs) of a model trained on the
+    documents of (class, path) pairs as they were read, with these labels, from a random sample
+    of them, read again (TextClassifier.learn_thresholds): SAMPLE in all, each class in its
+    share, but at least SAMPLE_CLASS_MIN of a class (all of a smaller one). Returns (their
+    files, their labels)."""
     classes, codes = np.unique(learned, return_inverse=True)
-    share, rng = min(1.0, CUTOFF_SAMPLE / len(learned)), np.random.default_rng(0)
+    share, rng = min(1.0, SAMPLE / len(learned)), np.random.default_rng(0)
     chosen: set[int] = set()
     for code in range(classes.size):
         members = np.flatnonzero(codes == code)
-        take = min(members.size, max(round(share * members.size), CUTOFF_CLASS_MIN))
+        take = min(members.size, max(round(share * members.size), SAMPLE_CLASS_MIN))
         chosen.update(rng.choice(members, take, replace=False).tolist())
     where: list[str] = []
     texts, labels = _stream_labelled(sources, lambda *_: None, quiet=True, where=where)
@@ -525,7 +529,7 @@ def _sampled_cutoffs(classifier: TextClassifier, sources: list[tuple[str, str]],
                 yield raw
 
     try:
-        classifier.learn_cutoffs(sample(), picked[1])
+        classifier.learn_thresholds(sample(), picked[1])
     except ValueError as error:
         if labels != learned:  # files came or went between the two readings
             raise DocumentError("the training files changed while training read them: "
@@ -550,7 +554,7 @@ def _sampled_cutoffs(classifier: TextClassifier, sources: list[tuple[str, str]],
                    "whichever misplaces fewer messages in cross-validation (auto; beyond "
                    f"{CUTOFFS_MAX_MESSAGES:,} messages or {CUTOFFS_MAX_BYTES >> 20} MB of mail, "
                    "full, counted as it is read, the cutoffs learned on a sample of "
-                   f"{CUTOFF_SAMPLE:,} messages).")
+                   f"{SAMPLE:,} messages).")
 @click.option("--margin", type=click.FloatRange(min=0), default=MARGIN, show_default=True,
               help="On error: the log-odds by which the right class must lead.")
 @click.option("--passes", type=click.IntRange(min=1), default=MAX_PASSES, show_default=True,
@@ -559,7 +563,8 @@ def _sampled_cutoffs(classifier: TextClassifier, sources: list[tuple[str, str]],
               metavar="auto|none|LOG-ODDS",
               help="Two classes without a spam class: classify labels the second class where "
                    "its log-odds over the first reach this threshold; auto learns it by 5-fold "
-                   "cross-validation (the fewest mistakes; beyond 100 MB of files, none), none "
+                   "cross-validation (the fewest mistakes; beyond "
+                   f"{THRESHOLD_MAX_BYTES >> 20} MB of files, on a sample of {SAMPLE:,}), none "
                    "takes the most probable class (and trains as the documents are read).")
 @click.option("--tune", is_flag=True,
               help="Choose the event model, alpha, word pairs, term weights, length "
@@ -618,13 +623,15 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
                           target_unsure=target_unsure, keep_suspects=keep_suspects,
                           training=training, margin=margin, max_passes=passes,
                           decision_threshold=_decision_threshold(decision_threshold))
-    # Mail too large to hold: every message counted as it is read, words only (their pairs
-    # could outgrow memory), the cutoffs learned on a sample of the messages, read again.
-    sampled = (classifier._learns_cutoffs(classes) and training != "on-error"
-               and not (dask_address or tune or unlabeled)
+    # Two classes too large to hold: every document counted as it is read, the threshold (and
+    # mail's cutoffs) learned on a sample of them, read again; mail counts words only (their
+    # pairs could outgrow memory; other texts count pairs only up to PAIRS_DOCUMENTS).
+    mail = classifier._learns_cutoffs(classes)
+    sampled = (len(set(classes)) == 2 and (mail or classifier.decision_threshold == "auto")
+               and training != "on-error" and not (dask_address or tune or unlabeled)
                and _streams(classifier, classes, sampled=True)
-               and _too_large(_input_size(sources)))
-    if sampled:
+               and _too_large(_input_size(sources), mail))
+    if sampled and mail:
         classifier.set_params(training="full", ngram_range=classifier.ngram_range or (1, 1))
     # Word pairs or words, unless --ngrams: chosen here, where the classes and the files are
     # known before the documents are read (TextClassifier.default_ngram_range).
@@ -637,10 +644,6 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         sample = _sample(sources) if classifier._may_pair(classes, files) else []
         classifier.set_params(ngram_range=classifier.default_ngram_range(
             classes, sample, documents=files))
-    if (classifier.decision_threshold == "auto" and len(set(classes)) == 2 and not tune
-            and not classifier._learns_cutoffs(classes) and not dask_address
-            and _input_size(sources)[0] > THRESHOLD_MAX_BYTES):
-        classifier.set_params(decision_threshold=None)
     stream = not (dask_address or tune or unlabeled) and _streams(classifier, classes, sampled)
     if stream or dask_address:
         _return_large_frees()
@@ -674,7 +677,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     elif stream:
         learned = _train_streaming(classifier, sources, skips, quiet)
         if sampled:
-            where, y = _sampled_cutoffs(classifier, sources, learned)
+            where, y = _sampled_thresholds(classifier, sources, learned)
     elif not (tuned and tuned.refit(classifier, y)):
         if tuned:
             tuned.counted = None  # counted otherwise than the choice counts: not held while it reads
