@@ -529,6 +529,13 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
             in result.output)
     again = run("train", "-m", tmp_path / "again.model", SPAM_DIR, HAM_DIR).output  # the same
     assert result.output.splitlines()[1:] == again.splitlines()[1:]
+    # tune-cutoffs cross-validates as train did, on a sample; the model's counts stay.
+    counts = classifier.model_.feature_count_
+    result = run("tune-cutoffs", "-m", model, "--target-fpr", "0.05", SPAM_DIR, HAM_DIR)
+    assert result.exit_code == 0, result.output
+    tuned = load_model(model)
+    assert tuned.cutoffs_["sampled_from"] == 300 and tuned.cutoffs_["target_fpr"] == 0.05
+    assert "a sample of" in result.output and (tuned.model_.feature_count_ == counts).all()
     # Trained on error, as asked, it is held: the walks pass over every message again.
     monkeypatch.undo()
     monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_BYTES", 0)

@@ -596,12 +596,10 @@ class TextClassifier(Parameters):
                 raise ValueError(f"a text labelled {names[code]!r} was not learned as one")
         X = self._weigh(raw)
         raw = raw if self.decision_threshold == "auto" else None
-        as_new = None
-        if self._learns_cutoffs(labels):
-            self.cutoffs_, suspect, as_new = self._learn_cutoffs(X, labels, raw=raw,
-                                                                 whole=self.model_)
-            if self.cutoffs_ is None:
-                raise ValueError("learning cutoffs needs at least two texts of each class")
+        # None without a spam class, or, as fit learns none, for fewer than two texts of a class.
+        self.cutoffs_, suspect, as_new = self._learn_cutoffs(X, labels, raw=raw, whole=self.model_)
+        self.suspects_ = np.empty(0, int)
+        if self.cutoffs_:
             self.cutoffs_.update(training="full", sampled_from=int(self.digests_.size))
             self.suspects_ = np.flatnonzero(suspect)
             if self.suspects_.size:

@@ -805,16 +805,16 @@ def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
 def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, target_unsure,
                  keep_suspects, quiet) -> int:
     """Choose a model's spam and ham cutoffs again, by cross-validation on labelled
-    directories (after many `learn`s, or for other target rates); its counts stay."""
+    directories (after many `learn`s, or for other target rates); its counts stay.
+    Mail too large to hold is cross-validated as train does it (see train --training)."""
     sources = _labelled_sources(dirs, labels)
     skips = _Skips()
-    where: list[str] = []
-    texts, y = _read_labelled(sources, skips, quiet, where)
+    classes = sorted({label for label, _ in sources})
     path = _resolve_model(model_path)
     with locked(path):
         classifier = load_model(path)
-        if sorted(set(y)) != sorted(map(str, classifier.classes_)):
-            raise DocumentError(f"the documents' classes ({', '.join(sorted(set(y)))}) are not "
+        if classes != sorted(map(str, classifier.classes_)):
+            raise DocumentError(f"the documents' classes ({', '.join(classes)}) are not "
                                 f"the model's ({', '.join(map(str, classifier.classes_))})")
         probe = TextClassifier(**classifier.get_params())
         # Cutoffs for the model's counts: as trained (full, or on error), whatever auto would say.
@@ -824,7 +824,14 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
         probe.set_params(spam_class=spam_class, target_fpr=target_fpr, target_fnr=target_fnr,
                          target_unsure=target_unsure, keep_suspects=keep_suspects,
                          training=training)
-        probe.fit(texts, y)
+        if training == "full" and _too_large(_input_size(sources), mail=True):
+            probe.set_params(ngram_range=classifier._ngrams())
+            where, y = _sampled_thresholds(probe, sources,
+                                           _train_streaming(probe, sources, skips, quiet))
+        else:
+            where = []
+            texts, y = _read_labelled(sources, skips, quiet, where)
+            probe.fit(texts, y)
         if probe.cutoffs_ is None:
             raise click.UsageError(f"cutoffs need two classes, one named {spam_class!r}, and "
                                    f"at least two documents of each")
