@@ -504,7 +504,7 @@ def _train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
 
 
 def _sampled_thresholds(classifier: TextClassifier, sources: list[tuple[str, str]],
-                        learned: list[str]) -> tuple[list[str], list[str]]:
+                        learned: list[str], quiet: bool) -> tuple[list[str], list[str]]:
     """Learn the decision threshold (and a mail model's cutoffs) of a model trained on the
     documents of (class, path) pairs as they were read, with these labels, from a random sample
     of them, read again (TextClassifier.learn_thresholds): SAMPLE in all, each class in its
@@ -518,7 +518,7 @@ def _sampled_thresholds(classifier: TextClassifier, sources: list[tuple[str, str
         take = min(members.size, max(round(share * members.size), SAMPLE_CLASS_MIN))
         chosen.update(rng.choice(members, take, replace=False).tolist())
     where: list[str] = []
-    texts, labels = _stream_labelled(sources, lambda *_: None, quiet=True, where=where)
+    texts, labels = _stream_labelled(sources, lambda *_: None, quiet, where)
     picked: tuple[list[str], list[str]] = ([], [])
 
     def sample() -> Iterator[bytes]:
@@ -677,7 +677,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     elif stream:
         learned = _train_streaming(classifier, sources, skips, quiet)
         if sampled:
-            where, y = _sampled_thresholds(classifier, sources, learned)
+            where, y = _sampled_thresholds(classifier, sources, learned, quiet)
     elif not (tuned and tuned.refit(classifier, y)):
         if tuned:
             tuned.counted = None  # counted otherwise than the choice counts: not held while it reads
@@ -827,7 +827,7 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
         if training == "full" and _too_large(_input_size(sources), mail=True):
             probe.set_params(ngram_range=classifier._ngrams())
             where, y = _sampled_thresholds(probe, sources,
-                                           _train_streaming(probe, sources, skips, quiet))
+                                           _train_streaming(probe, sources, skips, quiet), quiet)
         else:
             where = []
             texts, y = _read_labelled(sources, skips, quiet, where)
