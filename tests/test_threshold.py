@@ -314,9 +314,18 @@ def test_a_large_two_class_corpus_trains_as_it_is_read_and_learns_its_threshold_
     assert streamed.decision_threshold_ == pytest.approx(whole.decision_threshold_)
     assert streamed.decision_threshold == "auto" and streamed.cutoffs_ is None
     np.testing.assert_allclose(streamed.model_.feature_count_, whole.model_.feature_count_)
-    monkeypatch.setattr(textnb.cli, "SAMPLE", 120)   # 100 pos, 20 neg: at least 50 of each
-    monkeypatch.setattr(textnb.cli, "SAMPLE_CLASS_MIN", 50)
+    monkeypatch.setattr(textnb.cli, "SAMPLE", 180)   # 150 pos, 30 neg: their shares (the
+    monkeypatch.setattr(textnb.cli, "SAMPLE_CLASS_MIN", 50)   # least of mail's does not apply)
+    sizes, learn = [], TextClassifier.learn_thresholds
+
+    def learn_counted(self, texts, y):
+        texts = list(texts)
+        sizes.append(len(texts))
+        return learn(self, texts, y)
+
+    monkeypatch.setattr(TextClassifier, "learn_thresholds", learn_counted)
     assert CliRunner().invoke(main, train + [str(model)]).exit_code == 0
+    assert sizes == [180]
     sampled = load_model(model).decision_threshold_
     assert sampled is not None and sampled != pytest.approx(whole.decision_threshold_)
     result = CliRunner().invoke(main, train + [str(model), "--decision-threshold", "none"])

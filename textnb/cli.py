@@ -299,7 +299,7 @@ THRESHOLD_MAX_BYTES = 100 << 20
 CUTOFFS_MAX_MESSAGES = 100_000
 CUTOFFS_MAX_BYTES = 256 << 20
 SAMPLE = 20_000
-# Documents of each class at least in the sample (all of a smaller class): the spam cutoff for
+# Messages of each class at least in mail's sample (all of a smaller class): the spam cutoff for
 # 0.1 % is read off 1,999 ham or more (textnb.cutoffs.ham_needed).
 SAMPLE_CLASS_MIN = 2_000
 
@@ -508,14 +508,15 @@ def _sampled_thresholds(classifier: TextClassifier, sources: list[tuple[str, str
     """Learn the decision threshold (and a mail model's cutoffs) of a model trained on the
     documents of (class, path) pairs as they were read, with these labels, from a random sample
     of them, read again (TextClassifier.learn_thresholds): SAMPLE in all, each class in its
-    share, but at least SAMPLE_CLASS_MIN of a class (all of a smaller one). Returns (their
-    files, their labels)."""
+    share (the threshold makes the fewest mistakes on them, as on all), but for mail at least
+    SAMPLE_CLASS_MIN of a class (all of a smaller one). Returns (their files, their labels)."""
     classes, codes = np.unique(learned, return_inverse=True)
     share, rng = min(1.0, SAMPLE / len(learned)), np.random.default_rng(0)
+    least = SAMPLE_CLASS_MIN if classifier._learns_cutoffs(classes.tolist()) else 0
     chosen: set[int] = set()
     for code in range(classes.size):
         members = np.flatnonzero(codes == code)
-        take = min(members.size, max(round(share * members.size), SAMPLE_CLASS_MIN))
+        take = min(members.size, max(round(share * members.size), least))
         chosen.update(rng.choice(members, take, replace=False).tolist())
     where: list[str] = []
     texts, labels = _stream_labelled(sources, lambda *_: None, quiet, where)
