@@ -42,6 +42,11 @@ processes reading the files. Classify time likewise. Ratios are against bogofilt
 system; the test labels stay true): a user's folders hold some mis-sorted mail, and a cutoff
 learned from the training messages must not follow it.
 
+``--copies SHARE`` learns each training message twice with that probability (the same draw for
+every system): a user's folders hold copies (a message filed twice, a list's copy of one's own),
+and the cross-validation that chooses the cutoffs must not score a message by a model that
+learned its copy.
+
 ``--sample SPAM:HAM`` trains every system on that many spam and ham drawn by the seed and
 tests on all the other messages: a user's first, small folders, where too few ham are held
 out to read a spam cutoff for an FPR of 0.1 % off their scores (textnb then extrapolates it,
@@ -549,6 +554,9 @@ def split(args, paths: list[str], y: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def run_bench(args, paths, y, scratch: Path) -> dict:
     train, test = split(args, paths, y)
+    if args.copies:  # each training message a second time with probability --copies
+        train = np.concatenate([train, train[np.random.default_rng(8).random(train.size)
+                                             < args.copies]])
     train_paths = [paths[i] for i in train]
     test_paths = [paths[i] for i in test]
     y_train, y_test = y[train], y[test]
@@ -802,6 +810,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--swap", type=float, default=0.0, metavar="SHARE",
                         help="swap each training label with this probability (mis-sorted "
                              "training mail; test labels stay true; default 0)")
+    parser.add_argument("--copies", type=float, default=0.0, metavar="SHARE",
+                        help="learn each training message twice with this probability (copies "
+                             "in a user's folders; default 0)")
     parser.add_argument("--max-fpr", type=float, default=0.001,
                         help="FPR bound for the suggested cutoff in --cv (default 0.001)")
     parser.add_argument("--fisher", action="store_true",

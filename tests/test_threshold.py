@@ -231,7 +231,8 @@ def test_out_of_fold_scores_are_what_a_model_of_the_other_folds_gives_a_new_docu
     counts = TextClassifier(**settings, norm=None).fit(texts, labels).transform(texts)
     classifier = TextClassifier(**settings)
     fit = None if training == "full" else classifier._on_error
-    on_every_term, as_new = classifier._out_of_fold(classifier._weigh(counts), counts, y, 5, fit)
+    on_every_term, as_new = classifier._out_of_fold(classifier._weigh(counts), counts, y,
+                                                    stratified_folds(y, 5), fit)
     expected = np.empty(y.size)
     for fold in range(5):
         held = stratified_folds(y, 5) == fold

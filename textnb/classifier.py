@@ -266,7 +266,7 @@ class TextClassifier(Parameters):
         if self._learns_cutoffs(labels):
             learned = {kind: self._learn_cutoffs(X, labels,
                                                  fit=None if kind == "full" else self._on_error,
-                                                 raw=raw)
+                                                 raw=raw, groups=digests)
                        for kind in (("full", "on-error") if training == "auto" else (training,))}
             if training == "auto":  # too few documents to cross-validate: every one counts
                 training = ("full" if any(c is None for c, *_ in learned.values()) else
@@ -283,7 +283,8 @@ class TextClassifier(Parameters):
             if raw is not None:
                 raw, as_new = take_rows(raw, keep), as_new[keep]
             labels = np.array(labels, dtype=object)[keep].tolist()
-        self.decision_threshold_ = self._learn_threshold(X, raw, labels, training, as_new)
+        self.decision_threshold_ = self._learn_threshold(X, raw, labels, training, as_new,
+                                                         groups=digests)
         del raw
         if training == "full":
             self.vocabulary_, self.model_ = vocabulary, self._new_model().fit(X, labels)
@@ -312,7 +313,7 @@ class TextClassifier(Parameters):
         history = self.em_history_
         self._learned(digests, labels)
         self.on_error_ = None
-        self.cutoffs_, _, _ = self._learn_cutoffs(X, labels, fit=fit)
+        self.cutoffs_, _, _ = self._learn_cutoffs(X, labels, fit=fit, groups=digests)
         self.suspects_ = np.empty(0, int)
         self.decision_threshold_ = None
         if self.cutoffs_:
@@ -395,7 +396,8 @@ class TextClassifier(Parameters):
         return self.spam_class is not None and len(classes) == 2 and self.spam_class in classes
 
     def _learn_cutoffs(self, X: CSR, labels: list, fit=None, raw: CSR | None = None,
-                       whole: _DiscreteNB | None = None
+                       whole: _DiscreteNB | None = None, groups: np.ndarray | None = None,
+                       weight: np.ndarray | None = None
                        ) -> tuple[dict[str, Any] | None, np.ndarray | None, np.ndarray | None]:
         """(cutoffs, suspect, as_new): the spam and ham cutoffs on the spam log-odds, chosen on
         out-of-fold scores of the weighted counts X (:func:`textnb.cutoffs.choose_cutoffs`),
@@ -408,16 +410,18 @@ class TextClassifier(Parameters):
         The folds share the vocabulary of all of X, but each fold's model holds only the counts
         of the other folds: a held-out document's terms are known, its counts are not.
         ``fit(X, y)`` gives a fold's model (default: the counts of X, or of the model
-        ``whole``, less the held part's).
+        ``whole``, less the held part's, :meth:`_out_of_fold`); the messages of a group (their
+        digests: copies) share a fold.
         """
         y = np.array(labels, dtype=str)
         if not self._learns_cutoffs(labels):
             return None, None, None
         is_spam = y == self.spam_class
-        k = int(min(self.cutoff_folds, is_spam.sum(), (~is_spam).sum()))
-        if k < 2:
+        folds = _folds(y, self.cutoff_folds, groups)
+        if folds is None:
             return None, None, None
-        log_odds, as_new = self._out_of_fold(X, raw, y, k, fit, whole)
+        k = int(folds.max()) + 1
+        log_odds, as_new = self._out_of_fold(X, raw, y, folds, fit, whole, weight)
         if np.unique(y)[0] == self.spam_class:   # the log-odds of the spam class
             log_odds = -log_odds
         suspect = (np.zeros(y.size, dtype=bool) if self.keep_suspects
@@ -428,30 +432,31 @@ class TextClassifier(Parameters):
                 "suspects": int(suspect.sum()), "target_fpr": self.target_fpr,
                 "target_fnr": self.target_fnr, "target_unsure": self.target_unsure}, suspect, as_new
 
-    def _out_of_fold(self, X: CSR, raw: CSR | None, y: np.ndarray, k: int, fit=None,
-                     whole: _DiscreteNB | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    def _out_of_fold(self, X: CSR, raw: CSR | None, y: np.ndarray, folds: np.ndarray, fit=None,
+                     whole: _DiscreteNB | None = None,
+                     weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """(log_odds, as_new): the log-odds of the second class over the first of each row of
-        X (weighted counts, labelled ``y``, two classes) by the model of the other k − 1 of k
-        stratified folds — ``fit(X, y)``, or the counts of X (or of the model ``whole``, which
-        learned X's rows among others) less the held fold's — over every term of X; and,
+        X (weighted counts, labelled ``y``, two classes) by the model of the other folds
+        (``folds``, each row's number) — ``fit(X, y)``, or the counts of X (or of the model
+        ``whole``, which learned X's rows among others, each ``weight`` times) less the held
+        fold's — over every term of X; and,
         given the rows' ``raw`` counts, the same models' log-odds of the rows taken as a new
         document is, its counts cut to the terms the model has counts of and then weighted
         (None without ``raw``): for full training, the log-odds a model trained on the other
         folds alone gives them (to rounding); training on error walks the other folds over
         every term of X, which moves them a little (under 0.05 in tests/test_threshold.py)."""
-        from .metrics import stratified_folds
-        folds = stratified_folds(y, k)
         log_odds = np.empty(y.size)
         as_new = None if raw is None else np.empty(y.size)
         # Without `fit`, a fold's model is the whole's counts less its held part's: X counted
         # once and a fifth of it taken out k times, rather than four fifths counted k times.
         if fit is None and whole is None:
             whole = self._new_model().fit(X, y)
-        for fold in range(k):
+        for fold in range(int(folds.max()) + 1):
             held = folds == fold
             X_held = take_rows(X, held)
             model = (fit(take_rows(X, ~held), y[~held]) if fit is not None
-                     else copy.deepcopy(whole).unlearn(X_held, y[held]))
+                     else copy.deepcopy(whole).unlearn(X_held, y[held], sample_weight=(
+                         None if weight is None else weight[held])))
             log_odds[held] = _log_odds(model, X_held)
             if raw is not None:  # the fold's model is its own: cut to its terms in place
                 as_new[held] = _log_odds(model, self._as_new(model, take_rows(raw, held),
@@ -472,14 +477,15 @@ class TextClassifier(Parameters):
         return self._weigh(_relabel(raw, column, int(used.sum())))
 
     def _learn_threshold(self, X: CSR, raw: CSR | None, labels: list, training: str,
-                         as_new: np.ndarray | None,
-                         whole: _DiscreteNB | None = None) -> float | None:
+                         as_new: np.ndarray | None, whole: _DiscreteNB | None = None,
+                         groups: np.ndarray | None = None,
+                         weight: np.ndarray | None = None) -> float | None:
         """``decision_threshold_``: the setting's number, or for "auto" and two classes of at
         least THRESHOLD_MIN documents each, the accuracy threshold
         (:func:`textnb.cutoffs.accuracy_threshold`) on out-of-fold log-odds taken as new
-        documents' are (``as_new``, from the cutoffs' folds, or of folds of its own, of the
-        model ``whole`` if given, :meth:`_out_of_fold`); None: the most probable class
-        decides."""
+        documents' are (``as_new``, from the cutoffs' folds, or of folds of its own, copies
+        (``groups``) together, of the model ``whole`` if given, :meth:`_out_of_fold`); None:
+        the most probable class decides."""
         setting = self.decision_threshold
         if raw is None:  # None or a number (_build checked it)
             return None if setting is None else float(setting)
@@ -489,8 +495,10 @@ class TextClassifier(Parameters):
             return None
         if as_new is None:
             fit = None if training == "full" else self._on_error
-            _, as_new = self._out_of_fold(X, raw, y, min(_cutoffs.FOLDS, int(counts.min())), fit,
-                                          whole)
+            folds = _folds(y, _cutoffs.FOLDS, groups)
+            if folds is None:  # a class of fewer than two distinct documents
+                return None
+            _, as_new = self._out_of_fold(X, raw, y, folds, fit, whole, weight)
         elif str(classes[1]) != np.unique(y.astype(str))[1]:
             as_new = -as_new  # the cutoffs' folds order the classes by their names
         return _cutoffs.accuracy_threshold(as_new, y == classes[1])
@@ -591,30 +599,44 @@ class TextClassifier(Parameters):
                              "its classes")
         digests = np.concatenate(found)
         names, codes = _encode(labels, self._digest_names.tolist())
-        for code in np.unique(codes):  # a digest learned under the label: one pass a class
-            if not np.isin(digests[codes == code], self.digests_[self._digest_codes == code]).all():
+        # Copies of a text share its fold, and it is taken out of the model as many times as
+        # the model learned it (weight: those copies over the ones here).
+        weight = np.empty(digests.size)
+        for code in np.unique(codes):
+            mine = codes == code
+            learned, times = np.unique(self.digests_[self._digest_codes == code],
+                                       return_counts=True)
+            at = np.minimum(np.searchsorted(learned, digests[mine]), max(learned.size - 1, 0))
+            if not learned.size or (learned[at] != digests[mine]).any():
                 raise ValueError(f"a text labelled {names[code]!r} was not learned as one")
+            _, here, copies = np.unique(digests[mine], return_inverse=True, return_counts=True)
+            weight[mine] = times[at] / copies[here.ravel()]
         X = self._weigh(raw)
         raw = raw if self.decision_threshold == "auto" else None
         # None without a spam class, or, as fit learns none, for fewer than two texts of a class.
-        self.cutoffs_, suspect, as_new = self._learn_cutoffs(X, labels, raw=raw, whole=self.model_)
+        self.cutoffs_, suspect, as_new = self._learn_cutoffs(X, labels, raw=raw, whole=self.model_,
+                                                             groups=digests, weight=weight)
         self.suspects_ = np.empty(0, int)
         if self.cutoffs_:
             self.cutoffs_.update(training="full", sampled_from=int(self.digests_.size))
             self.suspects_ = np.flatnonzero(suspect)
-            if self.suspects_.size:
-                left = np.array(labels, dtype=object)[suspect].tolist()
-                remove = self._learned_as(digests[suspect], left)
-                self.model_.unlearn(take_rows(X, suspect), left)
-                self._learned(np.delete(self.digests_, remove), self._digest_names,
-                              np.delete(self.digest_weights_, remove),
-                              codes=np.delete(self._digest_codes, remove))
+            if self.suspects_.size:  # out of the model, every copy
+                self.model_.unlearn(take_rows(X, suspect),
+                                    np.array(labels, dtype=object)[suspect].tolist(),
+                                    sample_weight=weight[suspect])
+                gone = np.zeros(self.digests_.size, dtype=bool)
+                for code in np.unique(codes[suspect]):
+                    gone |= (self._digest_codes == code) & np.isin(
+                        self.digests_, digests[suspect & (codes == code)])
+                self._learned(self.digests_[~gone], self._digest_names,
+                              self.digest_weights_[~gone], codes=self._digest_codes[~gone])
                 keep = ~suspect
                 X, labels = take_rows(X, keep), np.array(labels, dtype=object)[keep].tolist()
+                digests, weight = digests[keep], weight[keep]
                 if raw is not None:
                     raw, as_new = take_rows(raw, keep), as_new[keep]
         self.decision_threshold_ = self._learn_threshold(X, raw, labels, "full", as_new,
-                                                         whole=self.model_)
+                                                         self.model_, digests, weight)
         return self
 
     def _learned(self, digests: np.ndarray, labels: Any, weights: Any = None,
@@ -645,7 +667,16 @@ class TextClassifier(Parameters):
         texts, labels = _text_list(texts), list(y)
         _check_labels(texts, labels)
         parts = self._count(texts)
-        remove = self._learned_as(np.concatenate([d for _, d in parts]), labels)
+        remove = []
+        names = self._digest_names.tolist()
+        for digest, label in zip(np.concatenate([d for _, d in parts]), labels):
+            code = names.index(str(label)) if str(label) in names else -1
+            found = np.flatnonzero((self.digests_ == digest) & (self._digest_codes == code))
+            found = np.setdiff1d(found, remove)
+            if found.size == 0:
+                raise ValueError(f"cannot unlearn a document as {label!r}: "
+                                 f"it was never learned as {label!r}")
+            remove.append(found[0])
         self.model_.unlearn(self._weigh(self.vocabulary_.count_parts(c for c, _ in parts)), labels,
                             sample_weight=self.digest_weights_[remove])
         # Terms no learned document uses any more leave the vocabulary, as if never seen: |V| is
@@ -664,21 +695,6 @@ class TextClassifier(Parameters):
                       np.delete(self.digest_weights_, remove),
                       codes=np.delete(self._digest_codes, remove))
         return self
-
-    def _learned_as(self, digests: np.ndarray, labels: Sequence) -> list[int]:
-        """The place in ``digests_`` of each document of these digests learned under its
-        label, a different one for each (ValueError where there is none left)."""
-        remove: list[int] = []
-        names = self._digest_names.tolist()
-        for digest, label in zip(digests, labels):
-            code = names.index(str(label)) if str(label) in names else -1
-            found = np.flatnonzero((self.digests_ == digest) & (self._digest_codes == code))
-            found = np.setdiff1d(found, remove)
-            if found.size == 0:
-                raise ValueError(f"cannot unlearn a document as {label!r}: "
-                                 f"it was never learned as {label!r}")
-            remove.append(found[0])
-        return remove
 
     def merge(self, other: "TextClassifier") -> "TextClassifier":
         """Add another classifier's counts (vocabularies are united): equals fitting on both."""
@@ -1007,6 +1023,17 @@ def _log_odds(model: _DiscreteNB, X: CSR) -> np.ndarray:
     """ln P(second class|x) − ln P(first class|x) of each row of X, for a two-class model."""
     log_proba = model.predict_log_proba(X)
     return log_proba[:, 1] - log_proba[:, 0]
+
+
+def _folds(y: np.ndarray, most: int, groups: np.ndarray | None) -> np.ndarray | None:
+    """Each document's number among stratified folds of the labels ``y``: ``most``, or fewer
+    where a class has fewer distinct documents (copies, one ``groups`` key, are one and share a
+    fold); None where that is under two."""
+    from .metrics import stratified_folds
+    sizes = [np.unique(groups[y == c]).size if groups is not None else int((y == c).sum())
+             for c in np.unique(y)]
+    k = min(most, *sizes)
+    return stratified_folds(y, k, groups=groups) if k >= 2 else None
 
 
 def _text_list(texts: Iterable[Text]) -> list[Text]:

@@ -444,8 +444,10 @@ class _DiscreteNB(BaseNB):
             self.class_count_, self.feature_count_ = saved
             raise ValueError("cannot unlearn documents the model did not learn "
                              "(counts would become negative)")
-        np.maximum(self.class_count_, 0, out=self.class_count_)
-        np.maximum(self.feature_count_, 0, out=self.feature_count_)
+        # What is left of a count within that tolerance of 0 is 0: rounding, not a document
+        # (so a term that only the documents taken out had has none, as if never seen).
+        self.class_count_[self.class_count_ < 1e-9] = 0.0
+        self.feature_count_[self.feature_count_ < 1e-9] = 0.0
         self._update()
         return self
 
