@@ -439,12 +439,12 @@ class TextClassifier(Parameters):
         X (weighted counts, labelled ``y``, two classes) by the model of the other folds
         (``folds``, each row's number) — ``fit(X, y)``, or the counts of X (or of the model
         ``whole``, which learned X's rows among others, each ``weight`` times) less the held
-        fold's — over every term of X; and,
-        given the rows' ``raw`` counts, the same models' log-odds of the rows taken as a new
-        document is, its counts cut to the terms the model has counts of and then weighted
-        (None without ``raw``): for full training, the log-odds a model trained on the other
-        folds alone gives them (to rounding); training on error walks the other folds over
-        every term of X, which moves them a little (under 0.05 in tests/test_threshold.py)."""
+        fold's — over every term of X; and, given the rows' ``raw`` counts, the same models'
+        log-odds of the rows taken as a new document is, its counts cut to the terms the model
+        has counts of and then weighted (None without ``raw``): for full training, the
+        log-odds a model trained on the other folds alone gives them (to rounding); training
+        on error walks the other folds over every term of X, which moves them a little (under
+        0.05 in tests/test_threshold.py)."""
         log_odds = np.empty(y.size)
         as_new = None if raw is None else np.empty(y.size)
         # Without `fit`, a fold's model is the whole's counts less its held part's: X counted
@@ -598,19 +598,7 @@ class TextClassifier(Parameters):
             raise ValueError("learning thresholds needs a two-class model and texts of both "
                              "its classes")
         digests = np.concatenate(found)
-        names, codes = _encode(labels, self._digest_names.tolist())
-        # Copies of a text share its fold, and it is taken out of the model as many times as
-        # the model learned it (weight: those copies over the ones here).
-        weight = np.empty(digests.size)
-        for code in np.unique(codes):
-            mine = codes == code
-            learned, times = np.unique(self.digests_[self._digest_codes == code],
-                                       return_counts=True)
-            at = np.minimum(np.searchsorted(learned, digests[mine]), max(learned.size - 1, 0))
-            if not learned.size or (learned[at] != digests[mine]).any():
-                raise ValueError(f"a text labelled {names[code]!r} was not learned as one")
-            _, here, copies = np.unique(digests[mine], return_inverse=True, return_counts=True)
-            weight[mine] = times[at] / copies[here.ravel()]
+        weight, codes = self._copies_learned(digests, labels)
         X = self._weigh(raw)
         raw = raw if self.decision_threshold == "auto" else None
         # None without a spam class, or, as fit learns none, for fewer than two texts of a class.
@@ -638,6 +626,25 @@ class TextClassifier(Parameters):
         self.decision_threshold_ = self._learn_threshold(X, raw, labels, "full", as_new,
                                                          self.model_, digests, weight)
         return self
+
+    def _copies_learned(self, digests: np.ndarray, labels: list) -> tuple[np.ndarray, np.ndarray]:
+        """(weight, codes) of the documents of these digests and labels: the copies of each
+        the model learned under its label over its copies among them, the times each must be
+        taken out of the model to take every learned copy out with it (copies share a fold),
+        and each label's number among ``_digest_names``. ValueError for a document the model
+        never learned under its label."""
+        names, codes = _encode(labels, self._digest_names.tolist())
+        weight = np.empty(digests.size)
+        for code in np.unique(codes):
+            mine = codes == code
+            learned, times = np.unique(self.digests_[self._digest_codes == code],
+                                       return_counts=True)
+            at = np.minimum(np.searchsorted(learned, digests[mine]), max(learned.size - 1, 0))
+            if not learned.size or (learned[at] != digests[mine]).any():
+                raise ValueError(f"a text labelled {names[code]!r} was not learned as one")
+            _, here, copies = np.unique(digests[mine], return_inverse=True, return_counts=True)
+            weight[mine] = times[at] / copies[here.ravel()]
+        return weight, codes
 
     def _learned(self, digests: np.ndarray, labels: Any, weights: Any = None,
                  codes: np.ndarray | None = None) -> None:
