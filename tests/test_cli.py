@@ -556,6 +556,19 @@ def test_evaluate_cross_validation_shows_the_spread_over_folds(tmp_path):
     assert "learned per fold" in text and "false positive rate" in text
 
 
+def test_evaluate_cross_validation_keeps_copies_of_a_file_in_one_fold():
+    """A message filed twice: dealt apart, a fold's model would have learned what it scores."""
+    from textnb.cli import _cross_validate
+    texts = [p.read_bytes() for p in sorted(SPAM_DIR.iterdir())[:20] + sorted(HAM_DIR.iterdir())[:20]]
+    texts += texts[:10] + texts[20:30]   # the first ten of each class twice
+    y = np.array((["spam"] * 20 + ["ham"] * 20) + ["spam"] * 10 + ["ham"] * 10)
+    options = dict.fromkeys(["event_model", "alpha", "min_df", "max_df", "max_features",
+                             "stop_words", "stem", "ngrams", "tf", "norm", "jobs"])
+    folds = _cross_validate(texts, y, 3, 0, None, options)[-1]
+    np.testing.assert_array_equal(folds[40:50], folds[:10])
+    np.testing.assert_array_equal(folds[50:], folds[20:30])
+
+
 def test_evaluate_cross_validation_trains_with_the_options_given():
     def accuracy(*options):
         result = run("evaluate", "-q", "--cv", "3", "--format", "json", *options, SPAM_DIR, HAM_DIR)

@@ -1258,11 +1258,12 @@ def _cross_validate(texts: list, y: np.ndarray, k: int, seed: int, spam_class: s
     """(classes, out-of-fold log P(c|x), cutoffs, decision threshold, fold of each document):
     each fold's model trained on the other folds as `train` would train it, its cutoffs and
     threshold too. cutoffs: None, or (spam class, spam cutoff per document, ham cutoff per
-    document, learned by every fold); threshold: each document's fold's (NaN where none)."""
+    document, learned by every fold); threshold: each document's fold's (NaN where none).
+    Copies of a file (the same bytes) share a fold: no model scores a document it learned."""
     from .metrics import stratified_folds
     if len(set(y.tolist())) < 2:
         raise click.UsageError("cross-validation needs at least two classes")
-    folds = stratified_folds(y, k, seed)
+    folds = stratified_folds(y, k, seed, groups=np.array([hash(text) for text in texts]))
     classes = np.unique(y).astype(str)
     log_proba = np.zeros((len(y), len(classes)))
     high, low, threshold = np.zeros(len(y)), np.zeros(len(y)), np.full(len(y), np.nan)
