@@ -236,13 +236,7 @@ class TextClassifier(Parameters):
         ``labels`` is read after the parts, so a reader may fill it as it reads the texts."""
         vocabulary = self._vocabulary()
         found: list[np.ndarray] = []
-
-        def counts() -> Iterator[Counts]:
-            for part, digests in parts:
-                found.append(digests)
-                yield part
-
-        X = vocabulary.fit_parts(counts())
+        X = vocabulary.fit_parts(noting_digests(parts, found))
         labels = list(labels)
         _check_training(range(X.shape[0] - unlabeled), labels)
         digests = np.concatenate(found)[:len(labels)]
@@ -585,13 +579,8 @@ class TextClassifier(Parameters):
             raise ValueError("learn_thresholds needs a model that counted every document; this "
                              "one was trained on error")
         found: list[np.ndarray] = []
-
-        def counts() -> Iterator[Counts]:
-            for part, digests in self._count_stream(_text_iterable(texts)):
-                found.append(digests)
-                yield part
-
-        raw = self.vocabulary_.count_parts(counts())
+        raw = self.vocabulary_.count_parts(
+            noting_digests(self._count_stream(_text_iterable(texts)), found))
         labels = list(y)
         _check_labels(range(raw.shape[0]), labels)
         if len(self.classes_) != 2 or set(map(str, labels)) != set(map(str, self.classes_)):
@@ -1041,6 +1030,15 @@ def _folds(y: np.ndarray, most: int, groups: np.ndarray | None) -> np.ndarray | 
              for c in np.unique(y)]
     k = min(most, *sizes)
     return stratified_folds(y, k, groups=groups) if k >= 2 else None
+
+
+def noting_digests(parts: Iterable[tuple[Counts, np.ndarray]],
+                   found: list[np.ndarray]) -> Iterator[Counts]:
+    """The counts of :meth:`TextClassifier._count_stream`'s parts, each part's digests
+    appended to ``found`` as it is taken."""
+    for part, digests in parts:
+        found.append(digests)
+        yield part
 
 
 def _text_list(texts: Iterable[Text]) -> list[Text]:

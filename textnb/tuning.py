@@ -107,6 +107,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     """Cross-validate the grid of settings around ``classifier`` (a TextClassifier whose other
     settings — stemming, pruning, priors, spam_class — stay; its stop words are tried removed
     and kept) on ``texts``."""
+    from .classifier import noting_digests
     from .vocabulary import Vocabulary, to_scipy
 
     y = np.array(labels, dtype=str)
@@ -130,15 +131,9 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     # With digests: a classifier of the chosen settings is fitted on these counts (Tuning.refit).
     # Each part's terms are numbered as it comes, while the workers count the next.
     found: list[np.ndarray] = []
-
-    def counted() -> Any:
-        for part, digests in counter._count_stream(texts):
-            found.append(digests)
-            yield part
-
     vocabulary = Vocabulary(min_df=classifier.min_df, max_df=classifier.max_df,
                             max_features=classifier.max_features)
-    matrix = vocabulary.fit_parts(counted())
+    matrix = vocabulary.fit_parts(noting_digests(counter._count_stream(texts), found))
     digests = np.concatenate(found)
     counts = to_scipy(matrix)
     single = np.array([" " not in term for term in vocabulary.terms_])
