@@ -83,7 +83,7 @@ class Vocabulary:
         hashes, columns = self._hashes()
         wanted = np.fromiter(map(hash, terms), dtype=np.int64, count=len(terms))
         # Looked up in ascending order, each search starts near the last one's place in memory:
-        # a part's 10,000 terms among 172,000 in a quarter of the time, the sort included.
+        # a part's 10,000 terms among 182,000 in a third of the time, the sort included.
         order = np.argsort(wanted)
         at = np.empty(len(terms), dtype=np.int64)
         at[order] = np.minimum(np.searchsorted(hashes, wanted[order]), n - 1)
