@@ -568,15 +568,15 @@ def test_training_files_that_change_between_the_two_readings_are_an_error(tmp_pa
 
 
 def test_the_messages_of_a_large_mbox_are_counted_by_their_from_lines(tmp_path):
-    """What decides whether mail is held: bytes and messages, a file of a megabyte or more
-    counted by its lines starting "From " (an mbox), a smaller one as one message."""
+    """What decides whether mail is held: bytes and messages, an mbox of a megabyte or more
+    counted by its lines starting "From ", a smaller file or another one as one message."""
     from textnb.cli import _input_size
     body = b"x" * 400_000 + b"\n"
     (tmp_path / "box").mkdir()
     mbox = b"".join(b"From a@b Sat Jan  1 00:00:00 2000\n\n" + body for _ in range(3))
     (tmp_path / "box" / "spam.mbox").write_bytes(mbox)
     (tmp_path / "box" / "one.eml").write_bytes(b"Subject: hi\n\nFrom here on\n" + body)
-    (tmp_path / "big.eml").write_bytes(b"Subject: big\n\n" + 3 * body)
+    (tmp_path / "big.eml").write_bytes(b"Subject: big\n\nFrom here\n" + 3 * body)
     sources = [("spam", str(tmp_path / "box")), ("ham", str(tmp_path / "big.eml"))]
     size = sum(path.stat().st_size for path in tmp_path.rglob("*") if path.is_file())
     assert size > 2 << 20 and _input_size(sources) == (size, 3 + 1 + 1)

@@ -433,9 +433,8 @@ def _streams(classifier: TextClassifier, classes: Sequence[str], sampled: bool =
 
 
 def _input_size(sources: list[tuple[str, str]]) -> tuple[int, int]:
-    """(bytes, documents) of the files of (class, path) sources: a file is a document, one of a
-    megabyte or more (an mbox, as a rule) as many as it has lines starting "From " (standard
-    input counts 0)."""
+    """(bytes, documents) of the files of (class, path) sources: a file is a document, an mbox
+    of a megabyte or more as many as it has lines starting "From " (standard input counts 0)."""
     size = documents = 0
     for _, path in sources:
         for found in (iter_files(path, lambda *_: None) if path != "-" else ()):
@@ -457,9 +456,13 @@ def _too_large(size: tuple[int, int], mail: bool) -> bool:
 
 
 def _from_lines(path: str) -> int:
-    """1 + the lines after the first that start "From " in the file at path."""
+    """1 + the lines after the first that start "From " in the file at path, if it starts so
+    too (an mbox; else one message, however large, is not read through)."""
     found, tail = 1, b""
     with open(path, "rb") as file:
+        if file.read(5) != b"From ":
+            return 1
+        file.seek(0)
         while chunk := file.read(1 << 24):
             data = tail + chunk
             found += data.count(b"\nFrom ")
