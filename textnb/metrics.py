@@ -58,9 +58,9 @@ def stratified_folds(labels: Sequence[Any], k: int, seed: int = 0,
                      groups: np.ndarray | None = None) -> np.ndarray:
     """Fold number (0..k−1) of each document: each class is shuffled and dealt round-robin,
     so every fold holds about 1/k of every class. With ``groups`` (a key a document, such as
-    its digest), the documents of a class and group are dealt as one, at the place of the first
-    of them: a copy of a held-out document is never in the model that scores it (without
-    copies, the folds are those without groups)."""
+    its digest), the documents of a group all go where the first of them goes, whatever their
+    class: a copy of a held-out document is never in the model that scores it, and every other
+    document is dealt as without groups."""
     labels = np.asarray(labels)
     if k < 2:
         raise ValueError(f"cross-validation needs at least 2 folds, got {k}")
@@ -71,13 +71,10 @@ def stratified_folds(labels: Sequence[Any], k: int, seed: int = 0,
     fold = np.empty(labels.size, dtype=np.int64)
     for label in np.unique(labels):
         members = rng.permutation(np.flatnonzero(labels == label))
-        place = np.arange(members.size)
-        if groups is not None:  # each group at the rank of its first member among the firsts
-            _, first, group = np.unique(groups[members], return_index=True, return_inverse=True)
-            rank = np.empty(first.size, dtype=np.int64)
-            rank[np.argsort(first)] = np.arange(first.size)
-            place = rank[group.ravel()]
-        fold[members] = (place + rng.integers(k)) % k
+        fold[members] = (np.arange(members.size) + rng.integers(k)) % k
+    if groups is not None:
+        _, first, group = np.unique(groups, return_index=True, return_inverse=True)
+        fold = fold[first[group.ravel()]]
     return fold
 
 
