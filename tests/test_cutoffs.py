@@ -509,25 +509,26 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
     result = run("train", "-q", "-m", tmp_path / "held.model", SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0 and "sampled_from" not in load_model(tmp_path / "held.model").cutoffs_
     monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_MESSAGES", 299)
-    monkeypatch.setattr(textnb.cli, "SAMPLE", 200)    # 100 of each class, their share,
-    monkeypatch.setattr(textnb.cli, "SAMPLE_CLASS_MIN", 120)  # unless that is fewer than 120
+    monkeypatch.setattr(textnb.cli, "SAMPLE", 200)  # 100 of each class, their share, unless
+    # the spam cutoff needs more ham: for an FPR of 1.6 %, 2/0.016 - 1 = 124 (ham_needed)
 
     def no_fit(*args, **kwargs):
         raise AssertionError("fit called: textnb train did not stream")
 
     monkeypatch.setattr(TextClassifier, "fit", no_fit)
     model = tmp_path / "m.model"
-    result = run("train", "-m", model, SPAM_DIR, HAM_DIR)
+    result = run("train", "-m", model, "--target-fpr", "0.016", SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0, result.output
     classifier = load_model(model)
     cutoffs = classifier.cutoffs_
-    assert cutoffs["sampled_from"] == 300 and cutoffs["messages"] == 240 - cutoffs["suspects"]
+    assert cutoffs["sampled_from"] == 300 and cutoffs["messages"] == 248 - cutoffs["suspects"]
     assert cutoffs["training"] == "full" and classifier.training == "full"
     assert classifier.ngram_range_ == (1, 1) and classifier.decision_threshold_ is not None
     assert classifier.model_.class_count_.sum() == 300 - cutoffs["suspects"]
     assert (f"(5-fold CV of a sample of {cutoffs['messages']} of 300 messages, full training"
             in result.output)
-    again = run("train", "-m", tmp_path / "again.model", SPAM_DIR, HAM_DIR).output  # the same
+    again = run("train", "-m", tmp_path / "again.model", "--target-fpr", "0.016", SPAM_DIR,
+                HAM_DIR).output  # the same
     assert result.output.splitlines()[1:] == again.splitlines()[1:]
     # tune-cutoffs cross-validates as train did, on a sample; the model's counts stay.
     counts = classifier.model_.feature_count_

@@ -316,7 +316,7 @@ def test_a_large_two_class_corpus_trains_as_it_is_read_and_learns_its_threshold_
     assert streamed.decision_threshold == "auto" and streamed.cutoffs_ is None
     np.testing.assert_allclose(streamed.model_.feature_count_, whole.model_.feature_count_)
     monkeypatch.setattr(textnb.cli, "SAMPLE", 180)   # 150 pos, 30 neg: their shares (the
-    monkeypatch.setattr(textnb.cli, "SAMPLE_CLASS_MIN", 50)   # least of mail's does not apply)
+    # least mail's cutoffs take, 1,999 of a class, does not apply)
     sizes, learn = [], TextClassifier.learn_thresholds
 
     def learn_counted(self, texts, y):

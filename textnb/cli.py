@@ -299,9 +299,6 @@ THRESHOLD_MAX_BYTES = 100 << 20
 CUTOFFS_MAX_MESSAGES = 100_000
 CUTOFFS_MAX_BYTES = 256 << 20
 SAMPLE = 20_000
-# Messages of each class at least in mail's sample (all of a smaller class): the spam cutoff for
-# 0.1 % is read off 1,999 ham or more (textnb.cutoffs.ham_needed).
-SAMPLE_CLASS_MIN = 2_000
 
 
 def _class_name(path: str) -> str:
@@ -512,10 +509,12 @@ def _sampled_thresholds(classifier: TextClassifier, sources: list[tuple[str, str
     documents of (class, path) pairs as they were read, with these labels, from a random sample
     of them, read again (TextClassifier.learn_thresholds): SAMPLE in all, each class in its
     share (the threshold makes the fewest mistakes on them, as on all), but for mail at least
-    SAMPLE_CLASS_MIN of a class (all of a smaller one). Returns (their files, their labels)."""
+    as many of a class (all of a smaller one) as the spam cutoff is read off, not extrapolated
+    (textnb.cutoffs.ham_needed: 1,999 for 0.1 %). Returns (their files, their labels)."""
     classes, codes = np.unique(learned, return_inverse=True)
     share, rng = min(1.0, SAMPLE / len(learned)), np.random.default_rng(0)
-    least = SAMPLE_CLASS_MIN if classifier._learns_cutoffs(classes.tolist()) else 0
+    target = classifier.target_fpr
+    least = ham_needed(target) if target > 0 and classifier._learns_cutoffs(classes.tolist()) else 0
     chosen: set[int] = set()
     for code in range(classes.size):
         members = np.flatnonzero(codes == code)
