@@ -268,6 +268,16 @@ def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(
     assert misplaced == {"full": pytest.approx(37), "on-error": pytest.approx(39)}
     assert default.cutoffs_["training"] == "full" and default.on_error_ is None
     assert default.cutoffs_ == full.cutoffs_
+    # Its decision threshold too, from its held-out rows scored as new documents, which the
+    # default scores only once full training has won; so with two spam filed as ham, which
+    # both leave out as mis-sorted.
+    assert default.decision_threshold_ == full.decision_threshold_ != walked.decision_threshold_
+    y[:2] = ["ham", "ham"]
+    default = TextClassifier(spam_class="spam").fit(texts, y)
+    full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
+    assert default.cutoffs_ == full.cutoffs_ and default.cutoffs_["suspects"] == 2
+    assert default.decision_threshold_ == full.decision_threshold_
+    assert default.decision_threshold_ == pytest.approx(-1.9126, abs=1e-4)
     # Full mail (Received fields): words alone.
     assert default.ngram_range_ == (1, 1) and default.get_params()["ngram_range"] is None
 

@@ -258,13 +258,22 @@ class TextClassifier(Parameters):
                                 callback)
         training, learned = self.training, {}
         if self._learns_cutoffs(labels):
-            learned = {kind: self._learn_cutoffs(X, labels,
-                                                 fit=None if kind == "full" else self._on_error,
-                                                 raw=raw, groups=digests)
-                       for kind in (("full", "on-error") if training == "auto" else (training,))}
+            # auto: full training's held-out rows are scored as new documents (as_new, for the
+            # decision threshold) only if it wins, its folds' models made again then (five
+            # subtractions): on SpamAssassin, where training on error wins, 0.03 s less.
+            kinds = ("full", "on-error") if training == "auto" else (training,)
+            learned = {kind: self._learn_cutoffs(
+                X, labels, fit=None if kind == "full" else self._on_error,
+                raw=None if (training, kind) == ("auto", "full") else raw, groups=digests)
+                for kind in kinds}
             if training == "auto":  # too few documents to cross-validate: every one counts
                 training = ("full" if any(c is None for c, *_ in learned.values()) else
                             min(("full", "on-error"), key=lambda t: _misplaced(learned[t][0])))
+                if training == "full" and raw is not None and learned["full"][0] is not None:
+                    y = np.array(labels, dtype=str)
+                    _, as_new = self._out_of_fold(X, raw, y,
+                                                  _folds(y, self.cutoff_folds, digests))
+                    learned["full"] = (*learned["full"][:2], as_new)
         elif training == "auto":
             training = "full"
         self.cutoffs_, suspect, as_new = learned.get(training, (None, None, None))
