@@ -24,13 +24,17 @@ exec) and the peak of the sum over it and its worker processes (sampled from /pr
 With ``--mail DIR`` (the SpamAssassin parts), the documents are drawn from a model of its spam
 and ham instead and written to ``spam.mbox`` and ``ham.mbox``, and trained on with the defaults
 (no ``--training full``): two-class mail, whose cutoffs are cross-validated, over every message
-at once up to ``CUTOFFS_MAX_BYTES`` of files and on a sample of them beyond.
+at once up to ``CUTOFFS_MAX_BYTES`` of files and on a sample of them beyond. ``--attach KB``
+gives each message an attachment of that many kB (random bytes, base64), as office mail has:
+what training holds at once must not grow with the messages' size.
 
 Run::
 
     python scripts/bench_scale.py                          # 10k, 100k, 1M; exact and --hash-bits 20
     python scripts/bench_scale.py --sizes 10000 100000 --hash-bits 18 --keep /tmp/scale
     python scripts/bench_scale.py --mail corpora/full/spamassassin --hash-bits
+    python scripts/bench_scale.py --mail corpora/full/spamassassin --sizes 2400 --attach 400 \
+        --hash-bits
 """
 
 from __future__ import annotations
@@ -56,6 +60,11 @@ SIZES = [10_000, 100_000, 1_000_000]
 MBOX_FROM = b"From generated@example.com Sat Jan  1 00:00:00 2000\n"
 # A relay, as full mail has (so two-class mail counts words, not word pairs, by default).
 MAIL_HEADER = b"Received: from relay.example.com ([192.0.2.1]) by mx.example.org\n"
+# --attach: the words as a text part, then the attachment.
+MULTIPART = b'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="part"\n'
+ATTACHED = (b"--part\nContent-Type: text/plain\n\n%s--part\nContent-Type: application/octet-stream"
+            b"\nContent-Transfer-Encoding: base64\n"
+            b'Content-Disposition: attachment; filename="data.bin"\n\n%s')
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mail", type=Path, metavar="DIR",
                         help="sample two-class mail from the SpamAssassin parts in DIR "
                              "(spam/, spam_2/, easy_ham/, ...) and train with the defaults")
+    parser.add_argument("--attach", type=int, default=0, metavar="KB",
+                        help="with --mail: an attachment of KB kB in each message (default none)")
     parser.add_argument("--keep", type=Path, help="write the documents here and keep them "
                                                   "(reused if already there)")
     parser.add_argument("--json", type=Path, help="also write the measurements to this file")
@@ -87,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         work = args.keep or scratch
         work.mkdir(parents=True, exist_ok=True)
         free = shutil.disk_usage(work).free
-        need = sum(args.sizes) * 700  # bytes a document of ≤ 100 words takes, From_ line included
+        # Bytes a document of ≤ 100 words takes, From_ line included, and its attachment.
+        need = sum(args.sizes) * (700 + 1400 * args.attach)
         if free < need:
             print(f"bench_scale: error: {need / 1e9:.1f} GB needed in {work}, "
                   f"{free / 1e9:.1f} GB free", file=sys.stderr)
@@ -95,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         source = None
         results = []
         for size in args.sizes:
-            corpus = work / f"{'mail' if args.mail else 'docs'}-{size}"
+            corpus = work / (f"{'mail' if args.mail else 'docs'}-{size}"
+                             + (f"-attach{args.attach}" if args.mail and args.attach else ""))
             if not (corpus / "done").exists():
                 if source is None and args.mail:
                     print(f"source model: SpamAssassin from {args.mail}, α = {args.alpha}",
@@ -113,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
                                           args.alpha)
                 t0 = time.perf_counter()
                 written = generate(source, corpus, size, args.words, args.novel,
-                                   args.seed + size, header=MAIL_HEADER if args.mail else b"")
+                                   args.seed + size, header=MAIL_HEADER if args.mail else b"",
+                                   attach=args.attach if args.mail else 0)
                 print(f"  generated {size:,} documents ({written / 1e6:.0f} MB) in "
                       f"{time.perf_counter() - t0:.0f} s", flush=True)
             runs = ([] if args.no_exact else [None]) + list(args.hash_bits)
@@ -163,9 +177,12 @@ def source_model(paths: list[Path], labels: list[str], alpha: float):
 
 
 def generate(source, directory: Path, size: int, words: list[int], novel: float,
-             seed: int, chunk: int = 20_000, header: bytes = b"") -> int:
+             seed: int, chunk: int = 20_000, header: bytes = b"", attach: int = 0) -> int:
     """Write ``size`` sampled documents as one mbox per class, each with ``header`` (fields)
-    above its words; the bytes written."""
+    above its words, and with ``attach`` kB of random bytes as a base64 attachment if given;
+    the bytes written."""
+    import base64
+
     import numpy as np
 
     terms, classes, prior, cdf = source
@@ -190,7 +207,13 @@ def generate(source, directory: Path, size: int, words: list[int], novel: float,
             words_[new] = [_novel_word(fresh + i) for i in range(new.size)]
             fresh += new.size
             for c, a, b in zip(label.tolist(), (ends - length).tolist(), ends.tolist()):
-                text = MBOX_FROM + header + b"\n" + " ".join(words_[a:b]).encode() + b"\n\n"
+                body = " ".join(words_[a:b]).encode() + b"\n"
+                if attach:
+                    data = base64.encodebytes(rng.bytes(attach * 768))  # 4/3 of it: attach kB
+                    body = (ATTACHED % (body, data)) + b"--part--\n"
+                    text = MBOX_FROM + header + MULTIPART + b"\n" + body + b"\n"
+                else:
+                    text = MBOX_FROM + header + b"\n" + body + b"\n"
                 files[classes[c]].write(text)
                 written += len(text)
     finally:

@@ -380,6 +380,39 @@ def test_an_iterator_of_texts_is_counted_as_it_is_read(monkeypatch):
         TextClassifier(stop_words="none", n_jobs=1).fit(iter(texts), labels[:-1])
 
 
+def test_parts_hold_a_bounded_number_of_bytes_and_large_texts_go_to_the_workers(monkeypatch):
+    """A part ends at _PART_DOCUMENTS texts or at the text that brings it to _PART_BYTES, so
+    that large documents (mail with attachments) are never held a thousand at a time; and as
+    few texts as hold _PARALLEL_MIN_BYTES are worth the worker processes."""
+    import textnb.classifier
+    monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 4)
+    monkeypatch.setattr(textnb.classifier, "_PART_BYTES", 100)
+    texts = [f"{text} doc{i}" + " long" * (i % 5) for i, text in enumerate(TEXTS * 3)]
+    labels = LABELS * 3
+    parts = list(textnb.classifier._parts(iter(texts), 4))
+    assert [text for part in parts for text in part] == texts
+    sizes = [[len(text) for text in part] for part in parts]
+    assert all(len(part) <= 4 and sum(part[:-1]) < 100 for part in sizes)
+    assert all(len(part) == 4 or sum(part) >= 100 for part in sizes[:-1])
+    assert [len(part) for part in sizes] == [4, 3, 3, 4, 3, 3, 4]  # 124, 106, 126, 141, ...
+    # 24 texts, 883 characters: below the documents' bound, above the bytes' one.
+    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_DOCUMENTS", 1000)
+    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_BYTES", 800)
+    imap, jobs = textnb.classifier.imap, []
+
+    def spy(function, parts, n_jobs):
+        return imap(function, (jobs.append(part) or part for part in parts), n_jobs)
+
+    monkeypatch.setattr(textnb.classifier, "imap", spy)
+    parallel = TextClassifier(stop_words="none", n_jobs=2).fit(texts, labels)
+    assert [len(part) for _, part, _ in jobs] == [len(part) for part in sizes]
+    _same_model(parallel, TextClassifier(stop_words="none", n_jobs=1).fit(texts, labels))
+    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_BYTES", 900)
+    jobs.clear()
+    TextClassifier(stop_words="none", n_jobs=2).fit(texts, labels)
+    assert jobs == []
+
+
 @pytest.mark.parametrize("n_jobs", [0, 1.5, "2"])
 def test_bad_n_jobs_is_refused_whatever_the_size(n_jobs):
     with pytest.raises(ValueError, match="n_jobs must be a number of processes"):

@@ -39,12 +39,19 @@ from .workers import imap
 MODELS = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB,
           "complement": ComplementNBWithPrior}
 _KIND = "text-classifier"
-# Below this many documents, starting worker processes costs more than tokenizing.
+# Below this many documents, and this many bytes of them, starting worker processes costs more
+# than tokenizing.
 _PARALLEL_MIN_DOCUMENTS = 2000
+_PARALLEL_MIN_BYTES = 8 << 20
 # Documents counted as one part, in a worker or here: a part's texts, tokens and term list are
 # held at once (1,000 news posts: 2 MB of bytes), and each part sends back its distinct terms,
 # so that fewer, larger parts repeat fewer common terms.
 _PART_DOCUMENTS = 1000
+# ... or fewer, as many as hold this many bytes (the last one passing it): what a part holds in
+# flight is bounded whatever the documents' sizes (2,400 messages with 400 kB attachments:
+# 1.36 GB peak with parts of 1,000). On SpamAssassin it keeps the workers busy to the end
+# rather than one counting the last thousand messages, hard_ham's long ones (8.5 MB), alone.
+_PART_BYTES = 4 << 20
 # Documents scored as one part: its texts, tokens, counts and weights are held at once, and
 # nothing of it is kept, so a smaller part costs no more time (20 Newsgroups' classify peak
 # RSS, 2 workers: 105-108 MB with parts of 1,000 posts, 99 with 250; CPU time alike).
@@ -819,10 +826,16 @@ class TextClassifier(Parameters):
         held."""
         tokenizer = self._tokenizer()
         texts = iter(texts)
-        first = deque(islice(texts, _PARALLEL_MIN_DOCUMENTS))
+        first, held = deque(), 0
+        while len(first) < _PARALLEL_MIN_DOCUMENTS and held < _PARALLEL_MIN_BYTES:
+            if (text := next(texts, None)) is None:
+                break
+            first.append(text)
+            held += _size(text)
         # The first texts are let go as they are counted, not held until all are (3 MB of news).
         parts = _parts(chain(_drain(first), texts), size or _PART_DOCUMENTS)
-        if self.n_jobs == 1 or len(first) < _PARALLEL_MIN_DOCUMENTS:
+        if self.n_jobs == 1 or (len(first) < _PARALLEL_MIN_DOCUMENTS
+                                and held < _PARALLEL_MIN_BYTES):
             for part in parts:
                 yield _count_part(tokenizer, part, digests)
         else:
@@ -1056,9 +1069,23 @@ def _text_list(texts: Iterable[Text]) -> list[Text]:
 
 
 def _parts(texts: Iterator[Text], size: int) -> Iterator[list[Text]]:
-    """``texts`` in lists of ``size``."""
-    while part := list(islice(texts, size)):
+    """``texts`` in lists of ``size``, or of fewer that hold :data:`_PART_BYTES`."""
+    part, held = [], 0
+    for text in texts:
+        part.append(text)
+        held += _size(text)
+        if len(part) == size or held >= _PART_BYTES:
+            yield part
+            part, held = [], 0
+    if part:
         yield part
+
+
+def _size(text: Any) -> int:
+    """A text's characters or bytes as a part weighs them: a document's body (0 for what is no
+    text, which counting refuses, saying why)."""
+    body = getattr(text, "text", text)
+    return len(body) if isinstance(body, (str, bytes)) else 0
 
 
 def _drain(texts: deque) -> Iterator[Text]:
