@@ -644,6 +644,12 @@ def test_evaluate_errors(spam_model, tmp_path):
     write_texts(tmp_path / "other", {"1": "x"})
     result = run("evaluate", "-m", spam_model, tmp_path / "other")
     assert_one_line_error(result, 1, "not in the model")
+    # A class of the model with no readable document, found once every text was scored.
+    (tmp_path / "spam").mkdir()
+    (tmp_path / "spam" / "1").write_bytes(b"")
+    result = run("evaluate", "-m", spam_model, tmp_path / "spam", HAM_DIR)
+    assert result.exit_code == 1 and "empty file" in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "Error: no readable documents for class 'spam'"
 
 
 def test_info_counts_one_document_in_the_singular(tmp_path):

@@ -833,8 +833,9 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
                                            _train_streaming(probe, sources, skips, quiet), quiet)
         else:
             where = []
-            texts, y = _read_labelled(sources, skips, quiet, where)
-            probe.fit(texts, y)
+            texts, y = _stream_labelled(sources, skips, quiet, where)
+            probe.fit(texts, y)  # counted as read, as train counts them
+            _check_read(sources, y)
         if probe.cutoffs_ is None:
             raise click.UsageError(f"cutoffs need two classes, one named {spam_class!r}, and "
                                    f"at least two documents of each")
@@ -1187,9 +1188,9 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
         require()  # before reading anything
     sources = _labelled_sources(dirs, labels)
     skips = _Skips()
-    texts, y = _read_labelled(sources, skips, quiet)
-    y = np.array(y)
     if cv:
+        texts, y = _read_labelled(sources, skips, quiet)
+        y = np.array(y)
         classes, log_proba, cutoffs, threshold, folds = _cross_validate(texts, y, cv, seed,
                                                                         spam_class, options)
     else:
@@ -1197,11 +1198,15 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
         if options["jobs"] is not None:
             clf.set_params(n_jobs=options["jobs"])
         classes = np.asarray(clf.classes_).astype(str)
-        unknown = sorted(set(y.tolist()) - set(classes.tolist()))
+        unknown = sorted({label for label, _ in sources} - set(classes.tolist()))
         if unknown:
             raise DocumentError(f"class {unknown[0]!r} is not in the model "
                                 f"(classes: {', '.join(classes)})")
+        # Scored as they are read, never all held (a Maildir with attachments: 1 GB).
+        texts, y = _stream_labelled(sources, skips, quiet)
         log_proba = clf.predict_log_proba(texts)
+        _check_read(sources, y)
+        y = np.array(y)
         found = spam_cutoffs(classes, clf.cutoffs_, spam_class)
         cutoffs = found and (found[0], np.full(len(y), found[1]), np.full(len(y), found[2]),
                              bool(clf.cutoffs_) and found[0] == clf.cutoffs_["spam_class"])
