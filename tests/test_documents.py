@@ -167,6 +167,45 @@ def test_mbox_whose_first_message_is_longer_than_the_cap(tmp_path, monkeypatch):
     assert docs[1] == Document(f"{path}:2", "hi", (("subject", "small"),))
 
 
+def _mailbox_messages(path) -> list[bytes]:
+    """What the standard library's mailbox.mbox gives: each message without its "From " line."""
+    box = mailbox.mbox(path, create=False)
+    try:
+        return [box.get_file(key).read() for key in box.iterkeys()]
+    finally:
+        box.close()
+
+
+_MBOX_LINES = [b"From a@example.com Mon Jan  6 10:00:00 2003\n", b"From \n", b"From x", b"\n",
+               b"\r\n", b"Subject: s\n", b"body\n", b">From quoted\n", b"From", b"x", b" From y\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.sampled_from(_MBOX_LINES), max_size=14),
+       chunk=st.integers(min_value=1, max_value=12))
+def test_an_mbox_splits_where_the_standard_library_splits_it(lines, chunk):
+    """Messages found by bytes.find over chunks (of any size) are mailbox.mbox's, byte for byte,
+    whatever the empty lines, unfinished lines and "From " lines inside; so is a "From " line
+    longer than a chunk, skipped a chunk at a time (a 50 MB one reads no 50 MB at once)."""
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".mbox") as file:
+        file.write(b"".join(lines))
+        file.flush()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(documents, "_MBOX_CHUNK", chunk)
+            patch.setattr(documents, "_READ_CHUNK", chunk)  # a "From " line read in pieces
+            found = [raw for _, raw in documents._read_mbox(file.name, None)]
+        assert found == _mailbox_messages(file.name)
+
+
+def test_a_large_mbox_splits_as_the_standard_library_splits_it(tmp_path):
+    path = tmp_path / "large.mbox"
+    path.write_bytes(b"".join(b"From a Mon Jan  6 10:00:00 2003\nSubject: %d\n\n%s\n%s"
+                              % (i, b"line\n" * (i % 7), b"\n" * (i % 3)) for i in range(3000)))
+    found = [raw for _, raw in documents._read_mbox(str(path), None)]
+    assert len(found) == 3000 and found == _mailbox_messages(path)
+
+
 def test_maildir(tmp_path):
     box = mailbox.Maildir(tmp_path / "Mail", create=True)
     keys = sorted(box.add(f"Subject: m\n\nbody {i}\n".encode()) for i in range(3))

@@ -185,6 +185,7 @@ _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 # from making it an mbox.
 _MBOX_SEPARATOR = re.compile(rb"\nFrom \S* +[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{1,2}:\d\d")
 _MBOX_SEPARATOR_MAX = 1024  # overlap kept between chunks when scanning a long file
+_MBOX_CHUNK = 1 << 20  # an mbox is read this much at a time for its messages' boundaries
 
 
 def read_bytes(raw: bytes, source: str = "-") -> Document:
@@ -410,22 +411,48 @@ def _is_mbox(head: bytes, file: BinaryIO) -> bool:
 
 
 def _read_mbox(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
-    import mailbox  # only mboxes and Maildirs need it
+    """Each message of an mbox, its "From " line left out, as mailbox.mbox gives them."""
+    try:
+        with open(path, "rb") as file:
+            for number, (start, stop) in enumerate(_mbox_spans(file), 1):
+                file.seek(start)
+                line = b""
+                while not line.endswith(b"\n") and file.tell() < stop:  # the "From " line,
+                    line = file.readline(min(stop - file.tell(), _READ_CHUNK))  # a piece at a time
+                # As _read_capped reads: one byte over MAX_BYTES tells the caller to cut.
+                yield f"{path}:{number}", file.read(min(stop - file.tell(), MAX_BYTES + 1))
+    except OSError as error:
+        report(path, _reason(error))
 
-    try:
-        box = mailbox.mbox(path, create=False)
-    except OSError as error:
-        report(path, _reason(error))
-        return
-    try:
-        for number, key in enumerate(box.iterkeys(), 1):
-            with box.get_file(key) as file:
-                raw = _read_capped(file)
-            yield f"{path}:{number}", raw
-    except OSError as error:
-        report(path, _reason(error))
-    finally:
-        box.close()
+
+def _mbox_spans(file: BinaryIO) -> list[tuple[int, int]]:
+    """(start, stop) of each message of an mbox file, its "From " line included, where the
+    standard library's mailbox.mbox puts them: a line that starts "From " starts a message and
+    ends the one before it, less the empty line before it if there is one; the end of the file
+    ends the last one, less a last empty line. Found by bytes.find over chunks rather than a line
+    at a time (mailbox's table of contents took 1.9 s for a 335 MB mbox of long messages)."""
+    starts, stops = [], []
+    file.seek(0)
+    # data: the file's bytes from offset `base` on; first a line end before the file (at -1),
+    # so that "From " at 0 starts a line and a first empty line is one.
+    data, base, kept = b"\n", -1, 0
+    while True:
+        at = data.find(b"\nFrom ", max(kept - 5, 0))  # one ending in the kept bytes was found
+        while at >= 0:
+            start = base + at + 1
+            if starts:  # the message before ends here, or at the empty line ("\n\n") before
+                stops.append(start - (data[at - 1:at] == b"\n"))
+            starts.append(start)
+            at = data.find(b"\nFrom ", at + 1)
+        chunk = file.read(_MBOX_CHUNK)
+        if not chunk:
+            break
+        kept = min(len(data), 7)  # a match across the chunks, and the byte before it
+        base += len(data) - kept
+        data = data[len(data) - kept:] + chunk
+    if starts:
+        stops.append(base + len(data) - (data[-2:] == b"\n\n"))
+    return list(zip(starts, stops))
 
 
 def _read_maildir(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
