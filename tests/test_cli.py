@@ -446,6 +446,19 @@ def test_learn_and_unlearn_in_place(spam_model, tmp_path):
     assert after.model_.class_count_.tolist() == [150.0, 150.0]
 
 
+def test_learn_a_folder_counts_every_message_and_nothing_without_one(spam_model, tmp_path):
+    model = tmp_path / "m"
+    model.write_bytes(spam_model.read_bytes())
+    (tmp_path / "empty").write_bytes(b"")
+    result = run("learn", "-m", model, "--class", "spam", tmp_path / "empty")
+    assert result.exit_code == 1 and "empty file" in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "Error: no readable documents to learn"
+    assert model.read_bytes() == spam_model.read_bytes()
+    result = run("learn", "-m", model, "--class", "spam", SPAM_DIR)
+    assert result.exit_code == 0 and "learned 150 documents as spam" in result.stdout
+    assert load_model(model).model_.class_count_.tolist() == [150.0, 300.0]
+
+
 def test_unlearning_what_was_never_learned_is_an_error(spam_model, tmp_path):
     model = tmp_path / "m"
     model.write_bytes(spam_model.read_bytes())

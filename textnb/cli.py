@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -1085,9 +1086,13 @@ def learn(label, unlearn, new_class, paths, model_path) -> int:
     the model must exist, unless --new-class is given.
     """
     skips = _Skips()
-    documents = [raw for _, raw in read_raw(paths, on_error=skips)]
-    if not documents:
+    # Read as they are learned, never all held (a folder with attachments: 518 MB): the first
+    # before the lock, so that a path with none is an error at once.
+    documents = (raw for _, raw in read_raw(paths, on_error=skips))
+    first = next(documents, None)
+    if first is None:
         raise DocumentError("no readable documents to learn")
+    documents = chain([first], documents)
     path = _resolve_model(model_path)
     if not new_class and not path.exists():  # before the lock, which would leave a file
         raise ModelFileError(f"model file '{path}' does not exist: train one (textnb train), "
@@ -1099,17 +1104,20 @@ def learn(label, unlearn, new_class, paths, model_path) -> int:
             _check_class(classifier, label, new_class or unlearn)
         else:
             classifier = TextClassifier()
-        if unlearn:
-            classifier.unlearn(documents, [label] * len(documents))
-        else:
-            classifier.partial_fit(documents, [label] * len(documents))
+        if unlearn:  # unlearn holds the documents: each must have been learned
+            documents = list(documents)
+            labels = [label] * len(documents)
+            classifier.unlearn(documents, labels)
+        else:  # the labels filled as the documents are read, as partial_fit allows
+            labels = []
+            classifier.partial_fit((labels.append(label) or raw for raw in documents), labels)
         save_model(classifier, path)
     skips.summary()
     verb = "unlearned" if unlearn else "learned"
     if len(classifier.classes_) == 1:
         click.echo(f"textnb: the model has one class, {label}: learn another one "
                    f"(--new-class) before classifying", err=True)
-    click.echo(f"{verb} {len(documents)} document{'s' if len(documents) != 1 else ''} "
+    click.echo(f"{verb} {len(labels)} document{'s' if len(labels) != 1 else ''} "
                f"as {label} -> {path}")
     return FAILURE if skips.count else OK
 
