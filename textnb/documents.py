@@ -415,11 +415,18 @@ def _read_mbox(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
     try:
         with open(path, "rb") as file:
             for number, (start, stop) in enumerate(_mbox_spans(file), 1):
-                file.seek(start)
+                # One read a message, its "From " line (up to _READ_CHUNK) and its text, of
+                # which one byte over MAX_BYTES tells the caller to cut, as _read_capped reads.
+                raw = os.pread(file.fileno(), min(stop - start, _READ_CHUNK + MAX_BYTES + 1),
+                               start)
+                body = raw.find(b"\n") + 1
+                if body or len(raw) == stop - start:
+                    yield f"{path}:{number}", raw[body:body + MAX_BYTES + 1] if body else b""
+                    continue
+                file.seek(start)  # a "From " line longer than that: skipped a piece at a time
                 line = b""
-                while not line.endswith(b"\n") and file.tell() < stop:  # the "From " line,
-                    line = file.readline(min(stop - file.tell(), _READ_CHUNK))  # a piece at a time
-                # As _read_capped reads: one byte over MAX_BYTES tells the caller to cut.
+                while not line.endswith(b"\n") and file.tell() < stop:
+                    line = file.readline(min(stop - file.tell(), _READ_CHUNK))
                 yield f"{path}:{number}", file.read(min(stop - file.tell(), MAX_BYTES + 1))
     except OSError as error:
         report(path, _reason(error))
