@@ -415,30 +415,38 @@ def _read_mbox(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
     try:
         with open(path, "rb") as file:
             for number, (start, stop) in enumerate(_mbox_spans(file), 1):
-                # One read a message, its "From " line (up to _READ_CHUNK) and its text, of
-                # which one byte over MAX_BYTES tells the caller to cut, as _read_capped reads.
-                raw = os.pread(file.fileno(), min(stop - start, _READ_CHUNK + MAX_BYTES + 1),
-                               start)
-                body = raw.find(b"\n") + 1
-                if body or len(raw) == stop - start:
-                    yield f"{path}:{number}", raw[body:body + MAX_BYTES + 1] if body else b""
-                    continue
-                file.seek(start)  # a "From " line longer than that: skipped a piece at a time
-                line = b""
-                while not line.endswith(b"\n") and file.tell() < stop:
-                    line = file.readline(min(stop - file.tell(), _READ_CHUNK))
-                yield f"{path}:{number}", file.read(min(stop - file.tell(), MAX_BYTES + 1))
+                yield f"{path}:{number}", _mbox_message(file.fileno(), start, stop)
     except OSError as error:
         report(path, _reason(error))
 
 
-def _mbox_spans(file: BinaryIO) -> list[tuple[int, int]]:
+def _mbox_message(fd: int, start: int, stop: int) -> bytes:
+    """The bytes of file ``fd`` from ``start`` to ``stop`` after their first line (the "From "
+    line), at most MAX_BYTES + 1 of them (one over tells the caller to cut, as _read_capped
+    reads): one read where the line is under _READ_CHUNK bytes, else more, none of more than a
+    megabyte. By offset (pread): the file is being scanned for the next message meanwhile."""
+    want = _READ_CHUNK + MAX_BYTES + 1
+    raw = os.pread(fd, min(stop - start, want), start)
+    end = raw.find(b"\n") + 1
+    while not end and raw and start + len(raw) < stop:  # a longer "From " line
+        start += len(raw)
+        raw = os.pread(fd, min(stop - start, want), start)
+        end = raw.find(b"\n") + 1
+    if not end:  # the line runs to the message's end
+        return b""
+    if start + len(raw) == stop or len(raw) - end > MAX_BYTES:
+        return raw[end:end + MAX_BYTES + 1]
+    return os.pread(fd, min(stop - start - end, MAX_BYTES + 1), start + end)
+
+
+def _mbox_spans(file: BinaryIO) -> Iterator[tuple[int, int]]:
     """(start, stop) of each message of an mbox file, its "From " line included, where the
     standard library's mailbox.mbox puts them: a line that starts "From " starts a message and
     ends the one before it, less the empty line before it if there is one; the end of the file
     ends the last one, less a last empty line. Found by bytes.find over chunks rather than a line
-    at a time (mailbox's table of contents took 1.9 s for a 335 MB mbox of long messages)."""
-    starts, stops = [], []
+    at a time (mailbox's table of contents took 1.9 s for a 335 MB mbox of long messages), each
+    given as soon as the next is found: nothing is held for a file of two million messages."""
+    start = None
     file.seek(0)
     # data: the file's bytes from offset `base` on; first a line end before the file (at -1),
     # so that "From " at 0 starts a line and a first empty line is one.
@@ -446,10 +454,9 @@ def _mbox_spans(file: BinaryIO) -> list[tuple[int, int]]:
     while True:
         at = data.find(b"\nFrom ", max(kept - 5, 0))  # one ending in the kept bytes was found
         while at >= 0:
+            if start is not None:  # it ends here, or at the empty line ("\n\n") before
+                yield start, base + at + 1 - (data[at - 1:at] == b"\n")
             start = base + at + 1
-            if starts:  # the message before ends here, or at the empty line ("\n\n") before
-                stops.append(start - (data[at - 1:at] == b"\n"))
-            starts.append(start)
             at = data.find(b"\nFrom ", at + 1)
         chunk = file.read(_MBOX_CHUNK)
         if not chunk:
@@ -457,9 +464,8 @@ def _mbox_spans(file: BinaryIO) -> list[tuple[int, int]]:
         kept = min(len(data), 7)  # a match across the chunks, and the byte before it
         base += len(data) - kept
         data = data[len(data) - kept:] + chunk
-    if starts:
-        stops.append(base + len(data) - (data[-2:] == b"\n\n"))
-    return list(zip(starts, stops))
+    if start is not None:
+        yield start, base + len(data) - (data[-2:] == b"\n\n")
 
 
 def _read_maildir(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
