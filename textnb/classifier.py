@@ -125,7 +125,9 @@ class TextClassifier(Parameters):
         is unsure of, pass after pass: :mod:`textnb.onerror`, with ``margin`` and
         ``max_passes``), or "auto" (the default, as ``textnb train``'s): with a spam class,
         the one whose out-of-fold decisions misplace fewer messages (a spam or ham called the
-        other, or unsure), else "full".
+        other, or unsure), or "on-error" where the ham are too few to read the spam cutoff off
+        their scores (:func:`textnb.cutoffs.extrapolated`, with 20 or more of each class), else
+        "full".
     decision_threshold : how ``predict`` decides between two classes: "auto" (the default) at
         the log-odds threshold (of ``classes_[1]`` over ``classes_[0]``) with the fewest
         mistakes on out-of-fold scores, learned by ``fit`` (``decision_threshold_``), as
