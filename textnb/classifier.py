@@ -265,37 +265,12 @@ class TextClassifier(Parameters):
         if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
                                 callback)
-        training, learned = self.training, {}
         if self._learns_cutoffs(labels):
-            # auto: full training's held-out rows are scored as new documents (as_new, for the
-            # decision threshold) only if it wins, its folds' models made again then (five
-            # subtractions): on SpamAssassin, where training on error wins, 0.03 s less.
-            # With too few ham to read the spam cutoff off their scores (it is extrapolated),
-            # the two trainings' out-of-fold estimates are too noisy to choose by: the one that
-            # looked better had been lucky (Subject-and-body samples of 100 ham and 100 spam:
-            # 0.47 % of new ham called spam, 0.38 % with full training alone, 0.16 % with
-            # training on error alone, which auto then trains; README, Spam decisions).
-            ham = sum(str(label) != self.spam_class for label in labels)
-            few = (training == "auto" and _cutoffs.extrapolated(ham, self.target_fpr)
-                   and min(ham, len(labels) - ham) >= _cutoffs.SUSPECT_MIN)
-            kinds = ("on-error",) if few else ("full", "on-error") if training == "auto" else (
-                training,)
-            learned = {kind: self._learn_cutoffs(
-                X, labels, fit=None if kind == "full" else self._on_error,
-                raw=None if (training, kind) == ("auto", "full") else raw, groups=digests)
-                for kind in kinds}
-            if training == "auto":  # too few documents to cross-validate: every one counts
-                training = ("full" if any(c is None for c, *_ in learned.values()) else
-                            "on-error" if few else
-                            min(("full", "on-error"), key=lambda t: _misplaced(learned[t][0])))
-                if training == "full" and raw is not None and learned.get("full", [None])[0]:
-                    y = np.array(labels, dtype=str)
-                    _, as_new = self._out_of_fold(X, raw, y,
-                                                  _folds(y, self.cutoff_folds, digests))
-                    learned["full"] = (*learned["full"][:2], as_new)
-        elif training == "auto":
-            training = "full"
-        self.cutoffs_, suspect, as_new = learned.get(training, (None, None, None))
+            training, (self.cutoffs_, suspect, as_new) = self._cross_validate(X, raw, labels,
+                                                                              digests)
+        else:
+            training = "full" if self.training == "auto" else self.training
+            self.cutoffs_, suspect, as_new = None, None, None
         # The messages the out-of-fold scores place among the other class are left out of
         # the model as they were of the cutoffs' choice (textnb.cutoffs.suspects).
         self.suspects_ = np.flatnonzero(suspect) if suspect is not None else np.empty(0, int)
@@ -317,6 +292,39 @@ class TextClassifier(Parameters):
         if self.cutoffs_:
             self.cutoffs_["training"] = training
         return self
+
+    def _cross_validate(self, X: CSR, raw: CSR | None, labels: list, digests: np.ndarray
+                        ) -> tuple[str, tuple]:
+        """(training, (cutoffs, suspect, as_new)): the training to fit mail by and what the
+        cross-validation of its cutoffs gave (:meth:`_learn_cutoffs`). "auto" trains on error
+        where the ham are too few to read the spam cutoff off their scores (it is extrapolated:
+        the two trainings' out-of-fold estimates are then too noisy to choose by, and the one
+        that looked better had been lucky — on Subject-and-body samples of 100 ham and 100
+        spam it called 0.47 % of new ham spam, full training alone 0.38 %, training on error
+        alone 0.16 %; README, Spam decisions); else it keeps the one whose out-of-fold decisions
+        misplace fewer messages, full training on a tie or with too few documents to
+        cross-validate, whose held-out rows are then scored as new documents (as_new, for the
+        decision threshold) only once it has won."""
+        def learn(kind: str, raw: CSR | None) -> tuple:
+            return self._learn_cutoffs(X, labels, fit=None if kind == "full" else self._on_error,
+                                       raw=raw, groups=digests)
+
+        if self.training != "auto":
+            return self.training, learn(self.training, raw)
+        walked = learn("on-error", raw)
+        ham = sum(str(label) != self.spam_class for label in labels)
+        if (walked[0] is not None and _cutoffs.extrapolated(ham, self.target_fpr)
+                and min(ham, len(labels) - ham) >= _cutoffs.SUSPECT_MIN):
+            return "on-error", walked
+        full = learn("full", None)
+        if walked[0] is not None and full[0] is not None \
+                and _misplaced(walked[0]) < _misplaced(full[0]):
+            return "on-error", walked
+        if raw is not None and full[0] is not None:
+            y = np.array(labels, dtype=str)
+            full = (*full[:2], self._out_of_fold(X, raw, y,
+                                                 _folds(y, self.cutoff_folds, digests))[1])
+        return "full", full
 
     def _fit_em(self, vocabulary: Vocabulary, X: CSR, labels: list, digests: np.ndarray,
                 em_weight: float, em_iterations: int | None, callback: Any) -> "TextClassifier":
