@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from .counting import Part, count_part, document_tokens
-from .documents import Document, relayed
+from .documents import relayed
 from . import cutoffs as _cutoffs
 from .decision import check_cutoffs
 from .errors import ModelFileError
@@ -851,7 +851,7 @@ class TextClassifier(Parameters):
             if (text := next(texts, None)) is None:
                 break
             first.append(text)
-            held += _size(text)
+            held += _length(text)
         # The first texts are let go as they are counted, not held until all are (3 MB of news).
         parts = _parts(chain(_drain(first), texts), size or _PART_DOCUMENTS)
         if self.n_jobs == 1 or (len(first) < _PARALLEL_MIN_DOCUMENTS
@@ -1033,10 +1033,13 @@ PAIRS_DOCUMENTS = (500, 100_000)
 SHORT_TEXT = 500
 
 
-def _length(text: Text) -> int:
-    """A text's length in characters (a Document's body and fields), or bytes as read."""
-    return len(text.text) + sum(len(value) for _, value in text.fields) \
-        if isinstance(text, Document) else len(text)
+def _length(text: Any) -> int:
+    """A text's length in characters (a document's body and fields), or bytes as read; 0 for
+    what is no text (counting refuses it, saying why)."""
+    body = getattr(text, "text", text)
+    if not isinstance(body, (str, bytes)):
+        return 0
+    return len(body) + sum(len(value) for _, value in getattr(text, "fields", ()))
 
 
 def _peek(texts: Iterable[Text]) -> tuple[list[Text], Iterable[Text]]:
@@ -1093,19 +1096,12 @@ def _parts(texts: Iterator[Text], size: int) -> Iterator[list[Text]]:
     part, held = [], 0
     for text in texts:
         part.append(text)
-        held += _size(text)
+        held += _length(text)
         if len(part) == size or held >= _PART_BYTES:
             yield part
             part, held = [], 0
     if part:
         yield part
-
-
-def _size(text: Any) -> int:
-    """A text's characters or bytes as a part weighs them: a document's body (0 for what is no
-    text, which counting refuses, saying why)."""
-    body = getattr(text, "text", text)
-    return len(body) if isinstance(body, (str, bytes)) else 0
 
 
 def _drain(texts: deque) -> Iterator[Text]:

@@ -26,7 +26,7 @@ from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE, extrapolated, ham_ne
 from .onerror import MARGIN, MAX_PASSES
 from .decision import (HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_class_of,
                        spam_cutoffs, threshold_rule)
-from .documents import first_raw, is_maildir, iter_files, read_raw
+from .documents import first_raw, is_maildir, iter_files, mbox_messages, read_raw
 from .errors import DocumentError, ModelFileError, TextnbError
 from .hashing import MAX_HASH_BITS
 from .mailfilter import filter_message
@@ -438,7 +438,7 @@ def _input_size(sources: list[tuple[str, str]]) -> tuple[int, int]:
         for found in (iter_files(path, lambda *_: None) if path != "-" else ()):
             try:
                 n = os.path.getsize(found)
-                documents += _from_lines(found) if n >= 1 << 20 else 1
+                documents += mbox_messages(found) if n >= 1 << 20 else 1
             except OSError:  # reading reports it
                 continue
             size += n
@@ -451,21 +451,6 @@ def _too_large(size: tuple[int, int], mail: bool) -> bool:
     if mail:
         return size[0] > CUTOFFS_MAX_BYTES or size[1] > CUTOFFS_MAX_MESSAGES
     return size[0] > THRESHOLD_MAX_BYTES
-
-
-def _from_lines(path: str) -> int:
-    """1 + the lines after the first that start "From " in the file at path, if it starts so
-    too (an mbox; else one message, however large, is not read through)."""
-    found, tail = 1, b""
-    with open(path, "rb") as file:
-        if file.read(5) != b"From ":
-            return 1
-        file.seek(0)
-        while chunk := file.read(1 << 24):
-            data = tail + chunk
-            found += data.count(b"\nFrom ")
-            tail = data[-5:]  # shorter than "\nFrom ": no line is counted twice
-    return found
 
 
 def _decision_threshold(value: str) -> str | float | None:

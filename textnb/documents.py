@@ -420,6 +420,15 @@ def _read_mbox(path: str, report: ErrorHandler) -> Iterator[tuple[str, bytes]]:
         report(path, _reason(error))
 
 
+def mbox_messages(path: str) -> int:
+    """How many messages the file at ``path`` holds as an mbox (:func:`_mbox_spans`), if it
+    starts with a "From " line; else 1 (one message, however large, is not read through)."""
+    with open(path, "rb") as file:
+        if file.read(5) != b"From ":
+            return 1
+        return sum(1 for _ in _mbox_spans(file))
+
+
 def _mbox_message(fd: int, start: int, stop: int) -> bytes:
     """The bytes of file ``fd`` from ``start`` to ``stop`` after their first line (the "From "
     line), at most MAX_BYTES + 1 of them (one over tells the caller to cut, as _read_capped
