@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import pytest
+
 import textnb.headers
+import textnb.tokens
 from textnb.headers import MAX_FIELDS, _python_received, envelope_fields
 
-from conftest import with_c_and_python
+from conftest import NO_C
 
 
-# Every test here twice: Received fields read in C (where built), and in Python.
-implementation = with_c_and_python(textnb.headers, "_received", _python_received)
+@pytest.fixture(autouse=True, params=["C", "python"])
+def implementation(request, monkeypatch):
+    """Every test here twice: the envelope read in C (where built), and in Python."""
+    if request.param == "C" and textnb.tokens._fast is None:
+        pytest.skip(NO_C)
+    if request.param == "python":
+        monkeypatch.setattr(textnb.headers, "_fast", None)
+        monkeypatch.setattr(textnb.headers, "_received", _python_received)
+    return request.param
 
 
 def test_the_envelope_of_a_relayed_message():

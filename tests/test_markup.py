@@ -28,11 +28,13 @@ def _both(monkeypatch, html: str) -> list[tuple[str, list[str], list[str]]]:
 
 # Where the two could part: each branch's punctuation, the case-insensitive script and style
 # ends (ſ is an s to re.IGNORECASE, İ and ı are an i), tag names in any case or script, block
-# and inline tags, links, character references, and whitespace str.split() knows (\x1c, NBSP,
-# U+2028) beside the ASCII kinds.
+# and inline tags, links and the parts of a URL (scheme, "://", host, path, query, fragment),
+# character references, and whitespace str.split() knows (\x1c, NBSP, U+2028) beside the
+# ASCII kinds.
 _PIECES = ["<", ">", "/", "!", "-", "--", "?", "=", '"', "'", " ", "\n", "\t", "a", "B", "p",
            "br", "Div", "script", "ScRıpt", "ſtyle", "STYLE", "İ", "K", "href", "SRC", "&amp;",
-           "&#58;", "x", "\x1c", "\xa0", "\u2028", "é", "http://h.example.com/x", "\U0001F600"]
+           "&#58;", "x", "\x1c", "\xa0", "\u2028", "é", "http://h.example.com/x", "\U0001F600",
+           "<a href=", "src = ", "://", "hTTp", "h.Ex", "#", "1+.", ":", "[::1]", "&"]
 
 
 def test_the_scan_in_c_reads_any_html_as_the_patterns_do(monkeypatch):
@@ -85,6 +87,22 @@ def test_worked_edge_cases_with_the_scan_in_c(monkeypatch):
     html = "a<!-- b --!>c<? d ?>e</ f>g < h <3 i<br/>j<!-- k > l <!-- m > n"
     c, python = _both(monkeypatch, html)
     assert c == python == ("aceg < h <3 i\nj l n", ["br"], [])
+
+
+def test_links_hosts_with_the_scan_in_c(monkeypatch):
+    """Links read in C where they are plain, by Python where not: the same hosts, in order."""
+    links = ["http://a.example#top", "http://b.example?q", "http://c.example/p", "HTTP://D.Example",
+             " http://e.example ", "http://f.example&amp;x", "http://g.example/&amp;", "&#32;http://h.x",
+             "http://[::1]/", "mailto:i@j.example", "//k.example/x", "ftp+x.1://l.example", "http://",
+             "http://m.example:80/", ""]
+    for link in links:
+        for html in (f'<a href="{link}">', f"<a href='{link}'>", f"<img src={link.strip()} >",
+                     f'<a x="1"href="{link}">', f'<a href="http://n.example/"src="{link}">'):
+            c, python = _both(monkeypatch, html)
+            assert c == python, html
+    many = "<p " + " ".join(f"href=http://h{i}.example/" for i in range(20)) + ">"
+    c, python = _both(monkeypatch, many + "<a href='http://é.example/'>")
+    assert c == python and len(c[2]) == 21
 
 
 def test_a_plain_links_host_is_the_one_urlsplit_finds():

@@ -261,6 +261,59 @@ def test_c_received_fields_equal_the_python_ones_on_real_mail():
     assert [C_TOKENS.received(v) for v in values] == [_python_received(v) for v in values]
 
 
+# Envelope values' characters: every pattern's punctuation, both cases, digits, Python's other
+# ASCII whitespace (\x0b, \x1c: str.split and \\s take them), and a letter that is no ASCII.
+_ENVELOPE = "aZ09_-.@<> +\t\n\x0b\x1c()[];:,é"
+_ENVELOPE_NAMES = ["received", "return-path", "reply-to", "sender", "message-id", "date",
+                   "x-priority", "precedence", "subject", "from"]
+
+
+def _envelope(headers):
+    from textnb.headers import _ADDRESS_FIELDS, _READ, _VALUE_FIELDS, MAX_FIELDS
+    return C_TOKENS.envelope(headers, _READ, _ADDRESS_FIELDS, _VALUE_FIELDS, MAX_FIELDS,
+                             MAX_VALUE)
+
+
+def test_c_envelope_equals_the_python_one():
+    from textnb.headers import _python_envelope_fields
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    value = st.one_of(st.text(_ENVELOPE, max_size=60), st.text(max_size=20),
+                      st.from_regex(r"[ ]*<?[a-zA-Z0-9.$]{0,210}@?[a-zA-Z0-9.<]{0,210}>?[ ]*",
+                                    fullmatch=True),
+                      st.from_regex(r"[A-Za-z, 0-9:]{0,50}[+-]?[A-Z0-9]{0,7}[ ()A-Z]{0,8}",
+                                    fullmatch=True))
+
+    @hypothesis.settings(max_examples=3000, deadline=None)
+    @hypothesis.given(st.lists(st.tuples(st.sampled_from(_ENVELOPE_NAMES), value), max_size=6))
+    def check(headers):
+        found = _envelope(headers)
+        read = [value for name, value in headers if name not in ("subject", "from")]
+        if all(value.isascii() for value in read):
+            assert found == _python_envelope_fields(headers)
+        else:
+            assert found is None
+
+    check()
+    for value in ["a@b", "a@b.", "a@.b", "@a.b.c.d", "x@a..b", "@-a.b_c", "<>", "< a@b >", "@",
+                  "x" * 250 + "@y", "GMT", "ABCDEFG", "+0700 (PDT)", "-07000", "Z", " -0800 ",
+                  "PDT" + ")" * 36, "PDT" + ")" * 37, "PDT" + ")" * 38, "-0700" + ")" * 36]:
+        headers = [(name, value) for name in _ENVELOPE_NAMES]
+        assert _envelope(headers) == _python_envelope_fields(headers), value
+
+
+def test_c_envelope_equals_the_python_one_on_real_mail():
+    import email
+    from textnb.headers import _python_envelope_fields
+    messages = _real_mail()
+    headers = [[(name.lower(), str(value)) for name, value in email.message_from_bytes(raw).items()]
+               for raw in messages]
+    found = [_envelope(h) for h in headers]
+    assert sum(f is not None for f in found) > 500
+    assert [f for f in found if f is not None] == \
+        [_python_envelope_fields(h) for h, f in zip(headers, found) if f is not None]
+
+
 # Header blocks' bytes: field names and colons, blanks and tabs that make continuation lines,
 # line ends (CR too), an mbox "From " line's letters, and a byte that is no ASCII.
 _HEAD = [b"From ", b"Subject", b"To", b"X-A", b":", b" ", b"\t", b"\n", b"\r", b"x", b"\x80"]

@@ -7,8 +7,8 @@
  * "--!?>", and "</script\s*>" or "</style\s*>" ignoring case as Python's re does (where "ſ"
  * is an "s" and "İ" and "ı" are an "i"); \s is a character for which str.isspace() is true,
  * as for str.split(). tests/test_markup.py checks that both give the same results. Python
- * spent some 60 ns a character of HTML here; what is left to it are the few link attributes
- * and the character references.
+ * spent some 60 ns a character of HTML here; what is left to it are links that are not plain
+ * (textnb.markup._PLAIN_URL) and the character references.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -138,12 +138,119 @@ may_link(int kind, const void *data, Py_ssize_t start, Py_ssize_t stop)
     return equals && found;
 }
 
+/* The end of a link at q, (?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)) ignoring case
+ * (textnb.markup._LINK, ASCII text), its value in [*start, *stop); or -1. */
+static Py_ssize_t
+link_at(int kind, const void *data, Py_ssize_t q, Py_ssize_t b, Py_ssize_t *start,
+        Py_ssize_t *stop)
+{
+    Py_ssize_t j = q;
+    if (j + 4 <= b && (AT(j) | 32) == 'h' && (AT(j + 1) | 32) == 'r' && (AT(j + 2) | 32) == 'e'
+            && (AT(j + 3) | 32) == 'f')
+        j += 4;
+    else if (j + 3 <= b && (AT(j) | 32) == 's' && (AT(j + 1) | 32) == 'r'
+             && (AT(j + 2) | 32) == 'c')
+        j += 3;
+    else
+        return -1;
+    while (j < b && SPACE(AT(j)))
+        j++;
+    if (j >= b || AT(j) != '=')
+        return -1;
+    for (j++; j < b && SPACE(AT(j)); j++)
+        ;
+    if (j >= b)
+        return -1;
+    Py_UCS4 quote = AT(j);
+    Py_ssize_t k = j + (quote == '"' || quote == '\'');
+    if (k > j) {  /* quoted: to the closing quote, or no link */
+        while (k < b && AT(k) != quote)
+            k++;
+        if (k >= b)
+            return -1;
+        *start = j + 1;
+        *stop = k;
+        return k + 1;
+    }
+    while (k < b && !SPACE(AT(k)) && AT(k) != '"' && AT(k) != '\'' && AT(k) != '>')
+        k++;
+    *start = j;
+    *stop = k;
+    return k > j ? k : -1;
+}
+
+/* Add the hosts of the links in html[a:b], a tag's attributes, to the dict hosts, as
+ * textnb.markup._links adds them: here where the attributes are ASCII and each link is
+ * scheme://host then a path, query, fragment or its end (_PLAIN_URL), as nearly all are (no
+ * "&" can come before that end, so html.unescape leaves what is read as it is); else by
+ * python(attributes, hosts). 0, or -1 on error. */
+#define MAX_LINKS 16
+static int
+link_hosts(PyObject *html, int kind, const void *data, Py_ssize_t a, Py_ssize_t b,
+           PyObject *hosts, PyObject *python)
+{
+    Py_ssize_t host[2 * MAX_LINKS], start, stop, m = 0;
+    for (Py_ssize_t p = a; p < b; p++)
+        if (AT(p) >= 128)
+            goto in_python;
+    for (Py_ssize_t p = a; p < b;) {
+        Py_ssize_t end = p == a ? link_at(kind, data, p, b, &start, &stop) : -1;
+        Py_UCS4 c = AT(p);
+        if (end < 0 && (SPACE(c) || c == '"' || c == '\'' || c == '/'))
+            end = link_at(kind, data, p + 1, b, &start, &stop);
+        if (end < 0) {
+            p++;
+            continue;
+        }
+        p = end;
+        while (start < stop && SPACE(AT(start)))
+            start++;
+        while (stop > start && SPACE(AT(stop - 1)))
+            stop--;
+        if (start == stop)
+            continue;  /* an empty link: no host */
+        Py_ssize_t j = start;
+        if (!ALPHA(AT(j)))
+            goto in_python;
+        while (j < stop && (ALPHA(AT(j)) || Py_ISDIGIT(AT(j)) || AT(j) == '+' || AT(j) == '.'
+                            || AT(j) == '-'))
+            j++;
+        if (j + 3 > stop || AT(j) != ':' || AT(j + 1) != '/' || AT(j + 2) != '/')
+            goto in_python;
+        Py_ssize_t first = j += 3;
+        while (j < stop && (ALPHA(AT(j)) || Py_ISDIGIT(AT(j)) || AT(j) == '.' || AT(j) == '-'))
+            j++;
+        if (j < stop && AT(j) != '/' && AT(j) != '?' && AT(j) != '#')
+            goto in_python;
+        if (j == first)
+            continue;  /* no host */
+        if (m == MAX_LINKS)
+            goto in_python;
+        host[2 * m] = first;
+        host[2 * m++ + 1] = j;
+    }
+    for (Py_ssize_t k = 0; k < m; k++) {
+        PyObject *name = lowered(html, kind, data, host[2 * k], host[2 * k + 1]);
+        int failed = name == NULL || PyDict_SetItem(hosts, name, Py_None) < 0;
+        Py_XDECREF(name);
+        if (failed)
+            return -1;
+    }
+    return 0;
+in_python:;
+    PyObject *text = PyUnicode_Substring(html, a, b);
+    PyObject *done = text ? PyObject_CallFunctionObjArgs(python, text, hosts, NULL) : NULL;
+    Py_XDECREF(text);
+    Py_XDECREF(done);
+    return done ? 0 : -1;
+}
+
 static PyObject *
 html_lines(PyObject *self, PyObject *args)
 {
-    PyObject *html, *block_tags, *tags, *links;
-    if (!PyArg_ParseTuple(args, "UO!O!O!", &html, &PyFrozenSet_Type, &block_tags,
-                          &PyDict_Type, &tags, &PyList_Type, &links))
+    PyObject *html, *block_tags, *tags, *hosts, *python;
+    if (!PyArg_ParseTuple(args, "UO!O!O!O", &html, &PyFrozenSet_Type, &block_tags,
+                          &PyDict_Type, &tags, &PyDict_Type, &hosts, &python))
         return NULL;
     int kind = PyUnicode_KIND(html);
     const void *data = PyUnicode_DATA(html);
@@ -237,11 +344,8 @@ html_lines(PyObject *self, PyObject *args)
             continue;
         }
         int failed = PyDict_SetItem(tags, lower, Py_None) < 0;
-        if (!failed && may_link(kind, data, attrs, attrs_stop)) {
-            PyObject *text = PyUnicode_Substring(html, attrs, attrs_stop);
-            failed = !text || PyList_Append(links, text) < 0;
-            Py_XDECREF(text);
-        }
+        if (!failed && may_link(kind, data, attrs, attrs_stop))
+            failed = link_hosts(html, kind, data, attrs, attrs_stop, hosts, python) < 0;
         const char *hidden = PyUnicode_CompareWithASCIIString(lower, "script") == 0 ? "script"
                              : PyUnicode_CompareWithASCIIString(lower, "style") == 0 ? "style"
                              : NULL;
@@ -267,10 +371,10 @@ fail:
 
 static PyMethodDef methods[] = {
     {"html_lines", html_lines, METH_VARARGS,
-     "html_lines(html, block_tags, tags, links) -> list: the lines of html's text (whitespace "
-     "collapsed, character references not decoded), as textnb.markup.html_text makes them; "
-     "each start tag's lower-case name is added to the dict tags, and the attributes of those "
-     "that may hold a link (\"=\" and href or src in them) appended to the list links."},
+     "html_lines(html, block_tags, tags, hosts, links) -> list: the lines of html's text "
+     "(whitespace collapsed, character references not decoded), as textnb.markup.html_text "
+     "makes them; each start tag's lower-case name is added to the dict tags, and the hosts "
+     "of its links to the dict hosts, by links(attributes, hosts) where they are not plain."},
     {NULL, NULL, 0, NULL},
 };
 

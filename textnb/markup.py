@@ -55,11 +55,8 @@ def html_text(html: str, tags: dict[str, None], hosts: dict[str, None]) -> str:
     """The text of ``html``, a line per block, whitespace collapsed, character references
     decoded; its tag names and link hosts are added to the ordered sets ``tags`` and ``hosts``
     (dicts with None values)."""
-    if _fast is not None:
-        links: list[str] = []
-        lines = _fast.html_lines(html, _BLOCK_TAGS, tags, links)
-        for attrs in links:
-            _links(attrs, hosts)
+    if _fast is not None:  # plain links' hosts too, the others by _links
+        lines = _fast.html_lines(html, _BLOCK_TAGS, tags, hosts, _links)
         return "\n".join([unescape(text) if "&" in text else text for text in lines])
     lines: list[str] = []
     line: list[str] = []
