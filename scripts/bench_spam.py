@@ -295,10 +295,12 @@ def run_textnb(name: str, settings: dict, train_paths, y_train, test_paths) -> R
     t0 = time.perf_counter()
     clf = TextClassifier(spam_class="spam", **{"training": "auto", **settings})
     classifier.train_on_error = functools.partial(onerror.train_on_error, orders=orders)
+    classifier.trained_on_error = functools.partial(onerror.trained_on_error, orders=orders)
     try:
         clf.fit(_documents(train_paths), y_train)
     finally:
         classifier.train_on_error = onerror.train_on_error
+        classifier.trained_on_error = onerror.trained_on_error
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     log_proba = clf.predict_log_proba(_documents(test_paths))

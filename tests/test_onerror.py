@@ -230,6 +230,25 @@ def test_walks_in_worker_processes_learn_what_walks_here_learn(new_model, margin
     np.testing.assert_array_equal(here[0].feature_count_, there[0].feature_count_)
 
 
+@pytest.mark.parametrize("new_model, margin", [(MultinomialNB, 1.0), (ComplementNB, 1.0),
+                                               (MODELS[-1], 0.01)])
+def test_folds_trained_at_once_are_each_trained_on_its_rows(new_model, margin):
+    """trained_on_error of a cross-validation's folds (their walks in one pool, over the rows
+    where they lie) gives each fold what train_on_error of a copy of its rows gives."""
+    X, y = _random_corpus(5, n_documents=600, n_classes=2)
+    folds = np.arange(y.size) % 5
+    subsets = [np.flatnonzero(folds != fold) for fold in range(5)] + [None]
+    found = list(textnb.onerror.trained_on_error(X, y, subsets, new_model, margin=margin,
+                                                 orders=4, n_jobs=2))
+    assert len(found) == 6
+    for rows, (model, weight, per_pass) in zip(subsets, found):
+        alone = train_on_error(X if rows is None else take_rows(X, rows),
+                               y if rows is None else y[rows], new_model, margin=margin, orders=4)
+        np.testing.assert_array_equal(weight, alone[1])
+        np.testing.assert_array_equal(model.feature_count_, alone[0].feature_count_)
+        assert per_pass == alone[2] and 0 < weight.sum() < weight.size
+
+
 def test_it_converges_on_the_sample_corpus():
     from textnb.documents import read_documents
     spam = list(read_documents([str(SPAM_DIR)]))

@@ -29,15 +29,16 @@ item(const Py_buffer *b, Py_ssize_t i)
                             : (Py_ssize_t)((const int64_t *)b->buf)[i];
 }
 
-/* A two-class walk's matrix and tables: the CSR rows, the learned flags, and the log tables
- * of textnb.onerror._Tables (G of shape (n_terms, 2), C order). */
+/* A two-class walk's matrix and tables: the CSR rows, the learned flags (one a place the walk
+ * visits: n, the rows it walks, of the matrix's n_rows), and the log tables of
+ * textnb.onerror._Tables (G of shape (n_terms, 2), C order). */
 typedef struct {
     Py_buffer b[14];
     const double *x, *sums;
     Py_buffer *indices, *indptr, *truth;
     char *learned;
     double *G, *diff, *count, *total, *mass, *h, *bias, *class_count;
-    Py_ssize_t n, n_terms;
+    Py_ssize_t n, n_rows, n_terms;
 } Walk;
 
 /* The first place p >= start not learned whose row's lead is under margin; -1 if none, -2 at a
@@ -107,7 +108,7 @@ checked(const Walk *w)
     if (w->indices->itemsize != 4 || w->truth->itemsize != 8)
         return scan;
     const int32_t *indices = w->indices->buf;
-    for (Py_ssize_t j = 0, cells = item(w->indptr, w->n); j < cells; j++)
+    for (Py_ssize_t j = 0, cells = item(w->indptr, w->n_rows); j < cells; j++)
         if (indices[j] < 0 || indices[j] >= w->n_terms)
             return scan;
     return w->indptr->itemsize == 4 ? scan_checked32 : scan_checked64;
@@ -188,18 +189,18 @@ take(Walk *w, PyObject **arrays)
     w->bias = b[12].buf;
     w->class_count = b[13].buf;
     w->n = b[5].len;
+    w->n_rows = b[2].itemsize ? b[2].len / b[2].itemsize - 1 : -1;
     w->n_terms = b[7].len / 8;
     int ok = b[0].itemsize == 8 && (b[1].itemsize == 4 || b[1].itemsize == 8)
-             && (b[2].itemsize == 4 || b[2].itemsize == 8)
-             && b[2].len / b[2].itemsize == w->n + 1
-             && b[3].itemsize == 8 && b[3].len / 8 == w->n
-             && (b[4].itemsize == 4 || b[4].itemsize == 8) && b[4].len / b[4].itemsize == w->n
+             && (b[2].itemsize == 4 || b[2].itemsize == 8) && w->n_rows >= 0
+             && b[3].itemsize == 8 && b[3].len / 8 == w->n_rows
+             && (b[4].itemsize == 4 || b[4].itemsize == 8) && b[4].len / b[4].itemsize == w->n_rows
              && b[5].itemsize == 1 && b[7].itemsize == 8 && b[6].itemsize == 8
              && b[8].itemsize == 8 && b[9].itemsize == 8
              && b[6].len == 2 * b[7].len && b[8].len == b[6].len && b[9].len == b[7].len
              && b[10].len == 16 && b[11].len == 16 && b[12].len == 16 && b[13].len == 16
-             && item(w->indptr, w->n) <= b[0].len / 8
-             && item(w->indptr, w->n) <= b[1].len / b[1].itemsize;
+             && item(w->indptr, w->n_rows) <= b[0].len / 8
+             && item(w->indptr, w->n_rows) <= b[1].len / b[1].itemsize;
     if (!ok) {
         release(w, 14);
         PyErr_SetString(PyExc_ValueError, "arrays of the wrong type or shape");
@@ -221,6 +222,10 @@ first_wrong(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, ARRAYS "nd", ARRAY_ARGS(arrays), &start, &margin)
             || !take(&w, arrays))
         return NULL;
+    if (w.n != w.n_rows) {  /* without an order, place p is row p */
+        release(&w, 14);
+        return PyErr_Format(PyExc_ValueError, "one learned flag a row");
+    }
     Py_ssize_t found = scan(&w, NULL, start < 0 ? 0 : start, margin);
     release(&w, 14);
     if (found == -2)
@@ -246,11 +251,12 @@ walk(PyObject *self, PyObject *args)
     const int64_t *rows = order.buf;
     int ok = order.itemsize == 8 && order.len / 8 == w.n;
     for (Py_ssize_t p = 0; ok && p < w.n; p++)
-        ok = rows[p] >= 0 && rows[p] < w.n;
+        ok = rows[p] >= 0 && rows[p] < w.n_rows;
     if (!ok) {
         PyBuffer_Release(&order);
         release(&w, 14);
-        return PyErr_Format(PyExc_ValueError, "order must be int64 row numbers, one a row");
+        return PyErr_Format(PyExc_ValueError,
+                            "order must be int64 row numbers, one a learned flag");
     }
     int passes = 0, broken = 0;
     Py_ssize_t *per_pass = PyMem_Calloc(max_passes > 0 ? max_passes : 1, sizeof(Py_ssize_t));
@@ -364,9 +370,10 @@ static PyMethodDef methods[] = {
      "is under margin; -1 if none. The tables are textnb.onerror._Tables' arrays."},
     {"walk", walk, METH_VARARGS,
      "walk(data, indices, indptr, sums, truth, learned, G, diff, count, total, mass, h, bias, "
-     "class_count, complement, fit_prior, alpha, margin, max_passes) -> per_pass: the passes of "
-     "a two-class walk from the tables as they are, learning each first_wrong row into them "
-     "(_Tables.learn of a multinomial or complement model) and marking it learned."},
+     "class_count, complement, fit_prior, alpha, margin, max_passes, order) -> per_pass: the "
+     "passes of a two-class walk from the tables as they are, visiting row order[p] at place p "
+     "(of as many places as learned flags), learning each first_wrong one into them "
+     "(_Tables.learn of a multinomial or complement model) and marking its place learned."},
     {"rows", rows, METH_VARARGS,
      "rows(data, indices, indptr, rows) -> (data, indices, indptr): the rows (int64) of a CSR "
      "matrix, in that order, as bytearrays (float64, the indices' width, int64)."},
