@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 from scipy.sparse import csr_matrix
 
-import textnb.classifier
 import textnb.cutoffs
 import textnb.onerror
 from textnb import TextClassifier, load_model, save_model
@@ -248,34 +247,6 @@ def test_folds_trained_at_once_are_each_trained_on_its_rows(new_model, margin):
         np.testing.assert_array_equal(weight, alone[1])
         np.testing.assert_array_equal(model.feature_count_, alone[0].feature_count_)
         assert per_pass == alone[2] and 0 < weight.sum() < weight.size
-
-
-def test_the_walks_of_every_message_started_with_the_folds_are_used_only_without_suspects(
-        monkeypatch):
-    """fit walks every message beside the cutoffs' folds; the model is those walks' where no
-    message was left out as mis-sorted, else walked again over the messages kept."""
-    paths = sorted(SPAM_DIR.iterdir()) + sorted(HAM_DIR.iterdir())
-    texts, labels = [p.read_bytes() for p in paths], ["spam"] * 150 + ["ham"] * 150
-    walked = []
-    original = textnb.classifier.train_on_error
-    monkeypatch.setattr(textnb.classifier, "train_on_error",
-                        lambda X, *rest, **options: walked.append(X.shape[0]) or original(
-                            X, *rest, **options))
-    clean = TextClassifier(spam_class="spam", training="on-error").fit(texts, labels)
-    assert walked == [] and clean.suspects_.size == 0 and clean.on_error_["documents"] == 300
-    fit_on_error = TextClassifier._fit_on_error
-    with monkeypatch.context() as patch:   # the same model walked afresh
-        patch.setattr(TextClassifier, "_fit_on_error",
-                      lambda self, vocabulary, X, y, digests, walks=None: fit_on_error(
-                          self, vocabulary, X, y, digests))
-        again = TextClassifier(spam_class="spam", training="on-error").fit(texts, labels)
-    assert walked == [300] and again.on_error_ == clean.on_error_
-    np.testing.assert_array_equal(again.model_.feature_count_, clean.model_.feature_count_)
-    labels[:2] = ["ham", "ham"]   # two spam filed as ham
-    mixed = TextClassifier(spam_class="spam", training="on-error").fit(texts, labels)
-    kept = 300 - mixed.suspects_.size
-    assert {0, 1} <= set(mixed.suspects_.tolist()) and walked == [300, kept]
-    assert mixed.on_error_["documents"] == kept
 
 
 def test_it_converges_on_the_sample_corpus():

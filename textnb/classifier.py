@@ -265,95 +265,66 @@ class TextClassifier(Parameters):
         if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
                                 callback)
-        walks = None  # training on error's walks of every row, if started beside the folds'
-        try:
-            if self._learns_cutoffs(labels):
-                training, (self.cutoffs_, suspect, as_new), walks = self._cross_validate(
-                    X, raw, labels, digests)
-            else:
-                training = "full" if self.training == "auto" else self.training
-                self.cutoffs_, suspect, as_new = None, None, None
-            # The messages the out-of-fold scores place among the other class are left out
-            # of the model as they were of the cutoffs' choice (textnb.cutoffs.suspects).
-            self.suspects_ = (np.flatnonzero(suspect) if suspect is not None
-                              else np.empty(0, int))
-            if self.suspects_.size:
-                keep = ~suspect
-                X, digests = take_rows(X, keep), digests[keep]
-                if raw is not None:
-                    raw, as_new = take_rows(raw, keep), as_new[keep]
-                labels = np.array(labels, dtype=object)[keep].tolist()
-            self.decision_threshold_ = self._learn_threshold(X, raw, labels, training, as_new,
-                                                             groups=digests)
-            del raw
-            if training == "full":
-                self.vocabulary_, self.model_ = vocabulary, self._new_model().fit(X, labels)
-                self._learned(digests, labels)
-                self.on_error_ = None
-            else:  # the walks of every row, started beside the folds', hold no suspect
-                self._fit_on_error(vocabulary, X, labels, digests,
-                                   None if self.suspects_.size else walks)
-            if self.cutoffs_:
-                self.cutoffs_["training"] = training
-        finally:
-            if walks is not None:
-                walks.close()
+        if self._learns_cutoffs(labels):
+            training, (self.cutoffs_, suspect, as_new) = self._cross_validate(X, raw, labels,
+                                                                              digests)
+        else:
+            training = "full" if self.training == "auto" else self.training
+            self.cutoffs_, suspect, as_new = None, None, None
+        # The messages the out-of-fold scores place among the other class are left out of
+        # the model as they were of the cutoffs' choice (textnb.cutoffs.suspects).
+        self.suspects_ = np.flatnonzero(suspect) if suspect is not None else np.empty(0, int)
+        if self.suspects_.size:
+            keep = ~suspect
+            X, digests = take_rows(X, keep), digests[keep]
+            if raw is not None:
+                raw, as_new = take_rows(raw, keep), as_new[keep]
+            labels = np.array(labels, dtype=object)[keep].tolist()
+        self.decision_threshold_ = self._learn_threshold(X, raw, labels, training, as_new,
+                                                         groups=digests)
+        del raw
+        if training == "full":
+            self.vocabulary_, self.model_ = vocabulary, self._new_model().fit(X, labels)
+            self._learned(digests, labels)
+            self.on_error_ = None
+        else:
+            self._fit_on_error(vocabulary, X, labels, digests)
+        if self.cutoffs_:
+            self.cutoffs_["training"] = training
         return self
 
     def _cross_validate(self, X: CSR, raw: CSR | None, labels: list, digests: np.ndarray
-                        ) -> tuple[str, tuple, Iterator | None]:
-        """(training, (cutoffs, suspect, as_new), walks): the training to fit mail by and what
-        the cross-validation of its cutoffs gave (:meth:`_learn_cutoffs`,
-        :meth:`_choose_training`), and training on error's walks of every row, started with
-        the folds' (:func:`trained_on_error`: they run while full training's folds are
-        scored) for :meth:`_fit_on_error`; None where training on error is not tried."""
-        y = np.array(labels, dtype=str)
-        folds = _folds(y, self.cutoff_folds, digests)
-        walks = None
-        if self.training != "full" and folds is not None:
-            walks = trained_on_error(
-                X, y, [np.flatnonzero(folds != fold) for fold in range(int(folds.max()) + 1)]
-                + [None], self._new_model, self.margin, self.max_passes, n_jobs=self.n_jobs)
-
-        try:
-            return self._choose_training(X, raw, labels, digests, y, walks)
-        except BaseException:
-            if walks is not None:
-                walks.close()
-            raise
-
-    def _choose_training(self, X: CSR, raw: CSR | None, labels: list, digests: np.ndarray,
-                         y: np.ndarray, walks: Iterator | None) -> tuple[str, tuple, Any]:
-        """:meth:`_cross_validate`'s choice, training on error's folds from ``walks``. "auto"
-        trains on error where the ham are too few to read the spam cutoff off their scores (it
-        is extrapolated: the two trainings' out-of-fold estimates are then too noisy to choose
-        by, and the one that looked better had been lucky — on Subject-and-body samples of 100
-        ham and 100 spam it called 0.47 % of new ham spam, full training alone 0.38 %, training
-        on error alone 0.16 %; README, Spam decisions); else it keeps the one whose
-        out-of-fold decisions misplace fewer messages, full training on a tie or with too few
-        documents to cross-validate, whose held-out rows are then scored as new documents
-        (as_new, for the decision threshold) only once it has won."""
+                        ) -> tuple[str, tuple]:
+        """(training, (cutoffs, suspect, as_new)): the training to fit mail by and what the
+        cross-validation of its cutoffs gave (:meth:`_learn_cutoffs`). "auto" trains on error
+        where the ham are too few to read the spam cutoff off their scores (it is extrapolated:
+        the two trainings' out-of-fold estimates are then too noisy to choose by, and the one
+        that looked better had been lucky — on Subject-and-body samples of 100 ham and 100
+        spam it called 0.47 % of new ham spam, full training alone 0.38 %, training on error
+        alone 0.16 %; README, Spam decisions); else it keeps the one whose out-of-fold decisions
+        misplace fewer messages, full training on a tie or with too few documents to
+        cross-validate, whose held-out rows are then scored as new documents (as_new, for the
+        decision threshold) only once it has won."""
         def learn(kind: str, raw: CSR | None) -> tuple:
-            return self._learn_cutoffs(X, labels, fit=None if kind == "full" else walks,
+            return self._learn_cutoffs(X, labels, fit=None if kind == "full" else self._on_error,
                                        raw=raw, groups=digests)
 
         if self.training != "auto":
-            return self.training, learn(self.training, raw), walks
+            return self.training, learn(self.training, raw)
+        walked = learn("on-error", raw)
         ham = sum(str(label) != self.spam_class for label in labels)
-        few = (_cutoffs.extrapolated(ham, self.target_fpr)
-               and min(ham, len(labels) - ham) >= _cutoffs.SUSPECT_MIN)
-        full = None if few or walks is None else learn("full", None)  # while the walks run
-        walked = learn("on-error", raw) if walks is not None else (None, None, None)
-        if walked[0] is not None and few:
-            return "on-error", walked, walks
-        full = full or learn("full", None)
+        if (walked[0] is not None and _cutoffs.extrapolated(ham, self.target_fpr)
+                and min(ham, len(labels) - ham) >= _cutoffs.SUSPECT_MIN):
+            return "on-error", walked
+        full = learn("full", None)
         if walked[0] is not None and full[0] is not None \
                 and _misplaced(walked[0]) < _misplaced(full[0]):
-            return "on-error", walked, walks
+            return "on-error", walked
         if raw is not None and full[0] is not None:
+            y = np.array(labels, dtype=str)
             full = (*full[:2], self._out_of_fold(X, raw, y,
                                                  _folds(y, self.cutoff_folds, digests))[1])
-        return "full", full, walks
+        return "full", full
 
     def _fit_em(self, vocabulary: Vocabulary, X: CSR, labels: list, digests: np.ndarray,
                 em_weight: float, em_iterations: int | None, callback: Any) -> "TextClassifier":
@@ -385,16 +356,14 @@ class TextClassifier(Parameters):
                               n_jobs=self.n_jobs)[0]
 
     def _fit_on_error(self, vocabulary: Vocabulary, X: CSR, labels: list,
-                      digests: np.ndarray, walks: Iterator | None = None) -> None:
+                      digests: np.ndarray) -> None:
         """The model of the documents training on error picks (:mod:`textnb.onerror`), over the
         terms they hold: ``fit`` on those documents alone, each weighted by the share of the walks
         that learned it, but for pruning (``min_df``, ``max_df``, ``max_features``), which saw
         them all. ``on_error_`` says how many documents were learned and how many each pass of
-        the first walk learned, of how many of each class. ``walks``: the walks of every row of
-        X, started before (:meth:`_cross_validate`)."""
-        _, weight, per_pass = (next(walks) if walks is not None else
-                               train_on_error(X, labels, self._new_model, self.margin,
-                                              self.max_passes, n_jobs=self.n_jobs))
+        the first walk learned, of how many of each class."""
+        _, weight, per_pass = train_on_error(X, labels, self._new_model, self.margin,
+                                             self.max_passes, n_jobs=self.n_jobs)
         learned = weight > 0
         rows = take_rows(X, learned)
         used = np.flatnonzero(np.bincount(rows.indices, minlength=X.shape[1]))
@@ -514,8 +483,7 @@ class TextClassifier(Parameters):
             whole = self._new_model().fit(X, y)
         k = int(folds.max()) + 1
         # Training on error's folds all at once: a fold's model scored while the next walk.
-        walked = (fit if hasattr(fit, "__next__") else
-                  trained_on_error(X, y, [np.flatnonzero(folds != fold) for fold in range(k)],
+        walked = (trained_on_error(X, y, [np.flatnonzero(folds != fold) for fold in range(k)],
                                    self._new_model, self.margin, self.max_passes,
                                    n_jobs=self.n_jobs) if fit == self._on_error else None)
         for fold in range(k):

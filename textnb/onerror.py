@@ -23,7 +23,6 @@ The model returned is fitted on the learned documents alone, weighted.
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -73,11 +72,7 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
     ``new_model().fit(X[weight > 0], y[weight > 0], sample_weight=weight[weight > 0])`` (the
     rows of X, :func:`take_rows`);
     ``per_pass`` says how many each pass of the first walk learned."""
-    walking = trained_on_error(X, y, [None], new_model, margin, max_passes, orders, n_jobs)
-    try:
-        return next(walking)
-    finally:
-        walking.close()
+    return next(trained_on_error(X, y, [None], new_model, margin, max_passes, orders, n_jobs))
 
 
 def trained_on_error(X: Any, y: Sequence, subsets: Sequence[np.ndarray | None],
@@ -86,10 +81,9 @@ def trained_on_error(X: Any, y: Sequence, subsets: Sequence[np.ndarray | None],
                      n_jobs: int | None = 1) -> Iterator[tuple[Any, np.ndarray, list[int]]]:
     """:func:`train_on_error` of the rows of X numbered by each of ``subsets`` (int arrays;
     None: every row; ``y`` labels every row of X), in order: a cross-validation's folds.
-    Two-class walks in C visit the rows where they lie, and start at once, every subset's in
-    one pool of threads: the caller works while they run, and uses a subset's model while
-    the next subsets' walks run (the cutoffs' five folds of SpamAssassin: 0.17 → 0.12 s).
-    ``close()`` the iterator to drop the walks not needed."""
+    Two-class walks in C visit the rows where they lie, and every subset's walks go to one pool
+    of threads at once, so that a subset's model is fitted, and used, while the next subsets'
+    walks run (the cutoffs' five folds of SpamAssassin: 0.17 → 0.12 s)."""
     if margin < 0 or max_passes < 1 or orders < 1:
         raise ValueError(f"need margin >= 0, max_passes >= 1 and orders >= 1, got {margin}, "
                          f"{max_passes} and {orders}")
@@ -98,48 +92,25 @@ def trained_on_error(X: Any, y: Sequence, subsets: Sequence[np.ndarray | None],
     if _fast is None or _Tables.kind_of(model) not in _FAST_KINDS \
             or any(np.unique(labels if rows is None else labels[rows]).size != 2
                    for rows in subsets):
-        return (_trained(X, labels, new_model, margin, max_passes, orders, n_jobs)
-                if rows is None else _trained(take_rows(X, rows), labels[rows], new_model,
-                                              margin, max_passes, orders, n_jobs)
-                for rows in subsets)
-    return _Walking(X, labels, subsets, new_model, margin, max_passes, orders, n_jobs)
-
-
-class _Walking:
-    """:func:`trained_on_error`'s results, in C: every subset's walks sent to a pool of
-    threads when made (walks in C let go of the GIL; worker processes, sent the matrix, took
-    SpamAssassin's four walks 0.36–0.38 s against 0.23–0.26 s here, with the scan in C); each
-    subset's model fitted as it is asked for."""
-
-    def __init__(self, X: CSR, labels: np.ndarray, subsets: Sequence[np.ndarray | None],
-                 new_model: Callable[[], Any], margin: float, max_passes: int, orders: int,
-                 n_jobs: int | None) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-        self.X, self.new_model, self.orders = X, new_model, orders
-        sums = _Tables.row_sums(_Tables.values(new_model(), X))  # once, not once a walk
-        self.threads = ThreadPoolExecutor(min(orders, n_workers(n_jobs)))
-        self.started = deque(_start(self.threads, X, labels, rows, sums, new_model, margin,
-                                    max_passes, orders) for rows in subsets)
-
-    def __iter__(self) -> "_Walking":
-        return self
-
-    def __next__(self) -> tuple[Any, np.ndarray, list[int]]:
-        if not self.started:
-            self.close()
-            raise StopIteration
-        rows, chosen, walks, futures = self.started.popleft()
-        try:
+        for rows in subsets:
+            yield (_trained(X, labels, new_model, margin, max_passes, orders, n_jobs)
+                   if rows is None else _trained(take_rows(X, rows), labels[rows], new_model,
+                                                 margin, max_passes, orders, n_jobs))
+        return
+    # Walks in C let go of the GIL: threads, where worker processes were sent the matrix
+    # (four walks over SpamAssassin's 6,046 messages: 0.36–0.38 s in two worker processes,
+    # with the scan in C 0.23–0.26 s in this one).
+    from concurrent.futures import ThreadPoolExecutor
+    sums = _Tables.row_sums(_Tables.values(model, X))  # once, not once a walk
+    threads = ThreadPoolExecutor(min(orders, n_workers(n_jobs)))
+    try:
+        started = [_start(threads, X, labels, rows, sums, new_model, margin, max_passes, orders)
+                   for rows in subsets]
+        for rows, chosen, walks, futures in started:
             results = [future.result() for future in futures]
-        except BaseException:
-            self.close()
-            raise
-        return _weighed(self.X, rows, chosen, walks, results, self.new_model, self.orders)
-
-    def close(self) -> None:
-        """Drop the walks not yet run, and end the threads."""
-        self.started.clear()
-        self.threads.shutdown(cancel_futures=True)
+            yield _weighed(X, rows, chosen, walks, results, new_model, orders)
+    finally:
+        threads.shutdown(cancel_futures=True)
 
 
 def _start(threads: Any, X: CSR, labels: np.ndarray, rows: np.ndarray | None, sums: np.ndarray,
