@@ -482,7 +482,7 @@ class TextClassifier(Parameters):
         if fit is None and whole is None:
             whole = self._new_model().fit(X, y)
         k = int(folds.max()) + 1
-        # Training on error's folds all at once: a fold's model scored while the next walk.
+        # Training on error's folds walked together: a fold's model scored while the next walk.
         walked = (trained_on_error(X, y, [np.flatnonzero(folds != fold) for fold in range(k)],
                                    self._new_model, self.margin, self.max_passes,
                                    n_jobs=self.n_jobs) if fit == self._on_error else None)

@@ -53,7 +53,7 @@ _SHAPES = ((re.compile(r"\d+"), "9"), (re.compile(r"[a-z]+"), "a"), (re.compile(
 def envelope_fields(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     """The extra fields of a message's headers, given as (lower-case name, value) pairs."""
     headers = list(itertools.islice(headers, MAX_FIELDS))
-    if _fast is not None:  # in C, where every value read is ASCII: 22 → 9 µs a message
+    if _fast is not None:  # in C, where every value read is ASCII: 22 → 11 µs a message
         fields = _fast.envelope(headers, _READ, _ADDRESS_FIELDS, _VALUE_FIELDS, MAX_FIELDS,
                                 MAX_VALUE)
         if fields is not None:
