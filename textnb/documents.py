@@ -402,6 +402,8 @@ def _is_mbox(head: bytes, file: BinaryIO) -> bool:
     somewhere (the whole file is scanned: a first message may hold a large attachment)."""
     if not head.startswith(b"From "):
         return False
+    if len(head) <= MAX_BYTES:  # _read_capped read to the end: the whole file, no more to read
+        return _MBOX_SEPARATOR.search(head) is not None
     tail, chunk = b"", head
     while chunk:
         if _MBOX_SEPARATOR.search(tail + chunk):
