@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 import textnb.models
+import textnb.vocabulary
 from textnb.models import (CSR, BernoulliNB, ComplementNB, MultinomialNB, StoredCounts, as_csr,
                            class_log_prior, logsumexp)
 
@@ -617,6 +618,56 @@ def test_scores_summed_in_c_equal_numpys_to_the_bit(Model, monkeypatch):
     with pytest.raises(ValueError):
         textnb.models._fast.jll(X.data.astype(np.float32), np.zeros(X.nnz, dtype=np.int64),
                                 X.indptr, np.zeros((3, 1)), np.empty((300, 3)))
+
+
+@pytest.mark.skipif(textnb.models._fast is None,
+                    reason="textnb's C parts were not built (no C compiler at install time)")
+@pytest.mark.parametrize("Model", MODELS)
+def test_counting_row_sums_and_relabelling_in_c_equal_numpys_to_the_bit(Model, monkeypatch):
+    """textnb/_scores.c's class counts, row sums, row division, used terms and relabelling give
+    numpy's numbers bit for bit (sums in the entries' order from 0.0): a model fitted, then
+    unlearning a part, with sample weights; documents weighed by l2; columns renamed and
+    dropped; int32 and int64 index arrays, an empty row."""
+    from textnb.classifier import TextClassifier
+    from textnb.vocabulary import _relabel
+    rng = np.random.default_rng(11)
+    X = sp.random(400, 300, density=0.04, random_state=5, format="csr",
+                  data_rvs=lambda n: rng.random(n) * 3)
+    X.data[X.indptr[7]:X.indptr[8]] = 0  # an empty document
+    X.eliminate_zeros()
+    y, weight = rng.choice(["a", "b", "c"], 400), rng.random(400) + 0.5
+    wide = CSR(X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64), X.shape)
+    column = np.where(rng.random(300) < 0.3, -1, 0)
+    column[column == 0] = np.arange((column == 0).sum())
+    clf = TextClassifier(norm="l2")
+    found = {}
+    for name, fast in (("C", textnb.models._fast), ("numpy", None)):
+        with monkeypatch.context() as patch:
+            patch.setattr(textnb.models, "_fast", fast)
+            patch.setattr(textnb.vocabulary, "_scores", fast)
+            model = Model(alpha=0.3).fit(X, y, sample_weight=weight)
+            model.unlearn(X[:50], y[:50], sample_weight=weight[:50])
+            weighed = clf._weigh(CSR(X.data.copy(), X.indices, X.indptr, X.shape))
+            found[name] = (model.feature_count_, model.class_count_, weighed.data,
+                           textnb.models.row_sums(X.data, X.indptr),
+                           textnb.models._used_terms(wide.indices, 300),
+                           [(part.data, part.indices, part.indptr)
+                            for part in (_relabel(X, column, int(column.max()) + 1),
+                                         _relabel(wide, np.arange(300), 300))])
+    c, numpy = found["C"], found["numpy"]
+    for ours, theirs in zip(c[:4], numpy[:4]):
+        np.testing.assert_array_equal(ours, theirs)
+    for ours, theirs in zip(c[4], numpy[4]):
+        np.testing.assert_array_equal(ours, theirs)
+        assert ours.dtype == theirs.dtype
+    for ours, theirs in zip(c[5], numpy[5]):
+        for a, b in zip(ours, theirs):
+            np.testing.assert_array_equal(a, b)
+    assert c[5][0][0].size < X.nnz  # some entries were dropped
+    with pytest.raises(ValueError):
+        textnb.models._fast.relabel(X.data, X.indices, X.indptr, np.arange(10))  # too few columns
+    with pytest.raises(ValueError):
+        textnb.models._fast.used_terms(X.indices, 10)  # indices past n_terms
 
 
 @pytest.mark.parametrize("n_terms, n_entries", [(124_523, 200_000), (124_523, 300), (50, 0),

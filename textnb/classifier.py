@@ -26,7 +26,7 @@ from .errors import ModelFileError
 from .explain import Explanation, explain_document, informative_terms
 from .onerror import MARGIN, MAX_PASSES, take_rows, train_on_error, trained_on_error
 from .models import (CSR, BernoulliNB, Parameters, ComplementNBWithPrior, MultinomialNB,
-                     StoredCounts, _DiscreteNB, _sklearn_tags, check_labels)
+                     StoredCounts, _DiscreteNB, _sklearn_tags, check_labels, divide_rows, row_sums)
 from .stopwords import load_stop_words
 from .tokens import MAX_TOKEN_LENGTH, Tokenizer
 from . import modelfile
@@ -874,9 +874,7 @@ class TextClassifier(Parameters):
         data = (np.log1p(X.data) if self.tf == "log" else np.ones_like(X.data, dtype=float)
                 if self.tf == "binary" else X.data.copy())
         if self.norm == "l2":
-            row = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-            lengths = np.sqrt(np.bincount(row, weights=data ** 2, minlength=X.shape[0]))
-            data /= lengths[row]
+            divide_rows(data, X.indptr, np.sqrt(row_sums(data ** 2, X.indptr)))
         return CSR(data, X.indices, X.indptr, X.shape)
 
     def default_stop_words(self, labels: Iterable = (), sample: Iterable[Text] = ()) -> Any:

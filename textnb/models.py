@@ -522,11 +522,20 @@ class _DiscreteNB(BaseNB):
         self.class_count_ += sign * np.bincount(row_class, weights=weight, minlength=n_classes)
         lengths = np.diff(X.indptr)
         values = (X.data > 0).astype(float) if self._binary else X.data.astype(float)
-        values *= np.repeat(weight, lengths)
-        entry_class = np.repeat(row_class.astype(np.int32), lengths)
         # One class at a time, into a vector of n_terms: a dense (class, term) bincount and its
         # copies took three times feature_count_'s size (20 Newsgroups: +89 MB at fit). Each
         # cell still sums its entries in document order, so the counts are the same numbers.
+        if _fast is not None:  # the same sums in C (textnb/_scores.c), without entries' copies
+            row_class = np.ascontiguousarray(row_class, dtype=np.int64)
+            weight = np.ascontiguousarray(weight, dtype=float)
+            indices, indptr = np.ascontiguousarray(X.indices), np.ascontiguousarray(X.indptr)
+            for c in np.unique(row_class).tolist():
+                sums = np.zeros(n_terms)
+                _fast.class_sums(values, indices, indptr, row_class, weight, c, sums)
+                self.feature_count_[c] += sign * sums
+            return
+        values *= np.repeat(weight, lengths)
+        entry_class = np.repeat(row_class.astype(np.int32), lengths)
         for c in np.unique(row_class).tolist():
             mine = entry_class == c
             self.feature_count_[c] += sign * np.bincount(X.indices[mine], weights=values[mine],
@@ -630,6 +639,24 @@ class _DiscreteNB(BaseNB):
         return jll + self._bias()
 
 
+def row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """Each CSR row's values (float64), added in the row's order from 0.0, as scipy's
+    X.sum(axis=1) adds them: in C where it was built (textnb/_scores.c)."""
+    values = np.ascontiguousarray(values, dtype=float)
+    if _fast is not None:
+        return np.frombuffer(_fast.row_sums(values, np.ascontiguousarray(indptr)))
+    rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    return np.bincount(rows, weights=values, minlength=indptr.size - 1)
+
+
+def divide_rows(values: np.ndarray, indptr: np.ndarray, by: np.ndarray) -> None:
+    """Each CSR row r's values (float64, C order) divided by ``by[r]``, in place."""
+    if _fast is not None:
+        _fast.divide_rows(values, np.ascontiguousarray(indptr), np.ascontiguousarray(by, dtype=float))
+    else:
+        values /= np.repeat(by, np.diff(indptr))
+
+
 def _used_terms(indices: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(indices, return_inverse=True)`` for term numbers in [0, n_terms): for a
     batch of many entries, by marking them rather than sorting them (a SpamAssassin fold's
@@ -637,6 +664,10 @@ def _used_terms(indices: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarr
     (one message: 21 against 34 µs; even at one entry in 32 terms, as fast either way)."""
     if indices.size * 32 < n_terms:
         return np.unique(indices, return_inverse=True)
+    if _fast is not None:  # the same marking in C (textnb/_scores.c), two passes, not five
+        used, inverse = _fast.used_terms(np.ascontiguousarray(indices), n_terms)
+        return (np.frombuffer(used, dtype=np.int64).astype(indices.dtype),
+                np.frombuffer(inverse, dtype=np.intp))
     mark = np.zeros(n_terms, dtype=bool)
     mark[indices] = True
     used = np.flatnonzero(mark).astype(indices.dtype, copy=False)

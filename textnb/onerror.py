@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .models import (CSR, BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB, as_csr,
-                     class_log_prior)
+                     class_log_prior, row_sums)
 from .workers import imap, n_workers
 
 try:  # two-class walks in C (textnb/_onerror.c), where it was built
@@ -283,8 +283,7 @@ class _Tables:
     def row_sums(X: CSR) -> np.ndarray:
         """Σ_k x_k of each row of X (float data), added in the row's order from 0.0, as
         scipy's X.sum(axis=1) adds them (and textnb/_onerror.c after it)."""
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        return np.bincount(rows, weights=X.data, minlength=X.shape[0])
+        return row_sums(X.data, X.indptr)
 
     def arrays(self, truth: np.ndarray, learned: np.ndarray) -> tuple:
         """The matrix, the documents' classes and learned flags, and the tables, in the order

@@ -15,7 +15,7 @@ from typing import Iterable, NamedTuple, Sequence
 import numpy as np
 
 from . import counting
-from .models import CSR
+from .models import CSR, _fast as _scores
 
 
 class Vocabulary:
@@ -281,6 +281,16 @@ def _as_count(value: int | float, n_documents: int, name: str) -> float:
 def _relabel(X: CSR, column: np.ndarray, n_terms: int) -> CSR:
     """X with column j renamed column[j], or dropped where that is −1. The renaming must keep
     the order of the kept columns, so that rows stay sorted."""
+    if _scores is not None and X.data.dtype == np.float64:  # in C (textnb/_scores.c): one pass
+        indices, data, indptr = _scores.relabel(np.ascontiguousarray(X.data),
+                                              np.ascontiguousarray(X.indices),
+                                              np.ascontiguousarray(X.indptr),
+                                              np.ascontiguousarray(column, dtype=np.int64))
+        indices = np.frombuffer(indices, dtype=np.int32)
+        if data is None:  # no entry dropped
+            return CSR(X.data, indices, X.indptr, (X.shape[0], n_terms))
+        return CSR(np.frombuffer(data), indices, np.frombuffer(indptr, dtype=np.int64),
+                   (X.shape[0], n_terms))
     new = column[X.indices]
     kept = new >= 0
     if kept.all():
