@@ -650,8 +650,8 @@ def row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
 
 
 def divide_rows(values: np.ndarray, indptr: np.ndarray, by: np.ndarray) -> None:
-    """Each CSR row r's values (float64, C order) divided by ``by[r]``, in place."""
-    if _fast is not None:
+    """Each CSR row r's values divided by ``by[r]``, in place."""
+    if _fast is not None and values.dtype == np.float64 and values.flags.c_contiguous:
         _fast.divide_rows(values, np.ascontiguousarray(indptr), np.ascontiguousarray(by, dtype=float))
     else:
         values /= np.repeat(by, np.diff(indptr))
