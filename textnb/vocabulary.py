@@ -279,8 +279,8 @@ def _as_count(value: int | float, n_documents: int, name: str) -> float:
 
 
 def _relabel(X: CSR, column: np.ndarray, n_terms: int) -> CSR:
-    """X with column j renamed column[j], or dropped where that is −1. The renaming must keep
-    the order of the kept columns, so that rows stay sorted."""
+    """X with column j renamed column[j], or dropped where that is negative (−1). The renaming
+    must keep the order of the kept columns, so that rows stay sorted."""
     if _scores is not None and X.data.dtype == np.float64:  # in C (textnb/_scores.c): one pass
         indices, data, indptr = _scores.relabel(np.ascontiguousarray(X.data),
                                               np.ascontiguousarray(X.indices),
