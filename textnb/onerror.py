@@ -101,7 +101,8 @@ def trained_on_error(X: Any, y: Sequence, subsets: Sequence[np.ndarray | None],
     # (four walks over SpamAssassin's 6,046 messages: 0.36–0.38 s in two worker processes,
     # with the scan in C 0.23–0.26 s in this one).
     from concurrent.futures import ThreadPoolExecutor
-    sums = _Tables.row_sums(_Tables.values(model, X))  # once, not once a walk
+    values = _Tables.values(model, X)
+    sums = row_sums(values.data, values.indptr)  # once, not once a walk
     threads = ThreadPoolExecutor(min(orders, n_workers(n_jobs)))
     try:
         started = [_start(threads, X, labels, rows, sums, new_model, margin, max_passes, orders)
@@ -121,11 +122,17 @@ def _start(threads: Any, X: CSR, labels: np.ndarray, rows: np.ndarray | None, su
     chosen = labels[rows]
     truth = np.zeros(labels.size, dtype=np.int64)  # each row's class number, by row
     truth[rows] = np.searchsorted(np.unique(chosen), chosen)
-    shuffle = np.random.default_rng(0)   # the same model for the same documents, every time
-    walks = [None] + [shuffle.permutation(rows.size) for _ in range(orders - 1)]
+    walks = _orders(rows.size, orders)
     futures = [threads.submit(_walk, X, truth, new_model(), 2, margin, max_passes,
                               rows if order is None else rows[order], sums) for order in walks]
     return rows, chosen, walks, futures
+
+
+def _orders(n: int, orders: int) -> list[np.ndarray | None]:
+    """The orders ``orders`` walks visit n documents in: as given (None), then seeded shuffles
+    (the same model for the same documents, every time)."""
+    shuffle = np.random.default_rng(0)
+    return [None] + [shuffle.permutation(n) for _ in range(orders - 1)]
 
 
 def _trained(X: CSR, labels: np.ndarray, new_model: Callable[[], Any], margin: float,
@@ -136,8 +143,7 @@ def _trained(X: CSR, labels: np.ndarray, new_model: Callable[[], Any], margin: f
     if classes.size < 2:
         raise ValueError("training on error needs at least two classes")
     truth = np.searchsorted(classes, labels)
-    shuffle = np.random.default_rng(0)   # the same model for the same documents, every time
-    walks = [None] + [shuffle.permutation(labels.size) for _ in range(orders - 1)]
+    walks = _orders(labels.size, orders)
     # Each walk its own model: one that learns by partial_fit must start empty.
     jobs = [(X, truth, new_model(), classes.size, margin, max_passes, order) for order in walks]
     if _fast is not None and classes.size == 2:  # two classes, a model without tables in C
@@ -190,7 +196,7 @@ def _walk(X: Any, truth: np.ndarray, model: Any, n_classes: int, margin: float,
           sums: np.ndarray | None = None) -> tuple[np.ndarray, list[int]]:
     """(learned, per_pass) of one walk over the rows of X in ``order`` (None: as they are),
     ``learned`` indexing that order; ``truth`` holds each row's class number, ``sums``, if
-    given, each row's Σ_k x_k (:meth:`_Tables.row_sums`)."""
+    given, each row's Σ_k x_k (:func:`textnb.models.row_sums`)."""
     if _fast is not None and n_classes == 2 and _Tables.kind_of(model) in _FAST_KINDS:
         # The C walk visits the rows in order where they are: no copy of X a walk, nor of the
         # rows a walk visits (``order``: X's rows, a fold's).
@@ -246,7 +252,7 @@ class _Tables:
         self.model = model
         self.kind = self.kind_of(model)
         self.X = self.values(model, X)
-        self.sums = self.row_sums(self.X) if sums is None else sums
+        self.sums = row_sums(self.X.data, self.X.indptr) if sums is None else sums
         n_terms = X.shape[1]
         self.count = np.zeros((n_terms, n_classes))      # n_kc (df_kc for Bernoulli)
         self.class_count = np.zeros(n_classes)           # N_c: documents learned per class
@@ -278,12 +284,6 @@ class _Tables:
         """X as the model counts it, float: presence bits for a binary model."""
         values = (X.data > 0) if getattr(model, "_binary", False) else X.data
         return CSR(values.astype(float, copy=False), X.indices, X.indptr, X.shape)
-
-    @staticmethod
-    def row_sums(X: CSR) -> np.ndarray:
-        """Σ_k x_k of each row of X (float data), added in the row's order from 0.0, as
-        scipy's X.sum(axis=1) adds them (and textnb/_onerror.c after it)."""
-        return row_sums(X.data, X.indptr)
 
     def arrays(self, truth: np.ndarray, learned: np.ndarray) -> tuple:
         """The matrix, the documents' classes and learned flags, and the tables, in the order
