@@ -245,6 +245,7 @@ class TextClassifier(Parameters):
         ``labels`` is read after the parts, so a reader may fill it as it reads the texts."""
         vocabulary = self._vocabulary()
         found: list[np.ndarray] = []
+        _import_meanwhile("numpy.random", "numpy.ma")  # the cross-validations' folds import them
         X = vocabulary.fit_parts(noting_digests(parts, found))
         labels = list(labels)
         _check_training(range(X.shape[0] - unlabeled), labels)
@@ -1088,6 +1089,19 @@ def noting_digests(parts: Iterable[tuple[Counts, np.ndarray]],
     for part, digests in parts:
         found.append(digests)
         yield part
+
+
+def _import_meanwhile(*modules: str) -> None:
+    """Import ``modules`` in a thread: numpy imports its submodules when first used, and the
+    cross-validations after counting would wait 16 ms for numpy.random and numpy.ma (SpamAssassin)
+    where this process mostly waits on the workers while counting."""
+    import importlib
+    import sys
+    import threading
+    if all(name in sys.modules for name in modules):
+        return
+    threading.Thread(target=lambda: [importlib.import_module(name) for name in modules],
+                     daemon=True).start()
 
 
 def _text_list(texts: Iterable[Text]) -> list[Text]:
