@@ -77,7 +77,9 @@ class StoredCounts(NamedTuple):
         return cls(indptr, classes, counts[classes, term], counts.shape)
 
     def _terms(self) -> np.ndarray:
-        return np.repeat(np.arange(self.shape[1]), np.diff(self.indptr).astype(np.int64))
+        """Each entry's term (int32 where that holds them: 20 Newsgroups' 350,000, 1.4 MB)."""
+        kind = np.int32 if self.shape[1] < 2**31 else np.int64
+        return np.repeat(np.arange(self.shape[1], dtype=kind), np.diff(self.indptr))
 
     def dense(self) -> np.ndarray:
         """ndarray of shape (n_classes, n_terms), float64."""
@@ -99,17 +101,21 @@ class StoredCounts(NamedTuple):
 
     def rows(self) -> Iterator[np.ndarray]:
         """Each class's counts in turn, ndarray of shape (n_terms,)."""
-        terms = self._terms()
         for c in range(self.shape[0]):
+            at = np.flatnonzero(self.classes == c)  # its entries; their terms by the indptr
             row = np.zeros(self.shape[1])
-            mine = self.classes == c
-            row[terms[mine]] = self.values[mine]
+            row[np.searchsorted(self.indptr, at, side="right") - 1] = self.values[at]
             yield row
 
     def total(self) -> np.ndarray:
         """Σ_c n_kc, ndarray of shape (n_terms,): the classes added in order, as a sum over the
         rows of the dense counts adds them (a zero count adds nothing)."""
         return np.bincount(self._terms(), weights=self.values, minlength=self.shape[1])
+
+
+def _positive_sum(values: np.ndarray) -> float:
+    """Σ max(v, 0) of ``values``, which it overwrites (one temporary fewer)."""
+    return float(np.maximum(values, 0.0, out=values).sum())
 
 
 def as_csr(X: Any) -> CSR:
@@ -795,7 +801,7 @@ class ComplementNB(_DiscreteNB):
     def _complement_sums(self) -> np.ndarray:
         """Per class, Σ_k max(Σ_c' n_kc' − n_kc, 0): the complement's count, without α."""
         return self._cached("complement_sums", lambda: np.array(
-            [np.maximum(self._total() - count, 0.0).sum() for count in self._count_rows()]))
+            [_positive_sum(self._total() - count) for count in self._count_rows()]))
 
     def _total(self) -> np.ndarray:
         """Σ_c n_kc, per term: the rows added in order."""
