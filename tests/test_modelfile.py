@@ -208,6 +208,23 @@ def test_failed_write_leaves_the_old_model_intact(model_path, monkeypatch):
     assert load_model(model_path).alpha == 1.0
 
 
+def test_a_directory_that_takes_no_new_file_is_named_by_the_model(tmp_path, monkeypatch):
+    """The temporary file could not be made: the error names the model the user asked for
+    (`textnb train -m /proc/x.tnb` said "/proc/.x.tnb.5967.xf631797.textnb-tmp: No such file
+    or directory")."""
+    import tempfile
+
+    def refuse(prefix, suffix, dir):
+        raise PermissionError(13, "Permission denied", os.path.join(dir, prefix + "xyz" + suffix))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    with pytest.raises(PermissionError) as raised:
+        save_model(_classifier(), tmp_path / "spam.model")
+    assert raised.value.filename == str(tmp_path / "spam.model")
+    assert raised.value.strerror == "Permission denied" and raised.value.errno == 13
+    assert os.listdir(tmp_path) == []
+
+
 def test_interrupted_write_leaves_the_old_model_intact(model_path, monkeypatch):
     old_bytes = model_path.read_bytes()
 

@@ -206,8 +206,11 @@ def save(path: str | os.PathLike, kind: str, meta: dict[str, Any],
     directory.mkdir(parents=True, exist_ok=True)
     _remove_stale(directory, path.name)
     header = {"format": FORMAT, "version": VERSION, "kind": kind, **meta}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TMP_SUFFIX,
-                               dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TMP_SUFFIX,
+                                   dir=directory)
+    except OSError as error:  # named as the model, not as the temporary file never made
+        raise OSError(error.errno, error.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             # ZIP_STORED: the mail filter reads every member for each message (its CRC-32
