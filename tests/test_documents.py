@@ -589,6 +589,18 @@ def test_symbolic_link_loops_are_reported_and_skipped(tmp_path):
     assert read(d / "self") == ([], [(str(d / "self"), "too many levels of symbolic links")])
 
 
+def test_a_fifo_or_a_socket_in_a_directory_is_reported_and_skipped(tmp_path):
+    import socket
+    (tmp_path / "real.txt").write_text("real words")
+    os.mkfifo(tmp_path / "pipe")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "sock"))
+        docs, errors = read(tmp_path)
+    assert [doc.source for doc in docs] == [str(tmp_path / "real.txt")]
+    assert errors == [(str(tmp_path / "pipe"), "not a regular file"),
+                      (str(tmp_path / "sock"), "not a regular file")]
+
+
 def test_a_bytearray_reads_as_its_bytes():
     raw = b"From: a@example.com\nSubject: Cheap pills\n\nBuy now"
     assert read_bytes(bytearray(raw)) == read_bytes(raw)

@@ -546,6 +546,8 @@ def _tree(top: str, report: ErrorHandler) -> Iterator[tuple[str, bool]]:
                     yield entry.path, False
                 elif entry.is_symlink():
                     os.stat(entry.path)  # raises: broken
+                else:  # a FIFO would block the reading, a device never end
+                    report(entry.path, "not a regular file")
             except OSError as error:
                 report(entry.path, _reason(error))
 
