@@ -254,12 +254,12 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
     print(table(["command", "median", "p90", "max", "vs bogofilter", "vs python floor",
                  "above floor"], rows))
     wrong = sum(1 for label, s in statuses if (label == "spam") != (s == "Yes") and s != "Unsure")
-    print(f"  textnb filter status on these: " + ", ".join(
+    print("  textnb filter status on these: " + ", ".join(
         f"{label} {s}: {sum(1 for l, x in statuses if l == label and x == s)}"
         for label in ("spam", "ham") for s in ("Yes", "No", "Unsure")
         if any(l == label and x == s for l, x in statuses)) + f"  ({wrong} wrong)")
     if bogofilter:
-        print(f"  bogofilter on these: " + ", ".join(
+        print("  bogofilter on these: " + ", ".join(
             f"{label} {s}: {sum(1 for l, x in bogo_tags if l == label and x == s)}"
             for label in ("spam", "ham") for s in ("Spam", "Ham", "Unsure")
             if any(l == label and x == s for l, x in bogo_tags)))
