@@ -113,11 +113,6 @@ class StoredCounts(NamedTuple):
         return np.bincount(self._terms(), weights=self.values, minlength=self.shape[1])
 
 
-def _positive_sum(values: np.ndarray) -> float:
-    """Σ max(v, 0) of ``values``, which it overwrites (one temporary fewer)."""
-    return float(np.maximum(values, 0.0, out=values).sum())
-
-
 def as_csr(X: Any) -> CSR:
     """Return X's CSR arrays: from scipy.sparse, a CSR tuple, or a dense array-like.
 
@@ -801,7 +796,7 @@ class ComplementNB(_DiscreteNB):
     def _complement_sums(self) -> np.ndarray:
         """Per class, Σ_k max(Σ_c' n_kc' − n_kc, 0): the complement's count, without α."""
         return self._cached("complement_sums", lambda: np.array(
-            [_positive_sum(self._total() - count) for count in self._count_rows()]))
+            [np.maximum(self._total() - count, 0.0).sum() for count in self._count_rows()]))
 
     def _total(self) -> np.ndarray:
         """Σ_c n_kc, per term: the rows added in order."""
