@@ -417,3 +417,20 @@ def test_parts_hold_a_bounded_number_of_bytes_and_large_texts_go_to_the_workers(
 def test_bad_n_jobs_is_refused_whatever_the_size(n_jobs):
     with pytest.raises(ValueError, match="n_jobs must be a number of processes"):
         TextClassifier(n_jobs=n_jobs).fit(TEXTS, LABELS)
+
+
+def test_modules_imported_meanwhile_load_or_fail_without_a_word(monkeypatch):
+    """Training imports what its cross-validations will need in a thread while the workers
+    count; a module that cannot be imported there reports nothing (the caller's own import
+    will), and none is imported twice."""
+    import sys
+    import threading
+    from textnb.classifier import _import_meanwhile
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", raised.append)
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    thread = _import_meanwhile("colorsys", "textnb_no_such_module")
+    thread.join()
+    assert "colorsys" in sys.modules and "textnb_no_such_module" not in sys.modules
+    assert raised == []
+    assert _import_meanwhile("colorsys", "numpy") is None   # all there: no thread

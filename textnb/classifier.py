@@ -13,6 +13,7 @@ import math
 import operator
 import os
 import statistics
+import threading
 from itertools import chain, islice
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -1094,17 +1095,25 @@ def noting_digests(parts: Iterable[tuple[Counts, np.ndarray]],
         yield part
 
 
-def _import_meanwhile(*modules: str) -> None:
-    """Import ``modules`` in a thread: numpy imports its submodules when first used, and the
-    cross-validations after counting would wait 16 ms for numpy.random and numpy.ma (SpamAssassin)
-    where this process mostly waits on the workers while counting."""
+def _import_meanwhile(*modules: str) -> threading.Thread | None:
+    """Import ``modules`` in a thread (returned; None if all are imported already): numpy imports
+    its submodules when first used, and the cross-validations after counting would wait 16 ms for
+    numpy.random and numpy.ma (SpamAssassin) where this process mostly waits on the workers."""
     import importlib
     import sys
-    import threading
+
+    def load() -> None:
+        try:
+            for name in modules:
+                importlib.import_module(name)
+        except Exception:  # no traceback from here: the cross-validation's own import will say
+            pass
+
     if all(name in sys.modules for name in modules):
-        return
-    threading.Thread(target=lambda: [importlib.import_module(name) for name in modules],
-                     daemon=True).start()
+        return None
+    thread = threading.Thread(target=load, daemon=True)
+    thread.start()
+    return thread
 
 
 def _text_list(texts: Iterable[Text]) -> list[Text]:
