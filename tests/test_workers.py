@@ -72,6 +72,21 @@ def test_kept_pools_are_shut_down_at_exit():
     assert list(spawned(divmod, [(7, 2)], 2)) == [(3, 1)]  # a later call starts afresh
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_leaves_its_parents_workers_alone():
+    list(spawned(divmod, [(7, 2)] * 3, 2))
+    pool = textnb.workers._pools[2]
+    pid = os.fork()
+    if pid == 0:  # the child: no pool of its own yet, and its exit kills none of the parent's
+        ok = not textnb.workers._pools and list(spawned(divmod, [(9, 4)], 2)) == [(2, 1)]
+        textnb.workers._shut_down()
+        os._exit(0 if ok else 1)
+    assert os.waitpid(pid, 0)[1] == 0
+    assert textnb.workers._pools[2] is pool
+    assert all(worker.process.poll() is None for worker in pool)
+    assert list(spawned(divmod, [(7, 2)], 2)) == [(3, 1)]
+
+
 def test_where_no_process_starts_the_jobs_run_here(monkeypatch):
     import subprocess
 

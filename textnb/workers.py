@@ -218,6 +218,10 @@ def _shut_down() -> None:
 
 
 atexit.register(_shut_down)
+# A forked child has its parent's pools but not their pipes' writer threads, and its exit
+# must not kill its parent's workers: it starts its own.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_pools.clear)
 
 
 def _joblib(function: Callable[..., Any], jobs: Iterable[tuple], n_jobs: int) -> Iterator[Any]:
