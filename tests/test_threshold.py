@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from textnb import TextClassifier, load_model, save_model
 from textnb.cli import main
 from textnb.cutoffs import THRESHOLD_MIN, accuracy_threshold
-from textnb.decision import decide
+from textnb.decision import decide, line
 from textnb.errors import ModelFileError
 
 POSITIVE = "good great fine excellent nice happy superb lovely".split()
@@ -147,6 +147,21 @@ def test_decide_labels_by_the_threshold_without_cutoffs():
     # Mail: the cutoffs decide, and an unsure message gets the most probable class.
     unsure = decide(["ham", "spam"], row, "-", ("spam", 2.0, -1.0), threshold=-0.5)
     assert unsure["status"] == "unsure" and unsure["label"] == "ham"
+    assert unsure["probability"] == pytest.approx(0.6)
+
+
+def test_a_cutoff_that_calls_the_less_probable_class_gives_that_class_s_numbers():
+    row = [np.log(0.45), np.log(0.55)]   # spam more probable: its log-odds +0.2
+    ham = decide(["ham", "spam"], row, "-", ("spam", 1.7, 0.5))
+    assert (ham["status"], ham["label"], ham["verdict"]) == ("ham", "ham", "ham")
+    assert ham["probability"] == pytest.approx(0.45)
+    assert ham["log_odds"] == pytest.approx(np.log(0.45 / 0.55))   # below 0, as the text says
+    assert ham["spam_probability"] == pytest.approx(0.55)
+    assert ham["spam_log_odds"] == pytest.approx(np.log(0.55 / 0.45))
+    spam = decide(["ham", "spam"], row[::-1], "-", ("spam", -0.5, -2.0))
+    assert (spam["status"], spam["label"]) == ("spam", "spam")
+    assert spam["probability"] == pytest.approx(0.45) and spam["log_odds"] < 0
+    assert line(ham).split() == ["-", "ham", "0.4500", "log-odds", "-0.20"]
 
 
 def test_train_learns_it_and_classify_and_info_use_it(tmp_path):

@@ -135,7 +135,9 @@ def decide(classes: Sequence[Any], row: Sequence[float], source: str,
     finite where the probabilities round to 1 and 0; verdict: what the document is called,
     the label or, with cutoffs, "unsure". With cutoffs also status (spam, ham or unsure,
     decided on spam_log_odds), spam_probability and spam_log_odds; label is then the class of
-    the status (the most probable when unsure, as ``textnb filter`` and ``serve`` say).
+    the status (the most probable when unsure, as ``textnb filter`` and ``serve`` say), and
+    probability and log_odds are that label's (below 0 where a cutoff called the less probable
+    class: ham at a positive ham cutoff).
     """
     row = list(row)
     if threshold is not None and len(row) == 2 and not cutoffs:
@@ -153,9 +155,11 @@ def decide(classes: Sequence[Any], row: Sequence[float], source: str,
         s = [str(c) for c in classes].index(spam)
         log_odds = row[s] - row[1 - s]
         status = "spam" if log_odds >= spam_cutoff else "ham" if log_odds <= ham_cutoff else "unsure"
-        label = {"spam": classes[s], "ham": classes[1 - s], "unsure": classes[best]}[status]
-        decision.update(spam_probability=math.exp(row[s]), spam_log_odds=log_odds, status=status,
-                        label=label, verdict="unsure" if status == "unsure" else label)
+        at = {"spam": s, "ham": 1 - s, "unsure": best}[status]
+        # A cutoff may call the less probable class: its probability and log-odds, then below 0.
+        decision.update(label=classes[at], verdict="unsure" if status == "unsure" else classes[at],
+                        probability=math.exp(row[at]), log_odds=row[at] - row[1 - at],
+                        spam_probability=math.exp(row[s]), spam_log_odds=log_odds, status=status)
     return decision
 
 
