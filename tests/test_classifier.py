@@ -119,6 +119,28 @@ def test_partial_fit_in_pieces_equals_fit(model):
     np.testing.assert_array_equal(pieces.predict_proba(TEXTS), whole.predict_proba(TEXTS))
 
 
+@pytest.mark.parametrize("model", MODEL_NAMES)
+def test_partial_fit_takes_every_class_at_its_first_call_as_scikit_learn_s_does(model):
+    """classes= names classes not seen yet: predict_proba has their columns from the first
+    call, with no documents counted for them, and the pieces still add up to fit's model."""
+    whole = TextClassifier(model=model, stop_words="none").fit(TEXTS, LABELS)
+    pieces = TextClassifier(model=model, stop_words="none")
+    pieces.partial_fit(TEXTS[:3], LABELS[:3], classes=["sport", "ham", "spam"])
+    assert pieces.classes_.tolist() == ["ham", "spam", "sport"]
+    assert pieces.model_.class_count_.tolist() == [0, 3, 0]
+    assert pieces.predict_proba(["cheap pills"]).shape == (1, 3)
+    # a class of no documents: α/(α|V|) a term (multinomial), α/2α present (Bernoulli)
+    log_prob = pieces.model_.feature_log_prob_
+    expected = {"multinomial": -np.log(log_prob.shape[1]), "bernoulli": np.log(0.5)}
+    if model in expected:
+        np.testing.assert_allclose(log_prob[0], expected[model])
+    pieces.partial_fit(TEXTS[3:], LABELS[3:], classes=["ham", "spam", "sport"])
+    _same_model(pieces, whole)
+    with pytest.raises(ValueError, match="label 'news' of y is not among the classes given"):
+        pieces.partial_fit(["the evening news"], ["news"], classes=["ham", "spam", "sport"])
+    _same_model(pieces, whole)
+
+
 def test_partial_fit_of_an_iterator_counts_part_by_part_as_fit_does(monkeypatch):
     """partial_fit reads an iterator once, its labels filled as it is read, and adds each part
     (here 3 documents) before reading the next: fit's counts, bit for bit, fractional ones

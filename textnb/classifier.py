@@ -541,11 +541,15 @@ class TextClassifier(Parameters):
             as_new = -as_new  # the cutoffs' folds order the classes by their names
         return _cutoffs.accuracy_threshold(as_new, y == classes[1])
 
-    def partial_fit(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
+    def partial_fit(self, texts: Iterable[Text], y: Iterable,
+                    classes: Iterable | None = None) -> "TextClassifier":
         """Add documents (new terms and new classes too) to the counts.
 
         The vocabulary grows with every new token; ``min_df``, ``max_df`` and ``max_features``
         prune only at ``fit``. Training in pieces gives the same model as training at once.
+        ``classes``, as scikit-learn's ``partial_fit`` takes it, names every class there will
+        be: those not among ``y`` yet are classes of no documents (``predict_proba`` has their
+        columns from the first call), and a label of ``y`` outside them is a ValueError.
 
         ``texts`` may be an iterator: it is read once, and each part of it is counted and
         added before the next is read, so its documents are never all held; ``y`` is read as
@@ -553,6 +557,10 @@ class TextClassifier(Parameters):
         """
         texts = _text_iterable(texts)
         labels = y if isinstance(y, list) else list(y)
+        if classes is not None:
+            classes = np.unique(np.asarray(list(classes)))
+            if hasattr(texts, "__len__"):
+                _check_in(labels, classes)
         if hasattr(texts, "__len__"):
             _check_labels(texts, labels)  # before any work, where the lengths are known
         fitted = hasattr(self, "model_")
@@ -577,6 +585,8 @@ class TextClassifier(Parameters):
                 digests.append(found)
                 del counts, X  # before the next part is counted
             _check_labels(range(n_texts), labels)
+            if classes is not None:
+                _check_in(labels, classes)  # the labels of an iterator, read with its texts
             if not fitted and not n_texts:
                 raise ValueError("cannot fit on an empty training set")
             order = vocabulary._settle(first)
@@ -598,6 +608,9 @@ class TextClassifier(Parameters):
                 self._learned(np.zeros(0, dtype=np.uint64), [])
                 self.cutoffs_ = None  # learned by fit, or by textnb tune-cutoffs
                 self.decision_threshold_ = None
+        if classes is not None and np.setdiff1d(classes, self.model_.classes_).size:
+            self.model_._add_classes(classes)
+            self.model_._update()
         if len(self.model_.classes_) != 2:
             self.cutoffs_ = None  # spam and ham cutoffs say nothing once a third class is added
             self.decision_threshold_ = None
@@ -1119,6 +1132,14 @@ def _import_meanwhile(*modules: str) -> threading.Thread | None:
 def _text_list(texts: Iterable[Text]) -> list[Text]:
     """``texts`` as a list; a single str or bytes is refused, not split into characters."""
     return list(_text_iterable(texts))
+
+
+def _check_in(labels: Sequence, classes: np.ndarray) -> None:
+    """ValueError for labels not among ``classes`` (partial_fit's, as scikit-learn's)."""
+    unknown = np.setdiff1d(np.asarray(labels), classes).tolist() if len(labels) else []
+    if unknown:
+        raise ValueError(f"label {unknown[0]!r} of y is not among the classes given: "
+                         f"{classes.tolist()}")
 
 
 def _parts(texts: Iterator[Text], size: int) -> Iterator[list[Text]]:
