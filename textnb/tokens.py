@@ -11,6 +11,7 @@ stronger evidence than in a body.
 
 from __future__ import annotations
 
+import functools
 import re
 from itertools import filterfalse
 from collections.abc import Iterable, Sequence
@@ -39,15 +40,13 @@ MAX_TOKEN_LENGTH = 40
 # The repeat is possessive where Python has it (3.11): nothing after it can take back what it
 # matched, so the tokens are the same, but the regex engine keeps no backtracking state per
 # repetition, which made a megabyte-long chain ("a'a'a'…") take 50 times as long as 100 kB.
-_TOKEN = re.compile(
+_TOKEN = (
     r"""[\w$€£!]
     (?: (?<=\w)\w*""" + POSSESSIVE + r"""(?:[.'’+-]\w+|,\d+)*""" + POSSESSIVE + r"""(?:@\w+(?:[.-]\w+)+)?
                                                      # words, hosts, numbers, e-mail addresses
       | (?<=[$€£])\d[\d,]*(?:\.\d+)?                 # money: $500, $1,000.00
       | (?<=!)(?<!!!)!{0,2}                          # !, !!, !!! (longer runs say no more)
-    )""",
-    re.VERBOSE,
-)
+    )""")
 
 # Chinese and Japanese are written without spaces (Korean joins its particles to its words), so
 # a run of their characters is a phrase or a sentence that seldom recurs, and over 40
@@ -55,24 +54,31 @@ _TOKEN = re.compile(
 # is one itself (character bigrams, as Lucene's CJK analyzer reads these scripts). Kana, CJK
 # ideographs and Hangul syllables; a run inside a word splits it ("abc中文" → "abc", "中文").
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
-_CJK_CHAR = re.compile(f"[{_CJK}]")
-_CJK_RUN = re.compile(f"([{_CJK}]+)")
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """:data:`_TOKEN`, a CJK character and a run of them, compiled when first used: with the
+    C tokenizer they are only its reference, and compiling them (Unicode classes) took 5 ms of
+    every process's start, a procmail delivery's too."""
+    return (re.compile(_TOKEN, re.VERBOSE), re.compile(f"[{_CJK}]"), re.compile(f"([{_CJK}]+)"))
 
 
 def _matched(text: str) -> list[str]:
     """The tokens of ``text`` before stop words and the length cap: :data:`_TOKEN`'s matches,
     each that holds CJK characters split into their bigrams and the tokens of its other parts."""
-    tokens = _TOKEN.findall(text)
-    if text.isascii() or not _CJK_CHAR.search(text):
+    token, cjk_char, cjk_run = _patterns()
+    tokens = token.findall(text)
+    if text.isascii() or not cjk_char.search(text):
         return tokens
     split: list[str] = []
-    for token in tokens:
-        if not _CJK_CHAR.search(token):
-            split.append(token)
+    for word in tokens:
+        if not cjk_char.search(word):
+            split.append(word)
             continue
-        for k, part in enumerate(_CJK_RUN.split(token)):
+        for k, part in enumerate(cjk_run.split(word)):
             if k % 2 == 0:  # between runs (re.split's odd parts are the runs)
-                split.extend(_TOKEN.findall(part))
+                split.extend(token.findall(part))
             else:
                 split.extend(map(str.__add__, part, part[1:]) if len(part) > 1 else [part])
     return split
