@@ -499,6 +499,21 @@ def textnb_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "textnb"]
 
 
+@pytest.mark.parametrize("command", [["classify", "--format", "tsv"], ["explain"], ["info"]])
+def test_a_reader_that_went_away_ends_the_command_quietly(spam_model, command):
+    """`textnb classify *.eml | head`: once head has its lines, the rest is not an error to
+    print (a disk that is full still is: tests/test_quick.py)."""
+    read, write = os.pipe()
+    os.close(read)  # the reader gone before a byte is written: every write fails with EPIPE
+    try:
+        done = subprocess.run(textnb_command() + [*command, "-m", str(spam_model),
+                                                  *([] if command == ["info"] else [SPAM_MESSAGE])],
+                              stdout=write, stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(write)
+    assert done.returncode == 1 and done.stderr == b"", done.stderr
+
+
 def test_learn_from_8_concurrent_processes_loses_no_update(tmp_path):
     model = tmp_path / "m"
     messages = []

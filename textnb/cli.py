@@ -78,8 +78,11 @@ class _Cli(click.Group):
                 raise
             _error(f"internal error: {type(error).__name__}: {error} (TEXTNB_DEBUG=1 shows more)")
             code = Exit.ERROR if strict else FAILURE
-        if _stdout_failed() and not code:
-            _error("cannot write to standard output")
+        failed = _stdout_failed()
+        if failed and not code:
+            # A reader that went away (| head) had what it wanted: quiet, as click is then.
+            if strict or not isinstance(failed, BrokenPipeError):
+                _error("cannot write to standard output")
             code = Exit.ERROR if strict else FAILURE
         sys.exit(int(code or 0))
 
@@ -98,18 +101,19 @@ def _reason(error: BaseException, what: str) -> str:
     return str(error) or type(error).__name__
 
 
-def _stdout_failed() -> bool:
+def _stdout_failed() -> OSError | None:
     """Flush standard output; when it cannot be written (a full disk, a closed pipe), point it
-    at /dev/null, so that Python's own flush at exit does not fail again with a traceback."""
+    at /dev/null, so that Python's own flush at exit does not fail again with a traceback, and
+    return why."""
     try:
         sys.stdout.flush()
-    except OSError:
+    except OSError as error:
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except (OSError, ValueError):  # no file descriptor (a test's captured output)
             pass
-        return True
-    return False
+        return error
+    return None
 
 
 def _count(n: int, noun: str) -> str:
@@ -921,7 +925,9 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
             click.echo(_header_line(output, widths))
         for decision in decisions():
             click.echo(line(decision, output, widths))
-    except OSError as error:  # a full disk, a closed pipe
+    except BrokenPipeError:
+        raise  # the reader went away (| head): click stops quietly, exit status 1
+    except OSError as error:  # a full disk
         raise click.ClickException(f"cannot write to standard output: {error.strerror or error}")
     skips.summary()
     if exit_code:
