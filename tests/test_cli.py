@@ -514,6 +514,20 @@ def test_a_reader_that_went_away_ends_the_command_quietly(spam_model, command):
     assert done.returncode == 1 and done.stderr == b"", done.stderr
 
 
+def test_exit_code_mode_says_error_when_its_line_cannot_be_written(spam_model):
+    """--exit-code's 1 is ham: a result that cannot be written is an error (3), said."""
+    read, write = os.pipe()
+    os.close(read)
+    try:  # --format json: the command line's own path, not the mail filter's quick one
+        done = subprocess.run(textnb_command() + ["classify", "--exit-code", "--format", "json",
+                                                  "-m", str(spam_model), SPAM_MESSAGE],
+                              stdout=write, stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(write)
+    assert done.returncode == Exit.ERROR, done.stderr
+    assert done.stderr == b"Error: cannot write to standard output: Broken pipe\n"
+
+
 def test_learn_from_8_concurrent_processes_loses_no_update(tmp_path):
     model = tmp_path / "m"
     messages = []

@@ -925,9 +925,9 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
             click.echo(_header_line(output, widths))
         for decision in decisions():
             click.echo(line(decision, output, widths))
-    except BrokenPipeError:
-        raise  # the reader went away (| head): click stops quietly, exit status 1
-    except OSError as error:  # a full disk
+    except OSError as error:  # a full disk, a closed pipe
+        if isinstance(error, BrokenPipeError) and not exit_code:
+            raise  # the reader went away (| head): click stops quietly, exit status 1
         raise click.ClickException(f"cannot write to standard output: {error.strerror or error}")
     skips.summary()
     if exit_code:
