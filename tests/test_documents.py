@@ -605,3 +605,24 @@ def test_a_bytearray_reads_as_its_bytes():
     raw = b"From: a@example.com\nSubject: Cheap pills\n\nBuy now"
     assert read_bytes(bytearray(raw)) == read_bytes(raw)
     assert read_bytes(bytearray(raw)).fields[0] == ("from", "a@example.com")
+
+
+def test_a_long_header_line_decodes_its_encoded_words_as_the_email_package_does(monkeypatch):
+    """Lines over RFC 5322's 998 characters are searched for encoded words in linear time
+    (tests/test_hostile_input.py): well-formed ones decode as decode_header decodes them,
+    adjacent ones joined, text between them kept, a word of bad base64 kept as written."""
+    import textnb.documents
+    from textnb.documents import _header_text
+    words = ["=?utf-8?q?caf=C3=A9?=", "plain text", "=?iso-8859-1?b?SGVsbG8=?=",
+             "=?utf-8?q?ab?=", "=?UTF-8?Q?cd?="]
+    value = " ".join(words * 100)
+    assert len(value) > 998
+    values = [value, "=?utf-8?b?!!!?= " + "x " * 600, "x" * 999 + " =?utf-8?q?y?="]
+    linear = [_header_text(v) for v in values]
+    assert linear[0].startswith("café plain text Helloabcdcafé plain text")
+    assert linear[2] == "x" * 999 + " y"
+    # One never closed is text as it stands; the email package's pattern read it to the next
+    # word's "?=" ("x =?utf-8?q?café"): an encoded word holds no space.
+    assert _header_text("=?a?q?x " + value).startswith("=?a?q?x café plain")
+    monkeypatch.setattr(textnb.documents, "_LONGEST_LINE", 10 ** 9)  # the email package's way
+    assert linear == [_header_text(v) for v in values]
