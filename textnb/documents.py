@@ -594,7 +594,7 @@ def _header_text(value: object) -> str:
     from email.header import HeaderParseError, decode_header
     try:
         if isinstance(value, str) and max(map(len, value.splitlines())) > _LONGEST_LINE:
-            chunks = _encoded_words(value, decode_header)
+            chunks = _encoded_words(value)
         else:
             chunks = decode_header(value)
     except HeaderParseError:  # an encoded word of bad base64: keep it as written
@@ -611,10 +611,11 @@ def _header_text(value: object) -> str:
     return " ".join("".join(parts).split())
 
 
-def _encoded_words(value: str, decode_header: Callable) -> list[tuple[object, str | None]]:
+def _encoded_words(value: str) -> list[tuple[object, str | None]]:
     """decode_header's chunks of ``value``, its encoded words found by :data:`_ENCODED_WORD`:
     the text between them as it stands, but white space alone between two of them dropped,
     as RFC 2047 says and decode_header does."""
+    from email.header import decode_header
     chunks: list[tuple[object, str | None]] = []
     end = 0
     for word in _ENCODED_WORD.finditer(value):
