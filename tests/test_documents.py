@@ -626,3 +626,21 @@ def test_a_long_header_line_decodes_its_encoded_words_as_the_email_package_does(
     assert _header_text("=?a?q?x " + value).startswith("=?a?q?x café plain")
     monkeypatch.setattr(textnb.documents, "_LONGEST_LINE", 10 ** 9)  # the email package's way
     assert linear == [_header_text(v) for v in values]
+
+
+def test_a_parameter_both_continued_and_not_leaves_the_message_read_as_mime():
+    """``charset*=utf-8; charset*0=x`` (RFC 2231 continuations, numbered and not) made Python
+    3.11's email.utils.decode_params raise TypeError: a one-part message went unread (classify:
+    an internal error), a multipart one was read as the plain text of its parts' headers."""
+    single = (b"From: a@example.com\nSubject: cheap pills\n"
+              b"Content-Type: text/plain; charset*=utf-8; charset*0=x\n\nbuy cheap pills now\n")
+    document = read_bytes(single)
+    assert document.text == "buy cheap pills now"
+    assert dict(document.fields)["content-type"] == "text/plain"
+    multipart = (b"From: a@example.com\nSubject: hi\nContent-Type: multipart/mixed; boundary=b\n\n"
+                 b"--b\nContent-Type: text/plain; charset*=utf-8; charset*0=x\n\nhello there\n"
+                 b"--b\nContent-Type: image/gif; name*=a; name*0=b\n"
+                 b"Content-Disposition: attachment; filename*=c; filename*0=d\n\nGIF89a\n--b--\n")
+    document = read_bytes(multipart)
+    assert document.text == "hello there"
+    assert ("attachment", "image/gif") in document.fields

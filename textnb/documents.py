@@ -568,7 +568,7 @@ def _header_fields(message: Message) -> list[tuple[str, str]]:
         name = name.lower()
         if name == "content-type":
             # The type and charset alone: boundaries and other parameters are random strings.
-            kind = [message.get_content_type(), message.get_content_charset()]
+            kind = [message.get_content_type(), _safely(message.get_content_charset)]
             fields.append((name, " ".join(filter(None, kind))))
         elif name in HEADER_FIELDS:
             text = _header_text(value)
@@ -629,6 +629,16 @@ def _encoded_words(value: str) -> list[tuple[object, str | None]]:
     return chunks
 
 
+def _safely(read: Callable[[], str | None]) -> str | None:
+    """``read()``, a MIME parameter the email package decodes (a charset, a file name), or None
+    where it cannot: a parameter both continued and not (``name*=a; name*0=b``, RFC 2231) made
+    Python 3.11's email.utils.decode_params raise TypeError, and the message went unread."""
+    try:
+        return read()
+    except (TypeError, ValueError, LookupError):
+        return None
+
+
 def _body(message: Message, fields: list[tuple[str, str]]) -> list[str]:
     """The texts of message's text parts; appends its html, url and attachment fields."""
     texts: list[str] = []
@@ -641,12 +651,12 @@ def _body(message: Message, fields: list[tuple[str, str]]) -> list[str]:
         # A multipart that could not be split (its boundary is missing or wrong) is read as
         # the text it holds, as a mail reader shows it.
         if kind.startswith(("text/", "multipart/")):
-            text = _text(part.get_payload(decode=True) or b"", part.get_content_charset(),
+            text = _text(part.get_payload(decode=True) or b"", _safely(part.get_content_charset),
                          kind, tags, hosts)
             if text:
                 texts.append(text)
         else:
-            filename = _header_text(part.get_filename() or "")
+            filename = _header_text(_safely(part.get_filename) or "")
             fields.append(("attachment", f"{kind} {filename}".rstrip()))
     _markup_fields(tags, hosts, fields)
     return texts
