@@ -137,7 +137,9 @@ def test_fit_under_joblibs_dask_backend_equals_fit(cluster):
     with distributed.get_task_stream(client) as stream, joblib.parallel_backend("dask"):
         remote = TextClassifier(spam_class="spam", training="full").fit(texts, labels)
     _assert_same(local, remote, texts[:50])
-    assert {task["worker"] for task in stream.data} == set(client.scheduler_info()["workers"])
+    # Every worker did some of it (nthreads asks the scheduler; scheduler_info() may answer
+    # from a cache without its workers: with distributed 2026.8, one CI run found it empty).
+    assert {task["worker"] for task in stream.data} == set(client.nthreads())
 
 
 def test_fit_files_and_classify_files(cluster, corpus):
