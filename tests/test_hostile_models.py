@@ -367,6 +367,38 @@ def test_a_fifo_or_a_device_is_refused_without_blocking_or_reading_it(tmp_path):
                 assert done.stderr.decode() == f"Error: model file '{model}' is not a regular file\n"
 
 
+def _central(good: Path, target: Path, member: str, field: int, value: int) -> Path:
+    """The good model with the 2-byte ``field`` (an offset) of ``member``'s central directory
+    record set to ``value``: 8 its flags (bit 0, encrypted), 10 its compression method."""
+    data = bytearray(good.read_bytes())
+    at = 0
+    while True:
+        at = data.index(b"PK\x01\x02", at)
+        length = int.from_bytes(data[at + 28:at + 30], "little")
+        if data[at + 46:at + 46 + length] == member.encode():
+            break
+        at += 4
+    data[at + field:at + field + 2] = value.to_bytes(2, "little")
+    target.write_bytes(bytes(data))
+    return target
+
+
+@pytest.mark.parametrize("field, value", [(8, 1), (10, 8)])
+@pytest.mark.parametrize("member", ["meta.json", "count_values.npy"])
+def test_a_member_marked_encrypted_or_deflated_is_corrupt_to_every_reader(good, tmp_path,
+                                                                          field, value, member):
+    """A flipped bit in a member's record: zipfile raised RuntimeError (encrypted, "password
+    required") or zlib.error (stored bytes read as deflated), and every command but the mail
+    filter's said "internal error" (found by fuzzing model files)."""
+    path = _central(good, tmp_path / "marked.model", member, field, value)
+    _refused(path, "truncated or corrupt")
+    with pytest.raises(ModelFileError, match="truncated or corrupt"):
+        load_model(path)
+    info = CliRunner().invoke(main, ["info", "-m", str(path)])
+    assert info.exit_code == 1 and info.stderr.startswith(f"Error: model file '{path}' is "
+                                                          f"truncated or corrupt")
+
+
 def test_the_quick_path_refuses_a_corrupt_model_as_the_full_one(good, tmp_path):
     path = _flipped(good, tmp_path / "flipped.model", "count_values.npy")
     done = subprocess.run([sys.executable, "-m", "textnb", "filter", "-m", str(path)],

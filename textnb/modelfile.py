@@ -269,12 +269,22 @@ def load(path: str | os.PathLike, kind: str) -> tuple[dict[str, Any], dict[str, 
                         arrays[entry[:-4]] = _read_array(archive, info, np)
         except ModelFileError:
             raise
-        # NotImplementedError: a zip compressed with a method zipfile lacks (Deflate64, from
-        # Windows); RecursionError: JSON nested deeper than the parser goes.
-        except (zipfile.BadZipFile, EOFError, OSError, ValueError, UnicodeDecodeError,
-                NotImplementedError, RecursionError) as error:
+        except damaged_zip() as error:
             raise ModelFileError(f"model file '{name}' is truncated or corrupt ({error})") from None
     return meta, arrays
+
+
+def damaged_zip() -> tuple[type[Exception], ...]:
+    """What reading a damaged model file's zip and members raises: zipfile's BadZipFile,
+    EOFError and OSError for a cut or scrambled file; ValueError and UnicodeDecodeError for
+    bad members; NotImplementedError for a method zipfile lacks (Deflate64, from Windows);
+    RecursionError for JSON nested deeper than the parser goes; RuntimeError for a member
+    marked encrypted and zlib.error for stored bytes marked deflated (a flipped bit in the
+    zip's directory: both found by fuzzing). zipfile is imported here, when it is needed."""
+    import zipfile
+    import zlib
+    return (zipfile.BadZipFile, EOFError, OSError, ValueError, UnicodeDecodeError,
+            NotImplementedError, RecursionError, RuntimeError, zlib.error)
 
 
 def _check_sizes(infos, file_size: int) -> None:

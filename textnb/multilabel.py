@@ -348,8 +348,7 @@ def model_kind(path: str | os.PathLike) -> str | None:
             if info.file_size > modelfile.MAX_META_BYTES:
                 return None
             meta = json.loads(archive.read(info).decode("utf-8"))
-    except (ModelFileError, KeyError, zipfile.BadZipFile, EOFError, OSError, ValueError,
-            UnicodeDecodeError, NotImplementedError, RecursionError):
+    except (ModelFileError, KeyError, *modelfile.damaged_zip()):
         return None
     return meta.get("kind") if isinstance(meta, dict) else None
 

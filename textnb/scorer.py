@@ -293,9 +293,10 @@ def _members(blob: memoryview) -> dict[str, tuple[int, int, int]]:
     directory = blob[directory_offset:directory_offset + directory_size]
     members, pos = {}, 0
     for _ in range(count):
-        (signature, _, _, _, method, _, _, crc, packed, unpacked, name_length, extra_length,
+        (signature, _, _, flags, method, _, _, crc, packed, unpacked, name_length, extra_length,
          comment_length, _, _, _, local) = _DIRECTORY_ENTRY.unpack_from(directory, pos)
-        if signature != b"PK\x01\x02" or method != 0 or packed != unpacked or packed == 0xFFFFFFFF:
+        if signature != b"PK\x01\x02" or method != 0 or packed != unpacked or packed == 0xFFFFFFFF \
+                or flags & 1:  # encrypted: what zipfile, and so load_model, refuses
             raise ValueError("not a zip file of stored members")
         start = pos + _DIRECTORY_ENTRY.size
         name = bytes(directory[start:start + name_length]).decode("utf-8")
