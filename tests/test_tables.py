@@ -401,7 +401,17 @@ def test_read_csv(tmp_path):
         read_csv(io.StringIO("a,b\n1,2\n")).column("c")
 
 
+def test_read_csv_rows_end_at_cr_lf_or_crlf():
+    """A file of CR-only lines (old Mac software), or a stray CR, made the csv module raise
+    "new-line character seen in unquoted field", an internal error to the command line."""
+    expected = Table(["a", "play"], [["x", "yes"], ["y", "no"]])
+    for end in (b"\r", b"\n", b"\r\n"):
+        assert read_csv(io.BytesIO(end.join([b"a,play", b"x,yes", b"y,no", b""]))) == expected
+    assert read_csv(io.BytesIO(b'a,play\n"x\ry",yes\n')).rows == [["x\ry", "yes"]]
+
+
 @pytest.mark.parametrize("text, message", [
+    ("a,play\n" + "x" * 200_000 + ",yes\n", "line 2: field larger than field limit"),
     ("", "the table is empty"),
     ("a,b,c\n1,2,3\n4,5\n", "row 2 has 2 cells but the header has 3"),
     ("a,,c\n1,2,3\n", "column 2 of the header has no name"),

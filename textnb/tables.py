@@ -92,7 +92,13 @@ def read_csv(source: str | os.PathLike | IO[bytes] | IO[str]) -> Table:
     else:
         raw = source.read()
     text = decode(raw) if isinstance(raw, bytes) else raw
-    records = [r for r in csv.reader(io.StringIO(text.removeprefix("\ufeff"))) if r]
+    # newline="": rows end at CR, LF or CRLF, as the csv module asks (a file of CR-only lines,
+    # or a stray CR, raised csv.Error: "new-line character seen in unquoted field").
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    try:
+        records = [r for r in reader if r]
+    except csv.Error as error:  # a cell over the csv module's 131,072 characters, say
+        raise TableError(f"line {reader.line_num}: {error}") from None
     if not records:
         raise TableError("the table is empty: a header row is needed")
     header = [name.strip() for name in records[0]]
