@@ -175,6 +175,18 @@ def test_ragged_row(tmp_path):
     assert line == "Error: <stdin>: row 2 has 2 cells but the header has 3"
 
 
+def test_a_header_without_rows_and_a_binary_file(tmp_path):
+    """Both were 'internal error' (numpy's ~ of an empty float array; the csv module's
+    "new-line character seen in unquoted field")."""
+    line = one_line_error(run("train", "-", "-t", "sex", "-m", tmp_path / "m",
+                              input="sex,height\n"))
+    assert line == "Error: <stdin>: cannot fit on an empty table"
+    blob = tmp_path / "blob.csv"
+    blob.write_bytes(b"a,play\n" + bytes(range(256)) * 8)
+    line = one_line_error(run("train", blob, "-t", "play", "-m", tmp_path / "m"))
+    assert line.startswith(f"Error: {blob}: row ") and "cells but the header has 2" in line
+
+
 def test_non_numeric_value_in_gaussian_column(tmp_path):
     data = "height,sex\n5.5,m\n6,m\ntall,f\n5,f\n"
     line = one_line_error(run("train", "-", "-t", "sex", "-m", tmp_path / "m",

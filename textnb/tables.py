@@ -653,9 +653,11 @@ def fit_em(model: TableNB, X: Sequence[Sequence[Any]], y: Sequence[Any],
     (['yes'], True)
     """
     labels = [_clean(label) for label in y]
-    missing = np.array([label is None for label in labels])
+    missing = np.array([label is None for label in labels], dtype=bool)
     if len(labels) != len(X):
         raise ValueError(f"X has {len(X)} rows but y has {len(labels)} labels")
+    if not labels:  # a CSV of a header alone: fit's own words, not numpy's on an empty array
+        raise TableError("cannot fit on an empty table")
     weight = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, float)
     known = np.flatnonzero(~missing)
     if known.size == 0:
