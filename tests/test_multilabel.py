@@ -107,6 +107,9 @@ def test_read_label_file_paths_relative_to_the_file(tmp_path):
     labels.write_text("training/1 earn\ntraining/2\n")
     with pytest.raises(DocumentError, match="line 2: 'training/2' has no label"):
         read_label_file(labels)
+    labels.write_text("training/1 earn\ntrain\0ing/2 oil\n")  # was "embedded null byte"
+    with pytest.raises(DocumentError, match="line 2: the path holds a NUL byte"):
+        read_label_file(labels)
 
 
 def test_fit_predict_save_load_round_trip(tmp_path):

@@ -310,6 +310,8 @@ def read_label_file(path: str | os.PathLike) -> list[tuple[str, list[str]]]:
         if len(fields) < 2:
             raise DocumentError(f"{name}, line {number}: {fields[0]!r} has no label; "
                                 f"expected PATH LABEL [LABEL ...]")
+        if "\0" in fields[0]:  # no file is named so: said here, not as "embedded null byte"
+            raise DocumentError(f"{name}, line {number}: the path holds a NUL byte")
         document = os.path.normpath(os.path.join(base, fields[0]))
         labels = found.setdefault(document, [])
         labels += [label for label in fields[1:] if label not in labels]
