@@ -528,6 +528,15 @@ def test_exit_code_mode_says_error_when_its_line_cannot_be_written(spam_model):
     assert done.stderr == b"Error: cannot write to standard output: Broken pipe\n"
 
 
+@pytest.mark.parametrize("option", ["--spam-cutoff", "--ham-cutoff", "--threshold", "--timeout"])
+def test_nan_is_not_a_number_to_any_option(spam_model, option):
+    """click's FloatRange let NaN through its bounds: --spam-cutoff nan called every message
+    unsure, and --timeout nan set no limit."""
+    result = run("classify", "-m", spam_model, option, "nan", SPAM_MESSAGE)
+    assert_one_line_error(result, 2, f"Invalid value for '{option}': 'nan' is not a number")
+    assert run("classify", "-m", spam_model, option, "0.5", SPAM_MESSAGE).exit_code == 0
+
+
 def test_learn_from_8_concurrent_processes_loses_no_update(tmp_path):
     model = tmp_path / "m"
     messages = []

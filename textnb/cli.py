@@ -22,6 +22,7 @@ import numpy as np
 
 from . import __version__
 from .classifier import TextClassifier, load_model, save_model
+from .clitypes import FloatRange
 from .cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE, extrapolated, ham_needed
 from .onerror import MARGIN, MAX_PASSES
 from .decision import (HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_class_of,
@@ -170,7 +171,7 @@ def _number(text: str) -> int | float:
 _TRAINING_OPTIONS = [
     click.option("--event-model", type=click.Choice(["multinomial", "bernoulli", "complement"]),
                  help="Document model (default: the library's)."),
-    click.option("--alpha", type=click.FloatRange(min=0, min_open=True),
+    click.option("--alpha", type=FloatRange(min=0, min_open=True),
                  help="Smoothing α > 0; 1 is Laplace's (n_k+1)/(n+|V|)."),
     click.option("--prior", "prior", multiple=True, metavar="learned|uniform|CLASS=P[,...]",
                  help="Class priors: learned from counts, uniform (ML rule), or given per "
@@ -202,10 +203,10 @@ _TRAINING_OPTIONS = [
 
 def _cutoff_options(function):
     options = [
-        click.option("--spam-cutoff", type=click.FloatRange(0, 1),
+        click.option("--spam-cutoff", type=FloatRange(0, 1),
                      help=f"P(spam) at or above which a message is spam (default: the "
                           f"model's learned cutoff, else {SPAM_CUTOFF})."),
-        click.option("--ham-cutoff", type=click.FloatRange(0, 1),
+        click.option("--ham-cutoff", type=FloatRange(0, 1),
                      help=f"P(spam) at or below which a message is ham; between: unsure "
                           f"(default: the model's learned cutoff, else {HAM_CUTOFF})."),
     ]
@@ -225,13 +226,13 @@ def _cutoff_learning_options(function):
                      help="With two classes, the spam one: its cutoffs are learned (default: "
                           "the class named spam, else one named as mail programs name their "
                           "spam folder, in any case: Junk, .Junk, Junk E-mail, Bulk Mail)."),
-        click.option("--target-fpr", type=click.FloatRange(0, 1, max_open=True),
+        click.option("--target-fpr", type=FloatRange(0, 1, max_open=True),
                      default=TARGET_FPR, show_default=True,
                      help="Share of ham the learned spam cutoff may call spam."),
-        click.option("--target-fnr", type=click.FloatRange(0, 1, max_open=True),
+        click.option("--target-fnr", type=FloatRange(0, 1, max_open=True),
                      default=TARGET_FNR, show_default=True,
                      help="Share of spam the learned ham cutoff may call ham."),
-        click.option("--target-unsure", type=click.FloatRange(0, 1, max_open=True),
+        click.option("--target-unsure", type=FloatRange(0, 1, max_open=True),
                      default=TARGET_UNSURE, show_default=True,
                      help="Share of all messages the learned cutoffs may leave unsure "
                           "(the ham cutoff rises to keep it)."),
@@ -549,7 +550,7 @@ def _sampled_thresholds(classifier: TextClassifier, sources: list[tuple[str, str
                    f"{CUTOFFS_MAX_MESSAGES:,} messages or {CUTOFFS_MAX_BYTES >> 20} MB of mail, "
                    "full, counted as it is read, the cutoffs learned on a sample of "
                    f"{SAMPLE:,} messages).")
-@click.option("--margin", type=click.FloatRange(min=0), default=MARGIN, show_default=True,
+@click.option("--margin", type=FloatRange(min=0), default=MARGIN, show_default=True,
               help="On error: the log-odds by which the right class must lead.")
 @click.option("--passes", type=click.IntRange(min=1), default=MAX_PASSES, show_default=True,
               help="On error: at most this many passes.")
@@ -569,7 +570,7 @@ def _sampled_thresholds(classifier: TextClassifier, sources: list[tuple[str, str
               help="Folds of --tune's cross-validation.")
 @click.option("--unlabeled", multiple=True, type=click.Path(exists=True), metavar="PATH",
               help="Unlabeled documents to learn from by EM (repeatable; multinomial default).")
-@click.option("--em-weight", type=click.FloatRange(min=0), default=1.0, show_default=True,
+@click.option("--em-weight", type=FloatRange(min=0), default=1.0, show_default=True,
               help="With --unlabeled: λ, the weight of an unlabeled document.")
 @click.option("--em-iterations", type=click.IntRange(min=1), help="With --unlabeled: at most N.")
 @click.option("--labels", "label_file", type=click.Path(exists=True, dir_okay=False),
@@ -851,12 +852,12 @@ def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, t
 @click.option("--spam-class",
               help="The positive class of a two-class model (for cutoffs and exit codes; "
                    f"default: {_LEARNED_ELSE_NAMED}).")
-@click.option("--threshold", type=click.FloatRange(0, 1),
+@click.option("--threshold", type=FloatRange(0, 1),
               help="P(spam) at or above which a message is spam (no unsure band).")
 @_cutoff_options
 @click.option("--exit-code", is_flag=True,
               help="For one document: exit 0 spam, 1 ham, 2 unsure, 3 error (as bogofilter).")
-@click.option("--timeout", type=click.FloatRange(min=0), default=0, metavar="SECONDS",
+@click.option("--timeout", type=FloatRange(min=0), default=0, metavar="SECONDS",
               help="Give up with an error after this long (default 0: no limit).")
 @click.option("--dask", "dask_address", metavar="ADDRESS",
               help="Read and score on the Dask cluster whose scheduler is ADDRESS "
@@ -1026,7 +1027,7 @@ def _explanation(explanation) -> dict[str, Any]:
               help=f"The class whose probability goes in the headers (default: "
                    f"{_LEARNED_ELSE_NAMED}).")
 @_cutoff_options
-@click.option("--timeout", type=click.FloatRange(min=0), default=FILTER_TIMEOUT,
+@click.option("--timeout", type=FloatRange(min=0), default=FILTER_TIMEOUT,
               show_default=True, metavar="SECONDS",
               help="Pass the message through unchanged after this long (0: no limit).")
 def filter_(model_path, spam_class, spam_cutoff, ham_cutoff, timeout) -> int:

@@ -14,6 +14,7 @@ import click
 import numpy as np
 
 from .classifier import TextClassifier, save_model
+from .clitypes import FloatRange
 from .decision import decide, line
 from .documents import is_maildir, read_raw
 from .em import CLUSTER_ALPHA, CLUSTER_MIN_DF, MAX_ITER, cluster_texts
@@ -45,7 +46,7 @@ def _sources(paths: Sequence[str], evaluate: bool) -> list[tuple[str, str]]:
 @click.option("--seed", type=int, help="Seed of the random starts (repeatable runs).")
 @click.option("--hard", is_flag=True,
               help="Hard assignments: classification EM (the k-means view of EM).")
-@click.option("--alpha", type=click.FloatRange(min=0, min_open=True), default=CLUSTER_ALPHA,
+@click.option("--alpha", type=FloatRange(min=0, min_open=True), default=CLUSTER_ALPHA,
               show_default=True, help="Smoothing α.")
 @click.option("--min-df", type=click.IntRange(min=1), default=CLUSTER_MIN_DF, show_default=True,
               help="Keep terms in at least N documents.")

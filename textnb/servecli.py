@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from .clitypes import FloatRange
 from .client import MAX_SIZE, TIMEOUT
 from .decision import HAM_CUTOFF, SPAM_CUTOFF
 from .paths import MODEL_ENV, default_model_path
@@ -40,17 +41,17 @@ LOOPBACK = ("127.0.0.0/8", "::1/128")
               show_default=True, help="Connections served at once; more wait to be accepted.")
 @click.option("--max-size", type=click.IntRange(1), default=MAX_SIZE, show_default=True,
               help="Largest message in bytes; larger ones are answered EX_TOOBIG unscored.")
-@click.option("--timeout", type=click.FloatRange(0, min_open=True), default=TIMEOUT,
+@click.option("--timeout", type=FloatRange(0, min_open=True), default=TIMEOUT,
               show_default=True, help="Seconds a client has to send its request.")
 @click.option("--allow-tell", is_flag=True, help="Accept TELL (spamc -L spam|ham|forget).")
 @click.option("--spamassassin-headers", is_flag=True,
               help="Also add X-Spam-Status and X-Spam-Flag, for recipes written for SpamAssassin.")
 @click.option("--spam-class", help="The spam class (default: the one the model's cutoffs were "
                                     "learned for, else spam).")
-@click.option("--spam-cutoff", type=click.FloatRange(0, 1),
+@click.option("--spam-cutoff", type=FloatRange(0, 1),
               help=f"P(spam) at or above which a message is spam (default: the model's "
                    f"learned cutoff, else {SPAM_CUTOFF}).")
-@click.option("--ham-cutoff", type=click.FloatRange(0, 1),
+@click.option("--ham-cutoff", type=FloatRange(0, 1),
               help=f"P(spam) at or below which a message is ham (default: the model's learned "
                    f"cutoff, else {HAM_CUTOFF}).")
 @click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), default=None,
