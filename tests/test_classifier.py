@@ -60,6 +60,21 @@ def test_texts_bytes_and_documents_are_accepted():
         clf.predict([42])
 
 
+@pytest.mark.parametrize("texts, labels, message", [
+    # None ended the look-ahead's reading: dropped, it read "got 1 texts but 2 labels"
+    ([None, "cheap pills"], ["ham", "spam"], "a text must be str, bytes or Document, not NoneType"),
+    (["a b", "c d", None, "e f"], ["x", "y", "x", "y"], "not NoneType"),
+    # a TypeError of sorting None with str, or of set() on lists, further in
+    (["a b", "c d"], [None, "x"], "y must hold one class label per text, not None"),
+    (["a b", "c d"], [["x"], ["y", "z"]], "MultiLabelClassifier"),
+])
+def test_a_text_or_label_of_the_wrong_kind_is_named(texts, labels, message):
+    with pytest.raises(ValueError, match=message):
+        TextClassifier(stop_words="none").fit(texts, labels)
+    with pytest.raises(ValueError, match=message):
+        TextClassifier(stop_words="none").fit(iter(texts), labels)
+
+
 def test_bytes_are_read_as_file_contents_mail_parsed():
     from textnb.documents import read_bytes
     mail = (b"From: Jo <jo@example.com>\nSubject: =?utf-8?q?cheap_pills?=\n"

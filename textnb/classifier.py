@@ -868,8 +868,9 @@ class TextClassifier(Parameters):
         tokenizer = self._tokenizer()
         texts = iter(texts)
         first, held = deque(), 0
+        end = object()  # not None: a None among the texts is counting's to refuse, by name
         while len(first) < _PARALLEL_MIN_DOCUMENTS and held < _PARALLEL_MIN_BYTES:
-            if (text := next(texts, None)) is None:
+            if (text := next(texts, end)) is end:
                 break
             first.append(text)
             held += _length(text)
@@ -1195,6 +1196,10 @@ def _check_training(texts: list, labels: list) -> None:
     _check_labels(texts, labels)
     if not texts:
         raise ValueError("cannot fit on an empty training set")
+    if any(label is None or isinstance(label, (list, tuple, set, dict, np.ndarray))
+           for label in labels):  # else a TypeError of set() or of sorting, further in
+        raise ValueError("y must hold one class label per text, not None or a collection "
+                         "(several labels a text: textnb.multilabel.MultiLabelClassifier)")
     if len(set(labels)) < 2:
         raise ValueError(f"need at least two classes to train, got only {sorted(set(map(str, labels)))}")
 
