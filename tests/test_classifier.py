@@ -353,6 +353,9 @@ def test_a_single_string_is_refused_not_split_into_characters():
         clf.partial_fit(b"cheap pills", ["spam"])
     with pytest.raises(ValueError, match="got a single str"):
         TextClassifier().fit("ab", ["x", "y"])
+    for call in (clf.predict, clf.predict_proba, clf.transform):  # was a TypeError, deep in
+        with pytest.raises(ValueError, match="expected a list of texts, got None"):
+            call(None)
 
 
 @pytest.mark.parametrize("settings", [{}, {"min_df": 2, "max_features": 5},

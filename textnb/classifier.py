@@ -1080,6 +1080,8 @@ def _text_iterable(texts: Iterable[Text]) -> Iterable[Text]:
     if isinstance(texts, (str, bytes, bytearray)):
         raise ValueError(f"expected a list of texts, got a single {type(texts).__name__}; "
                          f"wrap it in a list: [text]")
+    if texts is None:  # else "'NoneType' object is not iterable", from deep inside
+        raise ValueError("expected a list of texts, got None")
     return texts
 
 
