@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
-from .clitypes import FloatRange
 from .client import MAX_SIZE, TIMEOUT
+from .clitypes import FloatRange
 from .decision import HAM_CUTOFF, SPAM_CUTOFF
 from .paths import MODEL_ENV, default_model_path
 
