@@ -6,7 +6,8 @@ decisions), which stand in for the scores the trained model will give new mail. 
 measures how well they do, for full training (``TextClassifier(spam_class=...,
 training="full")``, textnb's other defaults), on the seeded stratified 70/30 splits
 scripts/bench_spam.py draws. Three scorings of the training texts, each followed by textnb's
-own rule (the suspects left out, :func:`textnb.cutoffs.choose_cutoffs`):
+own rule (the suspects left out unless ``--keep-suspects``,
+:func:`textnb.cutoffs.choose_cutoffs`):
 
 * ``folds``: textnb's (5 folds, copies together): a held-out text over every term of the
   training vocabulary, so that its terms no other fold holds are known to the fold's model
@@ -80,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True,
                         help="a SpamAssassin-layout corpus (spam/, easy_ham/, ...)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--keep-suspects", action="store_true",
+                        help="choose the cutoffs on every held-out score (textnb's "
+                             "--keep-suspects), not without the suspects")
     args = parser.parse_args(argv)
 
     from textnb import TextClassifier
@@ -123,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         test_log_odds, test_spam = log_proba[:, s] - log_proba[:, 1 - s], y[test] == "spam"
         test_top = np.sort(test_log_odds[~test_spam])[::-1][:3]
         for name, log_odds in scorings.items():
-            suspect = rules.suspects(log_odds, is_spam)
+            suspect = (np.zeros(is_spam.size, dtype=bool) if args.keep_suspects
+                       else rules.suspects(log_odds, is_spam))
             cutoff = rules.choose_cutoffs(log_odds[~suspect], is_spam[~suspect])["spam"]
             top = np.sort(log_odds[~is_spam & ~suspect])[::-1][:3]
             called = int((test_log_odds[~test_spam] >= cutoff).sum())
