@@ -52,6 +52,7 @@ def left_out_log_odds(classifier, raw, X, positive: np.ndarray, groups: np.ndarr
 
     with n'_kc the class's counts of term k less the group's, N'_c their sum, |V'| the terms
     left. A group's rows being equal, its mass in class c is m_c times the row."""
+    from textnb.models import row_sums
     from textnb.vocabulary import CSR
     n, n_terms = X.shape
     rows = np.repeat(np.arange(n), np.diff(X.indptr))
@@ -64,15 +65,14 @@ def left_out_log_odds(classifier, raw, X, positive: np.ndarray, groups: np.ndarr
     c1 = np.maximum(n1[cols] - m1[rows] * X.data, 0.0)
     c0 = np.maximum(n0[cols] - m0[rows] * X.data, 0.0)
     known = c0 + c1 > 1e-9 * (n0[cols] + n1[cols])  # rounding: a term only the group holds
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[known], minlength=n))])
+    indptr = np.concatenate([[0], np.cumsum(row_sums(known, X.indptr))]).astype(X.indptr.dtype)
     cut = classifier._weigh(CSR(raw.data[known], raw.indices[known], indptr, raw.shape))
-    mass = np.bincount(rows, weights=X.data, minlength=n)           # Σ_k x_k of each row
-    terms_left = n_terms - np.bincount(rows, weights=~known, minlength=n)
-    alpha, kept = classifier.alpha, rows[known]
-    log_odds = np.bincount(kept, weights=cut.data * (np.log(c1[known] + alpha)
-                                                     - np.log(c0[known] + alpha)), minlength=n)
+    mass = row_sums(X.data, X.indptr)                                # Σ_k x_k of each row
+    terms_left = n_terms - row_sums(~known, X.indptr)
+    alpha = classifier.alpha
+    log_odds = row_sums(cut.data * (np.log(c1[known] + alpha) - np.log(c0[known] + alpha)), indptr)
     spam_mass, ham_mass = n1.sum() - m1 * mass, n0.sum() - m0 * mass
-    return log_odds + np.bincount(kept, weights=cut.data, minlength=n) * (
+    return log_odds + row_sums(cut.data, indptr) * (
         np.log(ham_mass + alpha * terms_left) - np.log(spam_mass + alpha * terms_left))
 
 
