@@ -67,6 +67,12 @@ Run::
     python scripts/bench_spam.py --data corpora/full/spamassassin
     python scripts/bench_spam.py --data corpora/full/spamassassin --cv
     python scripts/bench_spam.py --data corpora/full/spamassassin --settings alpha=0.1 --settings tf=log
+    python scripts/bench_spam.py --data corpora/full/spamassassin --seeds 0 1 2 3 --no-cli
+
+``--seeds`` runs the splits of several seeds in turn, each reported as above, and ends with a
+table of every system's figures over them all: the mean 1 − AUC and its ratio to bogofilter's
+split by split, the test ham called spam summed, the means of unsure, spam not caught and the
+best any cutoff allows.
 
 ``--data DIR`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/. Without it, ``--archive``
 (default ``../shared/corpora/spamassassin-public.tar.gz`` relative to the repository root) is
@@ -636,9 +642,39 @@ def run_bench(args, paths, y, scratch: Path) -> dict:
                                              f"{Path(test_paths[i]).name[:5]} {bogo.score[i]:.4f}"
                                              for i in top))
     return {"seed": args.seed, "n_train": len(train), "n_test": len(test),
+            "n_ham": int((~is_spam).sum()),
             "results": [{"name": r.name, "one_minus_auc": 1 - roc_auc(is_spam, r.score),
-                         **rates(is_spam, r.status), "train_s": r.train_s,
-                         "classify_s": r.classify_s} for r in results]}
+                         **rates(is_spam, r.status),
+                         "best_not_caught": best_not_caught(is_spam, r.score, args.max_fpr),
+                         "train_s": r.train_s, "classify_s": r.classify_s} for r in results]}
+
+
+def pooled_table(splits: list[dict], max_fpr: float) -> str:
+    """Each system's figures over several splits (run_bench's results, one a seed): the mean
+    1 − AUC and, split by split, its ratio to bogofilter's; the test ham called spam, summed;
+    the means of unsure, spam not caught and the least any cutoff with FPR ≤ ``max_fpr`` leaves
+    on each split's test scores."""
+    names = [r["name"] for r in splits[0]["results"]]
+    by = [{r["name"]: r for r in split["results"]} for split in splits]
+    rows = []
+    for name in names:
+        got = [split[name] for split in by if name in split]
+        ratios = [split[name]["one_minus_auc"] / split["bogofilter"]["one_minus_auc"]
+                  for split in by if name in split and "bogofilter" in split
+                  and split["bogofilter"]["one_minus_auc"] > 0]
+        mean = statistics.mean
+        rows.append([name, f"{100 * mean(r['one_minus_auc'] for r in got):.4f} %",
+                     f"{min(ratios):.2f}-{max(ratios):.2f}x, below on "
+                     f"{sum(x < 1 for x in ratios)} of {len(ratios)}" if ratios else "-",
+                     f"{sum(r['fp'] for r in got)} of {sum(s['n_ham'] for s in splits)} "
+                     f"(at most {max(r['fp'] for r in got)})",
+                     pct(mean(r["unsure"] for r in got)),
+                     f"{pct(mean(r['not_caught'] for r in got))} "
+                     f"({100 * min(r['not_caught'] for r in got):.1f}-"
+                     f"{100 * max(r['not_caught'] for r in got):.1f})",
+                     pct(mean(r["best_not_caught"] for r in got))])
+    return table(["system", "1-AUC, mean", "vs bogofilter, by split", "test ham called spam",
+                  "unsure", "spam not caught", f"best at FPR <= {pct(max_fpr, 1)}"], rows)
 
 
 def chi2_log_sf(x2: np.ndarray, dof: np.ndarray) -> np.ndarray:
@@ -791,6 +827,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE,
                         help=f"archive unpacked when --data is not given (default {DEFAULT_ARCHIVE})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split and folds (default 0)")
+    parser.add_argument("--seeds", type=int, nargs="+", metavar="SEED",
+                        help="the splits of these seeds in turn (instead of --seed), then every "
+                             "system's figures over them all")
     parser.add_argument("--split", choices=("random", "time"), default="random",
                         help="random: stratified 70/30 (default); time: train on the 2002 parts "
                              "(spam/, easy_ham/), test on the 2003 ones (spam_2/, easy_ham_2/), "
@@ -830,6 +869,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.folds < 2:
         parser.error("--folds must be at least 2")
+    if args.seeds and args.cv:
+        parser.error("--seeds runs the 70/30 splits; --cv cross-validates one seed's training part")
     sys.path.insert(0, str(ROOT))  # textnb from this checkout when it is not installed
     start = time.perf_counter()
     try:
@@ -837,7 +878,19 @@ def main(argv: list[str] | None = None) -> int:
             directory = corpus_dir(args.data, args.archive, Path(scratch))
             paths, y = list_corpus(directory)
             print(f"data {directory}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
-            out = run_cv(args, paths, y) if args.cv else run_bench(args, paths, y, Path(scratch))
+            if args.cv:
+                out = run_cv(args, paths, y)
+            elif args.seeds:
+                splits = []
+                for seed in args.seeds:
+                    args.seed = seed
+                    splits.append(run_bench(args, paths, y, Path(scratch)))
+                    print()
+                print(f"== Over the splits of seeds {', '.join(map(str, args.seeds))} ==")
+                print(pooled_table(splits, args.max_fpr))
+                out = {"splits": splits}
+            else:
+                out = run_bench(args, paths, y, Path(scratch))
     except BenchError as error:
         print(f"bench_spam: error: {error}", file=sys.stderr)
         return 1

@@ -1,4 +1,5 @@
-"""Robinson–Fisher scoring, as scripts/bench_spam.py --cv --fisher compares it with textnb's."""
+"""scripts/bench_spam.py's own arithmetic: Robinson–Fisher scoring, as --cv --fisher compares it
+with textnb's, and the figures --seeds pools over several splits."""
 
 from __future__ import annotations
 
@@ -50,3 +51,24 @@ def test_fisher_combining_by_hand(bench):
     assert got[0] == pytest.approx(expected, rel=1e-12)
     # A spammier message scores higher.
     assert bench.fisher_scores(X_train, is_spam, csr_matrix(np.array([[1, 0]])), s=1.0)[0] > got[0]
+
+
+def _result(name, one_minus_auc, fp, unsure, not_caught, best):
+    return {"name": name, "one_minus_auc": one_minus_auc, "fp": fp, "unsure": unsure,
+            "not_caught": not_caught, "best_not_caught": best}
+
+
+def test_pooled_figures_over_splits(bench):
+    splits = [{"n_ham": 1000, "results": [_result("textnb default", 0.0001, 1, 0.01, 0.05, 0.03),
+                                          _result("bogofilter", 0.0002, 0, 0.10, 0.20, 0.04)]},
+              {"n_ham": 1200, "results": [_result("textnb default", 0.0006, 3, 0.03, 0.09, 0.05),
+                                          _result("bogofilter", 0.0004, 2, 0.12, 0.18, 0.06)]}]
+    lines = bench.pooled_table(splits, 0.001).splitlines()
+    textnb = " ".join(next(line for line in lines if "textnb default" in line).split())
+    # Mean 1 − AUC 0.035 %; ratios 0.5 and 1.5; 4 of 2,200 ham; means 2 %, 7 % (5–9), 4 %.
+    assert textnb == ("textnb default 0.0350 % 0.50-1.50x, below on 1 of 2 4 of 2200 (at most 3) "
+                      "2.00 % 7.00 % (5.0-9.0) 4.00 %")
+    bogofilter = " ".join(next(line for line in lines if line.lstrip().startswith("bogofilter"))
+                          .split())
+    assert bogofilter == ("bogofilter 0.0300 % 1.00-1.00x, below on 0 of 2 2 of 2200 (at most 2) "
+                          "11.00 % 19.00 % (18.0-20.0) 5.00 %")
