@@ -656,13 +656,12 @@ def pooled_table(splits: list[dict], max_fpr: float) -> str:
     on each split's test scores."""
     names = [r["name"] for r in splits[0]["results"]]
     by = [{r["name"]: r for r in split["results"]} for split in splits]
-    rows = []
+    mean, rows = statistics.mean, []
     for name in names:
         got = [split[name] for split in by if name in split]
         ratios = [split[name]["one_minus_auc"] / split["bogofilter"]["one_minus_auc"]
                   for split in by if name in split and "bogofilter" in split
                   and split["bogofilter"]["one_minus_auc"] > 0]
-        mean = statistics.mean
         rows.append([name, f"{100 * mean(r['one_minus_auc'] for r in got):.4f} %",
                      f"{min(ratios):.2f}-{max(ratios):.2f}x, below on "
                      f"{sum(x < 1 for x in ratios)} of {len(ratios)}" if ratios else "-",
