@@ -15,7 +15,8 @@ own rule (the suspects left out unless ``--keep-suspects``,
 * ``as new``: the same folds' models, each held-out text cut to the terms its fold's model has
   counts of and weighted again, as ``predict`` weighs a new text;
 * ``left out``: each text, with its copies, taken out of the counts and scored as new
-  (:func:`left_out_log_odds`, exact for complement or multinomial NB without a prior).
+  (``TextClassifier._left_out``, exact for complement or multinomial NB; textnb reports full
+  training's rates off these scores).
 
 For each: the three highest held-out ham scores beside the test ham's, the cutoff, and at it
 the test ham called spam and the test spam not caught (in the inbox or unsure). Run::
@@ -39,41 +40,6 @@ sys.path.insert(0, str(HERE))
 
 from bench_spam import list_corpus  # noqa: E402
 from tune import stratified_split  # noqa: E402
-
-
-def left_out_log_odds(classifier, raw, X, positive: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """The log-odds of the positive class of each row of ``raw`` (counts; ``X``, the same rows
-    weighted as the classifier weighs them) by the counts of all the rows less its group's
-    (copies: rows of one ``groups`` key, the same counts), the row cut to the terms the rest
-    hold, then weighted (``classifier._weigh``), as a new text is: two-class complement or
-    multinomial NB without a prior, over the terms of X, every one held by some row:
-
-        Σ_k x'_k [log(n'_k1 + α) − log(n'_k0 + α)] + (Σ_k x'_k)·log((N'_0 + α|V'|) / (N'_1 + α|V'|))
-
-    with n'_kc the class's counts of term k less the group's, N'_c their sum, |V'| the terms
-    left. A group's rows being equal, its mass in class c is m_c times the row."""
-    from textnb.models import row_sums
-    from textnb.vocabulary import CSR
-    n, n_terms = X.shape
-    rows = np.repeat(np.arange(n), np.diff(X.indptr))
-    cols = X.indices
-    n1 = np.bincount(cols, weights=X.data * positive[rows], minlength=n_terms)
-    n0 = np.bincount(cols, weights=X.data * ~positive[rows], minlength=n_terms)
-    _, key = np.unique(groups, return_inverse=True)
-    m1 = np.bincount(key, weights=positive)[key]
-    m0 = np.bincount(key, weights=~positive)[key]
-    c1 = np.maximum(n1[cols] - m1[rows] * X.data, 0.0)
-    c0 = np.maximum(n0[cols] - m0[rows] * X.data, 0.0)
-    known = c0 + c1 > 1e-9 * (n0[cols] + n1[cols])  # rounding: a term only the group holds
-    indptr = np.concatenate([[0], np.cumsum(row_sums(known, X.indptr))]).astype(X.indptr.dtype)
-    cut = classifier._weigh(CSR(raw.data[known], raw.indices[known], indptr, raw.shape))
-    mass = row_sums(X.data, X.indptr)                                # Σ_k x_k of each row
-    terms_left = n_terms - row_sums(~known, X.indptr)
-    alpha = classifier.alpha
-    log_odds = row_sums(cut.data * (np.log(c1[known] + alpha) - np.log(c0[known] + alpha)), indptr)
-    spam_mass, ham_mass = n1.sum() - m1 * mass, n0.sum() - m0 * mass
-    return log_odds + row_sums(cut.data, indptr) * (
-        np.log(ham_mass + alpha * terms_left) - np.log(spam_mass + alpha * terms_left))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                                                        kept["digests"]))
         scorings = {"folds": folds, "as new": as_new}
         scorings = {name: -lo if first_is_spam else lo for name, lo in scorings.items()}
-        scorings["left out"] = left_out_log_odds(classifier, raw, X, is_spam, kept["digests"])
+        scorings["left out"] = classifier._left_out(raw, X, labels, kept["digests"])
         log_proba = classifier.predict_log_proba([raws[i] for i in test])
         s = list(classifier.classes_).index("spam")
         test_log_odds, test_spam = log_proba[:, s] - log_proba[:, 1 - s], y[test] == "spam"

@@ -73,7 +73,9 @@ def test_train_prints_a_summary(tmp_path):
     result = run("train", "--training", "full", "-m", tmp_path / "m", SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0
     assert "trained 300 documents (ham: 150, spam: 150)" in result.stdout
-    assert "5-fold CV of 300 messages, full training: FPR" in result.stdout
+    # Full training's rates: each message scored by a model of the others.
+    assert ("5-fold CV of 300 messages, full training; each message scored by a model of the "
+            "rest: FPR") in result.stdout
     # The default chooses by cross-validation and says what it chose.
     result = run("train", "-m", tmp_path / "auto", SPAM_DIR, HAM_DIR)
     chosen = load_model(tmp_path / "auto").cutoffs_["training"]

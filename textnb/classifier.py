@@ -262,8 +262,10 @@ class TextClassifier(Parameters):
         """``fit`` on the vocabulary of the texts and their counts X (labeled rows first, then
         ``unlabeled`` rows) and the labeled texts' digests: what :meth:`_fit_counted` builds,
         and what a tuning that counted so hands over (:meth:`textnb.tuning.Tuning.refit`)."""
-        # The raw counts, for the decision threshold's out-of-fold scores (_out_of_fold).
-        raw, X = (X if self.decision_threshold == "auto" else None), self._weigh(X)
+        # The raw counts, for the decision threshold's out-of-fold scores (_out_of_fold) and
+        # full training's left-out ones (_left_out).
+        counts, X = X, self._weigh(X)
+        raw = counts if self.decision_threshold == "auto" else None
         if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
                                 callback)
@@ -278,13 +280,15 @@ class TextClassifier(Parameters):
         self.suspects_ = np.flatnonzero(suspect) if suspect is not None else np.empty(0, int)
         if self.suspects_.size:
             keep = ~suspect
-            X, digests = take_rows(X, keep), digests[keep]
+            X, digests, counts = take_rows(X, keep), digests[keep], take_rows(counts, keep)
             if raw is not None:
-                raw, as_new = take_rows(raw, keep), as_new[keep]
+                raw, as_new = counts, as_new[keep]
             labels = np.array(labels, dtype=object)[keep].tolist()
+        if self.cutoffs_ and training == "full":
+            self.cutoffs_ = self._left_out_rates(self.cutoffs_, counts, X, labels, digests)
         self.decision_threshold_ = self._learn_threshold(X, raw, labels, training, as_new,
                                                          groups=digests)
-        del raw
+        del raw, counts
         if training == "full":
             self.vocabulary_, self.model_ = vocabulary, self._new_model().fit(X, labels)
             self._learned(digests, labels)
@@ -514,6 +518,80 @@ class TextClassifier(Parameters):
         model.delete_terms(np.flatnonzero(~used))
         return self._weigh(_relabel(raw, column, int(used.sum())))
 
+    def _left_out_rates(self, cutoffs: dict[str, Any], raw: CSR, X: CSR, labels: Sequence,
+                        groups: np.ndarray, whole: _DiscreteNB | None = None,
+                        weight: np.ndarray | None = None) -> dict[str, Any]:
+        """Full training's ``cutoffs`` with the rates they give on each message's score by a
+        model of the others (:meth:`_left_out`; as they were where that has no closed form).
+        The folds' scores choose the cutoffs, but they are no estimate of what the cutoffs do:
+        a fold's model knows a held-out message's own terms without counts, each adding
+        log((N_ham + α|V|)/(N_spam + α|V|)) to its log-odds, where the trained model ignores a
+        new message's unknown terms. On the SMS texts (seeds 0–15) they promised 7.4 % of the
+        spam not caught where the test parts left 14.5 % and the left-out scores say 15.2 %
+        (README, Spam decisions); the spam cutoff they set stays, for it kept every split's
+        ham called spam under 0.1 %, where cutoffs read off the left-out scores did not."""
+        log_odds = self._left_out(raw, X, labels, groups, whole, weight)
+        if log_odds is None:
+            return cutoffs
+        is_spam = np.asarray(labels, dtype=str) == self.spam_class
+        return {**cutoffs, **_cutoffs.rates(log_odds, is_spam, cutoffs["spam"], cutoffs["ham"]),
+                "left_out": True}
+
+    def _left_out(self, raw: CSR, X: CSR, labels: Sequence, groups: np.ndarray,
+                  whole: _DiscreteNB | None = None,
+                  weight: np.ndarray | None = None) -> np.ndarray | None:
+        """The spam log-odds of each row of raw counts ``raw`` (``X``: weighted; ``labels``, two
+        classes) by a model of the other rows — or of ``whole``, which learned each row
+        ``weight`` times among others — less its group's (``groups``: copies, equal rows), the
+        row taken as :meth:`predict` takes a new text (cut to the terms the rest hold, then
+        weighted). Exact, in passes over X's entries, for two-class multinomial or complement
+        NB, whose log-odds are the same:
+
+            Σ_k x'_k [log(n'_k,spam + α) − log(n'_k,ham + α)]
+                + (Σ_k x'_k)·log((N'_ham + α|V'|) / (N'_spam + α|V'|)) + log P'(spam)/P'(ham)
+
+        with n'_kc class c's counts of term k less the group's (m_c times the row: a group's
+        rows are equal), N'_c their sum, |V'| the terms the rest hold, x' the row cut to them
+        and weighted, and P' the prior (given, learned from the rest, or uniform). None for the
+        Bernoulli model, whose absent terms score too."""
+        if self.model == "bernoulli":
+            return None
+        y = np.asarray(labels, dtype=str)
+        s = int(np.unique(y)[1] == self.spam_class)          # the spam class's column
+        is_spam = y == self.spam_class
+        w = np.ones(y.size) if weight is None else weight
+        n_docs, n_terms = X.shape
+        rows = np.repeat(np.arange(n_docs), np.diff(X.indptr))
+        cols = X.indices
+        if whole is None:
+            n1 = np.bincount(cols, weights=X.data * is_spam[rows], minlength=n_terms)
+            n0 = np.bincount(cols, weights=X.data * ~is_spam[rows], minlength=n_terms)
+            docs1, docs0 = w[is_spam].sum(), w[~is_spam].sum()
+        else:
+            n1, n0 = whole.feature_count_[s], whole.feature_count_[1 - s]
+            docs1, docs0 = whole.class_count_[s], whole.class_count_[1 - s]
+        _, key = np.unique(groups, return_inverse=True)
+        m1 = np.bincount(key, weights=w * is_spam)[key]
+        m0 = np.bincount(key, weights=w * ~is_spam)[key]
+        c1 = np.maximum(n1[cols] - m1[rows] * X.data, 0.0)
+        c0 = np.maximum(n0[cols] - m0[rows] * X.data, 0.0)
+        known = c0 + c1 > 1e-9 * (n0[cols] + n1[cols])  # rounding: a term only the group holds
+        terms = np.count_nonzero(n0 + n1) - row_sums(~known, X.indptr)            # |V'|
+        indptr = np.concatenate([[0], np.cumsum(row_sums(known, X.indptr))]).astype(X.indptr.dtype)
+        cut = self._weigh(CSR(raw.data[known], raw.indices[known], indptr, raw.shape))
+        alpha, mass = self.alpha, row_sums(X.data, X.indptr)                     # Σ_k x_k
+        ham_total = np.maximum(n0.sum() - m0 * mass, 0.0) + alpha * terms
+        spam_total = np.maximum(n1.sum() - m1 * mass, 0.0) + alpha * terms
+        log_odds = (row_sums(cut.data * (np.log(c1[known] + alpha) - np.log(c0[known] + alpha)),
+                             indptr)
+                    + row_sums(cut.data, indptr) * (np.log(ham_total) - np.log(spam_total)))
+        if self.class_prior is not None:
+            prior = np.asarray(self.class_prior, dtype=float)
+            log_odds += np.log(prior[s]) - np.log(prior[1 - s])
+        elif self.fit_prior:
+            log_odds += np.log(docs1 - m1) - np.log(docs0 - m0)
+        return log_odds
+
     def _learn_threshold(self, X: CSR, raw: CSR | None, labels: list, training: str,
                          as_new: np.ndarray | None, whole: _DiscreteNB | None = None,
                          groups: np.ndarray | None = None,
@@ -645,8 +723,8 @@ class TextClassifier(Parameters):
                              "its classes")
         digests = np.concatenate(found)
         weight, codes = self._copies_learned(digests, labels)
-        X = self._weigh(raw)
-        raw = raw if self.decision_threshold == "auto" else None
+        counts, X = raw, self._weigh(raw)
+        raw = counts if self.decision_threshold == "auto" else None
         # None without a spam class, or, as fit learns none, for fewer than two texts of a class.
         self.cutoffs_, suspect, as_new = self._learn_cutoffs(X, labels, raw=raw, whole=self.model_,
                                                              groups=digests, weight=weight)
@@ -666,9 +744,11 @@ class TextClassifier(Parameters):
                               self.digest_weights_[~gone], codes=self._digest_codes[~gone])
                 keep = ~suspect
                 X, labels = take_rows(X, keep), np.array(labels, dtype=object)[keep].tolist()
-                digests, weight = digests[keep], weight[keep]
+                digests, weight, counts = digests[keep], weight[keep], take_rows(counts, keep)
                 if raw is not None:
-                    raw, as_new = take_rows(raw, keep), as_new[keep]
+                    raw, as_new = counts, as_new[keep]
+            self.cutoffs_ = self._left_out_rates(self.cutoffs_, counts, X, labels, digests,
+                                                 self.model_, weight)
         self.decision_threshold_ = self._learn_threshold(X, raw, labels, "full", as_new,
                                                          self.model_, digests, weight)
         return self

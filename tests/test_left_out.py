@@ -1,0 +1,104 @@
+"""Full training's left-out scores (TextClassifier._left_out): each text scored by a model of
+all the others, as that model scores a new text; the learned cutoffs' rates are read off them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from textnb import TextClassifier
+from textnb import cutoffs as rules
+
+SAMPLE = Path(__file__).resolve().parent.parent / "corpora" / "spamassassin"
+
+TEXTS = ["cheap pills cheap offer now", "win cash prize now claim", "cheap watches offer",
+         "claim your free prize today zebra", "free cash offer limited", "pills offer cheap cash",
+         "meeting notes attached for monday", "lunch on monday with the team",
+         "lunch on monday with the team", "notes from the team meeting", "the cheap lunch place",
+         "monday meeting moved to noon quokka"]
+LABELS = ["spam"] * 6 + ["ham"] * 6
+FULL = {"spam_class": "spam", "training": "full", "ngram_range": (1, 1), "keep_suspects": True,
+        "decision_threshold": None}
+
+
+def _spam_log_odds(classifier: TextClassifier, texts: list[str]) -> np.ndarray:
+    rows = classifier.predict_log_proba(texts)
+    s = list(classifier.classes_).index("spam")
+    return rows[:, s] - rows[:, 1 - s]
+
+
+@pytest.fixture
+def left_out(monkeypatch):
+    """The left-out scores of each fit or learn_thresholds, as they were computed."""
+    found = []
+    method = TextClassifier._left_out
+
+    def record(self, *args, **kwargs):
+        found.append(method(self, *args, **kwargs))
+        return found[-1]
+
+    monkeypatch.setattr(TextClassifier, "_left_out", record)
+    return found
+
+
+@pytest.mark.parametrize("settings", [{}, {"model": "multinomial", "tf": "log"},
+                                      {"tf": "binary", "norm": None}, {"fit_prior": True},
+                                      {"class_prior": [0.3, 0.7], "model": "multinomial"},
+                                      {"hash_bits": 8}])
+def test_left_out_scores_are_those_of_a_model_of_the_other_texts(left_out, settings):
+    settings = {**FULL, **settings}
+    classifier = TextClassifier(**settings).fit(TEXTS, LABELS)
+    got = left_out[-1]
+    for i, text in enumerate(TEXTS):
+        others = [j for j in range(len(TEXTS)) if TEXTS[j] != text]  # a copy goes with its twin
+        alone = TextClassifier(**settings).fit([TEXTS[j] for j in others],
+                                               [LABELS[j] for j in others])
+        np.testing.assert_allclose(got[i], _spam_log_odds(alone, [text])[0], rtol=1e-9,
+                                   atol=1e-9, err_msg=text)
+    # Leaving a text out moves its score (else the comparison above could not fail).
+    assert np.ptp(got) > 1 and abs(got[0] - _spam_log_odds(classifier, TEXTS[:1])[0]) > 1e-3
+
+
+def test_the_folds_choose_the_cutoffs_and_the_left_out_scores_rate_them(left_out):
+    """The bundled sample (150 spam, 150 ham), full training with the default settings."""
+    texts = [path.read_bytes() for label in ("spam", "ham")
+             for path in sorted((SAMPLE / label).iterdir())]
+    labels = ["spam"] * 150 + ["ham"] * 150
+    classifier = TextClassifier(spam_class="spam", training="full").fit(texts, labels)
+    cutoffs = classifier.cutoffs_
+    # The cutoffs are the folds' (the same settings without the left-out scores choose them).
+    folds = TextClassifier(spam_class="spam", training="full")
+    folds._left_out = lambda *args, **kwargs: None
+    folds.fit(texts, labels)
+    assert (cutoffs["spam"], cutoffs["ham"]) == (folds.cutoffs_["spam"], folds.cutoffs_["ham"])
+    assert "left_out" not in folds.cutoffs_
+    kept = np.delete(np.array(labels), classifier.suspects_) == "spam"
+    rated = rules.rates(left_out[-1], kept, cutoffs["spam"], cutoffs["ham"])
+    assert cutoffs["left_out"] is True and {k: cutoffs[k] for k in rated} == rated
+    assert rated != {k: folds.cutoffs_[k] for k in rated}  # else this could not fail
+
+
+def test_a_model_that_learned_more_leaves_each_text_out_with_every_learned_copy(left_out):
+    """learn_thresholds (textnb tune-cutoffs, and train on a sample of a large corpus): the
+    model learned TEXTS, the first one twice, and more; each text of TEXTS is scored by it
+    less the text's every learned copy."""
+    more = ["cash offer for monday", "team lunch notes"]
+    learned, labels = TEXTS + TEXTS[:1] + more, LABELS + LABELS[:1] + ["spam", "ham"]
+    classifier = TextClassifier(**FULL).partial_fit(learned, labels)
+    classifier.learn_thresholds(TEXTS, LABELS)
+    got = left_out[-1]
+    for i, text in enumerate(TEXTS):
+        rest = [j for j in range(len(learned)) if learned[j] != text]
+        alone = TextClassifier(**FULL).fit([learned[j] for j in rest], [labels[j] for j in rest])
+        np.testing.assert_allclose(got[i], _spam_log_odds(alone, [text])[0], rtol=1e-9,
+                                   atol=1e-9, err_msg=text)
+    assert classifier.cutoffs_["left_out"] is True
+
+
+def test_training_on_error_and_bernoulli_keep_the_folds_rates(left_out):
+    walked = TextClassifier(**{**FULL, "training": "on-error"}).fit(TEXTS, LABELS)
+    assert not left_out and "left_out" not in walked.cutoffs_
+    bernoulli = TextClassifier(**{**FULL, "model": "bernoulli"}).fit(TEXTS, LABELS)
+    assert left_out == [None] and "left_out" not in bernoulli.cutoffs_
