@@ -105,3 +105,34 @@ def test_training_on_error_and_bernoulli_keep_the_folds_rates(left_out):
     assert not left_out and "left_out" not in walked.cutoffs_
     bernoulli = TextClassifier(**{**FULL, "model": "bernoulli"}).fit(TEXTS, LABELS)
     assert left_out == [None] and "left_out" not in bernoulli.cutoffs_
+
+
+def test_full_trainings_decision_threshold_is_read_off_the_left_out_scores(left_out,
+                                                                           monkeypatch):
+    """Two classes without a spam class (reviews, say): predict's threshold is the accuracy
+    threshold of each document's score by a model of the others. The classes' names sort one
+    way and their values the other (10 before 9 as names): the scores are turned to match."""
+    labels = [10] * 6 + [9] * 6       # the model's classes: [9, 10]; by name "10" < "9"
+    settings = {**FULL, "spam_class": None, "decision_threshold": "auto"}
+    monkeypatch.setattr(rules, "THRESHOLD_MIN", 3)   # (20 documents of each class)
+    classifier = TextClassifier(**settings).fit(TEXTS, labels)
+    scores = left_out[-1]            # 9 over 10, by name
+    assert list(classifier.classes_) == [9, 10]
+    expected = rules.accuracy_threshold(-scores, np.array(labels) == 10)
+    assert classifier.decision_threshold_ == expected
+    # The scores are the model of the others' log-odds of 10 over 9 for each text, turned.
+    others = [j for j in range(len(TEXTS)) if TEXTS[j] != TEXTS[1]]
+    alone = TextClassifier(**{**settings, "decision_threshold": None}).fit(
+        [TEXTS[j] for j in others], [labels[j] for j in others])
+    rows = alone.predict_log_proba(TEXTS[1:2])
+    np.testing.assert_allclose(-scores[1], rows[0, 1] - rows[0, 0], rtol=1e-9, atol=1e-9)
+
+
+def test_a_spam_class_named_first_has_its_rates_turned(left_out):
+    """A spam class whose name sorts first ("bulk" before "ham"): the left-out scores are
+    ham over bulk, and the rates read off them are the spam class's."""
+    labels = ["bulk" if label == "spam" else label for label in LABELS]
+    classifier = TextClassifier(**{**FULL, "spam_class": "bulk"}).fit(TEXTS, labels)
+    rated = rules.rates(-left_out[-1], np.array(labels) == "bulk", classifier.cutoffs_["spam"],
+                        classifier.cutoffs_["ham"])
+    assert {k: classifier.cutoffs_[k] for k in rated} == rated

@@ -287,26 +287,26 @@ def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(
     # messages (spam or ham called the other, or unsure), full training on a tie: here, with
     # the spam cutoff read off the 150 ham's scores as for 1,999 or more, both misplace 11.
     monkeypatch.setattr(textnb.cutoffs, "extrapolated", lambda ham, target_fpr: False)
-    # The comparison is of the folds' rates, which full training then reports from its
-    # left-out scores instead (TextClassifier._left_out_rates): here, the folds' alone.
-    monkeypatch.setattr(TextClassifier, "_left_out", lambda *args, **kwargs: None)
-    full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
-    walked = TextClassifier(spam_class="spam", training="on-error").fit(texts, y)
-    default = TextClassifier(spam_class="spam").fit(texts, y)
+    with monkeypatch.context() as patch:
+        # The comparison is of the folds' rates, which full training then reports from its
+        # left-out scores instead (TextClassifier._left_out_rates): here, the folds' alone.
+        patch.setattr(TextClassifier, "_left_out_rates", lambda self, cutoffs, *args: cutoffs)
+        full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
+        walked = TextClassifier(spam_class="spam", training="on-error").fit(texts, y)
+        default = TextClassifier(spam_class="spam").fit(texts, y)
     misplaced = {t: _misplaced(m.cutoffs_) for t, m in (("full", full), ("on-error", walked))}
     assert misplaced == {"full": pytest.approx(11), "on-error": pytest.approx(11)}
     assert default.cutoffs_["training"] == "full" and default.on_error_ is None
     assert default.cutoffs_ == full.cutoffs_
-    # Its decision threshold too, from its held-out rows scored as new documents, which the
-    # default scores only once full training has won; so with two spam filed as ham, which
-    # both leave out as mis-sorted.
+    # Its decision threshold too, from each document scored by a model of the others; so with
+    # two spam filed as ham, which both leave out as mis-sorted.
     assert default.decision_threshold_ == full.decision_threshold_ != walked.decision_threshold_
     y[:2] = ["ham", "ham"]
     default = TextClassifier(spam_class="spam").fit(texts, y)
     full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
     assert default.cutoffs_ == full.cutoffs_ and default.cutoffs_["suspects"] == 2
     assert default.decision_threshold_ == full.decision_threshold_
-    assert default.decision_threshold_ == pytest.approx(-1.9126, abs=1e-4)
+    assert default.decision_threshold_ == pytest.approx(-1.2511, abs=1e-4)
     # Full mail (Received fields): words alone.
     assert default.ngram_range_ == (1, 1) and default.get_params()["ngram_range"] is None
 

@@ -285,8 +285,8 @@ class TextClassifier(Parameters):
         if self.suspects_.size:
             keep = ~suspect
             X, digests, counts = take_rows(X, keep), digests[keep], take_rows(counts, keep)
-            if raw is not None:
-                raw, as_new = counts, as_new[keep]
+            raw = None if raw is None else counts
+            as_new = None if as_new is None else as_new[keep]
             labels = np.array(labels, dtype=object)[keep].tolist()
         if self.cutoffs_ and training == "full":
             self.cutoffs_ = self._left_out_rates(self.cutoffs_, counts, X, labels, digests)
@@ -313,11 +313,12 @@ class TextClassifier(Parameters):
         spam it called 0.47 % of new ham spam, full training alone 0.38 %, training on error
         alone 0.16 %; README, Spam decisions); else it keeps the one whose out-of-fold decisions
         misplace fewer messages, full training on a tie or with too few documents to
-        cross-validate, whose held-out rows are then scored as new documents (as_new, for the
-        decision threshold) only once it has won."""
+        cross-validate. Training on error's held-out rows are scored as new documents too
+        (as_new, for the decision threshold); full training's threshold has scores of its own
+        (:meth:`_learn_threshold`)."""
         def learn(kind: str, raw: CSR | None) -> tuple:
             return self._learn_cutoffs(X, labels, fit=None if kind == "full" else self._on_error,
-                                       raw=raw, groups=digests)
+                                       raw=None if kind == "full" else raw, groups=digests)
 
         if self.training != "auto":
             return self.training, learn(self.training, raw)
@@ -330,10 +331,6 @@ class TextClassifier(Parameters):
         if walked[0] is not None and full[0] is not None \
                 and _misplaced(walked[0]) < _misplaced(full[0]):
             return "on-error", walked
-        if raw is not None and full[0] is not None:
-            y = np.array(labels, dtype=str)
-            full = (*full[:2], self._out_of_fold(X, raw, y,
-                                                 _folds(y, self.cutoff_folds, digests))[1])
         return "full", full
 
     def _fit_em(self, vocabulary: Vocabulary, X: CSR, labels: list, digests: np.ndarray,
@@ -537,22 +534,25 @@ class TextClassifier(Parameters):
         log_odds = self._left_out(raw, X, labels, groups, whole, weight)
         if log_odds is None:
             return cutoffs
-        is_spam = np.asarray(labels, dtype=str) == self.spam_class
-        return {**cutoffs, **_cutoffs.rates(log_odds, is_spam, cutoffs["spam"], cutoffs["ham"]),
-                "left_out": True}
+        y = np.asarray(labels, dtype=str)
+        if np.unique(y)[0] == self.spam_class:   # the log-odds of the spam class
+            log_odds = -log_odds
+        return {**cutoffs, **_cutoffs.rates(log_odds, y == self.spam_class, cutoffs["spam"],
+                                            cutoffs["ham"]), "left_out": True}
 
     def _left_out(self, raw: CSR, X: CSR, labels: Sequence, groups: np.ndarray,
                   whole: _DiscreteNB | None = None,
                   weight: np.ndarray | None = None) -> np.ndarray | None:
-        """The spam log-odds of each row of raw counts ``raw`` (``X``: weighted; ``labels``, two
-        classes) by a model of the other rows — or of ``whole``, which learned each row
+        """The log-odds of the second class over the first (by their names, as
+        :meth:`_out_of_fold`'s) of each row of raw counts ``raw`` (``X``: weighted; ``labels``,
+        two classes) by a model of the other rows — or of ``whole``, which learned each row
         ``weight`` times among others — less its group's (``groups``: copies, equal rows), the
         row taken as :meth:`predict` takes a new text (cut to the terms the rest hold, then
         weighted). Exact, in passes over X's entries, for two-class multinomial or complement
-        NB, whose log-odds are the same:
+        NB, whose log-odds are the same; with 1 the second class and 0 the first:
 
-            Σ_k x'_k [log(n'_k,spam + α) − log(n'_k,ham + α)]
-                + (Σ_k x'_k)·log((N'_ham + α|V'|) / (N'_spam + α|V'|)) + log P'(spam)/P'(ham)
+            Σ_k x'_k [log(n'_k1 + α) − log(n'_k0 + α)]
+                + (Σ_k x'_k)·log((N'_0 + α|V'|) / (N'_1 + α|V'|)) + log P'(1)/P'(0)
 
         with n'_kc class c's counts of term k less the group's (m_c times the row: a group's
         rows are equal), N'_c their sum, |V'| the terms the rest hold, x' the row cut to them
@@ -561,8 +561,11 @@ class TextClassifier(Parameters):
         if self.model == "bernoulli":
             return None
         y = np.asarray(labels, dtype=str)
-        s = int(np.unique(y)[1] == self.spam_class)          # the spam class's column
-        is_spam = y == self.spam_class
+        second = np.unique(y)[1]
+        is_spam = y == second                   # "spam": the second class, as in mail
+        # Its column in the model's classes (sorted as given, not as names) and the prior's.
+        s = [str(c) for c in (whole.classes_ if whole is not None
+                              else np.unique(np.asarray(labels)))].index(second)
         w = np.ones(y.size) if weight is None else weight
         n_docs, n_terms = X.shape
         blocks = [np.arange(start, min(start + _LEFT_OUT_ROWS, n_docs))
@@ -612,25 +615,26 @@ class TextClassifier(Parameters):
                          weight: np.ndarray | None = None) -> float | None:
         """``decision_threshold_``: the setting's number, or for "auto" and two classes of at
         least THRESHOLD_MIN documents each, the accuracy threshold
-        (:func:`textnb.cutoffs.accuracy_threshold`) on out-of-fold log-odds taken as new
-        documents' are (``as_new``, from the cutoffs' folds, or of folds of its own, copies
-        (``groups``) together, of the model ``whole`` if given, :meth:`_out_of_fold`); None:
-        the most probable class decides."""
+        (:func:`textnb.cutoffs.accuracy_threshold`) on held-out log-odds taken as new
+        documents' are: for full training each document's by a model of the others
+        (:meth:`_left_out`, copies (``groups``) left out together, of the model ``whole`` if
+        given), else ``as_new`` (the cutoffs' folds'), else those of folds of its own, copies
+        together (:meth:`_out_of_fold`); None: the most probable class decides."""
         setting = self.decision_threshold
         if raw is None:  # None or a number (_build checked it)
             return None if setting is None else float(setting)
         y = np.asarray(labels)
         classes, counts = np.unique(y, return_counts=True)  # in the model's order
-        if classes.size != 2 or counts.min() < _cutoffs.THRESHOLD_MIN:
+        folds = _folds(y, _cutoffs.FOLDS, groups)   # None: a class of one distinct document
+        if classes.size != 2 or counts.min() < _cutoffs.THRESHOLD_MIN or folds is None:
             return None
-        if as_new is None:
+        named = (self._left_out(raw, X, labels, np.arange(y.size) if groups is None else groups,
+                                whole, weight) if training == "full" else as_new)
+        if named is not None:  # the classes in the order of their names
+            as_new = -named if str(classes[1]) != np.unique(y.astype(str))[1] else named
+        else:
             fit = None if training == "full" else self._on_error
-            folds = _folds(y, _cutoffs.FOLDS, groups)
-            if folds is None:  # a class of fewer than two distinct documents
-                return None
             _, as_new = self._out_of_fold(X, raw, y, folds, fit, whole, weight)
-        elif str(classes[1]) != np.unique(y.astype(str))[1]:
-            as_new = -as_new  # the cutoffs' folds order the classes by their names
         return _cutoffs.accuracy_threshold(as_new, y == classes[1])
 
     def partial_fit(self, texts: Iterable[Text], y: Iterable,
@@ -740,8 +744,8 @@ class TextClassifier(Parameters):
         counts, X = raw, self._weigh(raw)
         raw = counts if self.decision_threshold == "auto" else None
         # None without a spam class, or, as fit learns none, for fewer than two texts of a class.
-        self.cutoffs_, suspect, as_new = self._learn_cutoffs(X, labels, raw=raw, whole=self.model_,
-                                                             groups=digests, weight=weight)
+        self.cutoffs_, suspect, _ = self._learn_cutoffs(X, labels, whole=self.model_,
+                                                        groups=digests, weight=weight)
         self.suspects_ = np.empty(0, int)
         if self.cutoffs_:
             self.cutoffs_.update(training="full", sampled_from=int(self.digests_.size))
@@ -759,11 +763,10 @@ class TextClassifier(Parameters):
                 keep = ~suspect
                 X, labels = take_rows(X, keep), np.array(labels, dtype=object)[keep].tolist()
                 digests, weight, counts = digests[keep], weight[keep], take_rows(counts, keep)
-                if raw is not None:
-                    raw, as_new = counts, as_new[keep]
+                raw = None if raw is None else counts
             self.cutoffs_ = self._left_out_rates(self.cutoffs_, counts, X, labels, digests,
                                                  self.model_, weight)
-        self.decision_threshold_ = self._learn_threshold(X, raw, labels, "full", as_new,
+        self.decision_threshold_ = self._learn_threshold(X, raw, labels, "full", None,
                                                          self.model_, digests, weight)
         return self
 
