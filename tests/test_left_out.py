@@ -71,6 +71,7 @@ def test_the_folds_choose_the_cutoffs_and_the_left_out_scores_rate_them(left_out
     labels = ["spam"] * 150 + ["ham"] * 150
     classifier = TextClassifier(spam_class="spam", training="full").fit(texts, labels)
     cutoffs = classifier.cutoffs_
+    assert len(left_out) == 1   # once, for the rates and the decision threshold both
     # The cutoffs are the folds' (the same settings without the left-out scores choose them).
     folds = TextClassifier(spam_class="spam", training="full")
     folds._left_out = lambda *args, **kwargs: None

@@ -288,8 +288,9 @@ class TextClassifier(Parameters):
             raw = None if raw is None else counts
             as_new = None if as_new is None else as_new[keep]
             labels = np.array(labels, dtype=object)[keep].tolist()
-        if self.cutoffs_ and training == "full":
-            self.cutoffs_ = self._left_out_rates(self.cutoffs_, counts, X, labels, digests)
+        if self.cutoffs_ and training == "full":  # scores the threshold's too
+            as_new = self._left_out(counts, X, labels, digests)
+            self.cutoffs_ = self._left_out_rates(self.cutoffs_, as_new, labels)
         self.decision_threshold_ = self._learn_threshold(X, raw, labels, training, as_new,
                                                          groups=digests)
         del raw, counts
@@ -519,25 +520,23 @@ class TextClassifier(Parameters):
         model.delete_terms(np.flatnonzero(~used))
         return self._weigh(_relabel(raw, column, int(used.sum())))
 
-    def _left_out_rates(self, cutoffs: dict[str, Any], raw: CSR, X: CSR, labels: Sequence,
-                        groups: np.ndarray, whole: _DiscreteNB | None = None,
-                        weight: np.ndarray | None = None) -> dict[str, Any]:
+    def _left_out_rates(self, cutoffs: dict[str, Any], left_out: np.ndarray | None,
+                        labels: Sequence) -> dict[str, Any]:
         """Full training's ``cutoffs`` with the rates they give on each message's score by a
-        model of the others (:meth:`_left_out`; as they were where that has no closed form).
-        The folds' scores choose the cutoffs, but they are no estimate of what the cutoffs do:
-        a fold's model knows a held-out message's own terms without counts, each adding
-        log((N_ham + α|V|)/(N_spam + α|V|)) to its log-odds, where the trained model ignores a
-        new message's unknown terms. On the SMS texts (seeds 0–15) they promised 7.4 % of the
-        spam not caught where the test parts left 14.5 % and the left-out scores say 15.2 %
-        (README, Spam decisions); the spam cutoff they set stays, for it kept every split's
-        ham called spam under 0.1 %, where cutoffs read off the left-out scores did not."""
-        log_odds = self._left_out(raw, X, labels, groups, whole, weight)
-        if log_odds is None:
+        model of the others (``left_out``, :meth:`_left_out`; as they were where that has no
+        closed form, None). The folds' scores choose the cutoffs, but they are no estimate of
+        what the cutoffs do: a fold's model knows a held-out message's own terms without
+        counts, each adding log((N_ham + α|V|)/(N_spam + α|V|)) to its log-odds, where the
+        trained model ignores a new message's unknown terms. On the SMS texts (seeds 0–15) they
+        promised 7.4 % of the spam not caught where the test parts left 14.5 % and the left-out
+        scores say 15.2 % (README, Spam decisions); the spam cutoff they set stays, for it kept
+        every split's ham called spam under 0.1 %, where cutoffs read off the left-out scores
+        did not."""
+        if left_out is None:
             return cutoffs
         y = np.asarray(labels, dtype=str)
-        if np.unique(y)[0] == self.spam_class:   # the log-odds of the spam class
-            log_odds = -log_odds
-        return {**cutoffs, **_cutoffs.rates(log_odds, y == self.spam_class, cutoffs["spam"],
+        spam = -left_out if np.unique(y)[0] == self.spam_class else left_out
+        return {**cutoffs, **_cutoffs.rates(spam, y == self.spam_class, cutoffs["spam"],
                                             cutoffs["ham"]), "left_out": True}
 
     def _left_out(self, raw: CSR, X: CSR, labels: Sequence, groups: np.ndarray,
@@ -562,7 +561,7 @@ class TextClassifier(Parameters):
             return None
         y = np.asarray(labels, dtype=str)
         second = np.unique(y)[1]
-        is_spam = y == second                   # "spam": the second class, as in mail
+        pos = y == second
         # Its column in the model's classes (sorted as given, not as names) and the prior's.
         s = [str(c) for c in (whole.classes_ if whole is not None
                               else np.unique(np.asarray(labels)))].index(second)
@@ -574,16 +573,16 @@ class TextClassifier(Parameters):
             n1, n0 = np.zeros(n_terms), np.zeros(n_terms)
             for block in blocks:
                 part = take_rows(X, block)
-                spam = np.repeat(is_spam[block], np.diff(part.indptr))
-                n1 += np.bincount(part.indices, weights=part.data * spam, minlength=n_terms)
-                n0 += np.bincount(part.indices, weights=part.data * ~spam, minlength=n_terms)
-            docs1, docs0 = w[is_spam].sum(), w[~is_spam].sum()
+                in_pos = np.repeat(pos[block], np.diff(part.indptr))
+                n1 += np.bincount(part.indices, weights=part.data * in_pos, minlength=n_terms)
+                n0 += np.bincount(part.indices, weights=part.data * ~in_pos, minlength=n_terms)
+            docs1, docs0 = w[pos].sum(), w[~pos].sum()
         else:
             n1, n0 = whole.feature_count_[s], whole.feature_count_[1 - s]
             docs1, docs0 = whole.class_count_[s], whole.class_count_[1 - s]
         _, key = np.unique(groups, return_inverse=True)
-        m1 = np.bincount(key, weights=w * is_spam)[key]
-        m0 = np.bincount(key, weights=w * ~is_spam)[key]
+        m1 = np.bincount(key, weights=w * pos)[key]
+        m0 = np.bincount(key, weights=w * ~pos)[key]
         held, alpha = np.count_nonzero(n0 + n1), self.alpha
         log_odds = np.empty(n_docs)
         for block in blocks:
@@ -597,11 +596,11 @@ class TextClassifier(Parameters):
                 part.indptr.dtype)
             cut = self._weigh(CSR(counts.data[known], counts.indices[known], indptr, counts.shape))
             mass = row_sums(part.data, part.indptr)                               # Σ_k x_k
-            ham_total = np.maximum(n0.sum() - m0[block] * mass, 0.0) + alpha * terms
-            spam_total = np.maximum(n1.sum() - m1[block] * mass, 0.0) + alpha * terms
+            total0 = np.maximum(n0.sum() - m0[block] * mass, 0.0) + alpha * terms
+            total1 = np.maximum(n1.sum() - m1[block] * mass, 0.0) + alpha * terms
             log_odds[block] = (
                 row_sums(cut.data * (np.log(c1[known] + alpha) - np.log(c0[known] + alpha)), indptr)
-                + row_sums(cut.data, indptr) * (np.log(ham_total) - np.log(spam_total)))
+                + row_sums(cut.data, indptr) * (np.log(total0) - np.log(total1)))
         if self.class_prior is not None:
             prior = np.asarray(self.class_prior, dtype=float)
             log_odds += np.log(prior[s]) - np.log(prior[1 - s])
@@ -629,7 +628,7 @@ class TextClassifier(Parameters):
         if classes.size != 2 or counts.min() < _cutoffs.THRESHOLD_MIN or folds is None:
             return None
         named = (self._left_out(raw, X, labels, np.arange(y.size) if groups is None else groups,
-                                whole, weight) if training == "full" else as_new)
+                                whole, weight) if as_new is None and training == "full" else as_new)
         if named is not None:  # the classes in the order of their names
             as_new = -named if str(classes[1]) != np.unique(y.astype(str))[1] else named
         else:
@@ -764,9 +763,11 @@ class TextClassifier(Parameters):
                 X, labels = take_rows(X, keep), np.array(labels, dtype=object)[keep].tolist()
                 digests, weight, counts = digests[keep], weight[keep], take_rows(counts, keep)
                 raw = None if raw is None else counts
-            self.cutoffs_ = self._left_out_rates(self.cutoffs_, counts, X, labels, digests,
-                                                 self.model_, weight)
-        self.decision_threshold_ = self._learn_threshold(X, raw, labels, "full", None,
+        left_out = (self._left_out(counts, X, labels, digests, self.model_, weight)
+                    if self.cutoffs_ or raw is not None else None)
+        if self.cutoffs_:
+            self.cutoffs_ = self._left_out_rates(self.cutoffs_, left_out, labels)
+        self.decision_threshold_ = self._learn_threshold(X, raw, labels, "full", left_out,
                                                          self.model_, digests, weight)
         return self
 
