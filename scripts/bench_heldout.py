@@ -81,13 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         raw, labels = kept["raw"], np.array(kept["labels"], dtype=str)
         X = classifier._weigh(raw)
         is_spam = labels == "spam"
-        first_is_spam = np.unique(labels)[0] == "spam"      # _out_of_fold: class 2 over class 1
+        first_is_spam = np.unique(labels)[0] == "spam"      # class 2 over class 1, by name
         folds, as_new = classifier._out_of_fold(X, raw, labels,
                                                 _folds(labels, classifier.cutoff_folds,
                                                        kept["digests"]))
-        scorings = {"folds": folds, "as new": as_new}
+        scorings = {"folds": folds, "as new": as_new,
+                    "left out": classifier._left_out(raw, X, labels, kept["digests"])}
         scorings = {name: -lo if first_is_spam else lo for name, lo in scorings.items()}
-        scorings["left out"] = classifier._left_out(raw, X, labels, kept["digests"])
         log_proba = classifier.predict_log_proba([raws[i] for i in test])
         s = list(classifier.classes_).index("spam")
         test_log_odds, test_spam = log_proba[:, s] - log_proba[:, 1 - s], y[test] == "spam"
