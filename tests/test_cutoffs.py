@@ -613,6 +613,20 @@ def test_copies_of_a_document_share_a_fold():
     np.testing.assert_array_equal(folds, expected)
 
 
+def test_copies_across_the_classes_that_leave_a_class_in_one_fold_give_no_folds():
+    """Copies go where the first of them goes, whatever their class: here both of spam's
+    distinct texts follow ham's, into one fold, and a model of the other fold would hold no
+    spam (with a learned prior, log 0: every score NaN and the fit a ValueError). No folds,
+    so no cutoffs, as for a class of one distinct text."""
+    texts, labels = ["", "", "", "", "ab", "ab"], ["ham", "ham", "spam", "ham", "spam", "ham"]
+    from textnb.classifier import _folds
+    assert _folds(np.array(labels), 5, np.array([0, 0, 0, 0, 1, 1])) is None
+    classifier = TextClassifier(spam_class="spam", training="full", fit_prior=True,
+                                ngram_range=(1, 1)).fit(texts, labels)
+    assert classifier.cutoffs_ is None and classifier.predict(["ab"]).tolist() in (["spam"],
+                                                                                   ["ham"])
+
+
 def test_copies_do_not_make_the_cross_validation_see_what_it_scores():
     """Every message twice: were the copies dealt apart, each held-out message would be scored
     by a model that learned its copy, and the cutoffs' estimates would promise what new mail

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings, strategies as st
 
 import textnb.classifier
 from textnb import TextClassifier
@@ -137,3 +138,39 @@ def test_a_spam_class_named_first_has_its_rates_turned(left_out):
     rated = rules.rates(-left_out[-1], np.array(labels) == "bulk", classifier.cutoffs_["spam"],
                         classifier.cutoffs_["ham"])
     assert {k: classifier.cutoffs_[k] for k in rated} == rated
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("ab cd ef gh ij kl mn op".split()), min_size=0, max_size=6),
+                min_size=6, max_size=12),
+       st.randoms(use_true_random=False),
+       st.sampled_from(["complement", "multinomial"]), st.sampled_from(["raw", "log", "binary"]),
+       st.sampled_from(["l2", None]), st.booleans())
+def test_left_out_scores_of_random_corpora(words, rng, model, tf, norm, fit_prior):
+    """Random little corpora (empty texts and copies among them): each text's left-out score is
+    the log-odds of a model trained on the texts that are not its copies."""
+    texts = [" ".join(w) for w in words]
+    labels = ["spam" if rng.random() < 0.5 else "ham" for _ in texts]
+    assume(all(len({t for t, l in zip(texts, labels) if l == c}) >= 2 for c in ("spam", "ham")))
+    settings = {**FULL, "model": model, "tf": tf, "norm": norm, "fit_prior": fit_prior}
+    found = []
+    method = TextClassifier._left_out
+
+    def record(self, *args, **kwargs):
+        found.append(method(self, *args, **kwargs))
+        return found[-1]
+
+    TextClassifier._left_out = record
+    try:
+        TextClassifier(**settings).fit(texts, labels)
+    finally:
+        TextClassifier._left_out = method
+    assume(found)   # the cutoffs need two distinct texts of each class
+    for i, text in enumerate(texts):
+        others = [j for j in range(len(texts)) if texts[j] != text]
+        if {labels[j] for j in others} != {"spam", "ham"} or not any(texts[j] for j in others):
+            continue   # no model of the others: a class of none, or no word
+        alone = TextClassifier(**{**settings, "keep_suspects": True}).fit(
+            [texts[j] for j in others], [labels[j] for j in others])
+        np.testing.assert_allclose(found[-1][i], _spam_log_odds(alone, [text])[0], rtol=1e-8,
+                                   atol=1e-8, err_msg=repr((text, texts, labels)))

@@ -598,9 +598,12 @@ class TextClassifier(Parameters):
             mass = row_sums(part.data, part.indptr)                               # Σ_k x_k
             total0 = np.maximum(n0.sum() - m0[block] * mass, 0.0) + alpha * terms
             total1 = np.maximum(n1.sum() - m1[block] * mass, 0.0) + alpha * terms
+            cut_mass = row_sums(cut.data, indptr)
+            with np.errstate(divide="ignore", invalid="ignore"):  # |V'| = 0: nothing to weigh
+                log_ratio = np.where(cut_mass > 0, np.log(total0) - np.log(total1), 0.0)
             log_odds[block] = (
                 row_sums(cut.data * (np.log(c1[known] + alpha) - np.log(c0[known] + alpha)), indptr)
-                + row_sums(cut.data, indptr) * (np.log(total0) - np.log(total1)))
+                + cut_mass * log_ratio)
         if self.class_prior is not None:
             prior = np.asarray(self.class_prior, dtype=float)
             log_odds += np.log(prior[s]) - np.log(prior[1 - s])
@@ -1192,12 +1195,16 @@ def _log_odds(model: _DiscreteNB, X: CSR) -> np.ndarray:
 def _folds(y: np.ndarray, most: int, groups: np.ndarray | None) -> np.ndarray | None:
     """Each document's number among stratified folds of the labels ``y``: ``most``, or fewer
     where a class has fewer distinct documents (copies, one ``groups`` key, are one and share a
-    fold); None where that is under two."""
+    fold); None where that is under two, or where a class ends in one fold (copies of another
+    class's documents go where those go), whose model of the other folds would have none of it."""
     from .metrics import stratified_folds
     sizes = [np.unique(groups[y == c]).size if groups is not None else int((y == c).sum())
              for c in np.unique(y)]
     k = min(most, *sizes)
-    return stratified_folds(y, k, groups=groups) if k >= 2 else None
+    if k < 2:
+        return None
+    folds = stratified_folds(y, k, groups=groups)
+    return folds if all(np.unique(folds[y == c]).size >= 2 for c in np.unique(y)) else None
 
 
 def noting_digests(parts: Iterable[tuple[Counts, np.ndarray]],
