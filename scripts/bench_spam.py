@@ -320,7 +320,10 @@ def run_textnb(name: str, settings: dict, train_paths, y_train, test_paths) -> R
                   note=f"{cut.get('training', clf.training)} training; learned cutoffs: log-odds "
                        f">= {cut['spam']:+.2f} spam, <= {cut['ham']:+.2f} ham",
                   extra={"p_spam": p_spam, "terms": len(clf.vocabulary_),
-                         "training": cut.get("training", clf.training)})
+                         "training": cut.get("training", clf.training),
+                         # What the cutoffs promise: their rates on the training part's
+                         # held-out scores, as `textnb info` shows them.
+                         "promised": {k: cut[k] for k in ("fpr", "unsure", "spam_not_caught")}})
 
 
 def run_cli(train_paths, y_train, scratch: Path) -> tuple[float, str]:
@@ -435,19 +438,22 @@ def main_table(results: list[Result], is_spam: np.ndarray, reference: str | None
         m = rates(is_spam, r.status)
         auc_ratio = ("-" if ref is None else
                      f"{one_minus_auc / ref_auc:.2f}x" if ref_auc > 0 else "n/a")
+        promised = r.extra.get("promised")
         quality.append([r.name, f"{100 * one_minus_auc:.3f} %", auc_ratio,
                         f"{pct(m['fpr'])} ({m['fp']})", f"{pct(m['fnr'])} ({m['fn']})",
                         pct(m["unsure"], 1), pct(m["spam_unsure"], 1),
                         f"{pct(m['not_caught'], 1)} ({m['missed']})",
+                        pct(promised["spam_not_caught"], 1) if promised else "-",
                         pct(best_not_caught(is_spam, r.score, max_fpr), 1), r.note])
         speed.append([r.name, f"{r.train_s:.2f} s", f"{r.n_train / r.train_s:.0f}",
                       f"{r.train_s / ref.train_s:.2f}x" if ref else "-",
                       f"{r.classify_s:.2f} s", f"{r.n_test / r.classify_s:.0f}",
                       f"{r.classify_s / ref.classify_s:.2f}x" if ref else "-"])
     return (table(["system", "1-AUC", "vs bogofilter", "FPR (n)", "FNR (n)", "unsure",
-                   "spam unsure", "spam not caught (n)", f"best at FPR <= {pct(max_fpr, 1)}",
-                   "decision"], quality)
-            + f"\n  unsure: of all messages; spam not caught: in the inbox or unsure; best: the "
+                   "spam unsure", "spam not caught (n)", "promised",
+                   f"best at FPR <= {pct(max_fpr, 1)}", "decision"], quality)
+            + f"\n  unsure: of all messages; spam not caught: in the inbox or unsure; promised: "
+              f"what the learned cutoffs' own estimate said (textnb info); best: the "
               f"least spam not caught by any spam cutoff with FPR <= {pct(max_fpr, 1)}, chosen on "
               f"these test scores (what the ranking allows)\n\n"
             + table(["system", "train", "msg/s", "vs bogofilter", "classify", "msg/s",
@@ -646,14 +652,15 @@ def run_bench(args, paths, y, scratch: Path) -> dict:
             "results": [{"name": r.name, "one_minus_auc": 1 - roc_auc(is_spam, r.score),
                          **rates(is_spam, r.status),
                          "best_not_caught": best_not_caught(is_spam, r.score, args.max_fpr),
+                         **({"promised": r.extra["promised"]} if "promised" in r.extra else {}),
                          "train_s": r.train_s, "classify_s": r.classify_s} for r in results]}
 
 
 def pooled_table(splits: list[dict], max_fpr: float) -> str:
     """Each system's figures over several splits (run_bench's results, one a seed): the mean
     1 − AUC and, split by split, its ratio to bogofilter's; the test ham called spam, summed;
-    the means of unsure, spam not caught and the least any cutoff with FPR ≤ ``max_fpr`` leaves
-    on each split's test scores."""
+    the means of unsure, spam not caught, what the learned cutoffs promised of it (textnb's
+    rows) and the least any cutoff with FPR ≤ ``max_fpr`` leaves on each split's test scores."""
     names = [r["name"] for r in splits[0]["results"]]
     by = [{r["name"]: r for r in split["results"]} for split in splits]
     mean, rows = statistics.mean, []
@@ -671,9 +678,12 @@ def pooled_table(splits: list[dict], max_fpr: float) -> str:
                      f"{pct(mean(r['not_caught'] for r in got))} "
                      f"({100 * min(r['not_caught'] for r in got):.1f}-"
                      f"{100 * max(r['not_caught'] for r in got):.1f})",
+                     pct(mean(r["promised"]["spam_not_caught"] for r in got))
+                     if all("promised" in r for r in got) else "-",
                      pct(mean(r["best_not_caught"] for r in got))])
     return table(["system", "1-AUC, mean", "vs bogofilter, by split", "test ham called spam",
-                  "unsure", "spam not caught", f"best at FPR <= {pct(max_fpr, 1)}"], rows)
+                  "unsure", "spam not caught", "promised", f"best at FPR <= {pct(max_fpr, 1)}"],
+                 rows)
 
 
 def chi2_log_sf(x2: np.ndarray, dof: np.ndarray) -> np.ndarray:

@@ -78,10 +78,10 @@ def test_the_folds_choose_the_cutoffs_and_the_left_out_scores_rate_them(left_out
     folds._left_out = lambda *args, **kwargs: None
     folds.fit(texts, labels)
     assert (cutoffs["spam"], cutoffs["ham"]) == (folds.cutoffs_["spam"], folds.cutoffs_["ham"])
-    assert "left_out" not in folds.cutoffs_
+    assert "rated" not in folds.cutoffs_
     kept = np.delete(np.array(labels), classifier.suspects_) == "spam"
     rated = rules.rates(left_out[-1], kept, cutoffs["spam"], cutoffs["ham"])
-    assert cutoffs["left_out"] is True and {k: cutoffs[k] for k in rated} == rated
+    assert cutoffs["rated"] == "left out" and {k: cutoffs[k] for k in rated} == rated
     assert rated != {k: folds.cutoffs_[k] for k in rated}  # else this could not fail
 
 
@@ -99,14 +99,37 @@ def test_a_model_that_learned_more_leaves_each_text_out_with_every_learned_copy(
         alone = TextClassifier(**FULL).fit([learned[j] for j in rest], [labels[j] for j in rest])
         np.testing.assert_allclose(got[i], _spam_log_odds(alone, [text])[0], rtol=1e-9,
                                    atol=1e-9, err_msg=text)
-    assert classifier.cutoffs_["left_out"] is True
+    assert classifier.cutoffs_["rated"] == "left out"
 
 
-def test_training_on_error_and_bernoulli_keep_the_folds_rates(left_out):
-    walked = TextClassifier(**{**FULL, "training": "on-error"}).fit(TEXTS, LABELS)
-    assert not left_out and "left_out" not in walked.cutoffs_
+def test_training_on_error_rates_its_folds_held_out_messages_as_new_ones(left_out,
+                                                                          monkeypatch):
+    """Training on error has no left-out scores: its cutoffs are rated on the folds' models'
+    scores of their held-out messages taken as new ones (cut to the fold model's terms and
+    weighted again), which differ from the folds' own; the Bernoulli model keeps the folds'."""
+    found = {}
+    method = TextClassifier._out_of_fold
+
+    def record(self, *args, **kwargs):
+        found["folds"], found["as_new"] = method(self, *args, **kwargs)
+        return found["folds"], found["as_new"]
+
+    monkeypatch.setattr(TextClassifier, "_out_of_fold", record)
+    texts = [path.read_bytes() for label in ("spam", "ham")
+             for path in sorted((SAMPLE / label).iterdir())]
+    labels = ["spam"] * 150 + ["ham"] * 150
+    walked = TextClassifier(spam_class="spam", training="on-error",
+                            decision_threshold=None).fit(texts, labels)
+    assert not left_out and walked.cutoffs_["rated"] == "as new"
+    kept = np.delete(np.array(labels), walked.suspects_)
+    as_new = np.delete(found["as_new"], walked.suspects_)   # spam over ham ("ham" < "spam")
+    rated = rules.rates(as_new, kept == "spam", walked.cutoffs_["spam"], walked.cutoffs_["ham"])
+    assert {k: walked.cutoffs_[k] for k in rated} == rated
+    folds = rules.rates(np.delete(found["folds"], walked.suspects_), kept == "spam",
+                        walked.cutoffs_["spam"], walked.cutoffs_["ham"])
+    assert rated != folds   # else this could not fail
     bernoulli = TextClassifier(**{**FULL, "model": "bernoulli"}).fit(TEXTS, LABELS)
-    assert left_out == [None] and "left_out" not in bernoulli.cutoffs_
+    assert left_out == [None] and "rated" not in bernoulli.cutoffs_
 
 
 def test_full_trainings_decision_threshold_is_read_off_the_left_out_scores(left_out,

@@ -289,8 +289,8 @@ def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(
     monkeypatch.setattr(textnb.cutoffs, "extrapolated", lambda ham, target_fpr: False)
     with monkeypatch.context() as patch:
         # The comparison is of the folds' rates, which full training then reports from its
-        # left-out scores instead (TextClassifier._left_out_rates): here, the folds' alone.
-        patch.setattr(TextClassifier, "_left_out_rates", lambda self, cutoffs, *args: cutoffs)
+        # left-out scores instead (TextClassifier._rated): here, the folds' alone.
+        patch.setattr(TextClassifier, "_rated", lambda self, cutoffs, *args: cutoffs)
         full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
         walked = TextClassifier(spam_class="spam", training="on-error").fit(texts, y)
         default = TextClassifier(spam_class="spam").fit(texts, y)

@@ -767,17 +767,20 @@ def _tuning_table(tuned, top: int = 10) -> str:
 
 
 def _cutoffs_line(cutoffs: dict[str, Any]) -> str:
-    """The learned cutoffs and what they gave on the held-out scores (out-of-fold, or for full
-    training each message's by a model of the rest), in one line, and a note under it where too
-    few ham were held out to read the spam cutoff off their scores."""
+    """The learned cutoffs and what they gave on the held-out scores (each message's by a model
+    of the rest, the folds' held-out messages scored as new ones, or as the folds scored them),
+    in one line, and a note under it where too few ham were held out to read the spam cutoff
+    off their scores."""
     how = f", {cutoffs['training']} training" if "training" in cutoffs else ""
     left = f", {cutoffs['suspects']} left out" if cutoffs.get("suspects") else ""
     # The spam class by name where it is not "spam" (a folder named Junk or .Junk, say).
     named = "" if cutoffs.get("spam_class", "spam") == "spam" else f" ({cutoffs['spam_class']})"
     whole = cutoffs.get("sampled_from", cutoffs["messages"])
     sample = f"a sample of {cutoffs['messages']} of " if whole > cutoffs["messages"] else ""
-    # Full training's rates are those of each message scored by a model of the others.
-    rated = "; each message scored by a model of the rest" if cutoffs.get("left_out") else ""
+    # The rates' scores: each message's by a model of the others (full training), or the
+    # folds' models' of their held-out messages taken as new ones (training on error).
+    rated = {"left out": "; each message scored by a model of the rest",
+             "as new": "; held-out messages scored as new ones"}.get(cutoffs.get("rated"), "")
     line = (f"cutoffs     spam{named} at log-odds >= {cutoffs['spam']:+.3f}, "
             f"ham <= {cutoffs['ham']:+.3f} "
             f"({cutoffs['folds']}-fold CV of {sample}{whole} messages{how}{left}{rated}: "
