@@ -266,8 +266,9 @@ class TextClassifier(Parameters):
         """``fit`` on the vocabulary of the texts and their counts X (labeled rows first, then
         ``unlabeled`` rows) and the labeled texts' digests: what :meth:`_fit_counted` builds,
         and what a tuning that counted so hands over (:meth:`textnb.tuning.Tuning.refit`)."""
-        # The raw counts, for the decision threshold's out-of-fold scores (_out_of_fold) and
-        # full training's left-out ones (_left_out).
+        # The raw counts: held-out documents are scored as new ones are, their rows cut to a
+        # model's terms and weighted again (_out_of_fold, _left_out), for the cutoffs' rates
+        # and the decision threshold.
         counts, X = X, self._weigh(X)
         raw = counts if self.decision_threshold == "auto" else None
         if unlabeled:
