@@ -289,11 +289,11 @@ class TextClassifier(Parameters):
             raw = None if raw is None else counts
             as_new = None if as_new is None else as_new[keep]
             labels = np.array(labels, dtype=object)[keep].tolist()
-        if self.cutoffs_ and training == "full":  # scores the threshold's too
-            as_new = self._left_out(counts, X, labels, digests)
-            self.cutoffs_ = self._rated(self.cutoffs_, as_new, labels, "left out")
-        elif self.cutoffs_:
-            self.cutoffs_ = self._rated(self.cutoffs_, as_new, labels, "as new")
+        if self.cutoffs_:
+            if training == "full":  # scores the threshold's too
+                as_new = self._left_out(counts, X, labels, digests)
+            self.cutoffs_ = self._rated(self.cutoffs_, as_new, labels,
+                                        "left out" if training == "full" else "as new")
         self.decision_threshold_ = self._learn_threshold(X, raw, labels, training, as_new,
                                                          groups=digests)
         del raw, counts
