@@ -567,24 +567,16 @@ class TextClassifier(Parameters):
         y = np.asarray(labels, dtype=str)
         second = np.unique(y)[1]
         pos = y == second
+        if whole is None:  # the counts of X's rows, each once
+            whole = self._new_model().fit(X, list(labels))
         # Its column in the model's classes (sorted as given, not as names) and the prior's.
-        s = [str(c) for c in (whole.classes_ if whole is not None
-                              else np.unique(np.asarray(labels)))].index(second)
+        s = [str(c) for c in whole.classes_].index(second)
+        n1, n0 = whole.feature_count_[s], whole.feature_count_[1 - s]
+        docs1, docs0 = whole.class_count_[s], whole.class_count_[1 - s]
         w = np.ones(y.size) if weight is None else weight
-        n_docs, n_terms = X.shape
+        n_docs = X.shape[0]
         blocks = [np.arange(start, min(start + _LEFT_OUT_ROWS, n_docs))
                   for start in range(0, n_docs, _LEFT_OUT_ROWS)]
-        if whole is None:
-            n1, n0 = np.zeros(n_terms), np.zeros(n_terms)
-            for block in blocks:
-                part = take_rows(X, block)
-                in_pos = np.repeat(pos[block], np.diff(part.indptr))
-                n1 += np.bincount(part.indices, weights=part.data * in_pos, minlength=n_terms)
-                n0 += np.bincount(part.indices, weights=part.data * ~in_pos, minlength=n_terms)
-            docs1, docs0 = w[pos].sum(), w[~pos].sum()
-        else:
-            n1, n0 = whole.feature_count_[s], whole.feature_count_[1 - s]
-            docs1, docs0 = whole.class_count_[s], whole.class_count_[1 - s]
         _, key = np.unique(groups, return_inverse=True)
         m1 = np.bincount(key, weights=w * pos)[key]
         m0 = np.bincount(key, weights=w * ~pos)[key]
