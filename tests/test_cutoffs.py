@@ -397,6 +397,58 @@ def test_the_python_api_learns_cutoffs_only_when_asked():
     assert TextClassifier(spam_class="junk", stop_words="none").fit(texts, labels).cutoffs_ is None
 
 
+def test_the_python_api_decides_as_classify_does(sample_model, tmp_path):
+    """spam_status gives the status classify gives, by the learned cutoffs and by others
+    saved in the model; decision_function gives the spam log-odds classify prints."""
+    paths = [SPAM_MESSAGE, HAM_MESSAGE, *sorted(SPAM_DIR.iterdir())[:15],
+             *sorted(HAM_DIR.iterdir())[:15]]
+    texts = [path.read_bytes() for path in paths]
+
+    def classify(model: Path) -> list[dict]:
+        result = run("classify", "--format", "json", "-m", model, *paths)
+        return [json.loads(line) for line in result.output.splitlines()]
+
+    classifier = load_model(sample_model)
+    assert list(classifier.classes_) == ["ham", "spam"]
+    shown = classify(sample_model)
+    log_odds = classifier.decision_function(texts)
+    assert log_odds == pytest.approx([d["spam_log_odds"] for d in shown], abs=1e-9)
+    assert classifier.spam_status(texts).tolist() == [d["status"] for d in shown]
+    assert classifier.spam_status(texts[:2]).tolist() == ["spam", "ham"]
+    # Cutoffs halfway between scores, so that a third of the texts are unsure.
+    ordered = np.sort(log_odds)
+    low, high = (ordered[[9, 20]] + ordered[[10, 21]]) / 2
+    classifier.cutoffs_ = {**classifier.cutoffs_, "spam": high, "ham": low}
+    save_model(classifier, tmp_path / "band.model")
+    statuses = classifier.spam_status(texts)
+    assert (statuses == "unsure").sum() == 11 and (statuses == "ham").sum() == 10
+    assert statuses.tolist() == [d["status"] for d in classify(tmp_path / "band.model")]
+    # Without learned cutoffs, bogofilter's: P(spam|x) >= 0.99 spam, <= 0.5 ham.
+    classifier.cutoffs_ = None
+    expected = np.where(log_odds >= logit(SPAM_CUTOFF), "spam",
+                        np.where(log_odds <= 0, "ham", "unsure"))
+    assert classifier.spam_status(texts).tolist() == expected.tolist()
+
+
+def test_spam_status_needs_a_spam_class_and_decision_function_does_not_saturate():
+    texts = ["cheap pills " * 400, "meeting notes " * 400, "cheap notes " * 3]
+    clf = TextClassifier(model="multinomial", norm=None, stop_words="none")
+    clf.fit(texts[:2] * 3, ["pos", "neg"] * 3)
+    proba = clf.predict_proba(texts)
+    assert proba[0].tolist() == [0.0, 1.0] and proba[1].tolist() == [1.0, 0.0]
+    log_odds = clf.decision_function(texts)     # neg, pos: the log-odds of pos over neg
+    assert log_odds[0] > 500 and log_odds[1] < -500 and abs(log_odds[2]) < 1e-9
+    assert log_odds == pytest.approx(np.diff(clf.predict_log_proba(texts)).ravel())
+    with pytest.raises(ValueError, match="two classes, one of them spam"):
+        clf.spam_status(texts)
+    assert clf.set_params(spam_class="pos").spam_status(texts).tolist() == \
+        ["spam", "ham", "ham"]          # no cutoffs learned: bogofilter's
+    three = TextClassifier(stop_words="none").fit(["a b", "c d", "e f"], ["x", "y", "z"])
+    assert three.decision_function(["a b"]).shape == (1, 3)
+    with pytest.raises(ValueError, match="two classes"):
+        three.spam_status(["a b"])
+
+
 def test_a_model_file_with_bad_cutoffs_is_refused(sample_model, tmp_path):
     classifier = load_model(sample_model)
     for bad in ({"spam_class": "spam", "spam": -1.0, "ham": 1.0},

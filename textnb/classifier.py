@@ -22,7 +22,7 @@ import numpy as np
 from .counting import Part, count_part, document_tokens
 from .documents import relayed
 from . import cutoffs as _cutoffs
-from .decision import check_cutoffs
+from .decision import check_cutoffs, spam_cutoffs
 from .errors import ModelFileError
 from .explain import Explanation, explain_document, informative_terms
 from .onerror import MARGIN, MAX_PASSES, take_rows, train_on_error, trained_on_error
@@ -909,6 +909,32 @@ class TextClassifier(Parameters):
         where its log-odds over the first reach ``decision_threshold_`` (when learned or
         set), else the most probable."""
         return self._scores(texts, self._labels)
+
+    def decision_function(self, texts: Iterable[Text]) -> np.ndarray:
+        """Of two classes, ln P(second class|x) − ln P(first class|x) of each text, shape
+        (n_documents,), as scikit-learn's binary classifiers give it (above 0 leans to
+        ``classes_[1]``): finite where ``predict_proba`` rounds to 1 and 0, so it ranks (ROC
+        AUC) what those probabilities tie. Of more classes, ln P(c|x), (n_documents, n_classes)."""
+        if len(self.classes_) != 2:
+            return self.predict_log_proba(texts)
+        return self._scores(texts, lambda X: _log_odds(self.model_, X))
+
+    def spam_status(self, texts: Iterable[Text]) -> np.ndarray:
+        """"spam", "ham" or "unsure" for each text, as ``textnb classify`` and ``filter``
+        decide: its spam log-odds ln P(spam|x) − ln P(ham|x) at or above the spam cutoff, at or
+        below the ham cutoff, or between; the cutoffs ``fit`` learned (``cutoffs_``), else
+        bogofilter's, P(spam|x) 0.99 and 0.5. ValueError unless there are two classes, one of
+        them the spam class (``spam_class``, else one named spam, Junk, Bulk Mail, ...)."""
+        self._check_fitted()
+        cutoffs = spam_cutoffs(self.classes_, self.__dict__.get("cutoffs_"), self.spam_class)
+        if cutoffs is None:
+            raise ValueError(f"spam_status needs two classes, one of them spam (spam_class); "
+                             f"the classes are {[str(c) for c in self.classes_]}")
+        spam, high, low = cutoffs
+        log_odds = self.decision_function(texts)
+        if str(self.classes_[1]) != spam:
+            log_odds = -log_odds
+        return np.where(log_odds >= high, "spam", np.where(log_odds <= low, "ham", "unsure"))
 
     def _labels(self, X: CSR) -> np.ndarray:
         """The label of each row of the weighted counts X, as ``predict`` decides it."""
