@@ -74,3 +74,25 @@ def test_pooled_figures_over_splits(bench):
                           .split())
     assert bogofilter == ("bogofilter 0.0300 % 1.00-1.00x, below on 0 of 2 2 of 2200 (at most 2) "
                           "11.00 % 19.00 % (18.0-20.0) - 5.00 %")
+
+
+def test_the_scikit_learn_references_rank_by_their_own_scores(bench):
+    """--sklearn-linear adds logistic regression and a linear SVM beside MultinomialNB: each
+    ranks new messages by its decision score (higher: spam) and decides at 0."""
+    pytest.importorskip("sklearn")
+    rng = np.random.default_rng(0)
+    spam_words, ham_words = ["cheap", "pills", "offer", "win"], ["meeting", "notes", "agenda", "lunch"]
+
+    def message(words):
+        return " ".join(rng.choice(words + ["the", "a", "today"], 8)).encode()
+
+    train = [message(spam_words) for _ in range(20)] + [message(ham_words) for _ in range(20)]
+    labels = ["spam"] * 20 + ["ham"] * 20
+    test = [b"cheap pills win offer", b"meeting notes agenda lunch"]
+    results = bench.run_sklearn(train, labels, test, linear=True)
+    assert [r.name for r in results] == ["sklearn Count+MNB", "sklearn TF-IDF+LR",
+                                        "sklearn TF-IDF 1-2+SVM"]
+    for r in results:
+        assert r.score[0] > 0 > r.score[1]
+        assert r.status.tolist() == ["spam", "ham"]
+    assert [r.name for r in bench.run_sklearn(train, labels, test)] == ["sklearn Count+MNB"]
