@@ -443,6 +443,8 @@ def test_spam_status_needs_a_spam_class_and_decision_function_does_not_saturate(
         clf.spam_status(texts)
     assert clf.set_params(spam_class="pos").spam_status(texts).tolist() == \
         ["spam", "ham", "ham"]          # no cutoffs learned: bogofilter's
+    with pytest.raises(ValueError, match="spam_class 'junk' is not one of the classes"):
+        clf.set_params(spam_class="junk").spam_status(texts)
     three = TextClassifier(stop_words="none").fit(["a b", "c d", "e f"], ["x", "y", "z"])
     assert three.decision_function(["a b"]).shape == (1, 3)
     with pytest.raises(ValueError, match="two classes"):

@@ -928,8 +928,11 @@ class TextClassifier(Parameters):
         self._check_fitted()
         cutoffs = spam_cutoffs(self.classes_, self.__dict__.get("cutoffs_"), self.spam_class)
         if cutoffs is None:
-            raise ValueError(f"spam_status needs two classes, one of them spam (spam_class); "
-                             f"the classes are {[str(c) for c in self.classes_]}")
+            names = [str(c) for c in self.classes_]
+            raise ValueError(f"spam_class {self.spam_class!r} is not one of the classes {names}"
+                             if self.spam_class is not None and len(names) == 2 else
+                             f"spam_status needs two classes, one of them spam (spam_class); "
+                             f"the classes are {names}")
         spam, high, low = cutoffs
         log_odds = self.decision_function(texts)
         if str(self.classes_[1]) != spam:
