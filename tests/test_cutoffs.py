@@ -445,6 +445,9 @@ def test_spam_status_needs_a_spam_class_and_decision_function_does_not_saturate(
         ["spam", "ham", "ham"]          # no cutoffs learned: bogofilter's
     with pytest.raises(ValueError, match="spam_class 'junk' is not one of the classes"):
         clf.set_params(spam_class="junk").spam_status(texts)
+    for method in (TextClassifier().decision_function, TextClassifier().spam_status):
+        with pytest.raises(ValueError, match="not fitted"):
+            method(texts)
     three = TextClassifier(stop_words="none").fit(["a b", "c d", "e f"], ["x", "y", "z"])
     assert three.decision_function(["a b"]).shape == (1, 3)
     with pytest.raises(ValueError, match="two classes"):

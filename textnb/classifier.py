@@ -915,13 +915,14 @@ class TextClassifier(Parameters):
         (n_documents,), as scikit-learn's binary classifiers give it (above 0 leans to
         ``classes_[1]``): finite where ``predict_proba`` rounds to 1 and 0, so it ranks (ROC
         AUC) what those probabilities tie. Of more classes, ln P(c|x), (n_documents, n_classes)."""
+        self._check_fitted()
         if len(self.classes_) != 2:
             return self.predict_log_proba(texts)
         return self._scores(texts, lambda X: _log_odds(self.model_, X))
 
     def spam_status(self, texts: Iterable[Text]) -> np.ndarray:
-        """"spam", "ham" or "unsure" for each text, as ``textnb classify`` and ``filter``
-        decide: its spam log-odds ln P(spam|x) − ln P(ham|x) at or above the spam cutoff, at or
+        """Each text's status, spam, ham or unsure, as ``textnb classify`` and ``filter``
+        decide it: its spam log-odds ln P(spam|x) − ln P(ham|x) at or above the spam cutoff, at or
         below the ham cutoff, or between; the cutoffs ``fit`` learned (``cutoffs_``), else
         bogofilter's, P(spam|x) 0.99 and 0.5. ValueError unless there are two classes, one of
         them the spam class (``spam_class``, else one named spam, Junk, Bulk Mail, ...)."""
