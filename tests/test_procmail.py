@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +19,10 @@ from click.testing import CliRunner
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpora" / "spamassassin"
 MESSAGES = {"spam": ROOT / "corpora" / "messages" / "spam.eml",
-            "ham": ROOT / "corpora" / "messages" / "ham.eml"}
+            "ham": ROOT / "corpora" / "messages" / "ham.eml",
+            # An everyday header (no Received fields, a known sender) over a spam's body: only
+            # its body makes it spam.
+            "body spam": ROOT / "corpora" / "messages" / "body-spam.eml"}
 
 pytestmark = pytest.mark.skipif(shutil.which("procmail") is None,
                                 reason="procmail is not installed (Debian package procmail)")
@@ -23,25 +30,47 @@ pytestmark = pytest.mark.skipif(shutil.which("procmail") is None,
 
 def textnb() -> str:
     script = Path(sys.executable).with_name("textnb")
-    return str(script) if script.exists() else f"{sys.executable} -m textnb"
+    if not script.exists():
+        pytest.skip("the textnb console script is not installed beside this Python")
+    return str(script)
 
 
+# The README's recipes, verbatim: each test checks that the README still holds its text.
 FILTER_RECIPE = """\
 :0fw
-| {textnb} filter -m {model} --spam-cutoff 0.9
+| textnb filter
 
 :0
 * ^X-TextNB-Status: Yes
 spam/
 """
 
-# The README's recipes, with the spam cutoff a model of the 300-message sample needs (the
-# default, 0.99, was chosen by cross-validation on the full corpus; see tests/test_cli.py).
+# HB: a condition's program reads the header alone unless the recipe says so (procmailrc(5)).
 EXIT_CODE_RECIPE = """\
-:0
-* ? {textnb} classify --exit-code -m {model} --spam-cutoff 0.9 -
+:0 HB
+* ? textnb classify --exit-code -
 spam/
 """
+
+# The same without HB, as the README gave it once: textnb saw the header only.
+HEADER_ONLY_RECIPE = EXIT_CODE_RECIPE.replace(":0 HB", ":0")
+
+SPAMC_FILTER_RECIPE = """\
+:0fw
+| spamc -t 5 -U /run/user/1000/textnb.sock
+
+:0
+* ^X-TextNB-Status: Yes
+spam/
+"""
+
+SPAMC_EXIT_CODE_RECIPE = """\
+:0 HB
+* ! ? spamc -t 5 -U /run/user/1000/textnb.sock -c > /dev/null
+spam/
+"""
+
+README = (ROOT / "README.md").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -53,17 +82,25 @@ def model(tmp_path_factory) -> Path:
     return path
 
 
-def deliver(tmp_path: Path, recipe: str, model: Path, message: Path) -> dict[str, list[bytes]]:
-    """Run procmail on ``message`` with ``recipe``; return the bytes delivered per folder."""
+def deliver(tmp_path: Path, recipe: str, model: Path, message: Path,
+            socket: Path | None = None) -> dict[str, list[bytes]]:
+    """Run procmail on ``message`` with ``recipe`` as the README gives it, the model named by
+    $TEXTNB_MODEL and textnb found on $PATH (as a user's rc file would set them), the spamc
+    socket at ``socket``; return the bytes delivered per folder. No lock is taken on a Maildir:
+    procmail cannot make one there and waits seconds (its log says "Lock failure")."""
     mail = tmp_path / "mail"
-    mail.mkdir()
+    mail.mkdir(parents=True)
     rc = tmp_path / "procmailrc"
-    rc.write_text(f"SHELL=/bin/sh\nMAILDIR={mail}\nDEFAULT={mail}/inbox/\nLOGFILE={tmp_path}/log\n"
-                  + recipe.format(textnb=textnb(), model=model))
+    if socket is not None:
+        recipe = recipe.replace("/run/user/1000/textnb.sock", str(socket))
+    bin_dir = Path(textnb().split()[0]).parent
+    rc.write_text(f"SHELL=/bin/sh\nPATH={bin_dir}:/usr/bin:/bin\nTEXTNB_MODEL={model}\n"
+                  f"MAILDIR={mail}\nDEFAULT={mail}/inbox/\nLOGFILE={tmp_path}/log\n" + recipe)
     with open(message, "rb") as stdin:
         done = subprocess.run(["procmail", "-m", str(rc)], stdin=stdin, capture_output=True,
                               timeout=120)
     assert done.returncode == 0, done.stderr
+    assert b"Lock failure" not in (tmp_path / "log").read_bytes()
     return {folder: [f.read_bytes() for f in sorted((mail / folder / "new").glob("*"))]
             for folder in ("spam", "inbox") if (mail / folder / "new").is_dir()}
 
@@ -102,3 +139,66 @@ def test_filter_recipe_without_a_model_delivers_the_message_unchanged(tmp_path):
 def test_exit_code_recipe(tmp_path, model, kind, folder):
     delivered = deliver(tmp_path, EXIT_CODE_RECIPE, model, MESSAGES[kind])
     assert delivered == {folder: [original_without_from_line(MESSAGES[kind])]}
+
+
+def test_the_readme_gives_these_recipes():
+    for recipe in (FILTER_RECIPE, EXIT_CODE_RECIPE, SPAMC_FILTER_RECIPE, SPAMC_EXIT_CODE_RECIPE):
+        assert textwrap.indent(recipe, "    ") in README
+
+
+def test_body_spam_is_spam_by_its_body_alone(model):
+    """The premise of the recipe tests below: the header alone says ham."""
+    from textnb.classifier import load_model
+    raw = MESSAGES["body spam"].read_bytes()
+    classifier = load_model(model)
+    header = raw.split(b"\n\n", 1)[0] + b"\n\n"
+    assert list(classifier.spam_status([raw, header])) == ["spam", "ham"]
+
+
+def test_exit_code_recipe_reads_the_body(tmp_path, model):
+    delivered = deliver(tmp_path / "hb", EXIT_CODE_RECIPE, model, MESSAGES["body spam"])
+    assert delivered == {"spam": [MESSAGES["body spam"].read_bytes()]}
+    delivered = deliver(tmp_path / "h", HEADER_ONLY_RECIPE, model, MESSAGES["body spam"])
+    assert delivered == {"inbox": [MESSAGES["body spam"].read_bytes()]}
+
+
+def test_filter_recipe_files_body_spam(tmp_path, model):
+    delivered = deliver(tmp_path, FILTER_RECIPE, model, MESSAGES["body spam"])
+    assert list(delivered) == ["spam"]
+    assert strip_added(delivered["spam"][0])[0] == MESSAGES["body spam"].read_bytes()
+
+
+@pytest.fixture
+def daemon(model):
+    """``textnb serve`` on a short socket path, stopped after the test."""
+    from textnb import client
+    directory = Path(tempfile.mkdtemp(prefix="tnb", dir="/tmp"))
+    sock = directory / "t.sock"
+    process = subprocess.Popen([textnb(), "serve", "-q", "-m", str(model), "--socket", str(sock),
+                                "--workers", "1"], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if client.ping(socket_path=sock, timeout=5):
+                    break
+            except OSError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+            time.sleep(0.05)
+        yield sock
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=20)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.mark.skipif(shutil.which("spamc") is None,
+                    reason="spamc is not installed (Debian package spamc)")
+@pytest.mark.parametrize("recipe", [SPAMC_FILTER_RECIPE, SPAMC_EXIT_CODE_RECIPE],
+                         ids=["fields", "exit code"])
+def test_spamc_recipes_file_body_spam(tmp_path, model, daemon, recipe):
+    delivered = deliver(tmp_path, recipe, model, MESSAGES["body spam"], socket=daemon)
+    assert list(delivered) == ["spam"]
+    assert strip_added(delivered["spam"][0])[0] == MESSAGES["body spam"].read_bytes()

@@ -309,7 +309,8 @@ def test_c_envelope_equals_the_python_one_on_real_mail():
     headers = [[(name.lower(), str(value)) for name, value in email.message_from_bytes(raw).items()]
                for raw in messages]
     found = [_envelope(h) for h in headers]
-    assert sum(f is not None for f in found) > 500
+    # The C reader gives up (None) on a few odd header blocks only: most messages compared.
+    assert sum(f is not None for f in found) > 0.8 * len(messages)
     assert [f for f in found if f is not None] == \
         [_python_envelope_fields(h) for h, f in zip(headers, found) if f is not None]
 
