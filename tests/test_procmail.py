@@ -1,4 +1,4 @@
-"""Real delivery: procmail runs the README's recipes on corpus messages (skipped without procmail)."""
+"""Real delivery: procmail runs the guides' recipes on corpus messages (skipped without it)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
@@ -35,7 +34,8 @@ def textnb() -> str:
     return str(script)
 
 
-# The README's recipes, verbatim: each test checks that the README still holds its text.
+# The recipes of docs/guide/mail.md and docs/guide/daemon.md, verbatim: a test checks that the
+# guides still hold them.
 FILTER_RECIPE = """\
 :0fw
 | textnb filter
@@ -52,7 +52,7 @@ EXIT_CODE_RECIPE = """\
 spam/
 """
 
-# The same without HB, as the README gave it once: textnb saw the header only.
+# The same without HB, as the documentation gave it once: textnb saw the header only.
 HEADER_ONLY_RECIPE = EXIT_CODE_RECIPE.replace(":0 HB", ":0")
 
 SPAMC_FILTER_RECIPE = """\
@@ -70,7 +70,10 @@ SPAMC_EXIT_CODE_RECIPE = """\
 spam/
 """
 
-README = (ROOT / "README.md").read_text()
+GUIDES = ROOT / "docs" / "guide"
+RECIPE_PAGES = {FILTER_RECIPE: GUIDES / "mail.md", EXIT_CODE_RECIPE: GUIDES / "mail.md",
+                SPAMC_FILTER_RECIPE: GUIDES / "daemon.md",
+                SPAMC_EXIT_CODE_RECIPE: GUIDES / "daemon.md"}
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +87,7 @@ def model(tmp_path_factory) -> Path:
 
 def deliver(tmp_path: Path, recipe: str, model: Path, message: Path,
             socket: Path | None = None) -> dict[str, list[bytes]]:
-    """Run procmail on ``message`` with ``recipe`` as the README gives it, the model named by
+    """Run procmail on ``message`` with ``recipe`` as the guide gives it, the model named by
     $TEXTNB_MODEL and textnb found on $PATH (as a user's rc file would set them), the spamc
     socket at ``socket``; return the bytes delivered per folder. No lock is taken on a Maildir:
     procmail cannot make one there and waits seconds (its log says "Lock failure")."""
@@ -141,9 +144,9 @@ def test_exit_code_recipe(tmp_path, model, kind, folder):
     assert delivered == {folder: [original_without_from_line(MESSAGES[kind])]}
 
 
-def test_the_readme_gives_these_recipes():
-    for recipe in (FILTER_RECIPE, EXIT_CODE_RECIPE, SPAMC_FILTER_RECIPE, SPAMC_EXIT_CODE_RECIPE):
-        assert textwrap.indent(recipe, "    ") in README
+def test_the_guides_give_these_recipes():
+    for recipe, page in RECIPE_PAGES.items():
+        assert f"\n{recipe}```\n" in page.read_text(), f"{page.name} lost the recipe {recipe!r}"
 
 
 def test_body_spam_is_spam_by_its_body_alone(model):
