@@ -39,7 +39,7 @@ myst_heading_anchors = 3
 highlight_language = "none"
 
 # The public API only: what textnb.__all__ names, and textnb.client (reference/api.md).
-autodoc_default_options = {"members": True, "show-inheritance": False}
+autodoc_default_options = {"members": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"
 napoleon_google_docstring = False
