@@ -161,6 +161,19 @@ def newsgroups(split: Path, groups) -> tuple[list[bytes], np.ndarray]:
     return texts, np.array(labels)
 
 
+def news_sample(dest: Path) -> Path:
+    """The bundled multi-label sample (corpora/multilabel: 96 posts of four groups) laid out as
+    20 Newsgroups bydate under ``dest`` (links, each post under its first group): the shape of
+    20 Newsgroups in a few seconds, for smoke tests."""
+    for split, listing in (("20news-bydate-train", "training.txt"), ("20news-bydate-test", "test.txt")):
+        for line in (BUNDLED / "multilabel" / listing).read_text().splitlines():
+            name, *groups = line.split()
+            target = dest / split / groups[0] / Path(name).name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(BUNDLED / "multilabel" / name)
+    return dest
+
+
 # -- reviews -----------------------------------------------------------------------------------
 
 def reviews_csv(given: Path | None = None) -> Path:
