@@ -14,10 +14,9 @@ Beside the stages, the command they make up, at its defaults: ``textnb train`` o
 (SpamAssassin's parts as spam and ham, 20news-bydate-train/), each version's in a fresh process,
 its CPU time (worker processes included) in ms a document (``--no-command`` leaves it out).
 
-A baseline tree without its own compiled modules (textnb/_*.so) imports this tree's where textnb
-is installed in editable mode (its finder supplies them): build them in it first, e.g. ``cd
-/tmp/old && python -c "from setuptools import setup; setup()" build_ext --inplace`` with a copy of
-pyproject.toml, or compare trees whose C code is the same.
+A baseline tree without its own compiled modules (textnb/_*.so) runs this tree's where textnb
+is installed in editable mode (setuptools' finder supplies them): compare trees whose C code is
+the same, or build the baseline's modules in place first.
 
 Run (from the repository root)::
 
