@@ -15,6 +15,8 @@ from bench.common.corpora import NEWS_ARCHIVE, SPAM_ARCHIVE
 def parser(module: str, doc: str) -> argparse.ArgumentParser:
     """The parser of ``python -m bench.NAME`` (``module`` is its __name__): its --help shows the
     study's docstring, which says what it measures."""
+    if module == "__main__":   # run by python -m: the module's own name is its spec's
+        module = sys.modules["__main__"].__spec__.name
     return argparse.ArgumentParser(prog=f"python -m {module}", description=doc,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
 
