@@ -386,7 +386,9 @@ def _both(news: dict, spam: dict, top: int) -> tuple:
     settings = sorted(news, key=lambda s: ((news[s]["rank"] + spam[s]["rank"]) / 2,
                                            -news[s]["accuracy"], -spam[s]["auc"]))
     shown = settings[:top]
-    if _current() not in shown:
+    # The current defaults, when the grid holds them (not where a default is one the grid
+    # does not vary, such as stop_words="auto").
+    if _current() not in shown and _current() in news and _current() in spam:
         shown.append(_current())
     rows = []
     for s in shown:
