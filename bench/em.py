@@ -27,8 +27,9 @@ and reading the files included.
 
 Run (from the repository root)::
 
-    python -m bench.em --quick      # n = 10 only, 20NG and spam, one clustering start
-    python -m bench.em              # everything (about half an hour on 2 cores)
+    python -m bench.em --quick      # n = 10 only, 20NG and spam, one clustering start: 5 min
+    python -m bench.em              # everything (the library's rows took about 20 minutes on
+                                    # 2 cores; the command's add a few)
 """
 
 from __future__ import annotations
