@@ -55,7 +55,7 @@ from pathlib import Path
 
 from bench.common import BenchError, args as options
 from bench.common.corpora import ROOT, news_dir, news_files
-from bench.common.measure import ENV, maxrss_kib, workers
+from bench.common.measure import ENV, Stopwatch, maxrss_kib, workers
 from bench.common.report import table as _table
 from bench.common.systems import command_info, classify, has_sklearn, train
 
@@ -190,12 +190,11 @@ def run_system(name: str, data: Path, jobs: int | None) -> dict:
             # scikit-learn's model, smoothing and priors; textnb's tokens (stop words included).
             model = TextClassifier(model="multinomial", alpha=1.0, fit_prior=True, norm=None,
                                    n_jobs=jobs)
-        t0 = time.perf_counter()
-        model.fit(train, y_train)
-        t_fit = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        predicted = model.predict(test)
-        t_predict = time.perf_counter() - t0
+        with Stopwatch() as fit:
+            model.fit(train, y_train)
+        with Stopwatch() as predict:
+            predicted = model.predict(test)
+        t_fit, t_predict = fit.wall, predict.wall
         n_terms = len(model.vocabulary_)
         cpu = time.process_time() - cpu0
         with tempfile.TemporaryDirectory() as scratch:
@@ -207,12 +206,11 @@ def run_system(name: str, data: Path, jobs: int | None) -> dict:
         nb = {"sklearn count+mnb": MultinomialNB(alpha=1.0),
               "sklearn count+cnb": ComplementNB(alpha=1.0),
               "sklearn tfidf+mnb": MultinomialNB(alpha=0.01)}[name]
-        t0 = time.perf_counter()
-        nb.fit(vectorizer.fit_transform(train), y_train)
-        t_fit = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        predicted = nb.predict(vectorizer.transform(test))
-        t_predict = time.perf_counter() - t0
+        with Stopwatch() as fit:
+            nb.fit(vectorizer.fit_transform(train), y_train)
+        with Stopwatch() as predict:
+            predicted = nb.predict(vectorizer.transform(test))
+        t_fit, t_predict = fit.wall, predict.wall
         n_terms = len(vectorizer.vocabulary_)
         cpu = time.process_time() - cpu0
         import pickle

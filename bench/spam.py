@@ -107,7 +107,7 @@ import numpy as np
 from bench.common import args as options
 from bench.common.corpora import list_spam, spam_dir
 from bench.common.metrics import best_not_caught, decide, logit, rates, roc_auc, sigmoid
-from bench.common.report import pct, table as _table
+from bench.common.report import pct, ratio, table as _table
 from bench.common.splits import sample_split, stratified_folds, stratified_split, time_split
 from bench.common.systems import (bogofilter_classify, bogofilter_path, bogofilter_register,
                                   command_info, command_run, documents, has_sklearn, warm_up)
@@ -266,19 +266,17 @@ def main_table(results: list[Result], is_spam: np.ndarray, reference: str | None
     for r in results:
         one_minus_auc = 1 - roc_auc(is_spam, r.score)
         m = rates(is_spam, r.status)
-        auc_ratio = ("-" if ref is None else
-                     f"{one_minus_auc / ref_auc:.2f}x" if ref_auc > 0 else "n/a")
         promised = r.extra.get("promised")
-        quality.append([r.name, f"{100 * one_minus_auc:.3f} %", auc_ratio,
+        quality.append([r.name, f"{100 * one_minus_auc:.3f} %", ratio(one_minus_auc, ref_auc),
                         f"{pct(m['fpr'])} ({m['fp']})", f"{pct(m['fnr'])} ({m['fn']})",
                         pct(m["unsure"], 1), pct(m["spam_unsure"], 1),
                         f"{pct(m['not_caught'], 1)} ({m['missed']})",
                         pct(promised["spam_not_caught"], 1) if promised else "-",
                         pct(best_not_caught(is_spam, r.score, max_fpr), 1), r.note])
         speed.append([r.name, f"{r.train_s:.2f} s", f"{r.n_train / r.train_s:.0f}",
-                      f"{r.train_s / ref.train_s:.2f}x" if ref else "-",
+                      ratio(r.train_s, ref and ref.train_s),
                       f"{r.classify_s:.2f} s", f"{r.n_test / r.classify_s:.0f}",
-                      f"{r.classify_s / ref.classify_s:.2f}x" if ref else "-"])
+                      ratio(r.classify_s, ref and ref.classify_s)])
     return (table(["system", "1-AUC", "vs bogofilter", "FPR (n)", "FNR (n)", "unsure",
                    "spam unsure", "spam not caught (n)", "promised",
                    f"best at FPR <= {pct(max_fpr, 1)}", "decision"], quality)
