@@ -1,31 +1,19 @@
-"""scripts/bench_spam.py's own arithmetic: Robinson–Fisher scoring, as --cv --fisher compares it
-with textnb's, and the figures --seeds pools over several splits."""
+"""bench.spam's own arithmetic: Robinson–Fisher scoring, as --cv --fisher compares it with
+textnb's, and the figures --seeds pools over several splits."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.sparse import csr_matrix
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
-
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(SCRIPTS))  # bench_spam imports tune.py beside it
-    try:
-        spec = importlib.util.spec_from_file_location("bench_spam", SCRIPTS / "bench_spam.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["bench_spam"] = module  # its dataclasses look their module up there
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(SCRIPTS))
-    return module
+    import bench.spam
+    return bench.spam
 
 
 def test_chi_square_survival_against_hand_computed_values(bench):

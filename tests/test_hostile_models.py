@@ -8,7 +8,6 @@ a learn/filter race: every score is the score of one whole model version.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import math
@@ -427,12 +426,9 @@ def test_a_model_at_the_limits_still_loads(tmp_path):
 
 
 def test_learn_filter_race_scores_are_each_one_whole_version():
-    """scripts/bench_race.py for three seconds: before the fix, about one score in thirty
-    mixed two versions or failed."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_race", Path(__file__).parent.parent / "scripts" / "bench_race.py")
-    bench_race = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench_race)
-    result = bench_race.run_races(2000, seconds=3)
+    """bench.race for three seconds: before the fix, about one score in thirty mixed two
+    versions or failed."""
+    from bench.race import run_races
+    result = run_races(2000, seconds=3)
     assert result["races"] >= 100
     assert (result["mixed"], result["errors"]) == (0, 0)

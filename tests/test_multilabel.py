@@ -1,6 +1,6 @@
 """Multi-label documents: textnb.multilabel, metrics.multilabel_summary, train --labels and the
 multi-label branches of classify, evaluate and info, on corpora/multilabel (20 Newsgroups posts
-made multi-label by scripts/bench_multilabel.py --sample)."""
+made multi-label by python -m bench.multilabel --sample)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What a procmail user pays per message: ``textnb filter`` against ``bogofilter -p``, and bulk
 throughput of ``textnb train`` / ``textnb classify`` against bogofilter on the SpamAssassin corpus.
 
@@ -6,7 +5,7 @@ What it measures
 ----------------
 1. **Per message, one process each** (what procmail does for every delivery). A model is trained
    with ``textnb train`` on the 70 % training part of the SpamAssassin corpus (the stratified
-   split of scripts/bench_spam.py, ``--seed``, default 0), laid out as symlinks in
+   split of bench.spam, ``--seed``, default 0), laid out as symlinks in
    ``train/spam/`` and ``train/ham/`` of a temporary directory; bogofilter is trained on the same
    files (fresh ``-d`` database, ``-s -B`` / ``-n -B``). Then ``--messages`` (default 50)
    different test messages, a seeded stratified sample of the 30 % test part, are each fed on
@@ -33,24 +32,25 @@ What it measures
 ``--importtime`` also prints the slowest imports of one ``textnb filter`` run
 (``python -X importtime``).
 
-Run::
+Every textnb row is the command a user types, at its defaults.
 
-    python scripts/bench_filter.py                    # unpacks ../shared/corpora/spamassassin-public.tar.gz
-    python scripts/bench_filter.py --data corpora/full/spamassassin
-    python scripts/bench_filter.py --data corpora/full/spamassassin --messages 20 --importtime
+Run (from the repository root)::
 
-``--data DIR`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/; without it, ``--archive``
-(default ``../shared/corpora/spamassassin-public.tar.gz`` relative to the repository root) is
-unpacked into a temporary directory that is removed afterwards. The textnb console script is
-the one next to sys.executable unless ``--textnb PATH`` says otherwise. A run takes about a
-minute on 2 cores.
+    python -m bench.filter                   # corpora/full/spamassassin, else the shared archive
+    python -m bench.filter --data corpora/full/spamassassin
+    python -m bench.filter --messages 20 --importtime
+
+``--data DIR`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/ (or spam/ and ham/); without
+it, corpora/full/spamassassin, else ``--archive`` (default
+``../shared/corpora/spamassassin-public.tar.gz``) unpacked once into the cache. The textnb
+console script is the one next to sys.executable unless ``--textnb PATH`` says otherwise. A run
+takes about a minute on 2 cores.
 """
 
 from __future__ import annotations
 
-import argparse
+import functools
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,56 +59,14 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from bench.common import BenchError, args as options, report
+from bench.common.corpora import list_spam, spam_dir
+from bench.common.measure import timed
+from bench.common.splits import stratified_sample, stratified_split
+from bench.common.systems import (bogofilter_classify, bogofilter_path, bogofilter_register,
+                                  console_script, lay_out, script_python)
 
-from bench_spam import (DEFAULT_ARCHIVE, BenchError, bogofilter_classify,  # noqa: E402
-                        bogofilter_path, bogofilter_register, corpus_dir, list_corpus,
-                        stratified_split, table)
-
-
-# An installed textnb has compiled modules (pip writes .pyc files); with PYTHONDONTWRITEBYTECODE,
-# set on some machines, every run would compile them again, which no deployment pays.
-ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
-
-
-def timed(command: list[str], stdin: bytes | None = None) -> tuple[float, subprocess.CompletedProcess]:
-    t0 = time.perf_counter()
-    done = subprocess.run(command, input=stdin if stdin is not None else b"",
-                          capture_output=True, env=ENV)
-    return time.perf_counter() - t0, done
-
-
-def script_python(script: str) -> str:
-    """The interpreter a console script runs with (its #! line), else this one."""
-    try:
-        with open(script, "rb") as f:
-            first = f.readline().decode().strip()
-    except (OSError, UnicodeDecodeError):
-        return sys.executable
-    return first[2:].strip() if first.startswith("#!") and " " not in first[2:].strip() else sys.executable
-
-
-def symlink_tree(target: Path, groups: dict[str, list[str]]) -> None:
-    """target/<class>/<part>-<name> → each file (names prefixed: spam/ and spam_2/ both have 00001.*)."""
-    for label, files in groups.items():
-        directory = target / label
-        directory.mkdir(parents=True)
-        for f in files:
-            p = Path(f)
-            (directory / f"{p.parent.name}-{p.name}").symlink_to(p)
-
-
-def sample(y: np.ndarray, indices: np.ndarray, n: int, seed: int) -> np.ndarray:
-    """n of ``indices``, stratified by class as in the population, seeded; in a random order."""
-    rng = np.random.default_rng(seed)
-    picked = []
-    for label in np.unique(y[indices]):
-        members = indices[y[indices] == label]
-        k = max(1, int(round(n * members.size / indices.size)))
-        picked.append(rng.choice(members, size=min(k, members.size), replace=False))
-    picked = np.concatenate(picked)[:n]
-    return rng.permutation(picked)
+table = functools.partial(report.table, indent="  ")
 
 
 # -- checks on one run's output ------------------------------------------------------------------
@@ -138,14 +96,8 @@ def check_filter(raw: bytes, done: subprocess.CompletedProcess) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="bench_filter.py",
-        description="Per-message cost of textnb filter / classify --exit-code vs bogofilter -p, "
-                    "and bulk train/classify throughput, on the SpamAssassin corpus.")
-    parser.add_argument("--data", type=Path,
-                        help="directory holding easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/")
-    parser.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE,
-                        help=f"archive unpacked when --data is not given (default {DEFAULT_ARCHIVE})")
+    parser = options.parser(__name__, __doc__)
+    options.spam_data(parser)
     parser.add_argument("--textnb", default=None, metavar="PATH",
                         help="textnb console script (default: next to sys.executable)")
     parser.add_argument("--bogofilter", metavar="PATH", help="bogofilter binary (default: on PATH)")
@@ -157,29 +109,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.messages < 1:
         parser.error("--messages must be at least 1")
-    textnb = args.textnb or str(Path(sys.executable).parent / "textnb")
-    if not (os.path.isfile(textnb) and os.access(textnb, os.X_OK)):
-        found = shutil.which("textnb")
-        if args.textnb or not found:
-            print(f"bench_filter: error: no textnb console script at '{textnb}' (give --textnb)",
-                  file=sys.stderr)
-            return 1
-        textnb = found
     bogofilter = bogofilter_path(args.bogofilter)
     start = time.perf_counter()
-    try:
+
+    def work() -> None:
+        textnb = console_script(args.textnb)
         with tempfile.TemporaryDirectory(prefix="bench-filter-") as scratch:
             run(args, textnb, bogofilter, Path(scratch))
-    except BenchError as error:
-        print(f"bench_filter: error: {error}", file=sys.stderr)
-        return 1
-    print(f"\n(total {time.perf_counter() - start:.0f} s)")
-    return 0
+        print(f"\n(total {time.perf_counter() - start:.0f} s)")
+    return options.run("bench.filter", work)
 
 
 def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
-    directory = corpus_dir(args.data, args.archive, scratch)
-    paths, y = list_corpus(directory)
+    directory = spam_dir(args.data, args.archive)
+    paths, y = list_spam(directory)
     train, test = stratified_split(y, 0.7, args.seed)
     print(f"data {directory}; textnb {textnb}; bogofilter {bogofilter or '(not found)'}; "
           f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}", flush=True)
@@ -187,7 +130,7 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
         Path(f).read_bytes()
 
     # -- 1. per message ----------------------------------------------------------------------
-    symlink_tree(scratch / "train", {c: [paths[i] for i in train if y[i] == c] for c in ("spam", "ham")})
+    lay_out(scratch / "train", {c: [Path(paths[i]) for i in train if y[i] == c] for c in ("spam", "ham")})
     model = scratch / "train.model"
     secs, done = timed([textnb, "train", "-q", "-m", str(model),
                         str(scratch / "train" / "spam"), str(scratch / "train" / "ham")])
@@ -202,7 +145,7 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
                             [paths[i] for i in train if y[i] == "ham"])
         print(f"bogofilter registration of the same: {time.perf_counter() - t0:.1f} s", flush=True)
 
-    chosen = sample(y, test, args.messages, args.seed)
+    chosen = stratified_sample(y, test, args.messages, args.seed)
     commands = {
         "python -c pass": [script_python(textnb), "-c", "pass"],
         "textnb filter": [textnb, "filter", "-m", str(model)],
@@ -275,7 +218,7 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
     if args.no_full:
         return
     n = len(paths)
-    symlink_tree(scratch / "full", {c: [p for p, l in zip(paths, y) if l == c] for c in ("spam", "ham")})
+    lay_out(scratch / "full", {c: [Path(p) for p, l in zip(paths, y) if l == c] for c in ("spam", "ham")})
     dirs = [str(scratch / "full" / "spam"), str(scratch / "full" / "ham")]
     rows = []
     print(f"\nfull corpus: {n} messages ...", flush=True)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What ``textnb serve`` costs: per message through spamc against ``bogofilter -p`` and against
 spamc's own floor, where a request's time goes, messages per second with concurrent clients,
 and the daemon's memory, on the SpamAssassin corpus.
@@ -6,10 +5,10 @@ and the daemon's memory, on the SpamAssassin corpus.
 What it measures
 ----------------
 A model is trained with ``textnb train`` (default settings) on the 70 % training part of the
-corpus (the stratified split of scripts/bench_spam.py, ``--seed``, default 0); bogofilter is
+corpus (the stratified split of bench.spam, ``--seed``, default 0); bogofilter is
 trained on the same files. Three servers run on temporary sockets for the whole run:
-``textnb serve --workers 1``, ``textnb serve --workers N`` (N = cores, the default), and a
-do-nothing server (this script, ``--do-nothing-server``: one blocking loop that answers every
+``textnb serve --workers 1``, ``textnb serve --workers N`` (N = cores: the command at its
+defaults), and a do-nothing server (this module, ``--do-nothing-server``: one blocking loop that answers every
 request at once, the message back unchanged), which shows what spamc and the clients cost
 without textnb; with ``--baseline DIR``, a fourth: another version's ``textnb serve --workers
 N`` from the source tree DIR, so that before and after are measured in the same minutes.
@@ -18,7 +17,8 @@ N`` from the source tree DIR, so that before and after are measured in the same 
    parsing (textnb.documents.read_bytes), tokenizing, scoring (textnb.serve.Weights; again
    right after the message's parsing and tokenizing, untimed, as in the daemon, whose caches
    the other stages fill), and the decision with its answer (PROCESS's bytes), the median
-   and the mean message.
+   and the mean message. The decision is composed here of the daemon's public parts, as
+   textnb.serve composes it.
 1. **Per message, one process each** (what procmail does for every delivery): ``--messages``
    (default 200) test messages, a seeded stratified sample of the 30 % test part, are each fed
    to a fresh ``spamc -U SOCKET`` (PROCESS: the message back with X-TextNB-* fields) for each
@@ -28,7 +28,7 @@ N`` from the source tree DIR, so that before and after are measured in the same 
    server. CPU time (user + system of the command, and of its server's processes over the
    call) is summed too: on a loaded machine it varies less than wall time.
 2. **Throughput**: 1, 8 and 32 concurrent clients (connections kept open at once by one
-   loop over raw sockets in this script, a connection per message, CHECK) send the test
+   loop over raw sockets in this module, a connection per message, CHECK) send the test
    messages for ``--seconds`` (default 5) each, in three parts, the servers taking turns:
    messages per second over all clients, the median latency, the server's CPU time per
    message (user + system over all its processes) and the client's. The clients run on the
@@ -39,11 +39,11 @@ N`` from the source tree DIR, so that before and after are measured in the same 
    workers share with their parent are counted in each) and of the largest, and the sum of
    their PSS now (a shared page counted once: the memory the daemon really holds).
 
-Run::
+Run (from the repository root)::
 
-    python scripts/bench_serve.py                    # unpacks ../shared/corpora/spamassassin-public.tar.gz
-    python scripts/bench_serve.py --data corpora/full/spamassassin --messages 100 --seconds 3
-    git archive OLD textnb | tar -x -C /tmp/old && python scripts/bench_serve.py --baseline /tmp/old
+    python -m bench.serve                   # corpora/full/spamassassin, else the shared archive
+    python -m bench.serve --data corpora/full/spamassassin --messages 100 --seconds 3
+    git archive OLD textnb | tar -x -C /tmp/old && python -m bench.serve --baseline /tmp/old
 
 A run takes about two minutes on 2 cores. The machine's other load shows in the figures: run
 it on a quiet machine, and read the ratios, measured in the same minutes.
@@ -52,8 +52,8 @@ it on a quiet machine, and read the ratios, measured in the same minutes.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
-import resource
 import selectors
 import shutil
 import signal
@@ -65,26 +65,22 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from bench.common import BenchError, args as options, report
+from bench.common.corpora import ROOT, list_spam, spam_dir
+from bench.common.measure import ENV, children, children_cpu, cpu_seconds, memory, timed
+from bench.common.splits import stratified_sample, stratified_split
+from bench.common.systems import bogofilter_path, bogofilter_register, lay_out
+from textnb import client
 
-from bench_filter import ENV, sample, symlink_tree, timed  # noqa: E402
-from bench_spam import (DEFAULT_ARCHIVE, BenchError, bogofilter_path, bogofilter_register,  # noqa: E402
-                        corpus_dir, list_corpus, stratified_split, table)
-
-from textnb import client  # noqa: E402
-
+table = functools.partial(report.table, indent="  ")
 CONCURRENCY = (1, 8, 32)
 ROUNDS = 3  # parts of each throughput cell, the servers taking turns
 DO_NOTHING = "do-nothing server"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_serve.py", description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path,
-                        help="directory holding easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/")
-    parser.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE,
-                        help=f"archive unpacked when --data is not given (default {DEFAULT_ARCHIVE})")
+    parser = options.parser(__name__, __doc__)
+    options.spam_data(parser)
     parser.add_argument("--textnb", default=str(Path(sys.executable).parent / "textnb"),
                         metavar="PATH", help="textnb console script (default: next to sys.executable)")
     parser.add_argument("--spamc", default=shutil.which("spamc"), metavar="PATH")
@@ -102,29 +98,26 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.do_nothing_server:
         return do_nothing_server(args.do_nothing_server)
-    if not args.spamc:
-        print("bench_serve: error: spamc is not installed (Debian package spamc)", file=sys.stderr)
-        return 1
-    try:
+
+    def work() -> None:
+        if not args.spamc:
+            raise BenchError("spamc is not installed (Debian package spamc)")
         with tempfile.TemporaryDirectory(prefix="bench-serve-", dir="/tmp") as scratch:
             run(args, Path(scratch))
-    except BenchError as error:
-        print(f"bench_serve: error: {error}", file=sys.stderr)
-        return 1
-    return 0
+    return options.run("bench.serve", work)
 
 
 def run(args, scratch: Path) -> None:
     started = time.perf_counter()
-    directory = corpus_dir(args.data, args.archive, scratch)
-    paths, y = list_corpus(directory)
+    directory = spam_dir(args.data, args.archive)
+    paths, y = list_spam(directory)
     train, test = stratified_split(y, 0.7, args.seed)
     bogofilter = bogofilter_path(args.bogofilter)
     cores = os.cpu_count() or 1
     print(f"data {directory}; {cores} CPUs; Python {sys.version.split()[0]}; "
           f"spamc {args.spamc}; bogofilter {bogofilter or '(not found)'}; "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
-    symlink_tree(scratch / "train", {c: [paths[i] for i in train if y[i] == c] for c in ("spam", "ham")})
+    lay_out(scratch / "train", {c: [Path(paths[i]) for i in train if y[i] == c] for c in ("spam", "ham")})
     model = scratch / "train.model"
     secs, done = timed([args.textnb, "train", "-q", "-m", str(model),
                         str(scratch / "train" / "spam"), str(scratch / "train" / "ham")])
@@ -136,15 +129,16 @@ def run(args, scratch: Path) -> None:
         db.mkdir()
         bogofilter_register(bogofilter, db, [paths[i] for i in train if y[i] == "spam"],
                             [paths[i] for i in train if y[i] == "ham"])
-    chosen = sample(y, test, args.messages, args.seed)
+    chosen = stratified_sample(y, test, args.messages, args.seed)
     messages = [Path(paths[i]).read_bytes() for i in chosen]
 
     print(f"\n== Stages of one message in this process ({len(messages)} test messages; "
           f"ms, the fastest of 5) ==")
     print(table(["stage", "median message", "mean"], stages(model, messages)), flush=True)
 
-    servers = {DO_NOTHING: Server([sys.executable, __file__, "--do-nothing-server"], scratch,
-                                  "none", 1)}
+    servers = {DO_NOTHING: Server([sys.executable, "-m", "bench.serve", "--do-nothing-server"],
+                                  scratch, "none", 1, env={**ENV, "PYTHONPATH": str(ROOT)},
+                                  cwd=ROOT)}
     for n in sorted({1, cores}):
         servers[f"textnb, --workers {n}{' (default)' if n == cores else ''}"] = Server(
             [args.textnb, "serve", "-m", str(model), "--workers", str(n), "--socket"], scratch,
@@ -199,12 +193,12 @@ def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
     from textnb.decision import headers
     from textnb.documents import read_bytes
     from textnb.mailfilter import add_headers
-    from textnb.serve import Model, _verdict
+    from textnb.serve import Model
 
     version = Model(model).version
     documents = [read_bytes(raw) for raw in messages]
     tokens = [version.classifier.tokenize([document])[0] for document in documents]
-    decisions = [_verdict(version, raw) for raw in messages]
+    decisions = [verdict(version, raw) for raw in messages]
     steps = {
         "parse (documents.read_bytes)": (read_bytes, messages),
         "tokenize (classifier.tokenize)": (lambda d: version.classifier.tokenize([d]), documents),
@@ -215,11 +209,11 @@ def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
             lambda raw: version.classifier.tokenize([read_bytes(raw)])[0]),
         "decide + PROCESS's bytes": (lambda k: add_headers(messages[k], headers(decisions[k])),
                                      range(len(messages))),
-        "all (serve._verdict + PROCESS's bytes)": (
-            lambda raw: add_headers(raw, headers(_verdict(version, raw))), messages),
+        "all (the verdict + PROCESS's bytes)": (
+            lambda raw: add_headers(raw, headers(verdict(version, raw))), messages),
         # The daemon sleeps while spamc starts: the same, each time after a 3 ms sleep.
         "all, each after a 3 ms sleep": (
-            lambda raw: add_headers(raw, headers(_verdict(version, raw))), messages,
+            lambda raw: add_headers(raw, headers(verdict(version, raw))), messages,
             lambda raw: time.sleep(0.003) or raw),
     }
     rows = []
@@ -235,6 +229,21 @@ def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
             fastest.append(1000 * min(times))
         rows.append([name, f"{statistics.median(fastest):.3f}", f"{statistics.mean(fastest):.3f}"])
     return rows
+
+
+def verdict(version, raw: bytes) -> dict:
+    """The daemon's decision on a message with its spamc score, as textnb.serve makes every
+    answer's (parse, tokenize, score with the version's weights, decide by its cutoffs), from
+    its public parts."""
+    from textnb.decision import decide
+    from textnb.documents import read_bytes
+    from textnb.serve import spamc_score
+    tokens = version.classifier.tokenize([read_bytes(raw)])[0]
+    row = version.weights.log_proba(tokens)
+    _, spam_cutoff, ham_cutoff = version.cutoffs
+    decision = decide(version.classes, row, "-", version.cutoffs)
+    decision["score"] = spamc_score(decision["spam_log_odds"], spam_cutoff, ham_cutoff)
+    return decision
 
 
 def per_message(args, servers: dict, bogofilter: str | None, db: Path,
@@ -270,11 +279,6 @@ def per_message(args, servers: dict, bogofilter: str | None, db: Path,
     print(table(["command", "median", "p10", "p90", "vs bogofilter", "over spamc's floor",
                  "CPU", "CPU vs bogofilter"], rows), flush=True)
 
-
-def children_cpu() -> float:
-    """User + system CPU seconds of this process's finished children (spamc, bogofilter)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def check(name: str, raw: bytes, done: subprocess.CompletedProcess) -> None:
@@ -368,15 +372,6 @@ def hammer(path: Path, messages: list[bytes], seconds: float, clients: int) -> l
     return latencies
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of these processes so far, from /proc/<pid>/stat."""
-    total = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
-    return total / os.sysconf("SC_CLK_TCK")
-
 
 class Server:
     """A server started by ``command`` + its socket, on a temporary socket, ready when it
@@ -421,28 +416,6 @@ class Server:
                              f"{self.log.read_text()[-300:]}")
 
 
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                pass
-    return found
-
-
-def memory(pids: list[int]) -> tuple[int, float, float, float]:
-    """(processes, Σ peak RSS, Σ PSS now, largest peak RSS) in MB, from /proc."""
-    peaks, pss = [], 0.0
-    for pid in pids:
-        with open(f"/proc/{pid}/status") as f:
-            peaks.append(next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024)
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            pss += next(int(line.split()[1]) for line in f if line.startswith("Pss:")) / 1024
-    return len(pids), sum(peaks), pss, max(peaks)
 
 
 def do_nothing_server(path: str) -> int:

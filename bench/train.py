@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark the command line's reading pipeline: `textnb train` and `textnb classify` as a user
 runs them, timed, with each process's peak memory, against bogofilter in the same run.
 
@@ -6,7 +5,7 @@ runs them, timed, with each process's peak memory, against bogofilter in the sam
   ham=easy_ham/ ...`` on the whole public corpus (1896 spam, 4150 ham), once with the CLI's
   default ``--training auto`` (cross-validation for the cutoffs and for on-error training) and
   once with ``--training full``; against ``bogofilter -s -B`` / ``-n -B`` bulk registration of
-  the same files into a fresh database (1,000 files per process, as scripts/bench_spam.py does).
+  the same files into a fresh database (1,000 files per process, as bench.spam does).
 * **20 Newsgroups**: ``textnb train`` on 20news-bydate-train/ (the default model) and ``textnb
   classify`` of 20news-bydate-test/ with it: time and peak RSS (``ru_maxrss`` of the textnb
   process; its worker processes are shown apart), and the model file's size.
@@ -19,42 +18,36 @@ textnb is this tree's (``python -m textnb`` with this tree first on the path). W
 times' range): 20 Newsgroups training with the default jobs and with ``--jobs 1``, its two
 versions' model files and classify outputs compared byte for byte.
 
-Run::
+Run (from the repository root)::
 
-    python scripts/bench_train.py            # unpacks the archives under ../shared/corpora
-    python scripts/bench_train.py --spam-data DIR --news-data DIR --jobs 1
+    python -m bench.train            # corpora/full, else the archives of ../shared/corpora (cached)
+    python -m bench.train --spam-data DIR --news-data DIR --jobs 1
     git archive OLD | tar -x -C /tmp/old && \
-        python scripts/bench_train.py --skip spam --news-data DIR --baseline /tmp/old --repeat 3
-    python scripts/bench_train.py --skip news --spam-data DIR --baseline /tmp/old --repeat 3
+        python -m bench.train --skip spam --news-data DIR --baseline /tmp/old --repeat 3
+    python -m bench.train --skip news --spam-data DIR --baseline /tmp/old --repeat 3
 
-``--spam-data`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/; ``--news-data`` holds
-20news-bydate-train/ and 20news-bydate-test/. A run takes about a minute on 2 cores.
+``--spam-data`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/ (or spam/ and ham/);
+``--news-data`` holds 20news-bydate-train/ and 20news-bydate-test/. A run takes about a minute
+on 2 cores.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import subprocess
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-from bench_20ng import _table  # noqa: E402
-from bench_spam import (PARTS, BenchError, bogofilter_path, bogofilter_register,  # noqa: E402
-                        corpus_dir, list_corpus)
-
-SHARED = ROOT.parent / "shared" / "corpora"
-SPAM_ARCHIVE = SHARED / "spamassassin-public.tar.gz"
-NEWS_ARCHIVE = SHARED / "20news-bydate.tar.gz"
+from bench.common import args as options
+from bench.common.corpora import ROOT, SPAM_PARTS, list_spam, news_dir, spam_dir
+from bench.common.measure import measure, warm
+from bench.common.report import table as _table
+from bench.common.systems import bogofilter_path, bogofilter_register, textnb_command
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_train.py", description=__doc__.split("\n")[0])
+    parser = options.parser(__name__, __doc__)
     parser.add_argument("--spam-data", type=Path, help="the SpamAssassin parts' directory")
     parser.add_argument("--news-data", type=Path, help="the 20 Newsgroups bydate directory")
     parser.add_argument("--jobs", type=int, help="textnb --jobs (default: textnb's default)")
@@ -64,18 +57,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="another textnb source tree, measured beside this one")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each command")
     args = parser.parse_args(argv)
-    try:
-        with tempfile.TemporaryDirectory(prefix="bench-train-") as scratch:
-            if "spam" not in args.skip:
-                print(spam_report(args.spam_data, Path(scratch), args.jobs, args.baseline,
-                                  args.repeat), flush=True)
-            if "news" not in args.skip:
-                print(news_report(args.news_data, Path(scratch), args.jobs, args.baseline,
-                                  args.repeat), flush=True)
-    except BenchError as error:
-        print(f"bench_train: error: {error}", file=sys.stderr)
-        return 1
-    return 0
+    return options.run("bench.train", lambda: run_all(args))
+
+
+def run_all(args) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-train-") as scratch:
+        if "spam" not in args.skip:
+            print(spam_report(args.spam_data, Path(scratch), args.jobs, args.baseline,
+                              args.repeat), flush=True)
+        if "news" not in args.skip:
+            print(news_report(args.news_data, Path(scratch), args.jobs, args.baseline,
+                              args.repeat), flush=True)
 
 
 def run(command: list[str], tree: Path = ROOT, out: Path | None = None) -> tuple[float, float]:
@@ -84,67 +76,18 @@ def run(command: list[str], tree: Path = ROOT, out: Path | None = None) -> tuple
     return wall, rss
 
 
-def measure(command: list[str], tree: Path = ROOT,
-            out: Path | None = None) -> tuple[float, float, float]:
-    """Run ``command`` with the textnb of source tree ``tree``: its wall time (s), CPU time (s,
-    user + system, its worker processes included) and peak RSS (MiB); stdout into ``out``."""
-    # A fresh Python process per measurement: RUSAGE_CHILDREN keeps the largest child's peak,
-    # so each command is measured from a process that has run nothing else.
-    probe = ("import resource, subprocess, sys, time, json\n"
-             "out = open(sys.argv[1], 'wb') if sys.argv[1] else subprocess.DEVNULL\n"
-             "t = time.perf_counter()\n"
-             "done = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.PIPE)\n"
-             "wall = time.perf_counter() - t\n"
-             "if done.returncode: sys.exit(done.stderr.decode(errors='replace')[-300:])\n"
-             "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-             "print(json.dumps([wall, r.ru_utime + r.ru_stime, r.ru_maxrss]))\n")
-    compile_once(tree)
-    # python -m puts the working directory first on sys.path: run from the tree measured.
-    done = subprocess.run([sys.executable, "-c", probe, str(out or ""), *command],
-                          capture_output=True, text=True, cwd=tree,
-                          env={**os.environ, "PYTHONPATH": str(tree)})
-    if done.returncode != 0:
-        raise BenchError(f"{' '.join(command[:3])} ... failed: {done.stderr.strip()}")
-    import json
-    wall, cpu, kib = json.loads(done.stdout)
-    return wall, cpu, kib / 1024
-
-
-_compiled: set[Path] = set()
-
-
-def compile_once(tree: Path) -> None:
-    """Byte-compile ``tree``'s textnb, as an installed package is, before its first run: where
-    PYTHONDONTWRITEBYTECODE is set, a baseline tree never compiled took 0.1 s longer a
-    command, compiling every module each time."""
-    if tree not in _compiled:
-        import compileall
-        compileall.compile_dir(tree / "textnb", quiet=1)
-        _compiled.add(tree)
-
-
-def textnb_command() -> list[str]:
-    return [sys.executable, "-m", "textnb"]
-
-
-def warm(paths: list[str]) -> None:
-    for path in paths:
-        with open(path, "rb") as file:
-            file.read()
-
-
 def spam_report(data: Path | None, scratch: Path, jobs: int | None,
                 baseline: Path | None = None, repeat: int = 1) -> str:
     """SpamAssassin: ``textnb train`` (auto, full) and bogofilter's registration, ``repeat``
     times (medians and ranges of wall time); with ``baseline``, that tree's textnb too,
     interleaved with this one's."""
-    import statistics
-    directory = corpus_dir(data, SPAM_ARCHIVE, scratch)
-    paths, labels = list_corpus(directory)
+    directory = spam_dir(data)
+    paths, labels = list_spam(directory)
     warm(paths)
     n_spam, n_ham = int((labels == "spam").sum()), int((labels == "ham").sum())
     jobs_option = [] if jobs is None else ["--jobs", str(jobs)]
-    label_options = [f"--label={label}={directory / part}" for part, label in PARTS.items()]
+    label_options = [f"--label={label}={directory / part}" for part, label in SPAM_PARTS.items()
+                     if (directory / part).is_dir()]
     trees = {"": ROOT} if baseline is None else {" (this tree)": ROOT,
                                                  " (baseline)": baseline.resolve()}
     bogofilter = bogofilter_path(None)
@@ -190,7 +133,7 @@ def spam_report(data: Path | None, scratch: Path, jobs: int | None,
 
 def news_report(data: Path | None, scratch: Path, jobs: int | None,
                 baseline: Path | None = None, repeat: int = 1) -> str:
-    train, test = news_dirs(data, scratch)
+    train, test = news_dirs(data)
     files = [str(p) for p in sorted(train.rglob("*")) + sorted(test.rglob("*")) if p.is_file()]
     warm(files)
     if baseline is not None:
@@ -212,27 +155,16 @@ def news_report(data: Path | None, scratch: Path, jobs: int | None,
             + _table(header, rows) + "\n")
 
 
-def news_dirs(data: Path | None, scratch: Path) -> tuple[Path, Path]:
-    """20news-bydate-train/ and 20news-bydate-test/ of ``data``, or of the shared archive
-    unpacked into ``scratch``."""
-    if data is None:
-        data = scratch / "20news"
-        if not NEWS_ARCHIVE.is_file():
-            raise BenchError(f"no --news-data given and no archive at '{NEWS_ARCHIVE}'")
-        print(f"unpacking {NEWS_ARCHIVE} into a temporary directory ...", flush=True)
-        data.mkdir()
-        subprocess.run(["tar", "-xzf", str(NEWS_ARCHIVE), "-C", str(data)], check=True)
-        data = data / ("20news-bydate" if (data / "20news-bydate").is_dir() else "")
-    train, test = data / "20news-bydate-train", data / "20news-bydate-test"
-    if not train.is_dir() or not test.is_dir():
-        raise BenchError(f"'{data}' has no 20news-bydate-train/ and 20news-bydate-test/")
-    return train, test
+def news_dirs(data: Path | None) -> tuple[Path, Path]:
+    """20news-bydate-train/ and 20news-bydate-test/ of ``data``, else of corpora/full, else of
+    the shared archive unpacked into the cache."""
+    data = news_dir(data)
+    return data / "20news-bydate-train", data / "20news-bydate-test"
 
 
 def compare_report(train: Path, test: Path, scratch: Path, baseline: Path, repeat: int) -> str:
     """This tree's and ``baseline``'s train (default jobs, --jobs 1) and classify, interleaved:
     median wall, CPU and peak RSS of ``repeat`` runs each, and whether their outputs agree."""
-    import statistics
     trees = {"this tree": ROOT, "baseline": baseline}
     # classify runs with the model of the default jobs (the model file keeps n_jobs).
     commands = {"train --jobs 1": lambda m: ["train", "-q", "--jobs", "1", "--model", str(m),

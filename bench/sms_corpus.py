@@ -1,20 +1,20 @@
-#!/usr/bin/env python3
-"""The SMS Spam Collection as files, for scripts/bench_spam.py --data and `textnb train`.
+"""The SMS Spam Collection as files, for ``python -m bench.spam --data`` and `textnb train`.
 
 The collection (Almeida, Gómez Hidalgo & Yamakami, 2011: 5,574 English texts, 747 spam; UCI
 Machine Learning Repository, https://archive.ics.uci.edu/dataset/228/sms+spam+collection) is
 one file of ``label<TAB>text`` lines. Each text becomes a file of its own, numbered in the
-file's order, under OUT/spam/ or OUT/easy_ham/ (the SpamAssassin layout bench_spam.py reads)::
+file's order, under OUT/spam/ or OUT/easy_ham/ (the SpamAssassin layout bench.spam reads)::
 
-    python scripts/sms_corpus.py SMSSpamCollection /tmp/sms
-    python scripts/bench_spam.py --data /tmp/sms --seed 0
+    python -m bench.sms_corpus SMSSpamCollection /tmp/sms
+    python -m bench.spam --data /tmp/sms --seed 0
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+
+from bench.common import args as options
 
 PARTS = {"spam": "spam", "ham": "easy_ham"}
 
@@ -34,14 +34,14 @@ def write_corpus(collection: Path, out: Path) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = options.parser(__name__, __doc__)
     parser.add_argument("collection", type=Path, help="the SMSSpamCollection file")
     parser.add_argument("out", type=Path, help="directory to write spam/ and easy_ham/ under")
     args = parser.parse_args(argv)
     try:
         counts = write_corpus(args.collection, args.out)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        print(f"sms_corpus: {error}", file=sys.stderr)
+        print(f"bench.sms_corpus: error: {error}", file=sys.stderr)
         return 1
     print(f"{counts['spam']} spam, {counts['ham']} ham -> {args.out}")
     return 0

@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """textnb train on 10k, 100k and 1M documents sampled from a model of 20 Newsgroups: time, memory.
 
 The documents are drawn from a multinomial Naive Bayes model trained on the real
-20news-bydate-train posts, the way seed 002 (``002_99d26394b53113b9.txt``) samples new data
-from a trained model: choose the class by the prior P(c), a length (uniformly 50 to 100 words
+20news-bydate-train posts, the way a trained generative model samples new data (Mitchell's
+Machine Learning, on Naive Bayes as a model of how documents are generated): choose the class by the prior P(c), a length (uniformly 50 to 100 words
 by default: short posts, so that a million fit on a disk), then each word from P(w|c) — with a
 small α (0.01 by default, so the words are the class's own rather than smoothing noise), over
 the terms of the body (header-field tokens, "subject:...", are left out). A share of the words
@@ -12,9 +11,12 @@ and numbers keep real vocabularies growing with the corpus (Heaps' law); without
 vocabulary could never pass the source model's.
 
 Each size is written as one mbox file per class (``<group>.mbox``: 20 files, not a million
-inodes) and trained on with the command line, in its own process::
+inodes) and trained on with the command at its defaults, in its own process::
 
-    textnb train -q --training full -m MODEL DIR/*.mbox [--hash-bits N]
+    textnb train -q -m MODEL DIR/*.mbox [--hash-bits N]
+
+(many classes and no spam class: ``--training auto``, the default, learns every document, as the
+``--training full`` these runs once passed does)
 
 timed, with the peak RSS of the ``textnb`` process (its ``ru_maxrss``, as GNU time reports it:
 a process forked from this one, which holds the source model, would inherit this one's peak at
@@ -22,24 +24,22 @@ exec) and the peak of the sum over it and its worker processes (sampled from /pr
 0.2 s), and the model file's size. Linear time means the 100k and 1M times are 10× and 100× the 10k one.
 
 With ``--mail DIR`` (the SpamAssassin parts), the documents are drawn from a model of its spam
-and ham instead and written to ``spam.mbox`` and ``ham.mbox``, and trained on with the defaults
-(no ``--training full``): two-class mail, whose cutoffs are cross-validated, over every message
+and ham instead and written to ``spam.mbox`` and ``ham.mbox``, and trained on with the defaults:
+two-class mail, whose cutoffs are cross-validated, over every message
 at once up to ``CUTOFFS_MAX_BYTES`` of files and on a sample of them beyond. ``--attach KB``
 gives each message an attachment of that many kB (random bytes, base64), as office mail has:
 what training holds at once must not grow with the messages' size.
 
-Run::
+Run (from the repository root)::
 
-    python scripts/bench_scale.py                          # 10k, 100k, 1M; exact and --hash-bits 20
-    python scripts/bench_scale.py --sizes 10000 100000 --hash-bits 18 --keep /tmp/scale
-    python scripts/bench_scale.py --mail corpora/full/spamassassin --hash-bits
-    python scripts/bench_scale.py --mail corpora/full/spamassassin --sizes 2400 --attach 400 \
-        --hash-bits
+    python -m bench.scale                          # 10k, 100k, 1M; exact and --hash-bits 20
+    python -m bench.scale --sizes 10000 100000 --hash-bits 18 --keep /tmp/scale
+    python -m bench.scale --mail corpora/full/spamassassin --hash-bits
+    python -m bench.scale --mail corpora/full/spamassassin --sizes 2400 --attach 400 --hash-bits
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -51,11 +51,12 @@ import threading
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import bench_20ng  # noqa: E402 — the corpus and the table come from there
+from bench.common import BenchError, args as options
+from bench.common.corpora import ROOT, list_spam, news_dir, news_files
+from bench.common.measure import ENV, tree_rss_kib
+from bench.common.report import table
+from bench.common.systems import textnb_command
 
-ROOT = HERE.parent
 SIZES = [10_000, 100_000, 1_000_000]
 MBOX_FROM = b"From generated@example.com Sat Jan  1 00:00:00 2000\n"
 # A relay, as full mail has (so two-class mail counts words, not word pairs, by default).
@@ -68,10 +69,8 @@ ATTACHED = (b"--part\nContent-Type: text/plain\n\n%s--part\nContent-Type: applic
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_scale.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, help="directory holding 20news-bydate-train/")
-    parser.add_argument("--archive", type=Path, default=bench_20ng.DEFAULT_ARCHIVE,
-                        help="20news-bydate.tar.gz to unpack when --data is not given")
+    parser = options.parser(__name__, __doc__)
+    options.news_data(parser)
     parser.add_argument("--sizes", type=int, nargs="+", default=SIZES, metavar="N")
     parser.add_argument("--hash-bits", type=int, nargs="*", default=[20], metavar="N",
                         help="also train with these --hash-bits (none: exact only)")
@@ -93,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
                                                   "(reused if already there)")
     parser.add_argument("--json", type=Path, help="also write the measurements to this file")
     args = parser.parse_args(argv)
+    return options.run("bench.scale", lambda: run(args))
+
+
+def run(args) -> None:
     with tempfile.TemporaryDirectory(prefix="benchscale-") as scratch:
         scratch = Path(scratch)
         work = args.keep or scratch
@@ -101,9 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         # Bytes a document of ≤ 100 words takes, From_ line included, and its attachment.
         need = sum(args.sizes) * (700 + 1400 * args.attach)
         if free < need:
-            print(f"bench_scale: error: {need / 1e9:.1f} GB needed in {work}, "
-                  f"{free / 1e9:.1f} GB free", file=sys.stderr)
-            return 1
+            raise BenchError(f"{need / 1e9:.1f} GB needed in {work}, {free / 1e9:.1f} GB free")
         source = None
         results = []
         for size in args.sizes:
@@ -113,17 +114,13 @@ def main(argv: list[str] | None = None) -> int:
                 if source is None and args.mail:
                     print(f"source model: SpamAssassin from {args.mail}, α = {args.alpha}",
                           flush=True)
-                    source = source_model(*_mail_files(args.mail), args.alpha)
+                    paths, labels = list_spam(args.mail)
+                    source = source_model([Path(p) for p in paths], list(labels), args.alpha)
                 elif source is None:
-                    try:
-                        data = bench_20ng._data_dir(args, scratch)
-                    except bench_20ng.BenchError as error:
-                        print(f"bench_scale: error: {error}", file=sys.stderr)
-                        return 1
+                    data = news_dir(args.data, args.archive)
                     print(f"source model: 20news-bydate-train from {data}, α = {args.alpha}",
                           flush=True)
-                    source = source_model(*bench_20ng._files(data / "20news-bydate-train"),
-                                          args.alpha)
+                    source = source_model(*news_files(data / "20news-bydate-train"), args.alpha)
                 t0 = time.perf_counter()
                 written = generate(source, corpus, size, args.words, args.novel,
                                    args.seed + size, header=MAIL_HEADER if args.mail else b"",
@@ -132,8 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{time.perf_counter() - t0:.0f} s", flush=True)
             runs = ([] if args.no_exact else [None]) + list(args.hash_bits)
             for bits in runs:
-                r = train(corpus, work / "model", bits, args.jobs, int(args.max_rss * 2**20),
-                          full=not args.mail)
+                r = train(corpus, work / "model", bits, args.jobs, int(args.max_rss * 2**20))
                 r.update(documents=size, hash_bits=bits)
                 results.append(r)
                 print(f"  train {size:>9,} {_name(bits):>8}: {r['seconds']:7.1f} s (CPU {r['cpu_seconds']:.0f} s), "
@@ -144,20 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     print(report(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
-    return 0
 
 
 def _name(bits: int | None) -> str:
     return "exact" if bits is None else f"hash {bits}"
 
-
-def _mail_files(data: Path) -> tuple[list[Path], list[str]]:
-    """The SpamAssassin parts' files and their class, spam or ham."""
-    parts = {"spam": "spam", "spam_2": "spam", "easy_ham": "ham", "easy_ham_2": "ham",
-             "hard_ham": "ham"}
-    found = [(path, label) for part, label in parts.items() if (data / part).is_dir()
-             for path in sorted((data / part).iterdir()) if path.name != "cmds"]
-    return [path for path, _ in found], [label for _, label in found]
 
 
 def source_model(paths: list[Path], labels: list[str], alpha: float):
@@ -233,17 +220,16 @@ def _novel_word(i: int) -> str:
             return "qz" + "".join(reversed(letters))
 
 
-def train(corpus: Path, model: Path, bits: int | None, jobs: int | None,
-          max_kib: int, full: bool = True) -> dict:
-    command = [sys.executable, "-m", "textnb", "train", "-q",
-               *(["--training", "full"] if full else []),
+def train(corpus: Path, model: Path, bits: int | None, jobs: int | None, max_kib: int) -> dict:
+    """``textnb train -q`` of the mboxes at its defaults (``--hash-bits``, ``-j`` if given):
+    wall and CPU time, peak RSS of the textnb process and of it with its workers, model size."""
+    command = [*textnb_command(), "train", "-q",
                "-m", str(model), *sorted(str(p) for p in corpus.glob("*.mbox"))]
     if bits is not None:
         command += ["--hash-bits", str(bits)]
     if jobs is not None:
         command += ["-j", str(jobs)]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {**ENV, "PYTHONPATH": str(ROOT)}
     if model.exists():
         model.unlink()
     gnu_time = Path("/usr/bin/time")
@@ -259,7 +245,7 @@ def train(corpus: Path, model: Path, bits: int | None, jobs: int | None,
 
     def sample() -> None:
         while not stop.wait(0.2):
-            peak[0] = max(peak[0], _tree_rss_kib(process.pid))
+            peak[0] = max(peak[0], tree_rss_kib(process.pid))
             if peak[0] > max_kib:
                 os.killpg(process.pid, signal.SIGKILL)
                 return
@@ -285,30 +271,6 @@ def train(corpus: Path, model: Path, bits: int | None, jobs: int | None,
             "model_bytes": model.stat().st_size if model.exists() else 0}
 
 
-def _tree_rss_kib(root: int) -> int:
-    """Resident KiB of ``root`` and its descendants, now (from /proc)."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    tree, grew = {root}, True
-    while grew:
-        more = {pid for pid, parent in parents.items() if parent in tree} - tree
-        tree |= more
-        grew = bool(more)
-    total = 0
-    for pid in tree:
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                total += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
-        except OSError:
-            pass
-    return total
-
 
 def report(results: list[dict]) -> str:
     rows, first = [], {}
@@ -324,10 +286,10 @@ def report(results: list[dict]) -> str:
                      f"{r['rss_kib'] / 1024:.0f}", f"{r['tree_kib'] / 1024:.0f}",
                      f"{r['model_bytes'] / 1e6:.1f}"])
     return "\n".join([
-        bench_20ng._table(["documents", "vocabulary", "train s", "s/doc ÷ smallest's",
+        table(["documents", "vocabulary", "train s", "s/doc ÷ smallest's",
                            "CPU s", "CPU/doc ÷ smallest's",
                            "doc/s", "peak RSS MiB", "with workers MiB", "model MB"], rows),
-        "\ntrain s: `textnb train -q --training full` (with --mail, the defaults) wall time, "
+        "\ntrain s: `textnb train -q` (the defaults) wall time, "
         "reading the mboxes included; "
         "s/doc ÷ smallest's: 1.00 is linear time. CPU s: user + system time of the textnb "
         "process and of the worker processes that tokenize, which it waits for: less "

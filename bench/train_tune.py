@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What ``textnb train --tune`` costs against a plain ``textnb train``, and what it chooses.
 
 On 20 Newsgroups bydate, in one run: ``textnb train 20news-bydate-train/`` and ``textnb train
@@ -6,20 +5,20 @@ On 20 Newsgroups bydate, in one run: ``textnb train 20news-bydate-train/`` and `
 page cache), their wall and CPU time (user + system, worker processes included) and peak RSS,
 the ratio of the two (issue #9's bound: at most 10x), the settings ``--tune`` chose with their
 cross-validated accuracy (``textnb info``), and both models' accuracy on 20news-bydate-test/
-(``textnb evaluate``). scikit-learn's TF-IDF + LogisticRegression on the same split is in
-scripts/bench_20ng.py's sibling rows and scripts/bench_sentiment.py.
+(``textnb evaluate``). Both are the command as a user types it (``textnb train`` at its
+defaults is the reference). scikit-learn's TF-IDF + LogisticRegression is in bench.sentiment;
+the grid of settings behind the defaults is bench.tune's.
 
-Run::
+Run (from the repository root)::
 
-    python scripts/bench_tune.py                 # unpacks ../shared/corpora/20news-bydate.tar.gz
-    python scripts/bench_tune.py --news-data corpora/full/20news-bydate --repeat 3
+    python -m bench.train_tune            # corpora/full/20news-bydate, else the shared archive
+    python -m bench.train_tune --news-data corpora/full/20news-bydate --repeat 3
 
 A run takes about a minute on 2 cores (``--repeat 1``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
@@ -27,37 +26,35 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from bench_20ng import _table  # noqa: E402
-from bench_spam import BenchError  # noqa: E402
-from bench_train import measure, news_dirs, textnb_command, warm  # noqa: E402
+from bench.common import BenchError, args as options
+from bench.common.measure import measure, warm
+from bench.common.report import table as _table
+from bench.common.systems import textnb_command
+from bench.train import news_dirs
 
 GOAL = 10.0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_tune.py", description=__doc__.split("\n")[0])
+    parser = options.parser(__name__, __doc__)
     parser.add_argument("--news-data", type=Path, help="the 20 Newsgroups bydate directory")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each command (median)")
     args = parser.parse_args(argv)
-    try:
+
+    def work() -> None:
         with tempfile.TemporaryDirectory(prefix="bench-tune-") as scratch:
             print(report(args.news_data, Path(scratch), args.repeat), flush=True)
-    except BenchError as error:
-        print(f"bench_tune: error: {error}", file=sys.stderr)
-        return 1
-    return 0
+    return options.run("bench.train_tune", work)
 
 
 def report(data: Path | None, scratch: Path, repeat: int) -> str:
-    train, test = news_dirs(data, scratch)
+    train, test = news_dirs(data)
     warm([str(p) for p in sorted(train.rglob("*")) + sorted(test.rglob("*")) if p.is_file()])
     textnb = textnb_command()
     rows, measured = [], {}
-    for name, options in (("train", []), ("train --tune", ["--tune"])):
+    for name, flags in (("train", []), ("train --tune", ["--tune"])):
         model = scratch / f"{name.replace(' --', '-')}.model"
-        runs = [measure([*textnb, "train", "-q", "--model", str(model), *options, str(train)])
+        runs = [measure([*textnb, "train", "-q", "--model", str(model), *flags, str(train)])
                 for _ in range(repeat)]
         wall, cpu, rss = (statistics.median(column) for column in zip(*runs))
         accuracy = _accuracy(textnb, model, test)

@@ -1,9 +1,12 @@
-#!/usr/bin/env python3
 """Benchmark textnb against scikit-learn on 20 Newsgroups (bydate split): speed, memory, accuracy.
 
 Systems, each trained on 20news-bydate-train (11314 posts) and tested on 20news-bydate-test
 (7532 posts):
 
+* ``textnb command``  — what a user types, at its defaults: ``textnb train -m MODEL
+  20news-bydate-train/`` and ``textnb classify -m MODEL --format json 20news-bydate-test/``,
+  fresh processes (start-up, imports and reading the files included: its fit and predict are
+  the two commands' wall times, its peak RSS the larger of theirs, worker processes included);
 * ``textnb mnb a=1``  — ``TextClassifier(model="multinomial", alpha=1.0, fit_prior=True, norm=None)``:
   the configuration comparable to scikit-learn's;
 * ``textnb default``  — ``TextClassifier()`` (textnb's defaults);
@@ -27,16 +30,16 @@ CPU time (prepare + fit + predict, worker processes included) is shown beside th
 time: on a machine shared with other work it is the steadier figure. The model file's size is
 that of ``save_model`` for textnb and of the pickled vectorizer and model for scikit-learn.
 
-Run::
+Run (from the repository root)::
 
-    python scripts/bench_20ng.py                       # unpacks ../shared/corpora/20news-bydate.tar.gz
-    python scripts/bench_20ng.py --data corpora/full/20news-bydate --jobs 1
-    python scripts/bench_20ng.py --json results.json   # also write the raw numbers
+    python -m bench.newsgroups                         # corpora/full/20news-bydate, else the shared archive
+    python -m bench.newsgroups --data corpora/full/20news-bydate --jobs 1
+    python -m bench.newsgroups --json results.json     # also write the raw numbers
 
-Without ``--data`` it uses ``corpora/full/20news-bydate`` (see scripts/fetch_corpora.py) if it
-exists, else unpacks ``--archive`` (default ``../shared/corpora/20news-bydate.tar.gz``) into a
-temporary directory that is removed afterwards. A run takes about a minute and a half on 2
-cores (``--repeat 3``: four minutes).
+Without ``--data`` it uses ``corpora/full/20news-bydate`` (python -m bench.fetch_corpora) if it
+exists, else ``--archive`` (default ``../shared/corpora/20news-bydate.tar.gz``) unpacked once
+into the cache (bench.common.corpora). A run takes about 25 s on 2 cores (``--repeat 3``:
+about a minute and a half).
 """
 
 from __future__ import annotations
@@ -44,20 +47,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-DEFAULT_ARCHIVE = ROOT.parent / "shared" / "corpora" / "20news-bydate.tar.gz"
-DEFAULT_FULL = ROOT / "corpora" / "full" / "20news-bydate"
+from bench.common import BenchError, args as options
+from bench.common.corpora import ROOT, news_dir, news_files
+from bench.common.measure import ENV, Stopwatch, maxrss_kib, workers
+from bench.common.report import table as _table
+from bench.common.systems import command_info, classify, has_sklearn, train
 
-# name → (kind, description); kind says which worker function runs it.
+# name → (kind, description); kind says which function runs it.
 SYSTEMS = {
+    "textnb command": ("command", "textnb train / textnb classify, defaults, fresh processes"),
     "textnb mnb a=1": ("textnb", "TextClassifier(model='multinomial', alpha=1.0, fit_prior=True, norm=None)"),
     "textnb default": ("textnb", "TextClassifier()"),
     "sklearn count+mnb": ("sklearn", "CountVectorizer() + MultinomialNB(alpha=1.0)"),
@@ -68,14 +72,8 @@ REFERENCE = "sklearn count+mnb"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="bench_20ng.py",
-        description="Benchmark textnb against scikit-learn on 20 Newsgroups (bydate).")
-    parser.add_argument("--data", type=Path,
-                        help="directory holding 20news-bydate-train/ and 20news-bydate-test/")
-    parser.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE,
-                        help=f"20news-bydate.tar.gz to unpack when --data is not given "
-                             f"(default: {DEFAULT_ARCHIVE})")
+    parser = options.parser(__name__, __doc__)
+    options.news_data(parser)
     parser.add_argument("--jobs", type=int,
                         help="textnb's processes (TextClassifier n_jobs; default: textnb's "
                              "default, every core)")
@@ -84,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                              "stage's fastest time (default 1; use 3 on a busy machine)")
     parser.add_argument("--systems", nargs="+", choices=list(SYSTEMS), metavar="NAME",
                         help=f"run only these systems ({'; '.join(SYSTEMS)})")
+    options.no_command(parser)
     parser.add_argument("--json", type=Path, help="also write the measurements to this file")
     parser.add_argument("--worker", choices=list(SYSTEMS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -95,26 +94,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         print(json.dumps(run_system(args.worker, args.data, args.jobs)))
         return 0
-    try:
-        return run(args)
-    except BenchError as error:
-        print(f"bench_20ng: error: {error}", file=sys.stderr)
-        return 1
-
-
-class BenchError(Exception):
-    """A problem worth one line on stderr."""
+    return options.run("bench.newsgroups", lambda: run(args))
 
 
 def run(args: argparse.Namespace) -> int:
-    names = args.systems or list(SYSTEMS)
-    if not _has_sklearn():
+    names = args.systems or [n for n in SYSTEMS if args.command or SYSTEMS[n][0] != "command"]
+    if not has_sklearn():
         skipped = [n for n in names if SYSTEMS[n][0] == "sklearn"]
         if skipped:
             print(f"scikit-learn is not installed: skipping {', '.join(skipped)}", file=sys.stderr)
         names = [n for n in names if SYSTEMS[n][0] != "sklearn"]
     with tempfile.TemporaryDirectory(prefix="bench20ng-") as scratch:
-        data = _data_dir(args, Path(scratch))
+        data = news_dir(args.data, args.archive)
         print(f"20 Newsgroups bydate from {data}; textnb n_jobs={args.jobs or 'default'}; "
               f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}", flush=True)
         runs: dict[str, list[dict]] = {name: [] for name in names}
@@ -123,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
             # Rotate the order, so no system always runs first (cold caches) or last.
             for name in names[round_ % len(names):] + names[:round_ % len(names)]:
                 print(f"  run {round_ + 1}/{args.repeat}: {name} ...", end="", flush=True)
-                r = _run_worker(name, data, args.jobs)
+                r = (run_command(data, args.jobs, Path(scratch)) if SYSTEMS[name][0] == "command"
+                     else _run_worker(name, data, args.jobs))
                 runs[name].append(r)
                 print(f" {r['prepare_s'] + r['fit_s'] + r['predict_s']:.1f} s", flush=True)
         print(f"(all runs: {time.perf_counter() - start:.0f} s)\n")
@@ -134,39 +126,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _data_dir(args: argparse.Namespace, scratch: Path) -> Path:
-    if args.data is not None:
-        data = args.data
-    elif DEFAULT_FULL.is_dir():
-        data = DEFAULT_FULL
-    else:
-        if not args.archive.is_file():
-            raise BenchError(f"no --data given and no archive at '{args.archive}' "
-                             f"(run scripts/fetch_corpora.py, or give --data or --archive)")
-        sys.path.insert(0, str(HERE))
-        import fetch_corpora
-        print(f"unpacking {args.archive} into a temporary directory ...", flush=True)
-        try:
-            fetch_corpora.unpack(args.archive, scratch, {"20news-bydate-train", "20news-bydate-test"},
-                                 lambda *a: None)
-        except fetch_corpora.FetchError as error:
-            raise BenchError(str(error)) from None
-        data = scratch / "20news-bydate"
-    for split in ("20news-bydate-train", "20news-bydate-test"):
-        if not (data / split).is_dir():
-            raise BenchError(f"'{data}' has no {split}/ directory")
-    return data.resolve()
-
-
 def _run_worker(name: str, data: Path, jobs: int | None) -> dict:
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", name,
+    command = [sys.executable, "-m", "bench.newsgroups", "--worker", name,
                "--data", str(data)] + ([] if jobs is None else ["--jobs", str(jobs)])
-    # An installed textnb has compiled modules (pip writes .pyc files): PYTHONDONTWRITEBYTECODE,
-    # set on some machines, would make its worker processes compile them at every start.
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    # ENV: without PYTHONDONTWRITEBYTECODE, which would make the worker processes compile
+    # textnb's modules at every start.
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT,
+                          env={**ENV, "PYTHONPATH": str(ROOT)})
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise BenchError(f"{name} failed (exit {done.returncode}): {tail}")
@@ -179,44 +145,19 @@ def _best(runs: list[dict]) -> dict:
     for key in ("read_s", "prepare_s", "fit_s", "predict_s", "cpu_s"):
         best[key] = min(r[key] for r in runs)
     for key in ("rss_after_read_kib", "rss_peak_kib", "rss_workers_kib"):
-        best[key] = max(r[key] for r in runs)
+        best[key] = None if best[key] is None else max(r[key] for r in runs)
     best["runs"] = len(runs)
     return best
 
 
-def _has_sklearn() -> bool:
-    import importlib.util
-    return importlib.util.find_spec("sklearn") is not None
-
-
 # -- one system, in its own process ------------------------------------------------------------
-
-def _files(split_dir: Path) -> tuple[list[Path], list[str]]:
-    paths, labels = [], []
-    for group in sorted(p for p in split_dir.iterdir() if p.is_dir()):
-        for path in sorted(group.iterdir(), key=lambda p: p.name):
-            if path.is_file():
-                paths.append(path)
-                labels.append(group.name)
-    return paths, labels
-
-
-def _children_cpu() -> float:
-    """CPU seconds of the worker processes that have ended and been waited for."""
-    times = os.times()
-    return times.children_user + times.children_system
-
-
-def _maxrss_kib(who: int = resource.RUSAGE_SELF) -> int:
-    return resource.getrusage(who).ru_maxrss  # KiB on Linux (bytes on macOS)
-
 
 def run_system(name: str, data: Path, jobs: int | None) -> dict:
     import numpy as np
 
     kind, _ = SYSTEMS[name]
-    train_paths, y_train = _files(data / "20news-bydate-train")
-    test_paths, y_test = _files(data / "20news-bydate-test")
+    train_paths, y_train = news_files(data / "20news-bydate-train")
+    test_paths, y_test = news_files(data / "20news-bydate-test")
     if kind == "textnb":
         # Imports are not timed, scikit-learn's (scipy's included) nor textnb's: textnb imports
         # scipy.sparse on first use, to score many documents at once, so it is imported here.
@@ -230,9 +171,9 @@ def run_system(name: str, data: Path, jobs: int | None) -> dict:
     train_raw = [p.read_bytes() for p in train_paths]
     test_raw = [p.read_bytes() for p in test_paths]
     t_read = time.perf_counter() - t0
-    rss_read = _maxrss_kib()
+    rss_read = maxrss_kib()
 
-    t0, cpu0, children0 = time.perf_counter(), time.process_time(), _children_cpu()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     note = ""
     if kind == "textnb":  # bytes are parsed as mail/news where they are tokenized
         train, test = train_raw, test_raw
@@ -249,12 +190,11 @@ def run_system(name: str, data: Path, jobs: int | None) -> dict:
             # scikit-learn's model, smoothing and priors; textnb's tokens (stop words included).
             model = TextClassifier(model="multinomial", alpha=1.0, fit_prior=True, norm=None,
                                    n_jobs=jobs)
-        t0 = time.perf_counter()
-        model.fit(train, y_train)
-        t_fit = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        predicted = model.predict(test)
-        t_predict = time.perf_counter() - t0
+        with Stopwatch() as fit:
+            model.fit(train, y_train)
+        with Stopwatch() as predict:
+            predicted = model.predict(test)
+        t_fit, t_predict = fit.wall, predict.wall
         n_terms = len(model.vocabulary_)
         cpu = time.process_time() - cpu0
         with tempfile.TemporaryDirectory() as scratch:
@@ -266,30 +206,48 @@ def run_system(name: str, data: Path, jobs: int | None) -> dict:
         nb = {"sklearn count+mnb": MultinomialNB(alpha=1.0),
               "sklearn count+cnb": ComplementNB(alpha=1.0),
               "sklearn tfidf+mnb": MultinomialNB(alpha=0.01)}[name]
-        t0 = time.perf_counter()
-        nb.fit(vectorizer.fit_transform(train), y_train)
-        t_fit = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        predicted = nb.predict(vectorizer.transform(test))
-        t_predict = time.perf_counter() - t0
+        with Stopwatch() as fit:
+            nb.fit(vectorizer.fit_transform(train), y_train)
+        with Stopwatch() as predict:
+            predicted = nb.predict(vectorizer.transform(test))
+        t_fit, t_predict = fit.wall, predict.wall
         n_terms = len(vectorizer.vocabulary_)
         cpu = time.process_time() - cpu0
         import pickle
         model_bytes = len(pickle.dumps((vectorizer, nb), protocol=pickle.HIGHEST_PROTOCOL))
     rss_children = 0
     if kind == "textnb" and jobs != 1:
-        # Reap the worker processes so that RUSAGE_CHILDREN includes their peak and CPU.
-        from textnb.workers import _shut_down
-        _shut_down()
-        rss_children = _maxrss_kib(resource.RUSAGE_CHILDREN)
-        cpu += _children_cpu() - children0
+        # The worker processes textnb keeps for the next call: their peak and CPU so far.
+        rss_children, workers_cpu = workers()
+        cpu += workers_cpu
     accuracy = float(np.mean(np.asarray(predicted) == np.asarray(y_test)))
     return {"system": name, "description": SYSTEMS[name][1], "note": note,
             "n_train": len(train), "n_test": len(test), "n_terms": n_terms,
             "read_s": t_read, "prepare_s": t_prepare, "fit_s": t_fit, "predict_s": t_predict,
             "cpu_s": cpu, "model_bytes": model_bytes,
-            "accuracy": accuracy, "rss_after_read_kib": rss_read, "rss_peak_kib": _maxrss_kib(),
+            "accuracy": accuracy, "rss_after_read_kib": rss_read, "rss_peak_kib": maxrss_kib(),
             "rss_workers_kib": rss_children}
+
+
+def run_command(data: Path, jobs: int | None, scratch: Path) -> dict:
+    """The command at its defaults (``-j`` with ``--jobs``): ``textnb train`` of the training
+    directory, ``textnb classify`` of the test one; each a fresh process, measured with the
+    worker processes it waited for."""
+    jobs_option = [] if jobs is None else ["--jobs", str(jobs)]
+    model = scratch / "command.model"
+    trained, _ = train(model, [data / "20news-bydate-train"], ["-q", *jobs_option])
+    classified, records = classify(model, [data / "20news-bydate-test"])
+    truth = {str(p): label for p, label in zip(*news_files(data / "20news-bydate-test"))}
+    if len(records) != len(truth):
+        raise BenchError(f"textnb classify labelled {len(records)} of {len(truth)} test posts")
+    return {"system": "textnb command", "description": SYSTEMS["textnb command"][1], "note": "",
+            "n_train": len(news_files(data / "20news-bydate-train")[0]), "n_test": len(truth),
+            "n_terms": command_info(model)["terms"], "read_s": 0.0, "prepare_s": 0.0,
+            "fit_s": trained.wall, "predict_s": classified.wall,
+            "cpu_s": trained.cpu + classified.cpu, "model_bytes": model.stat().st_size,
+            "accuracy": sum(truth[r["source"]] == r["label"] for r in records) / len(truth),
+            "rss_after_read_kib": None,
+            "rss_peak_kib": 1024 * max(trained.rss, classified.rss), "rss_workers_kib": 0}
 
 
 # -- the table -------------------------------------------------------------------------------
@@ -305,11 +263,13 @@ def report(results: dict[str, dict], repeat: int = 1) -> str:
         rows.append([name, prepare, f"{r['n_train'] / r['fit_s']:,.0f}",
                      f"{r['n_test'] / r['predict_s']:,.0f}", f"{total:.2f}", f"{r['cpu_s']:.2f}",
                      f"{r['rss_peak_kib'] / 1024:.0f}",
+                     "-" if r["rss_after_read_kib"] is None else
                      f"+{(r['rss_peak_kib'] - r['rss_after_read_kib']) / 1024:.0f}",
                      f"{r['model_bytes'] / 2**20:.1f}",
                      f"{r['accuracy']:.4f}", f"{r['n_terms']:,}"])
     lines = [_table(header, rows)]
-    first = next(iter(results.values()))
+    first = next((r for n, r in results.items() if SYSTEMS[n][0] != "command"),
+                 next(iter(results.values())))
     lines.append(f"\n{first['n_train']} training and {first['n_test']} test posts; reading the "
                  f"files took {first['read_s']:.2f} s (not counted). prepare = bytes → str "
                  f"(sklearn; textnb parses the bytes in fit and predict); fit = parse + tokenize "
@@ -322,10 +282,15 @@ def report(results: dict[str, dict], repeat: int = 1) -> str:
                  "and model).")
     lines.append("Peak RSS = ru_maxrss of the system's own subprocess (interpreter, imports and "
                  "posts included); Δ after read = peak minus the peak before the prepare stage.")
-    workers = {n: r["rss_workers_kib"] for n, r in results.items() if r["rss_workers_kib"]}
-    if workers:
+    if any(SYSTEMS[n][0] == "command" for n in results):
+        lines.append("textnb command: fit = `textnb train`, predict = `textnb classify`, each a "
+                     "fresh process, wall time (start-up, imports and reading the files "
+                     "included); peak RSS: the larger of the two, of the textnb process or of a "
+                     "worker process it waited for.")
+    pools = {n: r["rss_workers_kib"] for n, r in results.items() if r["rss_workers_kib"]}
+    if pools:
         lines.append("textnb tokenizing workers' peak RSS (each): " + ", ".join(
-            f"{n} {kib / 1024:.0f} MiB" for n, kib in workers.items()))
+            f"{n} {kib / 1024:.0f} MiB" for n, kib in pools.items()))
     notes = {r["note"] for r in results.values() if r["note"]}
     lines.extend(f"NOTE: {n}" for n in notes)
     for name, r in results.items():
@@ -334,7 +299,7 @@ def report(results: dict[str, dict], repeat: int = 1) -> str:
         ref = results[REFERENCE]
         ratio_rows = []
         for name, r in results.items():
-            if SYSTEMS[name][0] != "textnb":
+            if SYSTEMS[name][0] == "sklearn":
                 continue
             total = r["prepare_s"] + r["fit_s"] + r["predict_s"]
             ref_total = ref["prepare_s"] + ref["fit_s"] + ref["predict_s"]
@@ -348,13 +313,6 @@ def report(results: dict[str, dict], repeat: int = 1) -> str:
             lines.append(_table(["system", "fit time", "predict time", "end-to-end time",
                                  "CPU time", "peak RSS", "accuracy diff"], ratio_rows))
     return "\n".join(lines)
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(x)) for x in column) for column in zip(header, *rows)]
-    fmt = lambda row: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
-                                for i, (c, w) in enumerate(zip(row, widths)))
-    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, rows)])
 
 
 if __name__ == "__main__":

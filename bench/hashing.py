@@ -1,9 +1,12 @@
-#!/usr/bin/env python3
 """What a hashed vocabulary costs on 20 Newsgroups (bydate): accuracy, time, peak memory.
 
 Systems, each trained on 20news-bydate-train and tested on 20news-bydate-test, each in its own
 subprocess (peak RSS = that process's ``ru_maxrss``, interpreter and posts included):
 
+* ``textnb command``  — what a user types, at its defaults: ``textnb train -m MODEL
+  20news-bydate-train/`` and ``textnb classify -m MODEL 20news-bydate-test/`` (fresh processes:
+  start-up, imports and reading the files included; peak RSS the larger of the two, worker
+  processes included), and ``textnb command hash N``: the same with ``--hash-bits N``;
 * ``textnb exact``    — ``TextClassifier(model="multinomial", alpha=1.0, fit_prior=True,
   norm=None, n_jobs=--jobs)``, a vocabulary of terms (scikit-learn's model and smoothing);
 * ``textnb hash N``   — the same with ``hash_bits=N`` for N in --bits (default 16 18 20 22);
@@ -20,10 +23,10 @@ prefixed tokens). The ratio that measures the cost of hashing is textnb hash N /
 It also prints how many columns the exact vocabulary's terms fill under CRC-32 (textnb's hash)
 and BLAKE2b against what a random function would fill, m(1 − (1 − 1/m)^n), and their speed.
 
-Run::
+Run (from the repository root)::
 
-    python scripts/bench_hashing.py                        # unpacks ../shared/corpora/20news-bydate.tar.gz
-    python scripts/bench_hashing.py --data /tmp/20ng --bits 18 20
+    python -m bench.hashing                          # corpora/full/20news-bydate, else the shared archive
+    python -m bench.hashing --data /tmp/20ng --bits 18 20
 """
 
 from __future__ import annotations
@@ -37,22 +40,21 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import bench_20ng  # noqa: E402 — the corpus, the files and the table come from there
+from bench.common import BenchError, args as options
+from bench.common.corpora import ROOT, news_dir, news_files
+from bench.common.measure import ENV, maxrss_kib
+from bench.common.report import table
+from bench.common.systems import classify, has_sklearn, train
 
-ROOT = HERE.parent
 DEFAULT_BITS = [16, 18, 20, 22]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_hashing.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path,
-                        help="directory holding 20news-bydate-train/ and 20news-bydate-test/")
-    parser.add_argument("--archive", type=Path, default=bench_20ng.DEFAULT_ARCHIVE,
-                        help="20news-bydate.tar.gz to unpack when --data is not given")
+    parser = options.parser(__name__, __doc__)
+    options.news_data(parser)
     parser.add_argument("--bits", type=int, nargs="+", default=DEFAULT_BITS, metavar="N")
     parser.add_argument("--jobs", type=int, help="textnb's processes (default: textnb's)")
+    options.no_command(parser)
     parser.add_argument("--json", type=Path, help="also write the measurements to this file")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -61,51 +63,53 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not all(1 <= b <= 31 for b in args.bits):
         parser.error("--bits must be from 1 to 31")
-    names = ["textnb exact"] + [f"textnb hash {b}" for b in args.bits]
-    if bench_20ng._has_sklearn():
+    names = ((["textnb command"] + [f"textnb command hash {b}" for b in args.bits])
+             if args.command else [])
+    names += ["textnb exact"] + [f"textnb hash {b}" for b in args.bits]
+    if has_sklearn():
         names += ["sklearn count"] + [f"sklearn hash {b}" for b in args.bits]
     else:
         print("scikit-learn is not installed: textnb only", file=sys.stderr)
+    return options.run("bench.hashing", lambda: run(args, names))
+
+
+def run(args: argparse.Namespace, names: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="benchhash-") as scratch:
-        try:
-            data = bench_20ng._data_dir(args, Path(scratch))
-        except bench_20ng.BenchError as error:
-            print(f"bench_hashing: error: {error}", file=sys.stderr)
-            return 1
+        data = news_dir(args.data, args.archive)
         print(f"20 Newsgroups bydate from {data}; {os.cpu_count()} CPUs; "
               f"Python {sys.version.split()[0]}", flush=True)
         results = {}
         for name in names:
             print(f"  {name} ...", end="", flush=True)
-            results[name] = _run_worker(name, data, args.jobs)
+            results[name] = (run_command(name, data, args.jobs, Path(scratch))
+                             if name.startswith("textnb command") else
+                             _run_worker(name, data, args.jobs))
             print(f" {results[name]['fit_s'] + results[name]['predict_s']:.1f} s", flush=True)
     print()
     print(report(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
-    return 0
 
 
 def _run_worker(name: str, data: Path, jobs: int | None) -> dict:
-    command = [sys.executable, str(Path(__file__).resolve()), "--worker", name, "--data",
+    command = [sys.executable, "-m", "bench.hashing", "--worker", name, "--data",
                str(data)] + ([] if jobs is None else ["--jobs", str(jobs)])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT,
+                          env={**ENV, "PYTHONPATH": str(ROOT)})
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise SystemExit(f"bench_hashing: {name} failed (exit {done.returncode}): {tail}")
+        raise BenchError(f"{name} failed (exit {done.returncode}): {tail}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def run_system(name: str, data: Path, jobs: int | None) -> dict:
     import numpy as np
 
-    train_paths, y_train = bench_20ng._files(data / "20news-bydate-train")
-    test_paths, y_test = bench_20ng._files(data / "20news-bydate-test")
+    train_paths, y_train = news_files(data / "20news-bydate-train")
+    test_paths, y_test = news_files(data / "20news-bydate-test")
     bits = int(name.rsplit(" ", 1)[1]) if "hash" in name else None
     if name.startswith("textnb"):
-        import scipy.sparse  # noqa: F401 — imports are not timed (see bench_20ng)
+        import scipy.sparse  # noqa: F401 — imports are not timed (see bench.newsgroups)
         from textnb import TextClassifier
     else:
         from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer
@@ -143,7 +147,25 @@ def run_system(name: str, data: Path, jobs: int | None) -> dict:
     return {"system": name, "n_train": len(train), "n_test": len(test), "columns": columns,
             "fit_s": t_fit, "predict_s": t_predict,
             "accuracy": float(np.mean(np.asarray(predicted) == np.asarray(y_test))),
-            "rss_peak_kib": bench_20ng._maxrss_kib(), **extra}
+            "rss_peak_kib": maxrss_kib(), **extra}
+
+
+def run_command(name: str, data: Path, jobs: int | None, scratch: Path) -> dict:
+    """``textnb train`` of the training directory (``--hash-bits N`` for "... hash N") and
+    ``textnb classify`` of the test one, at their defaults otherwise, fresh processes."""
+    bits = name.rsplit(" ", 1)[1] if "hash" in name else None
+    model = scratch / f"{name.replace(' ', '-')}.model"
+    trained, _ = train(model, [data / "20news-bydate-train"],
+                       ["-q", *([] if bits is None else ["--hash-bits", bits]),
+                        *([] if jobs is None else ["--jobs", str(jobs)])])
+    classified, records = classify(model, [data / "20news-bydate-test"])
+    truth = {str(p): label for p, label in zip(*news_files(data / "20news-bydate-test"))}
+    from textnb import load_model
+    return {"system": name, "n_train": len(news_files(data / "20news-bydate-train")[0]),
+            "n_test": len(truth), "columns": len(load_model(model).vocabulary_),
+            "fit_s": trained.wall, "predict_s": classified.wall,
+            "accuracy": sum(truth.get(r["source"]) == r["label"] for r in records) / len(truth),
+            "rss_peak_kib": 1024 * max(trained.rss, classified.rss)}
 
 
 def _spread(terms: list[str]) -> dict:
@@ -172,39 +194,48 @@ def report(results: dict[str, dict]) -> str:
     rows = [[name, f"{r['fit_s']:.2f}", f"{r['predict_s']:.2f}",
              f"{r['rss_peak_kib'] / 1024:.0f}", f"{r['accuracy']:.4f}", f"{r['columns']:,}"]
             for name, r in results.items()]
-    lines = [bench_20ng._table(["system", "fit s", "predict s", "peak RSS MiB", "accuracy",
-                                "columns used"], rows)]
+    lines = [table(["system", "fit s", "predict s", "peak RSS MiB", "accuracy",
+                    "columns used"], rows)]
     first = next(iter(results.values()))
     lines.append(f"\n{first['n_train']} training and {first['n_test']} test posts; fit = parse "
-                 f"+ tokenize + vocabulary + count + fit. multinomial NB, α = 1, learned priors.")
+                 f"+ tokenize + vocabulary + count + fit. multinomial NB, α = 1, learned priors "
+                 f"(textnb command: the command's defaults; fit = `textnb train`, predict = "
+                 f"`textnb classify`, fresh processes, start-up and reading included).")
     exact, sklearn_exact = results.get("textnb exact"), results.get("sklearn count")
     ratio_rows = []
     for name, r in results.items():
-        if not name.startswith("textnb hash"):
+        if not name.startswith(("textnb hash", "textnb command hash")):
             continue
         bits = name.rsplit(" ", 1)[1]
-        row = [f"hash {bits}", f"{(r['fit_s'] + r['predict_s']) / (exact['fit_s'] + exact['predict_s']):.2f}",
-               f"{r['rss_peak_kib'] / exact['rss_peak_kib']:.2f}",
-               f"{r['accuracy'] - exact['accuracy']:+.4f}"]
+        base = results.get("textnb command" if "command" in name else "textnb exact")
+        if base is None:
+            continue
+        row = [name.replace("textnb ", ""),
+               f"{(r['fit_s'] + r['predict_s']) / (base['fit_s'] + base['predict_s']):.2f}",
+               f"{r['rss_peak_kib'] / base['rss_peak_kib']:.2f}",
+               f"{r['accuracy'] - base['accuracy']:+.4f}"]
         theirs = results.get(f"sklearn hash {bits}")
-        if theirs:
+        if theirs and "command" not in name:
             row += [f"{(r['fit_s'] + r['predict_s']) / (theirs['fit_s'] + theirs['predict_s']):.2f}",
                     f"{r['rss_peak_kib'] / theirs['rss_peak_kib']:.2f}",
                     f"{r['accuracy'] - theirs['accuracy']:+.4f}",
                     f"{theirs['accuracy'] - sklearn_exact['accuracy']:+.4f}"]
+        elif sklearn_exact:
+            row += ["-"] * 4
         ratio_rows.append(row)
     if ratio_rows:
         header = ["", "time / exact", "RSS / exact", "acc − exact"]
         if len(ratio_rows[0]) > 4:
             header += ["time / sk hash", "RSS / sk hash", "acc − sk hash", "sk hash − sk count"]
-        lines += ["\ntextnb hashed vs textnb exact, and vs scikit-learn's HashingVectorizer of "
-                  "the same size (time = fit + predict):", bench_20ng._table(header, ratio_rows)]
+        lines += ["\ntextnb hashed vs textnb exact (the command's hashed vs the command at its "
+                  "defaults), and vs scikit-learn's HashingVectorizer of the same size (time = "
+                  "fit + predict):", table(header, ratio_rows)]
     spread = exact and exact.get("spread")
     if spread:
         lines.append(f"\nColumns filled by the {spread['terms']:,} terms of the exact vocabulary "
                      f"(CRC-32 {spread['crc_us']:.2f} µs/term, BLAKE2b {spread['blake2b_us']:.2f} "
                      f"µs/term):")
-        lines.append(bench_20ng._table(
+        lines.append(table(
             ["bits", "random function", "CRC-32", "BLAKE2b"],
             [[b, f"{s['random']:,.0f}", f"{s['crc32']:,}", f"{s['blake2b']:,}"]
              for b, s in spread["bits"].items()]))

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """20 Newsgroups by time, on the training part alone: a check of defaults that the bydate test
 split rewards and shuffled cross-validation cannot see.
 
@@ -10,28 +9,33 @@ last 30 % is a validation by time that uses no test post. Printed per row: that 
 the bydate test accuracy of the same settings fitted on the whole training part (for the
 record; settings are chosen by the first).
 
-Run (``--settings`` adds a row of TextClassifier settings, Python literals)::
+The first row is the command a user types, at its defaults (``--no-command`` leaves it out):
+``textnb train`` of the earlier posts (one directory a group) and ``textnb classify`` of the later
+ones, then ``textnb train 20news-bydate-train/`` and ``textnb classify 20news-bydate-test/``.
 
-    python scripts/bench_news_time.py --data corpora/full
-    python scripts/bench_news_time.py --data corpora/full --settings tf=log --settings alpha=0.1
+Run (from the repository root; ``--settings`` adds a row of TextClassifier settings, Python
+literals)::
+
+    python -m bench.news_time                         # corpora/full, else the shared archive
+    python -m bench.news_time --data corpora/full --settings tf=log --settings alpha=0.1
 """
 
 from __future__ import annotations
 
-import argparse
-import ast
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from textnb import TextClassifier  # noqa: E402
-from textnb.documents import read_documents  # noqa: E402
+from bench.common import args as options
+from bench.common.corpora import news_dir
+from bench.common.splits import later
+from bench.common.systems import command_run
+from textnb import TextClassifier
+from textnb.documents import read_documents
 
 
 def load(directory: Path) -> tuple[list, np.ndarray, np.ndarray]:
@@ -42,39 +46,39 @@ def load(directory: Path) -> tuple[list, np.ndarray, np.ndarray]:
     return docs, groups, numbers
 
 
-def later(groups: np.ndarray, numbers: np.ndarray, share: float = 0.3) -> np.ndarray:
-    """Mask of each group's last ``share`` of posts by article number."""
-    held = np.zeros(groups.size, dtype=bool)
-    for group in np.unique(groups):
-        members = np.flatnonzero(groups == group)
-        ordered = members[np.argsort(numbers[members], kind="stable")]
-        held[ordered[int(round((1 - share) * ordered.size)):]] = True
-    return held
-
-
-def parse_setting(spec: str) -> tuple[str, object]:
-    key, _, value = spec.partition("=")
-    try:
-        return key, ast.literal_eval(value)
-    except (ValueError, SyntaxError):
-        return key, value
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, required=True,
-                        help="holding 20news-bydate-train/ and 20news-bydate-test/")
+    parser = options.parser(__name__, __doc__)
+    options.news_data(parser)
     parser.add_argument("--settings", action="append", default=[], metavar="K=V[,K=V]",
                         help="a row of TextClassifier settings (repeatable)")
+    options.no_command(parser)
     args = parser.parse_args(argv)
-    train, groups, numbers = load(args.data / "20news-bydate-train")
-    test, test_groups, _ = load(args.data / "20news-bydate-test")
+    return options.run("bench.news_time", lambda: run(args))
+
+
+def run(args) -> None:
+    data = news_dir(args.data, args.archive)
+    train, groups, numbers = load(data / "20news-bydate-train")
+    test, test_groups, _ = load(data / "20news-bydate-test")
     held = later(groups, numbers)
     print(f"{len(train)} training posts ({int(held.sum())} the later 30 % of their group), "
           f"{len(test)} test posts")
-    rows = [{}] + [dict(parse_setting(s) for s in re.split(r",(?![^()]*\))", spec))
+    rows = [{}] + [options.parse_settings(re.split(r",(?![^()]*\))", spec))
                    for spec in args.settings]
     print(f"{'settings':<48} {'by time':>8} {'test':>8}  seconds")
+    if args.command:
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="news-time-") as scratch:
+            def accuracy(docs, labels, held_docs, held_labels) -> float:
+                run = command_run(Path(scratch), {g: [Path(d.source) for d, x in zip(docs, labels)
+                                                      if x == g] for g in np.unique(labels)},
+                                  [Path(d.source) for d in held_docs])
+                return float(np.mean(run.labels == held_labels))
+            by_time = accuracy([d for d, h in zip(train, held) if not h], groups[~held],
+                               [d for d, h in zip(train, held) if h], groups[held])
+            on_test = accuracy(train, groups, test, test_groups)
+        print(f"{'the command (textnb train / classify), defaults':<48} {by_time:>8.4f} "
+              f"{on_test:>8.4f}  {time.perf_counter() - start:.0f}", flush=True)
     for settings in rows:
         start = time.perf_counter()
         early = [d for d, h in zip(train, held) if not h]
@@ -86,7 +90,6 @@ def main(argv: list[str] | None = None) -> int:
         name = ", ".join(f"{k}={v!r}" for k, v in settings.items()) or "defaults"
         print(f"{name:<48} {by_time:>8.4f} {accuracy:>8.4f}  {time.perf_counter() - start:.0f}",
               flush=True)
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,23 +1,28 @@
-#!/usr/bin/env python3
 """The project's spam bar: textnb against bogofilter and scikit-learn on the SpamAssassin corpus.
 
 What it measures
 ----------------
 The whole SpamAssassin public corpus (spam/ 500 + spam_2/ 1396 = 1896 spam; easy_ham/ 2500 +
 easy_ham_2/ 1400 + hard_ham/ 250 = 4150 ham) is split once, stratified, 70 % train / 30 % test,
-with ``numpy.random.default_rng(SEED)`` (``--seed``, default 0: the split scripts/tune.py tunes
+with ``numpy.random.default_rng(SEED)`` (``--seed``, default 0: the split bench.tune tunes
 on, files listed per directory in sorted order). Every system trains on the same 70 % and
 scores the same 30 %:
 
+* **textnb command**: what a user types, at its defaults: ``textnb train -m MODEL spam/ ham/``
+  on the training part (laid out as two directories of links to the files) and ``textnb
+  classify -m MODEL --format json`` of the test part, each a fresh process; ranked by the spam
+  log-odds it prints, decided by its verdict (the cutoffs ``textnb train`` learned). Its train
+  and classify times include the processes' start-up and imports (``--no-command`` skips it).
 * **textnb** through the Python API with its defaults, as ``textnb train`` runs them:
   ``TextClassifier(spam_class="spam")`` (training "auto": full or on error, whichever
   cross-validates better) fitted on the :class:`textnb.documents.Document` objects that
   ``read_documents`` gives for the files; ranked by the spam log-odds ln P(spam|x) − ln P(ham|x)
   (it does not saturate as the probability does); decided by the cutoffs it learned by
   cross-validation on the training part. Beside it, by default, ``training=full`` and
-  ``orders=1`` (training on error in one walk; the default, textnb.onerror.ORDERS, averages four); ``--candidate`` replaces
-  those rows and ``--settings key=value`` (repeatable) adds one (values are Python literals:
-  ``alpha=0.1``, ``ngram_range=(1,2)``, ``norm=None``; anything else is a string).
+  ``orders=1`` (training on error in one walk; the default, textnb.onerror.ORDERS, averages
+  four); ``--candidate`` replaces those rows and ``--settings key=value`` (repeatable) adds one
+  (values are Python literals: ``alpha=0.1``, ``ngram_range=(1,2)``, ``norm=None``; anything
+  else is a string).
 * **bogofilter** (when on PATH): a fresh database directory (``-d``, ``-C``: no config files),
   spam registered with ``-s -B files...``, ham with ``-n -B files...``, test messages
   classified in bulk with ``-v -B files...`` (spamicity printed to 16 digits); ranked by the
@@ -33,12 +38,11 @@ one half), FPR (ham called spam) and FNR (spam called ham) at the default decisi
 of all messages and of spam left unsure, the spam not caught (in the inbox or unsure), the
 least spam any cutoff with FPR ≤ ``--max-fpr`` could leave uncaught, chosen on the test scores
 themselves (what the ranking allows: the gap to the row's own figure is the cutoff choice), and
-train / classify wall time with messages per second. Then the time ``textnb train`` takes on the
-command line, in a fresh process, on the training part (``--no-cli`` skips it). Train
-time counts what each system must do from the files on disk: textnb reads and parses them
-(``read_documents``) and fits; scikit-learn decodes the bytes (already in memory, read before any
-timing so every system finds the files in the page cache) and fits; bogofilter is two
-processes reading the files. Classify time likewise. Ratios are against bogofilter.
+train / classify wall time with messages per second. Train time counts what each system must
+do from the files on disk: textnb reads and parses them (``read_documents``) and fits;
+scikit-learn decodes the bytes (already in memory, read before any timing so every system finds
+the files in the page cache) and fits; bogofilter is two processes reading the files; the
+command is one process. Classify time likewise. Ratios are against bogofilter.
 
 ``--swap SHARE`` swaps each training label with that probability (the same draw for every
 system; the test labels stay true): a user's folders hold some mis-sorted mail, and a cutoff
@@ -61,40 +65,38 @@ cross-validation of textnb (``TextClassifier(spam_class="spam")``, as ``textnb t
 it, each fold's model learning its own cutoffs inside its training part) on the 70 % training
 part only and prints, from the out-of-fold scores, FPR / FNR / unsure / spam not caught at each
 fold model's learned cutoffs and at fixed spam and ham cutoffs, plus the lowest spam cutoff with
-an FPR ≤ ``--max-fpr`` (default 0.1 %) and the FNR / unsure shares of several ham cutoffs with it. bogofilter, when installed, is cross-validated on the same folds for its 1-AUC.
+an FPR ≤ ``--max-fpr`` (default 0.1 %) and the FNR / unsure shares of several ham cutoffs with
+it. bogofilter, when installed, and the command at its defaults (``textnb train`` and
+``textnb classify`` a fold) are cross-validated on the same folds.
 
-Run::
+Run (from the repository root)::
 
-    python scripts/bench_spam.py                 # unpacks ../shared/corpora/spamassassin-public.tar.gz
-    python scripts/bench_spam.py --data corpora/full/spamassassin
-    python scripts/bench_spam.py --data corpora/full/spamassassin --cv
-    python scripts/bench_spam.py --data corpora/full/spamassassin --settings alpha=0.1 --settings tf=log
-    python scripts/bench_spam.py --data corpora/full/spamassassin --seeds 0 1 2 3 --no-cli
+    python -m bench.spam                   # corpora/full/spamassassin, else the shared archive
+    python -m bench.spam --data corpora/spamassassin        # the bundled sample: seconds
+    python -m bench.spam --cv
+    python -m bench.spam --settings alpha=0.1 --settings tf=log
+    python -m bench.spam --seeds 0 1 2 3 --no-command
 
 ``--seeds`` runs the splits of several seeds in turn, each reported as above, and ends with a
 table of every system's figures over them all: the mean 1 − AUC and its ratio to bogofilter's
 split by split, the test ham called spam summed, the means of unsure, spam not caught and the
 best any cutoff allows.
 
-``--data DIR`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/. Without it, ``--archive``
-(default ``../shared/corpora/spamassassin-public.tar.gz`` relative to the repository root) is
-unpacked into a temporary directory that is removed afterwards. A run takes 3–5 minutes on 2
-cores (three textnb rows, each cross-validating its cutoffs, and the command line), ``--cv``
-about a minute.
+``--data DIR`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/ (or spam/ and ham/).
+Without it, corpora/full/spamassassin, else ``--archive`` (default
+``../shared/corpora/spamassassin-public.tar.gz``) unpacked once into the cache
+(bench.common.corpora). A run takes about 15 s on 2 cores once the corpus is in the cache,
+``--cv`` about 30 s (13 s and 25 s measured with textnb's compiled modules).
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import math
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -102,15 +104,14 @@ from pathlib import Path
 
 import numpy as np
 
-# The same seeded split and folds as tune.py's (scripts/ is on sys.path when a script runs).
-from tune import stratified_folds, stratified_split
+from bench.common import args as options
+from bench.common.corpora import list_spam, spam_dir
+from bench.common.metrics import best_not_caught, decide, logit, rates, roc_auc, sigmoid
+from bench.common.report import pct, ratio, table as _table
+from bench.common.splits import sample_split, stratified_folds, stratified_split, time_split
+from bench.common.systems import (bogofilter_classify, bogofilter_path, bogofilter_register,
+                                  command_info, command_run, documents, has_sklearn, warm_up)
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-DEFAULT_ARCHIVE = ROOT.parent / "shared" / "corpora" / "spamassassin-public.tar.gz"
-# corpus directory → class
-PARTS = {"spam": "spam", "spam_2": "spam", "easy_ham": "ham", "easy_ham_2": "ham",
-         "hard_ham": "ham"}
 SPAM_CUTOFF, HAM_CUTOFF = 0.99, 0.5          # textnb's CLI defaults (textnb/cli.py)
 PROB_CUTOFFS = [0.5, 0.9, 0.99, 0.999]
 LOGODDS_CUTOFFS = [0.0, 2.0, 5.0, 10.0]
@@ -119,126 +120,11 @@ HAM_PROB_CUTOFFS = [0.01, 0.1, 0.5, 0.9]
 # training "auto", picks between that and training on error by cross-validation), and training on
 # error in one walk, as before four were averaged.
 DEFAULT_CANDIDATES = ["training=full", "training='on-error';orders=1"]
-
-
-class BenchError(Exception):
-    """A problem worth one line on stderr."""
-
-
-# -- data (shared with bench_filter.py) ----------------------------------------------------------
-
-def unpack_archive(archive: Path, dest: Path) -> Path:
-    """Unpack the SpamAssassin parts of ``archive`` into ``dest`` (regular files only, no
-    member outside ``dest``, SpamAssassin's ``cmds`` scripts skipped); returns ``dest``."""
-    if not archive.is_file():
-        raise BenchError(f"no --data given and no archive at '{archive}'")
-    print(f"unpacking {archive} into a temporary directory ...", flush=True)
-    try:
-        with tarfile.open(archive, "r:*") as tar:
-            for member in tar:
-                parts = [p for p in member.name.split("/") if p not in ("", ".")]
-                if not parts or parts[0] not in PARTS or not member.isfile():
-                    continue
-                if ".." in parts or member.name.startswith("/") or parts[-1] == "cmds":
-                    continue
-                target = dest.joinpath(*parts)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with tar.extractfile(member) as src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out)
-    except (tarfile.TarError, OSError, EOFError) as error:
-        raise BenchError(f"cannot unpack '{archive}': {error}") from None
-    return dest
-
-
-def corpus_dir(data: Path | None, archive: Path, scratch: Path) -> Path:
-    directory = data if data is not None else unpack_archive(archive, scratch / "spamassassin")
-    # spam/ and easy_ham/ at least; the other parts may be missing (scripts/sms_corpus.py).
-    missing = [p for p in ("spam", "easy_ham") if not (directory / p).is_dir()]
-    if missing:
-        raise BenchError(f"'{directory}' has no {', '.join(missing)} director"
-                         f"{'y' if len(missing) == 1 else 'ies'}")
-    return directory.resolve()
-
-
-def list_corpus(directory: Path) -> tuple[list[str], np.ndarray]:
-    """All message paths (per part, sorted by name; ``cmds`` skipped; a part may be missing, as
-    spam_2/ and the others are in scripts/sms_corpus.py's layout) and their classes."""
-    paths, labels = [], []
-    for part, label in PARTS.items():
-        if not (directory / part).is_dir():
-            continue
-        files = sorted(p for p in (directory / part).iterdir() if p.is_file() and p.name != "cmds")
-        paths += [str(p) for p in files]
-        labels += [label] * len(files)
-    return paths, np.array(labels)
-
-
-
-
-# -- metrics -------------------------------------------------------------------------------------
-
-def roc_auc(positive: np.ndarray, score: np.ndarray) -> float:
-    """P(random spam scores above random ham), ties one half (average ranks)."""
-    positive = np.asarray(positive, bool)
-    score = np.asarray(score, float)
-    order = np.argsort(score, kind="mergesort")
-    s = score[order]
-    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-    ends = np.r_[starts[1:], s.size]
-    ranks = np.empty(s.size)
-    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
-    n_pos, n_neg = positive.sum(), (~positive).sum()
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
-
-
-def rates(is_spam: np.ndarray, status: np.ndarray) -> dict:
-    """FPR, FNR and unsure shares of a spam/ham/unsure decision; "not caught": spam in the
-    inbox or unsure, as a share of spam; "unsure": of all messages."""
-    ham = ~is_spam
-    missed = (status != "spam") & is_spam
-    return {"fp": int(((status == "spam") & ham).sum()),
-            "fn": int(((status == "ham") & is_spam).sum()),
-            "fpr": float(((status == "spam") & ham).sum() / ham.sum()),
-            "fnr": float(((status == "ham") & is_spam).sum() / is_spam.sum()),
-            "spam_unsure": float(((status == "unsure") & is_spam).sum() / is_spam.sum()),
-            "ham_unsure": float(((status == "unsure") & ham).sum() / ham.sum()),
-            "unsure": float((status == "unsure").mean()),
-            "not_caught": float(missed.sum() / is_spam.sum()), "missed": int(missed.sum())}
-
-
-def best_not_caught(is_spam: np.ndarray, score: np.ndarray, max_fpr: float) -> float:
-    """The least share of spam a spam cutoff must leave uncaught to call at most ``max_fpr`` of
-    the ham spam, the cutoff chosen on these very scores: what the ranking allows, whatever
-    cutoffs were learned."""
-    ham = np.sort(score[~is_spam])[::-1]
-    allowed = math.floor(max_fpr * ham.size + 1e-9)
-    return float(np.mean(score[is_spam] <= ham[allowed])) if allowed < ham.size else 0.0
-
-
-def decide(score: np.ndarray, spam_cut: float, ham_cut: float) -> np.ndarray:
-    """spam if score ≥ spam_cut, ham if score ≤ ham_cut, unsure between (bogofilter's rule)."""
-    return np.where(score >= spam_cut, "spam", np.where(score <= ham_cut, "ham", "unsure"))
-
-
-def sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x))
-
-
-def logit(p: float) -> float:
-    return math.log(p / (1.0 - p))
-
-
-def pct(x: float, digits: int = 2) -> str:
-    return f"{100 * x:.{digits}f} %"
+COMMAND = "textnb command"
 
 
 def table(header: list[str], rows: list[list[str]], indent: str = "  ") -> str:
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    def line(r):
-        return indent + "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
-                                  for i, (c, w) in enumerate(zip(r, widths)))
-    return "\n".join([line(header), indent + "  ".join("-" * w for w in widths)]
-                     + [line(r) for r in rows])
+    return _table(header, rows, indent)
 
 
 # -- systems -------------------------------------------------------------------------------------
@@ -256,40 +142,6 @@ class Result:
     extra: dict = field(default_factory=dict)
 
 
-def _documents(paths: list[str]):
-    """Documents of the files, one per path, in order (an mbox would give several: an error)."""
-    from textnb.documents import read_documents
-    skipped: list[tuple[str, str]] = []
-    docs = list(read_documents(paths, on_error=lambda source, reason: skipped.append((source, reason))))
-    if skipped or len(docs) != len(paths) or any(d.source != p for d, p in zip(docs, paths)):
-        raise BenchError(f"read_documents did not give one document per file: {len(docs)} "
-                         f"documents for {len(paths)} files, skipped {skipped[:3]}")
-    return docs
-
-
-def parse_settings(specs: list[str]) -> dict:
-    settings = {}
-    for spec in specs:
-        key, sep, value = spec.partition("=")
-        if not sep or not key:
-            raise BenchError(f"--settings expects key=value, got {spec!r}")
-        try:
-            settings[key.strip()] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            settings[key.strip()] = value
-    return settings
-
-
-def warm_up(paths: list[str], y: np.ndarray) -> float:
-    """Fit and score a tiny model, untimed in the results: the first fit pays one-time costs
-    (imports, reading the stop words) that are not per-message work. Returns the seconds it
-    took."""
-    from textnb import TextClassifier
-    t0 = time.perf_counter()
-    pick = [int(np.flatnonzero(y == c)[0]) for c in ("spam", "ham")]
-    docs = _documents([paths[i] for i in pick])
-    TextClassifier().fit(docs, y[pick]).predict_log_proba(docs)
-    return time.perf_counter() - t0
 
 
 def run_textnb(name: str, settings: dict, train_paths, y_train, test_paths) -> Result:
@@ -305,13 +157,13 @@ def run_textnb(name: str, settings: dict, train_paths, y_train, test_paths) -> R
     classifier.train_on_error = functools.partial(onerror.train_on_error, orders=orders)
     classifier.trained_on_error = functools.partial(onerror.trained_on_error, orders=orders)
     try:
-        clf.fit(_documents(train_paths), y_train)
+        clf.fit(documents(train_paths), y_train)
     finally:
         classifier.train_on_error = onerror.train_on_error
         classifier.trained_on_error = onerror.trained_on_error
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    log_proba = clf.predict_log_proba(_documents(test_paths))
+    log_proba = clf.predict_log_proba(documents(test_paths))
     classify_s = time.perf_counter() - t0
     s = list(clf.classes_).index("spam")
     log_odds = log_proba[:, s] - log_proba[:, 1 - s]
@@ -328,23 +180,23 @@ def run_textnb(name: str, settings: dict, train_paths, y_train, test_paths) -> R
                          "promised": {k: cut[k] for k in ("fpr", "unsure", "spam_not_caught")}})
 
 
-def run_cli(train_paths, y_train, scratch: Path) -> tuple[float, str]:
-    """Seconds ``textnb train -m MODEL spam/ ham/`` takes (defaults, a fresh process) on the
-    training part, linked into two directories, and the lines it printed."""
-    top = Path(tempfile.mkdtemp(prefix="cli-", dir=scratch))
-    for label in ("spam", "ham"):
-        (top / label).mkdir()
-    for i, (path, label) in enumerate(zip(train_paths, y_train)):
-        os.symlink(path, top / label / f"{i:05d}")
-    command = [sys.executable, "-m", "textnb", "train", "-m", str(top / "model"),
-               str(top / "spam"), str(top / "ham")]
-    t0 = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    seconds = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise BenchError(f"textnb train failed: {done.stderr.strip()[-300:]}")
-    return seconds, done.stdout
+def run_command(train_paths, y_train, test_paths, scratch: Path) -> Result:
+    """The command a user types, at its defaults: ``textnb train -m MODEL spam/ ham/`` on the
+    training part (links to its files in two directories) and ``textnb classify -m MODEL
+    --format json`` of the test part, each a fresh process; its spam log-odds and verdicts,
+    and what its cutoffs promised (``textnb info``)."""
+    run = command_run(scratch, {label: [Path(p) for p, y in zip(train_paths, y_train) if y == label]
+                                for label in ("spam", "ham")}, [Path(p) for p in test_paths])
+    cut = command_info(run.model).get("cutoffs") or {}
+    score = np.array([r["spam_log_odds"] for r in run.records])
+    note = ("`textnb train spam/ ham/` + `textnb classify`"
+            + (f"; learned cutoffs: log-odds >= {cut['spam']:+.2f} spam, <= {cut['ham']:+.2f} ham"
+               if cut else ""))
+    return Result(COMMAND, score, run.verdicts, run.train.wall, run.classify.wall,
+                  len(train_paths), len(test_paths), note=note,
+                  extra={"printed": run.printed, "train_rss": run.train.rss,
+                         **({"promised": {k: cut[k] for k in ("fpr", "unsure", "spam_not_caught")}}
+                            if cut else {})})
 
 
 def run_sklearn(train_raw, y_train, test_raw, linear: bool = False) -> list[Result]:
@@ -387,42 +239,6 @@ def run_sklearn(train_raw, y_train, test_raw, linear: bool = False) -> list[Resu
     return results
 
 
-def bogofilter_register(bogofilter: str, db: Path, spam: list[str], ham: list[str],
-                        chunk: int = 1000) -> None:
-    """Register files in bulk mode (-s/-n -B), ``chunk`` files per process."""
-    for flag, files in (("-s", spam), ("-n", ham)):
-        for i in range(0, len(files), chunk):
-            done = subprocess.run([bogofilter, "-C", "-d", str(db), flag, "-B", *files[i:i + chunk]],
-                                  capture_output=True, text=True)
-            if done.returncode != 0:
-                raise BenchError(f"bogofilter {flag} failed (exit {done.returncode}): "
-                                 f"{done.stderr.strip()[-300:]}")
-
-
-def bogofilter_classify(bogofilter: str, db: Path, files: list[str],
-                        chunk: int = 2000) -> tuple[np.ndarray, np.ndarray]:
-    """(spamicity, status) of each file, classified in bulk mode with a 16-digit spamicity."""
-    tags = {"Spam": "spam", "Ham": "ham", "Unsure": "unsure"}
-    scores, status = {}, {}
-    for i in range(0, len(files), chunk):
-        done = subprocess.run([bogofilter, "-C", "-d", str(db), "-v",
-                               "--spamicity-formats=%0.16f,%0.16f,%0.16f", "-B", *files[i:i + chunk]],
-                              capture_output=True, text=True, errors="replace")
-        if done.returncode not in (0, 1, 2):
-            raise BenchError(f"bogofilter -B failed (exit {done.returncode}): {done.stderr.strip()[-300:]}")
-        for line in done.stdout.splitlines():
-            # "<path> X-Bogosity: Spam, tests=bogofilter, spamicity=0.99..., version=1.2.5"
-            path, sep, rest = line.partition(" X-Bogosity: ")
-            if not sep:
-                continue
-            tag = rest.split(",", 1)[0]
-            value = rest.split("spamicity=", 1)[1].split(",", 1)[0]
-            scores[path], status[path] = float(value), tags[tag]
-    missing = [f for f in files if f not in scores]
-    if missing:
-        raise BenchError(f"bogofilter gave no verdict for {len(missing)} files, e.g. {missing[0]}")
-    return np.array([scores[f] for f in files]), np.array([status[f] for f in files])
-
 
 def run_bogofilter(bogofilter: str, scratch: Path, train_paths, y_train, test_paths) -> Result:
     db = Path(tempfile.mkdtemp(prefix="bogo-", dir=scratch))
@@ -438,16 +254,6 @@ def run_bogofilter(bogofilter: str, scratch: Path, train_paths, y_train, test_pa
                   note="its Spam/Ham/Unsure (cutoffs 0.99 / 0.45)")
 
 
-def bogofilter_path(given: str | None) -> str | None:
-    if given:
-        return given if shutil.which(given) else None
-    return shutil.which("bogofilter")
-
-
-def has_sklearn() -> bool:
-    import importlib.util
-    return importlib.util.find_spec("sklearn") is not None
-
 
 # -- reports -------------------------------------------------------------------------------------
 
@@ -460,19 +266,17 @@ def main_table(results: list[Result], is_spam: np.ndarray, reference: str | None
     for r in results:
         one_minus_auc = 1 - roc_auc(is_spam, r.score)
         m = rates(is_spam, r.status)
-        auc_ratio = ("-" if ref is None else
-                     f"{one_minus_auc / ref_auc:.2f}x" if ref_auc > 0 else "n/a")
         promised = r.extra.get("promised")
-        quality.append([r.name, f"{100 * one_minus_auc:.3f} %", auc_ratio,
+        quality.append([r.name, f"{100 * one_minus_auc:.3f} %", ratio(one_minus_auc, ref_auc),
                         f"{pct(m['fpr'])} ({m['fp']})", f"{pct(m['fnr'])} ({m['fn']})",
                         pct(m["unsure"], 1), pct(m["spam_unsure"], 1),
                         f"{pct(m['not_caught'], 1)} ({m['missed']})",
                         pct(promised["spam_not_caught"], 1) if promised else "-",
                         pct(best_not_caught(is_spam, r.score, max_fpr), 1), r.note])
         speed.append([r.name, f"{r.train_s:.2f} s", f"{r.n_train / r.train_s:.0f}",
-                      f"{r.train_s / ref.train_s:.2f}x" if ref else "-",
+                      ratio(r.train_s, ref and ref.train_s),
                       f"{r.classify_s:.2f} s", f"{r.n_test / r.classify_s:.0f}",
-                      f"{r.classify_s / ref.classify_s:.2f}x" if ref else "-"])
+                      ratio(r.classify_s, ref and ref.classify_s)])
     return (table(["system", "1-AUC", "vs bogofilter", "FPR (n)", "FNR (n)", "unsure",
                    "spam unsure", "spam not caught (n)", "promised",
                    f"best at FPR <= {pct(max_fpr, 1)}", "decision"], quality)
@@ -564,24 +368,6 @@ def worst_errors(paths, is_spam, log_odds, n: int) -> str:
 
 # -- modes ---------------------------------------------------------------------------------------
 
-def time_split(paths: list[str], seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of a (train, test) split by time: the 2002 parts (spam/, easy_ham/) train, the
-    2003 ones (spam_2/, easy_ham_2/) test, and hard_ham/ (no second part) is halved by ``seed``."""
-    part = np.array([Path(p).parent.name for p in paths])
-    hard = np.random.default_rng(seed).permutation(np.flatnonzero(part == "hard_ham"))
-    train = np.isin(part, ["spam", "easy_ham"])
-    train[hard[:hard.size // 2]] = True
-    return np.flatnonzero(train), np.flatnonzero(~train)
-
-
-def sample_split(y: np.ndarray, spam: int, ham: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of a (train, test) split that trains on ``spam`` spam and ``ham`` ham drawn at
-    random (``seed``) and tests on every other message: a user's first, small folders."""
-    rng = np.random.default_rng(seed)
-    train = np.sort(np.r_[rng.choice(np.flatnonzero(y == "spam"), spam, replace=False),
-                          rng.choice(np.flatnonzero(y != "spam"), ham, replace=False)])
-    return train, np.setdiff1d(np.arange(y.size), train)
-
 
 def split(args, paths: list[str], y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The (train, test) indices ``--split``, ``--sample`` and ``--seed`` name."""
@@ -619,18 +405,22 @@ def run_bench(args, paths, y, scratch: Path) -> dict:
     results: list[Result] = []
     print(f"  textnb warm-up (one-time imports, not counted below): "
           f"{warm_up(train_paths, y_train):.1f} s", flush=True)
+    if args.command:
+        print(f"  {COMMAND} (textnb train, textnb classify: defaults) ...", end="", flush=True)
+        results.append(run_command(train_paths, y_train, test_paths, scratch))
+        print(f" {results[-1].train_s + results[-1].classify_s:.1f} s", flush=True)
     print("  textnb (defaults) ...", end="", flush=True)
     r = run_textnb("textnb default", {}, train_paths, y_train, test_paths)
     results.append(r)
     print(f" {r.train_s + r.classify_s:.1f} s ({r.extra['terms']} terms)", flush=True)
-    custom = parse_settings(args.settings)
+    custom = options.parse_settings(args.settings)
     if custom:
         name = "textnb " + ",".join(f"{k}={v}" for k, v in custom.items())
         print(f"  {name} ...", end="", flush=True)
         results.append(run_textnb(name, custom, train_paths, y_train, test_paths))
         print(f" {results[-1].train_s + results[-1].classify_s:.1f} s", flush=True)
     for spec in args.candidate or DEFAULT_CANDIDATES:
-        extra = parse_settings(spec.split(";"))
+        extra = options.parse_settings(spec.split(";"))
         name = "textnb " + ",".join(f"{k}={v}" for k, v in extra.items())
         print(f"  {name} ...", end="", flush=True)
         results.append(run_textnb(name, extra, train_paths, y_train, test_paths))
@@ -650,17 +440,18 @@ def run_bench(args, paths, y, scratch: Path) -> dict:
     elif not args.no_sklearn:
         print("  scikit-learn not installed: skipped", flush=True)
 
-    default = results[0]
+    default = next(r for r in results if r.name == "textnb default")
     print(f"\n== Test part ({len(test)} messages): ranking, default decisions, speed "
           f"(ratios vs bogofilter) ==")
     print(main_table(results, is_spam, "bogofilter" if bogofilter else None, args.max_fpr))
-    if not args.no_cli:
-        seconds, printed = run_cli(train_paths, y_train, scratch)
+    command = next((r for r in results if r.name == COMMAND), None)
+    if command:
         bogo = next((r for r in results if r.name == "bogofilter"), None)
-        print(f"\n  command line, defaults: `textnb train -m MODEL spam/ ham/` on the {len(train)} "
-              f"training messages: {seconds:.2f} s"
-              + (f" ({seconds / bogo.train_s:.2f}x bogofilter's registration)" if bogo else ""))
-        print("".join(f"    {line}\n" for line in printed.splitlines()), end="")
+        print(f"\n  the command at its defaults: `textnb train -m MODEL spam/ ham/` on the "
+              f"{len(train)} training messages: {command.train_s:.2f} s"
+              + (f" ({command.train_s / bogo.train_s:.2f}x bogofilter's registration)" if bogo else "")
+              + f", peak RSS {command.extra['train_rss']:.0f} MiB; it printed:")
+        print("".join(f"    {line}\n" for line in command.extra["printed"].splitlines()), end="")
     print("\n== textnb default: the most confident mistakes on the test part (log-odds) ==")
     print(worst_errors(test_paths, is_spam, default.score, args.show_errors))
     if bogofilter:
@@ -752,13 +543,13 @@ def run_cv(args, paths, y) -> dict:
     train_paths = [paths[i] for i in train]
     y_train = y[train]
     folds = stratified_folds(y_train, args.folds, args.seed)
-    settings = parse_settings(args.settings)
+    settings = options.parse_settings(args.settings)
     print(f"SpamAssassin 70 % training part only (seed {args.seed}): {len(train)} messages "
           f"({int((y_train == 'spam').sum())} spam, {int((y_train == 'ham').sum())} ham); "
           f"{args.folds}-fold stratified CV of TextClassifier({', '.join(f'{k}={v!r}' for k, v in {'spam_class': 'spam', **settings}.items())})",
           flush=True)
     t0 = time.perf_counter()
-    docs = _documents(train_paths)
+    docs = documents(train_paths)
     log_odds = np.zeros(len(train))
     p_spam = np.zeros(len(train))
     status = np.empty(len(train), dtype=object)
@@ -785,11 +576,8 @@ def run_cv(args, paths, y) -> dict:
         # Robinson–Fisher on textnb's tokens and the same folds (one vocabulary of all the
         # training part: an unseen token counts as f = x either way).
         from textnb.vocabulary import Vocabulary, to_scipy
-        clf = TextClassifier(**settings)
-        clf._build()
-        tokenizer = clf._tokenizer()
-        counts = to_scipy(Vocabulary().fit_count(tokenizer.document(d.text, d.fields) for d in docs))
-        counts = counts.tocsr()
+        tokens = TextClassifier(**settings).tokenize(docs)
+        counts = to_scipy(Vocabulary().fit_count(tokens)).tocsr()
         fisher = np.zeros(len(train))
         spam_train = y_train == "spam"
         for k in range(args.folds):
@@ -823,6 +611,15 @@ def run_cv(args, paths, y) -> dict:
               f"{100 * statistics.mean(bogo_aucs):.3f} % (textnb / bogofilter "
               f"{statistics.mean(aucs) / statistics.mean(bogo_aucs):.2f}x; textnb lower on "
               f"{wins} folds, equal on {ties}, of {args.folds})")
+    command = command_cv(train_paths, y_train, folds, args.folds) if args.command else None
+    if command:
+        print(f"   {COMMAND} (textnb train, textnb classify: defaults) on the same folds: 1-AUC "
+              f"pooled {100 * command['one_minus_auc']:.3f} % (textnb / command "
+              f"{pooled / command['one_minus_auc']:.2f}x), per fold mean "
+              f"{100 * statistics.mean(command['fold_one_minus_auc']):.3f} %; at its learned "
+              f"cutoffs FPR {pct(command['fpr'])} ({command['fp']}), FNR {pct(command['fnr'])} "
+              f"({command['fn']}), unsure {pct(command['unsure'])}, spam not caught "
+              f"{pct(command['not_caught'])} ({command['missed']}); {command['seconds']:.0f} s")
     learned = rates(is_spam, status.astype(str))
     print(f"  at each fold model's learned cutoffs: FPR {pct(learned['fpr'])} ({learned['fp']}), "
           f"FNR {pct(learned['fnr'])} ({learned['fn']}), unsure {pct(learned['unsure'])} of all, "
@@ -841,7 +638,30 @@ def run_cv(args, paths, y) -> dict:
     return {"seed": args.seed, "folds": args.folds, "one_minus_auc": pooled, "learned": learned,
             "fold_one_minus_auc": aucs, "bogofilter_one_minus_auc": bogo_pooled,
             "bogofilter_fold_one_minus_auc": bogo_aucs if bogofilter else None,
-            "fisher_one_minus_auc": fisher_pooled}
+            "fisher_one_minus_auc": fisher_pooled, "command": command}
+
+
+def command_cv(paths: list[str], y: np.ndarray, folds: np.ndarray, k: int) -> dict:
+    """The command at its defaults on the same folds: ``textnb train spam/ ham/`` on each
+    fold's training part, ``textnb classify`` of its held-out part; the pooled 1 − AUC of the
+    spam log-odds printed and the rates of the verdicts at each fold model's cutoffs."""
+    log_odds = np.zeros(len(paths))
+    status = np.empty(len(paths), dtype=object)
+    aucs = []
+    is_spam = y == "spam"
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="command-cv-") as scratch:
+        for fold in range(k):
+            held = folds == fold
+            run = command_run(Path(scratch), {label: [Path(p) for p, c, h in zip(paths, y, held)
+                                                      if c == label and not h]
+                                              for label in ("spam", "ham")},
+                              [Path(p) for p, h in zip(paths, held) if h])
+            log_odds[held] = [r["spam_log_odds"] for r in run.records]
+            status[held] = run.verdicts
+            aucs.append(1 - roc_auc(is_spam[held], log_odds[held]))
+    return {"one_minus_auc": 1 - roc_auc(is_spam, log_odds), "fold_one_minus_auc": aucs,
+            **rates(is_spam, status.astype(str)), "seconds": time.perf_counter() - started}
 
 
 def _sizes(text: str) -> tuple[int, int]:
@@ -852,14 +672,8 @@ def _sizes(text: str) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="bench_spam.py",
-        description="textnb vs bogofilter vs scikit-learn on a seeded stratified 70/30 split of "
-                    "the SpamAssassin public corpus.")
-    parser.add_argument("--data", type=Path,
-                        help="directory holding easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/")
-    parser.add_argument("--archive", type=Path, default=DEFAULT_ARCHIVE,
-                        help=f"archive unpacked when --data is not given (default {DEFAULT_ARCHIVE})")
+    parser = options.parser(__name__, __doc__)
+    options.spam_data(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of the split and folds (default 0)")
     parser.add_argument("--seeds", type=int, nargs="+", metavar="SEED",
                         help="the splits of these seeds in turn (instead of --seed), then every "
@@ -898,8 +712,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sklearn-linear", action="store_true",
                         help="also scikit-learn's TF-IDF + logistic regression (C by CV) and "
                              "TF-IDF of words and pairs + a linear SVM")
-    parser.add_argument("--no-cli", action="store_true",
-                        help="skip timing `textnb train` on the command line")
+    options.no_command(parser)
+    parser.add_argument("--no-cli", dest="command", action="store_false",
+                        help=argparse.SUPPRESS)  # its name before the command had rows
     parser.add_argument("--show-errors", type=int, default=5, metavar="N",
                         help="most confident mistakes shown per class (default 5)")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
@@ -908,15 +723,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--folds must be at least 2")
     if args.seeds and args.cv:
         parser.error("--seeds runs the 70/30 splits; --cv cross-validates one seed's training part")
-    sys.path.insert(0, str(ROOT))  # textnb from this checkout when it is not installed
     start = time.perf_counter()
-    try:
+    out = {}
+
+    def work() -> None:
         with tempfile.TemporaryDirectory(prefix="bench-spam-") as scratch:
-            directory = corpus_dir(args.data, args.archive, Path(scratch))
-            paths, y = list_corpus(directory)
+            directory = spam_dir(args.data, args.archive)
+            paths, y = list_spam(directory)
             print(f"data {directory}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
             if args.cv:
-                out = run_cv(args, paths, y)
+                out.update(run_cv(args, paths, y))
             elif args.seeds:
                 splits = []
                 for seed in args.seeds:
@@ -925,11 +741,11 @@ def main(argv: list[str] | None = None) -> int:
                     print()
                 print(f"== Over the splits of seeds {', '.join(map(str, args.seeds))} ==")
                 print(pooled_table(splits, args.max_fpr))
-                out = {"splits": splits}
+                out["splits"] = splits
             else:
-                out = run_bench(args, paths, y, Path(scratch))
-    except BenchError as error:
-        print(f"bench_spam: error: {error}", file=sys.stderr)
+                out.update(run_bench(args, paths, y, Path(scratch)))
+
+    if options.run("bench.spam", work):
         return 1
     print(f"\n(total {time.perf_counter() - start:.0f} s)")
     if args.json:

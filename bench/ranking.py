@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
 """Spam ranking variants, fast: 10-fold CV of the 70 % training parts over one count matrix.
 
 Each variant is a function (counts of a fold's training messages, their labels) → a model with
 ``predict_log_proba`` and ``classes_``; it is fitted on nine folds and scores the tenth, for
-the 70 % training parts of the stratified 70/30 splits of seeds 0–3 (``--seeds``), the folds
-seeded as scripts/bench_spam.py --cv seeds them. The messages are counted once, by textnb's
-defaults (the vocabulary of all of them: a fold's model counts only its own messages, so a
+the 70 % training parts of the stratified 70/30 splits of seeds 0–3 (``--seeds``). The messages
+are counted once, by textnb's defaults (``TextClassifier(spam_class="spam", training="full",
+keep_suspects=True).fit`` of all of them, then its ``transform``: the vocabulary of all of them: a fold's model counts only its own messages, so a
 held-out message's terms are known but have no counts, as in textnb's own cutoff folds), so a
 variant costs seconds, not a training run each. Reported per seed and on average:
 
@@ -22,27 +21,34 @@ those test scores leaves.
 judged by their true labels). ``--fold-seed N`` draws other folds: the spread between draws is
 the noise a difference must beat (the defaults: tail 6.67–6.86 % over three draws).
 
-Run::
+Beside the variants, ``command``: the command at its defaults, ``textnb train spam/ ham/`` on
+each fold's training messages and ``textnb classify`` of the held-out ones (``--split time``:
+on the 2002 parts, of the 2003 ones), scored alike: what a user gets, every step the variants
+leave out included (word pairs or not, learned cutoffs, suspects). It trains once a fold, so it
+takes most of the run's time (``--no-command`` leaves it out).
 
-    python scripts/bench_ranking.py --data corpora/full/spamassassin
-    python scripts/bench_ranking.py --data corpora/full/spamassassin --variants default nb-lr+on-error
+The tail's cutoff is textnb's FPR rule, ``textnb.cutoffs._allowed``: no public name gives it yet.
+
+Run (from the repository root)::
+
+    python -m bench.ranking --data corpora/full/spamassassin
+    python -m bench.ranking --variants default nb-lr+on-error --no-command
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
-
-from bench_spam import list_corpus, roc_auc, time_split  # noqa: E402
-from tune import stratified_split  # noqa: E402
+from bench.common import args as options
+from bench.common.corpora import list_spam, spam_dir
+from bench.common.metrics import roc_auc
+from bench.common.splits import stratified_split, time_split
+from bench.common.systems import command_run
 
 
 class Linear:
@@ -131,29 +137,60 @@ def variants() -> dict:
 def drift(fit_variant, X, y: np.ndarray, paths: list[str], seed: int) -> tuple[float, float]:
     """(1 − AUC %, least spam % not caught at FPR ≤ 0.1 %) of the 2003 parts scored by a model
     of the 2002 parts over the terms those hold (``--split time``)."""
-    from textnb.cutoffs import _allowed
     from textnb.onerror import take_rows
-    from textnb.vocabulary import _relabel
     train, test = time_split(paths, seed)
     Xt, Xh = take_rows(X, train), take_rows(X, test)
-    present = np.bincount(Xt.indices, minlength=X.shape[1]) > 0
-    column = np.where(present, np.cumsum(present) - 1, -1)   # the 2002 terms renumbered, others out
-    Xt, Xh = (_relabel(part, column, int(present.sum())) for part in (Xt, Xh))
+    present = np.bincount(Xt.indices, minlength=X.shape[1]) > 0   # the 2002 terms, others out
+    Xt, Xh = (keep_columns(part, present) for part in (Xt, Xh))
     model = fit_variant(Xt, y[train])
     lp = model.predict_log_proba(Xh)
     s = list(model.classes_).index("spam")
-    log_odds = lp[:, s] - lp[:, 1 - s]
-    is_spam = y[test] == "spam"
+    return figures(y[test] == "spam", lp[:, s] - lp[:, 1 - s])
+
+
+def keep_columns(X, keep: np.ndarray):
+    """CSR ``X`` with only the columns ``keep`` marks, renumbered in their order."""
+    from textnb.models import CSR
+    from textnb.vocabulary import to_scipy
+    kept = to_scipy(X)[:, np.flatnonzero(keep)]
+    return CSR(kept.data, kept.indices.astype(np.int32), kept.indptr.astype(np.int64), kept.shape)
+
+
+def figures(is_spam: np.ndarray, log_odds: np.ndarray) -> tuple[float, float]:
+    """(1 − AUC %, the % of spam at or below the spam cutoff textnb's FPR rule sets at 0.1 %
+    on these scores)."""
+    from textnb.cutoffs import _allowed
     ham = np.sort(log_odds[~is_spam])
     bound = ham[ham.size - 1 - _allowed(0.001, ham.size)]
     return (100 * (1 - roc_auc(is_spam, log_odds)),
             100 * float((log_odds[is_spam] <= bound).mean()))
 
 
+def command(paths: list[str], y: np.ndarray, labels: np.ndarray, seed: int, folds: int,
+            fold_seed: int, split: str) -> tuple[float, float]:
+    """The figures of the command at its defaults: on ``folds`` folds of the 70 % training
+    part (trained on ``labels``, judged by ``y``), or by time."""
+    from textnb.metrics import stratified_folds
+    with tempfile.TemporaryDirectory(prefix="ranking-") as scratch:
+        def scores(train: np.ndarray, held: np.ndarray) -> np.ndarray:
+            run = command_run(Path(scratch), {c: [Path(paths[i]) for i in train if labels[i] == c]
+                                              for c in ("spam", "ham")},
+                              [Path(paths[i]) for i in held])
+            return np.array([r["spam_log_odds"] for r in run.records])
+        if split == "time":
+            train, test = time_split(paths, seed)
+            return figures(y[test] == "spam", scores(train, test))
+        train, _ = stratified_split(y, 0.7, seed)
+        fold = stratified_folds(y[train], folds, seed + fold_seed)
+        log_odds = np.zeros(train.size)
+        for k in range(folds):
+            log_odds[fold == k] = scores(train[fold != k], train[fold == k])
+        return figures(y[train] == "spam", log_odds)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, required=True,
-                        help="a SpamAssassin-layout corpus (spam/, easy_ham/, ...)")
+    parser = options.parser(__name__, __doc__)
+    options.spam_data(parser)
     parser.add_argument("--variants", nargs="+", default=["default", "full", "multinomial"],
                         help=f"of: {', '.join(variants())} (default: the first three)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
@@ -164,35 +201,27 @@ def main(argv: list[str] | None = None) -> int:
                              "the 2002 parts, score the 2003 ones")
     parser.add_argument("--swap", type=float, default=0.0, metavar="SHARE",
                         help="swap this share of the training labels (default 0)")
+    options.no_command(parser)
     args = parser.parse_args(argv)
-
-    from textnb import TextClassifier
-    from textnb.cutoffs import _allowed
-    from textnb.metrics import stratified_folds
-    from textnb.onerror import take_rows
-
     known = variants()
     unknown = [name for name in args.variants if name not in known]
     if unknown:
         parser.error(f"unknown variant {unknown[0]!r}; choose from {', '.join(known)}")
-    paths, y = list_corpus(args.data)
+    return options.run("bench.ranking", lambda: run(args, known))
+
+
+def run(args, known: dict) -> None:
+    from textnb import TextClassifier
+    from textnb.metrics import stratified_folds
+    from textnb.onerror import take_rows
+
+    paths, y = list_spam(spam_dir(args.data, args.archive))
     raws = [Path(p).read_bytes() for p in paths]
     start = time.perf_counter()
-    counted: dict = {}
-
-    def keep_counts(self, vocabulary, X, labels, *rest, **options):
-        counted["X"] = X
-        return self
-
-    # The counts textnb fits on, of every message, with its defaults (the terms as trained).
-    fit = TextClassifier._fit_vocabulary
-    TextClassifier._fit_vocabulary = keep_counts
-    try:
-        classifier = TextClassifier(spam_class="spam")
-        classifier.fit(raws, list(y))
-        X = classifier._weigh(counted["X"])
-    finally:
-        TextClassifier._fit_vocabulary = fit
+    # The counts textnb fits on, of every message, with its defaults (the terms as trained:
+    # full training keeps every message's terms, keep_suspects every message).
+    X = TextClassifier(spam_class="spam", training="full", keep_suspects=True).fit(
+        raws, list(y)).transform(raws)
     how = ("the 2002 parts fitted, the 2003 parts scored, hard_ham halved by seeds "
            if args.split == "time" else f"{args.folds}-fold CV of the 70 % training parts of seeds ")
     print(f"{len(y)} messages, {X.shape[1]} terms, counted in {time.perf_counter() - start:.1f} s; "
@@ -224,15 +253,27 @@ def main(argv: list[str] | None = None) -> int:
                 lp = model.predict_log_proba(take_rows(Xt, held))
                 s = list(model.classes_).index("spam")
                 log_odds[held] = lp[:, s] - lp[:, 1 - s]
-            is_spam = truth == "spam"
-            ham = np.sort(log_odds[~is_spam])
-            bound = ham[ham.size - 1 - _allowed(0.001, ham.size)]
-            aucs.append(100 * (1 - roc_auc(is_spam, log_odds)))
-            tails.append(100 * float((log_odds[is_spam] <= bound).mean()))
+            auc, tail = figures(truth == "spam", log_odds)
+            aucs.append(auc)
+            tails.append(tail)
         print(f"{name:<16} {' '.join(f'{a:.3f}' for a in aucs):<34} {np.mean(aucs):>7.4f}   "
               f"{' '.join(f'{t:.1f}' for t in tails):<26} {np.mean(tails):>6.2f}  "
               f"{time.perf_counter() - began:.0f} s", flush=True)
-    return 0
+    if args.command:
+        aucs, tails = [], []
+        began = time.perf_counter()
+        for seed in args.seeds:
+            labels = y.copy()
+            if args.swap and args.split != "time":
+                train, _ = stratified_split(y, 0.7, seed)
+                swapped = np.random.default_rng(7).random(train.size) < args.swap
+                labels[train[swapped]] = np.where(labels[train[swapped]] == "spam", "ham", "spam")
+            auc, tail = command(paths, y, labels, seed, args.folds, args.fold_seed, args.split)
+            aucs.append(auc)
+            tails.append(tail)
+        print(f"{'command':<16} {' '.join(f'{a:.3f}' for a in aucs):<34} {np.mean(aucs):>7.4f}   "
+              f"{' '.join(f'{t:.1f}' for t in tails):<26} {np.mean(tails):>6.2f}  "
+              f"{time.perf_counter() - began:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

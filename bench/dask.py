@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Benchmark training and classifying on a Dask cluster against one machine, in one run.
 
 20 Newsgroups (bydate): the 11314 training posts are read and counted
@@ -15,15 +14,19 @@ here and with :func:`textnb.distributed.classify_files`. The cluster's start-up 
 a standing cluster pays it once. On one 2-core machine the cluster can only add overhead to
 joblib's processes; the figures say how much.
 
-Run::
+Beside them, the command a user types, at its defaults (``--no-command`` leaves it out):
+``textnb train 20news-bydate-train/`` and ``textnb classify 20news-bydate-test/`` here, and the
+same with ``--dask ADDRESS`` on the cluster (fresh processes: start-up, imports and reading
+included); its model is checked against the one-process model as the others are.
 
-    python scripts/bench_dask.py              # unpacks ../shared/corpora/20news-bydate.tar.gz
-    python scripts/bench_dask.py --workers 2 --data corpora/full/20news-bydate
+Run (from the repository root)::
+
+    python -m bench.dask                 # corpora/full/20news-bydate, else the shared archive
+    python -m bench.dask --workers 2 --data corpora/full/20news-bydate
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -31,32 +34,32 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(HERE))
-
-from textnb.classifier import TextClassifier  # noqa: E402
-
-ARCHIVE = ROOT.parent / "shared" / "corpora" / "20news-bydate.tar.gz"
+from bench.common import BenchError, args as options
+from bench.common.corpora import news_dir
+from bench.common.systems import classify, train as command_train
+from textnb.classifier import TextClassifier
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path,
-                        help="directory holding 20news-bydate-train/ and 20news-bydate-test/")
-    parser.add_argument("--archive", type=Path, default=ARCHIVE)
+def main(argv: list[str] | None = None) -> int:
+    parser = options.parser(__name__, __doc__)
+    options.news_data(parser)
     parser.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes")
-    args = parser.parse_args()
+    options.no_command(parser)
+    args = parser.parse_args(argv)
+    return options.run("bench.dask", lambda: run(args))
+
+
+def run(args) -> None:
     try:
         import distributed
         import joblib
     except ImportError:
-        sys.exit("needs the extra: pip install 'textnb[dask]'")
+        raise BenchError("needs the extra: pip install 'textnb[dask]'") from None
+    from textnb import load_model
     from textnb.distributed import classify_files, fit_files
 
     with tempfile.TemporaryDirectory() as scratch:
-        data = args.data or unpack(args.archive, Path(scratch))
+        data = news_dir(args.data, args.archive)
         train = files(data / "20news-bydate-train")
         test = [path for _, path in files(data / "20news-bydate-test")]
         print(f"20 Newsgroups: {len(train)} training posts, {len(test)} test posts")
@@ -74,6 +77,9 @@ def main() -> int:
         fitted = TextClassifier(n_jobs=-1).fit(texts, labels)
         rows.append(("here, joblib n_jobs=-1 (read + fit)", time.perf_counter() - start, fitted))
         test_texts = [Path(p).read_bytes() for p in test]
+        commands = {}
+        if args.command:
+            commands["here"] = command(data, Path(scratch) / "here.model", [])
         start = time.perf_counter()
         expected = reference.predict_log_proba(test_texts)
         classify_here = time.perf_counter() - start
@@ -97,6 +103,12 @@ def main() -> int:
             start = time.perf_counter()
             _, remote = classify_files(reference, test, client)
             classify_remote = time.perf_counter() - start
+            if args.command:
+                commands[f"Dask, {args.workers} workers"] = command(
+                    data, Path(scratch) / "dask.model", ["--dask", cluster.scheduler_address])
+        for where, (train_s, classify_s, model_path, labels) in commands.items():
+            rows.append((f"{where}: textnb train (command, defaults)", train_s,
+                         load_model(model_path)))
 
         print(f"\nDask LocalCluster start-up ({args.workers} worker processes): {startup:.2f} s")
         print(f"\n{'training':<52} {'time':>7} {'vs one process':>15}  same model")
@@ -108,10 +120,23 @@ def main() -> int:
         print(f"\n{'classifying the test posts':<52} {'time':>7}")
         print(f"{'here (predict_log_proba, read first)':<52} {classify_here:6.2f}s")
         print(f"{'Dask: classify_files (paths sent)':<52} {classify_remote:6.2f}s")
+        for where, (train_s, classify_s, model_path, labels) in commands.items():
+            print(f"{where + ': textnb classify (command)':<52} {classify_s:6.2f}s  accuracy "
+                  f"{np.mean(labels == np.array([Path(p).parent.name for p in test])):.4f}")
         print(f"same labels: {np.array_equal(remote.argmax(axis=1), expected.argmax(axis=1))}, "
               f"largest |log P| difference {np.abs(remote - expected).max():.1e}, "
               f"accuracy {accuracy:.4f}")
-    return 0
+
+
+def command(data: Path, model: Path, extra: list[str]) -> tuple[float, float, Path, np.ndarray]:
+    """``textnb train`` of the training directory and ``textnb classify`` of the test one, at
+    their defaults with ``extra`` options: their wall times, the model, the labels in
+    :func:`files`' order."""
+    trained, _ = command_train(model, [data / "20news-bydate-train"], ["-q", *extra])
+    classified, records = classify(model, [data / "20news-bydate-test"], extra)
+    label = {r["source"]: r["label"] for r in records}
+    return (trained.wall, classified.wall, model,
+            np.array([label.get(path) for _, path in files(data / "20news-bydate-test")]))
 
 
 def same(a: TextClassifier, b: TextClassifier, texts: list, expected: np.ndarray) -> str:
@@ -123,14 +148,6 @@ def same(a: TextClassifier, b: TextClassifier, texts: list, expected: np.ndarray
               "log_proba": np.array_equal(b.predict_log_proba(texts), expected)}
     failed = [name for name, ok in checks.items() if not ok]
     return "yes" if not failed else "NO: " + ", ".join(failed)
-
-
-def unpack(archive: Path, scratch: Path) -> Path:
-    import fetch_corpora
-    print(f"unpacking {archive} ...", flush=True)
-    fetch_corpora.unpack(archive, scratch, {"20news-bydate-train", "20news-bydate-test"},
-                         lambda *a: None)
-    return scratch / "20news-bydate"
 
 
 def files(split: Path) -> list[tuple[str, str]]:
