@@ -396,20 +396,21 @@ def test_a_slow_client_stalls_no_one(model, short_dir):
 
 
 def test_connections_are_bounded_and_the_idle_one_is_shed(model, short_dir):
-    """--max-connections 2, one worker: two clients hold the slots, one silent, one sending
-    a byte now and then. A whole request is still answered at once (in the turn that accepts
-    it); a third client whose request is not whole takes a slot from the silent one, which is
-    told so, while the one sending keeps its slot and is answered when its request ends."""
+    """--max-connections 2, one worker: two clients hold the slots, one sending a byte now
+    and then, one silent since it connected (after the other). A whole request is still
+    answered at once (in the turn that accepts it); a third client whose request is not
+    whole takes a slot from the silent one, which is told so, while the one sending keeps
+    its slot and is answered when its request ends."""
     server = Daemon(short_dir, model, "--max-connections", "2", "--timeout", "20", workers=1)
     data = request("CHECK", HAM.read_bytes())
     try:
-        silent, dripping, third = (socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        dripping, silent, third = (socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                                    for _ in range(3))
-        silent.connect(str(server.socket))
-        time.sleep(0.1)
         dripping.connect(str(server.socket))
-        for byte in data[:3]:
-            time.sleep(0.1)
+        time.sleep(0.1)
+        silent.connect(str(server.socket))
+        for byte in data[:6]:  # past the first second of both (FRESH)
+            time.sleep(0.25)
             dripping.send(bytes([byte]))
         started = time.monotonic()
         assert not client.check(HAM.read_bytes(), socket_path=server.socket).spam
@@ -419,7 +420,7 @@ def test_connections_are_bounded_and_the_idle_one_is_shed(model, short_dir):
         silent.settimeout(5)
         assert receive(silent) == (b"SPAMD/1.0 69 Service Unavailable: too many connections, "
                                    b"this one idle longest\r\n")
-        dripping.sendall(data[3:])
+        dripping.sendall(data[6:])
         third.sendall(data[10:])
         for s in (dripping, third):
             s.shutdown(socket.SHUT_WR)
@@ -429,7 +430,7 @@ def test_connections_are_bounded_and_the_idle_one_is_shed(model, short_dir):
             s.close()
     finally:
         assert server.stop() == 0
-    assert any(re.search(r" - shed after \d\.\d s idle \(every connection slot held\) ", line)
+    assert any(re.search(r" - shed after 1\.\d s idle \(every connection slot held\) ", line)
                for line in server.lines())
 
 

@@ -85,6 +85,10 @@ STOP_GRACE = 1.0
 # A worker whose main process died (kill -9) closes its listeners at once, gives the
 # connections in hand ORPHAN_GRACE seconds and ends by ORPHAN_EXIT, whatever it is doing.
 ORPHAN_GRACE, ORPHAN_EXIT = 0.5, 0.9
+# When shedding, a connection's first FRESH seconds count as activity: a client whose request
+# follows its connect by a few milliseconds (spamc writes its header block, then the message)
+# is not shed for a dripping one that sent a byte since.
+FRESH = 1.0
 # Log lines of failed connections (bad requests, timeouts, shedding) a worker writes a second;
 # beyond them, a count: a flood of bad requests cannot flood the log.
 ERROR_LINES = 20
@@ -576,15 +580,15 @@ class Worker:
             connection.close()
             self.warn(f"{_now()} connection dropped: {_exception(error)}")
             return
-        newcomer = _Connection(self, connection)  # answers, or fails, on its own
+        _Connection(self, connection)  # answers, or fails, on its own
         if len(self.open) > self.connections:
-            self._shed(newcomer)
+            self._shed()
 
-    def _shed(self, newcomer: "_Connection") -> None:
+    def _shed(self) -> None:
         """More connections than slots: close the one whose client made least progress
-        lately (:meth:`_Connection.idleness`), or, if every other one is being answered,
-        accept no more until one ends."""
-        victims = [(key, c) for c in self.open if c is not newcomer and (key := c.idleness())]
+        lately (:meth:`_Connection.idleness`; the one just accepted, reading, comes last),
+        or, if every one is being answered, accept no more until one ends."""
+        victims = [(key, c) for c in self.open if (key := c.idleness())]
         if victims:
             victim = min(victims, key=lambda pair: pair[0])[1]
             victim._guarded(victim.shed)
@@ -677,14 +681,16 @@ class _Connection:
     def idleness(self) -> tuple[int, float] | None:
         """Which connection to shed first, the smallest first: (0, …) for one whose answer
         was sent (only read until its client closes), (1, …) for one the client owes bytes
-        or has not taken its answer from; then when its client last sent or took bytes.
-        None for one being answered (a TELL at work), not to be shed."""
+        or has not taken its answer from; then when its client last sent or took bytes (its
+        first FRESH seconds counting as activity). None for one being answered (a TELL at
+        work), not to be shed."""
         if self.finished:
             return None
+        active = max(self.last, self.started + FRESH)
         if self.body_at == -2 and not self.writing:
-            return 0, self.last
+            return 0, active
         if self.reading or self.writing:
-            return 1, self.last
+            return 1, active
         return None
 
     def shed(self) -> None:
