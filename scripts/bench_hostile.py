@@ -39,7 +39,8 @@ and fuzzes 300 messages (30 through a process): about half a minute.
    daemon closes one, ``--poisoned`` (default 10,000) connections from 8 threads each send a
    poisoned request (:data:`POISON`: Content-length values that ``str.isdigit`` takes and
    ``int`` refuses, 5,000 digits, two lengths, garbage, over-long lines, bad methods; or
-   40–5,000 random bytes), half of them closing their end after it; the attack lasts
+   40–5,000 random bytes), half of them over TCP, half closing their end after it; the
+   poisoned connections are spread evenly over the attack, which lasts
    ``--seconds`` (default 30) at least. A legitimate client, ``spamc -c -t 10`` (textnb.client
    without spamc), asks every 0.25 s throughout. Then SIGTERM, the slowloris clients still
    dripping. Then a new daemon under the same slowloris load has its main process killed
@@ -362,6 +363,9 @@ class Daemon:
         self.socket, self.pidfile = directory / "t.sock", directory / "t.pid"
         self.log = directory / "serve.log"
         self.process: subprocess.Popen | None = None
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
 
     def start(self, limit: float = 30.0) -> float | None:
         """Start; seconds until it answers spamc's CHECK, None if not within ``limit``."""
@@ -370,7 +374,8 @@ class Daemon:
             # python -m puts the working directory first on sys.path: the tree's textnb runs.
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "textnb", "serve", "-m", str(self.model), "--socket",
-                 str(self.socket), "--pidfile", str(self.pidfile)], cwd=self.tree,
+                 str(self.socket), "--pidfile", str(self.pidfile), "--listen",
+                 f"127.0.0.1:{self.port}"], cwd=self.tree,
                 env={**os.environ, "PYTHONPATH": str(self.tree)}, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
         while time.monotonic() - started < limit and self.process.poll() is None:
@@ -548,13 +553,14 @@ def _kind(answer: bytes) -> str:
     return line[:40] or "closed, no answer"
 
 
-def poison(path: Path, count: int, threads: int, seconds: float, seed: int) -> dict:
+def poison(daemon: Daemon, count: int, threads: int, seconds: float, seed: int) -> dict:
     """``count`` connections, each a POISON request or random bytes (40 to 5,000), half of
-    them closing their end after it and half waiting for the answer, from ``threads``
-    threads, spread evenly over ``seconds`` (none started after them): how each was
-    answered."""
+    them over the Unix socket and half over TCP, half closing their end after it and half
+    waiting for the answer, from ``threads`` threads, spread evenly over ``seconds`` (none
+    started after them): how each was answered."""
     rng = random.Random(seed)
-    work = [(rng.choice(POISON) if rng.random() < 0.7 else
+    where = [daemon.socket, ("127.0.0.1", daemon.port)]
+    work = [(where[i // 2 % 2], rng.choice(POISON) if rng.random() < 0.7 else
              bytes(rng.randrange(256) for _ in range(rng.randint(40, 5000))), i % 2 == 0)
             for i in range(count)]
     outcome: Counter = Counter()
@@ -568,7 +574,7 @@ def poison(path: Path, count: int, threads: int, seconds: float, seed: int) -> d
                 time.sleep(due - time.monotonic())
             elif time.monotonic() > started + seconds:
                 return  # fallen behind (a daemon that does not answer): the rest unsent
-            kind = _exchange(path, *work[i])
+            kind = _exchange(*work[i])
             with lock:
                 outcome[kind] += 1
 
@@ -581,11 +587,12 @@ def poison(path: Path, count: int, threads: int, seconds: float, seed: int) -> d
             "outcome": outcome}
 
 
-def _exchange(path: Path, data: bytes, close: bool) -> str:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _exchange(address: Path | tuple, data: bytes, close: bool) -> str:
+    tcp = isinstance(address, tuple)
+    s = socket.socket(socket.AF_INET if tcp else socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(5)
     try:
-        s.connect(str(path))
+        s.connect(address if tcp else str(address))
         s.sendall(data)
         if close:
             s.shutdown(socket.SHUT_WR)
@@ -593,16 +600,17 @@ def _exchange(path: Path, data: bytes, close: bool) -> str:
         while chunk := s.recv(65536):
             answer += chunk
     except (ConnectionResetError, BrokenPipeError):
-        return "reset"
+        kind = "reset"
     except socket.timeout:
-        return "no answer in 5 s"
+        kind = "no answer in 5 s"
     except OSError as error:
-        return f"error {error.errno}"
+        kind = f"error {error.errno}"
+    else:
+        kind = ("error line" if SPAMD_LINE.fullmatch(answer) else
+                "other" if answer else "closed, no answer")
     finally:
         s.close()
-    if SPAMD_LINE.fullmatch(answer):
-        return "error line"
-    return "other" if answer else "closed, no answer"
+    return f"{'TCP' if tcp else 'Unix'}: {kind}"
 
 
 def campaign(tree: Path, model: Path, args) -> dict:
@@ -619,7 +627,7 @@ def campaign(tree: Path, model: Path, args) -> dict:
             loris = Slowloris(daemon.socket, args.slowloris)
             loris.start()
             time.sleep(2.0)
-            out["poison"] = poison(daemon.socket, args.poisoned, 8, args.seconds, args.seed)
+            out["poison"] = poison(daemon, args.poisoned, 8, args.seconds, args.seed)
             time.sleep(max(0.0, args.seconds - out["poison"]["seconds"]))
             out["legit"] = prober.stop()
             out["cpu"] = (daemon.cpu() - cpu_before) / (time.monotonic() - attack_started)
@@ -670,10 +678,10 @@ def campaign(tree: Path, model: Path, args) -> dict:
 
 def report(results: dict[str, dict], args) -> None:
     names = list(results)
-    print(f"\ndaemon campaign: {args.poisoned:,} poisoned connections (8 at a time, at most "
+    print(f"\ndaemon campaign: {args.poisoned:,} poisoned connections (8 threads, spread over "
           f"{args.seconds:g} s) and {args.slowloris} slowloris connections (a byte a second "
-          f"each, reconnecting) against textnb serve (default options, 2 workers, 100 "
-          f"connections); a legitimate spamc -c every 0.25 s")
+          f"each, reconnecting) against textnb serve (default options: {os.cpu_count()} "
+          f"workers, 100 connections); a legitimate spamc -c every 0.25 s")
     rows = []
 
     def row(label: str, value) -> None:

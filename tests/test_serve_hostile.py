@@ -224,6 +224,7 @@ class Drippers:
                     self.selector.unregister(key.fileobj)
                     key.fileobj.close()
                     if self.reconnect and not self.stopping.is_set():
+                        time.sleep(0.005)  # reconnecting, not flooding
                         self._open()
             if time.monotonic() >= next_drip:
                 next_drip += self.interval

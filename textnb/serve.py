@@ -610,7 +610,7 @@ class _Connection:
     the loop; scoring runs on the loop, TELL (which waits for the update lock and rewrites the
     file) on a thread. Whatever a step raises closes the connection (:meth:`_abort`)."""
 
-    # Class attributes, so that a request that arrives whole does not set them.
+    # Defaults as class attributes: __init__, run for every request, sets none of them.
     finished = False  # closed, its slot freed
     heading = False  # the deadline set is the header block's
     warning = False  # the answer was an error: its log line is one of Worker.warn's
@@ -619,8 +619,8 @@ class _Connection:
     def __init__(self, worker: Worker, connection: socket.socket) -> None:
         self.worker, self.connection, self.loop = worker, connection, worker.loop
         self.settings = worker.settings
-        # last: when the client last sent or took bytes (for shedding), set only by the loop's
-        # callbacks, never for a request that arrives whole.
+        # last: when the client last sent or took bytes (for shedding); after this, set only
+        # by the loop's callbacks, never for a request that arrives whole.
         self.started = self.last = self.loop.time()
         self.fd = connection.fileno()
         self.buffer, self.pos, self.ended = bytearray(), 0, False
