@@ -36,7 +36,7 @@ and fuzzes 300 messages (30 through a process): about half a minute.
    (2 workers on 2 cores, 100 connections, --timeout 30) on a model of the bundled sample,
    attacked as a hostile-client campaign found it could be. While ``--slowloris`` (default
    200) connections drip a CHECK request a byte a second each, reconnecting whenever the
-   daemon closes one, ``--poisoned`` (default 10,000) connections from 8 threads each send a
+   daemon closes one, ``--poisoned`` (default 10,000) connections from 32 threads each send a
    poisoned request (:data:`POISON`: Content-length values that ``str.isdigit`` takes and
    ``int`` refuses, 5,000 digits, two lengths, garbage, over-long lines, bad methods; or
    40–5,000 random bytes), half of them over TCP, half closing their end after it; the
@@ -572,8 +572,8 @@ def poison(daemon: Daemon, count: int, threads: int, seconds: float, seed: int) 
             due = started + i * seconds / count
             if due - time.monotonic() > 0:
                 time.sleep(due - time.monotonic())
-            elif time.monotonic() > started + seconds:
-                return  # fallen behind (a daemon that does not answer): the rest unsent
+            elif time.monotonic() > started + seconds + 5:
+                return  # far behind (a daemon that does not answer): the rest unsent
             kind = _exchange(*work[i])
             with lock:
                 outcome[kind] += 1
@@ -627,7 +627,7 @@ def campaign(tree: Path, model: Path, args) -> dict:
             loris = Slowloris(daemon.socket, args.slowloris)
             loris.start()
             time.sleep(2.0)
-            out["poison"] = poison(daemon, args.poisoned, 8, args.seconds, args.seed)
+            out["poison"] = poison(daemon, args.poisoned, 32, args.seconds, args.seed)
             time.sleep(max(0.0, args.seconds - out["poison"]["seconds"]))
             out["legit"] = prober.stop()
             out["cpu"] = (daemon.cpu() - cpu_before) / (time.monotonic() - attack_started)
@@ -678,7 +678,7 @@ def campaign(tree: Path, model: Path, args) -> dict:
 
 def report(results: dict[str, dict], args) -> None:
     names = list(results)
-    print(f"\ndaemon campaign: {args.poisoned:,} poisoned connections (8 threads, spread over "
+    print(f"\ndaemon campaign: {args.poisoned:,} poisoned connections (32 threads, spread over "
           f"{args.seconds:g} s) and {args.slowloris} slowloris connections (a byte a second "
           f"each, reconnecting) against textnb serve (default options: {os.cpu_count()} "
           f"workers, 100 connections); a legitimate spamc -c every 0.25 s")

@@ -395,23 +395,23 @@ def test_a_slow_client_stalls_no_one(model, short_dir):
         assert server.stop() == 0
 
 
-def test_connections_are_bounded_and_the_idle_one_is_shed(model, short_dir):
-    """--max-connections 2, one worker: two clients hold the slots, one sending a byte now
-    and then, one silent since it connected (after the other). A whole request is still
-    answered at once (in the turn that accepts it); a third client whose request is not
-    whole takes a slot from the silent one, which is told so, while the one sending keeps
-    its slot and is answered when its request ends."""
+def test_connections_are_bounded_and_the_slowest_is_shed(model, short_dir):
+    """--max-connections 2, one worker: two clients hold the slots, one sending its header
+    block a few bytes at a time, one silent since it connected (after the other). A whole
+    request is still answered at once (in the turn that accepts it); a third client whose
+    request is not whole takes a slot from the silent one, the slowest, which is told so,
+    while the one sending keeps its slot and is answered when its request ends."""
     server = Daemon(short_dir, model, "--max-connections", "2", "--timeout", "20", workers=1)
-    data = request("CHECK", HAM.read_bytes())
+    data = request("CHECK", HAM.read_bytes(), *[f"X-Pad-{i}: {'x' * 30}" for i in range(10)])
     try:
-        dripping, silent, third = (socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                                   for _ in range(3))
-        dripping.connect(str(server.socket))
+        sending, silent, third = (socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                                  for _ in range(3))
+        sending.connect(str(server.socket))
         time.sleep(0.1)
         silent.connect(str(server.socket))
-        for byte in data[:6]:  # past the first second of both (FRESH)
-            time.sleep(0.25)
-            dripping.send(bytes([byte]))
+        for at in range(0, 400, 40):  # 400 bytes in half a second
+            time.sleep(0.05)
+            sending.send(data[at:at + 40])
         started = time.monotonic()
         assert not client.check(HAM.read_bytes(), socket_path=server.socket).spam
         assert time.monotonic() - started < 1.0
@@ -419,18 +419,18 @@ def test_connections_are_bounded_and_the_idle_one_is_shed(model, short_dir):
         third.send(data[:10])
         silent.settimeout(5)
         assert receive(silent) == (b"SPAMD/1.0 69 Service Unavailable: too many connections, "
-                                   b"this one idle longest\r\n")
-        dripping.sendall(data[6:])
+                                   b"this one the slowest\r\n")
+        sending.sendall(data[400:])
         third.sendall(data[10:])
-        for s in (dripping, third):
+        for s in (sending, third):
             s.shutdown(socket.SHUT_WR)
             s.settimeout(5)
             assert receive(s).startswith(b"SPAMD/1.1 0 EX_OK\r\nSpam: False ; ")
-        for s in (silent, dripping, third):
+        for s in (silent, sending, third):
             s.close()
     finally:
         assert server.stop() == 0
-    assert any(re.search(r" - shed after 1\.\d s idle \(every connection slot held\) ", line)
+    assert any(re.search(r" - shed after 0\.\d s, 0 bytes \(every connection slot held\) ", line)
                for line in server.lines())
 
 

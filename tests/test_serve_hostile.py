@@ -648,3 +648,27 @@ def test_the_client_s_timeout_bounds_the_whole_exchange(short_dir):
         assert time.monotonic() - started < 1.5
     finally:
         fake.close()
+
+
+def test_a_connection_is_not_shed_in_its_first_tenth_of_a_second(model, short_dir):
+    """--max-connections 2, one worker: three silent clients at once. None is shed while
+    all are younger than YOUNG (spamc may be a few milliseconds between its connect and its
+    write); then the oldest is, without a new connection to make it so."""
+    from textnb.serve import YOUNG
+    server = Daemon(short_dir, model, "--max-connections", "2", workers=1)
+    try:
+        clients = [connect(server) for _ in range(3)]
+        started = time.monotonic()
+        for s in clients:
+            s.settimeout(2)
+        assert receive_all(clients[0]) == (b"SPAMD/1.0 69 Service Unavailable: too many "
+                                           b"connections, this one the slowest\r\n")
+        assert YOUNG - 0.02 < time.monotonic() - started < YOUNG + 0.5
+        for s in clients[1:]:
+            s.sendall(request("CHECK", HAM.read_bytes()))
+            s.shutdown(socket.SHUT_WR)
+            assert receive_all(s).startswith(b"SPAMD/1.1 0 EX_OK\r\n")
+        for s in clients:
+            s.close()
+    finally:
+        assert server.stop() == 0

@@ -23,8 +23,8 @@ Choices, with the measurements behind them (scripts/bench_serve.py, 2 cores):
 * **Hostile clients.** Every malformed request is answered with spamd's error line, and what
   the client still sends is read until it closes, so that closing does not reset the
   connection before the answer is read. When every connection slot is held, a new connection
-  is taken anyway and the one idle longest is shed (one already answered first), so that
-  clients dripping requests cannot keep spamc out. Anything a connection's callbacks raise
+  is taken anyway and the one whose client sent fewest bytes a second is shed, so that
+  clients dripping requests (or sending none) cannot keep spamc out. Anything a connection's callbacks raise
   closes that connection, frees its slot and logs one bounded line; error lines are logged
   at most :data:`ERROR_LINES` a second. SIGTERM gives the connections in hand
   :data:`STOP_GRACE` seconds; a worker whose main process died stops within a second.
@@ -85,10 +85,11 @@ STOP_GRACE = 1.0
 # A worker whose main process died (kill -9) closes its listeners at once, gives the
 # connections in hand ORPHAN_GRACE seconds and ends by ORPHAN_EXIT, whatever it is doing.
 ORPHAN_GRACE, ORPHAN_EXIT = 0.5, 0.9
-# When shedding, a connection's first FRESH seconds count as activity: a client whose request
-# follows its connect by a few milliseconds (spamc writes its header block, then the message)
-# is not shed for a dripping one that sent a byte since.
-FRESH = 1.0
+# A connection is not shed in its first YOUNG seconds: spamc, descheduled on a busy machine
+# between its connect and its write, had its connection shed by clients reconnecting as fast
+# as they were shed (1.5–4 % of its requests against 200 dripping clients, none since). With
+# every slot held by one so young, the daemon accepts no more until one is not.
+YOUNG = 0.05
 # Log lines of failed connections (bad requests, timeouts, shedding) a worker writes a second;
 # beyond them, a count: a flood of bad requests cannot flood the log.
 ERROR_LINES = 20
@@ -446,8 +447,8 @@ class Worker:
     connection, 0.14–0.19 with callbacks, 0.05–0.08 for a blocking loop that answers at once.
 
     ``connections`` is this worker's share of --max-connections. When all are held, a new
-    connection is still taken: if its request is not answered at once, the connection idle
-    longest is shed (:meth:`_Connection.idleness`). ``watch`` is the read end of a pipe whose
+    connection is still taken: if its request is not answered at once, the connection whose
+    client made least progress is shed (:meth:`_Connection.idleness`). ``watch`` is the read end of a pipe whose
     write end only the main process holds: its end of file says that process died.
     """
 
@@ -459,6 +460,7 @@ class Worker:
         self.listening = self.stopping = False
         self.drained: asyncio.Future | None = None
         self.grace, self.stop_by = STOP_GRACE, math.inf
+        self.resume: asyncio.TimerHandle | None = None  # accepting again, once one may be shed
         self.warned = self.suppressed = 0
         self.warn_window = -math.inf
 
@@ -584,16 +586,28 @@ class Worker:
         if len(self.open) > self.connections:
             self._shed()
 
-    def _shed(self) -> None:
-        """More connections than slots: close the one whose client made least progress
-        lately (:meth:`_Connection.idleness`; the one just accepted, reading, comes last),
-        or, if every one is being answered, accept no more until one ends."""
-        victims = [(key, c) for c in self.open if (key := c.idleness())]
-        if victims:
+    def _shed(self) -> bool:
+        """More connections than slots: close those whose clients made least progress
+        (:meth:`_Connection.idleness`) until they fit; if none may be shed (all younger
+        than YOUNG, or being answered), accept no more until one may be, or one ends. Whether
+        they fit."""
+        now = self.loop.time()
+        while len(self.open) > self.connections:
+            victims = [(key, c) for c in self.open if (key := c.idleness(now)) is not None]
+            if not victims:
+                self._listen(False)
+                young = [c.started for c in self.open if now - c.started < YOUNG]
+                if young and self.resume is None:
+                    self.resume = self.loop.call_at(min(young) + YOUNG, self._resume)
+                return False
             victim = min(victims, key=lambda pair: pair[0])[1]
             victim._guarded(victim.shed)
-        else:
-            self._listen(False)
+        return True
+
+    def _resume(self) -> None:
+        self.resume = None
+        if self._shed():
+            self._listen(True)
 
     def closed(self, connection: "_Connection") -> None:
         self.open.discard(connection)
@@ -678,31 +692,34 @@ class _Connection:
             self.timer.cancel()
             self.timer, self.heading = None, False
 
-    def idleness(self) -> tuple[int, float] | None:
-        """Which connection to shed first, the smallest first: (0, …) for one whose answer
-        was sent (only read until its client closes), (1, …) for one the client owes bytes
-        or has not taken its answer from; then when its client last sent or took bytes (its
-        first FRESH seconds counting as activity). None for one being answered (a TELL at
-        work), not to be shed."""
-        if self.finished:
+    def idleness(self, now: float) -> tuple[int, float, float] | None:
+        """Which connection to shed first, the smallest first: (0, its client's bytes a
+        second since the accept, the accept) while it reads the request, or what the client
+        still sends after an error answer, so that a client dripping bytes or sending none
+        goes before spamc, whose message follows its header block by milliseconds, and of
+        those sending none the oldest first; (1, when the client last took bytes, …) while
+        an answer waits to be taken (the request was whole). None, not to be shed, in its
+        first YOUNG seconds and while it is being answered (a TELL at work)."""
+        age = now - self.started
+        if self.finished or age < YOUNG:
             return None
-        active = max(self.last, self.started + FRESH)
-        if self.body_at == -2 and not self.writing:
-            return 0, active
-        if self.reading or self.writing:
-            return 1, active
+        if self.reading:
+            got = self.drained if self.body_at == -2 else len(self.buffer)
+            return 0, got / age, self.started
+        if self.writing:
+            return 1, self.last, self.started
         return None
 
     def shed(self) -> None:
         """Closed for a newer connection: one still sending its request is told so."""
         if self.body_at != -2 or self.writing:  # not one answered, only read till it closes
-            self.verdict = (f"shed after {self.loop.time() - self.last:.1f} s idle "
-                            f"(every connection slot held)")
+            self.verdict = (f"shed after {self.loop.time() - self.started:.1f} s, "
+                            f"{len(self.buffer)} bytes (every connection slot held)")
             self.warning = True
         if self.reading and self.body_at != -2:
             try:
                 self.connection.send(b"SPAMD/1.0 69 Service Unavailable: too many connections, "
-                                     b"this one idle longest\r\n")
+                                     b"this one the slowest\r\n")
             except OSError:
                 pass
         self._close()
@@ -727,6 +744,7 @@ class _Connection:
         if self.body_at == -2:
             if not data:
                 self._close()
+            self.drained += len(data)
             return
         if data:
             self.buffer += data
@@ -923,7 +941,7 @@ class _Connection:
             self.connection.shutdown(socket.SHUT_WR)  # the answer is whole
         except OSError:
             pass
-        self.body_at, self.buffer = -2, bytearray()
+        self.body_at, self.drained, self.buffer = -2, len(self.buffer), bytearray()
         self._deadline(self.loop.time() + self.settings.timeout, self._close)
         self._wait_for_input()
 

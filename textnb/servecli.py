@@ -18,8 +18,8 @@ from .decision import HAM_CUTOFF, SPAM_CUTOFF
 from .paths import MODEL_ENV, default_model_path
 
 # Connections answered at once (over all workers). When all are held, a new one is still
-# taken and the one idle longest shed (textnb.serve.Worker._shed): clients that hold
-# connections without sending keep no one out.
+# taken and the one whose client sent fewest bytes a second shed (textnb.serve.Worker._shed):
+# clients that hold connections without sending keep no one out.
 MAX_CONNECTIONS = 100
 # TCP clients allowed without --allow.
 LOOPBACK = ("127.0.0.0/8", "::1/128")
@@ -39,8 +39,8 @@ LOOPBACK = ("127.0.0.0/8", "::1/128")
 @click.option("--workers", type=click.IntRange(1, 64), default=None,
               help="Processes that answer [default: one per core].")
 @click.option("--max-connections", type=click.IntRange(1), default=MAX_CONNECTIONS,
-              show_default=True, help="Connections served at once; beyond them, the one "
-                                      "idle longest is closed for a new one.")
+              show_default=True, help="Connections served at once; beyond them, the "
+                                      "slowest sender is closed for a new one.")
 @click.option("--max-size", type=click.IntRange(1), default=MAX_SIZE, show_default=True,
               help="Largest message in bytes; larger ones are answered EX_TOOBIG unscored.")
 @click.option("--timeout", type=FloatRange(0, min_open=True), default=TIMEOUT,
