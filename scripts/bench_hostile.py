@@ -707,7 +707,8 @@ def report(results: dict[str, dict], args) -> None:
         row(f"  ended: {kind}", lambda r, k=kind: f"{r['loris_answers'].get(k, 0):,}")
     row("daemon CPU during the attack (cores)", lambda r: f"{r['cpu']:.2f}")
     row("log growth (bytes)", lambda r: f"{r['log_bytes']:,}")
-    row("  per poisoned connection", lambda r: f"{r['log_bytes'] / max(1, r['poison']['sent']):.1f}")
+    row("  per poisoned connection",
+        lambda r: f"{r['log_bytes'] / max(1, r['poison']['sent']):.1f}")
     row("  tracebacks", lambda r: str(r["tracebacks"]))
     row("SIGTERM under attack: exited in", lambda r: seconds(r["sigterm"]))
     row("  socket, pidfile left", lambda r: ", ".join(p.name for p in r["left"]) or "none")

@@ -24,10 +24,10 @@ Choices, with the measurements behind them (scripts/bench_serve.py, 2 cores):
   the client still sends is read until it closes, so that closing does not reset the
   connection before the answer is read. When every connection slot is held, a new connection
   is taken anyway and the one whose client sent fewest bytes a second is shed, so that
-  clients dripping requests (or sending none) cannot keep spamc out. Anything a connection's callbacks raise
-  closes that connection, frees its slot and logs one bounded line; error lines are logged
-  at most :data:`ERROR_LINES` a second. SIGTERM gives the connections in hand
-  :data:`STOP_GRACE` seconds; a worker whose main process died stops within a second.
+  clients dripping requests (or sending none) cannot keep spamc out. Anything a connection's
+  callbacks raise closes that connection, frees its slot and logs one bounded line; error
+  lines are logged at most :data:`ERROR_LINES` a second. SIGTERM gives the connections in
+  hand :data:`STOP_GRACE` seconds; a worker whose main process died stops within a second.
 * **One whole model version per message.** Before each request the model file is stat()ed
   (2 µs); when (device, inode, mtime, size) changed, it is loaded again, whole, before the
   message is scored. A file that fails to load leaves the old model serving.
@@ -448,8 +448,9 @@ class Worker:
 
     ``connections`` is this worker's share of --max-connections. When all are held, a new
     connection is still taken: if its request is not answered at once, the connection whose
-    client made least progress is shed (:meth:`_Connection.idleness`). ``watch`` is the read end of a pipe whose
-    write end only the main process holds: its end of file says that process died.
+    client made least progress is shed (:meth:`_Connection.shed_order`). ``watch`` is the
+    read end of a pipe whose write end only the main process holds: its end of file says
+    that process died.
     """
 
     def __init__(self, model: Model, listeners: Sequence[socket.socket], settings: Settings,
@@ -588,12 +589,13 @@ class Worker:
 
     def _shed(self) -> bool:
         """More connections than slots: close those whose clients made least progress
-        (:meth:`_Connection.idleness`) until they fit; if none may be shed (all younger
+        (:meth:`_Connection.shed_order`) until they fit; if none may be shed (all younger
         than YOUNG, or being answered), accept no more until one may be, or one ends. Whether
         they fit."""
         now = self.loop.time()
         while len(self.open) > self.connections:
-            victims = [(key, c) for c in self.open if (key := c.idleness(now)) is not None]
+            victims = [(key, c) for c in self.open
+                       if (key := c.shed_order(now)) is not None]
             if not victims:
                 self._listen(False)
                 young = [c.started for c in self.open if now - c.started < YOUNG]
@@ -692,7 +694,7 @@ class _Connection:
             self.timer.cancel()
             self.timer, self.heading = None, False
 
-    def idleness(self, now: float) -> tuple[int, float, float] | None:
+    def shed_order(self, now: float) -> tuple[int, float, float] | None:
         """Which connection to shed first, the smallest first: (0, its client's bytes a
         second since the accept, the accept) while it reads the request, or what the client
         still sends after an error answer, so that a client dripping bytes or sending none
