@@ -9,7 +9,6 @@ thousand classes; and the header block and body fuzzed (hypothesis) over a Unix 
 
 from __future__ import annotations
 
-import os
 import re
 import select
 import selectors
@@ -18,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import zlib
@@ -35,9 +35,9 @@ ANSWER_LINE = re.compile(rb"SPAMD/1\.[015] (\d+) [ -~]*\r\n")
 
 
 @pytest.fixture(scope="module")
-def daemon(trained, tmp_path_factory):
+def daemon(trained):
     """One daemon for the tests that change nothing: TCP too, two workers."""
-    directory = Path(__import__("tempfile").mkdtemp(prefix="tnb", dir="/tmp"))
+    directory = Path(tempfile.mkdtemp(prefix="tnb", dir="/tmp"))
     port = free_port()
     server = Daemon(directory, trained, *CUTOFF, "--listen", f"127.0.0.1:{port}")
     server.port = port
