@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -83,13 +84,14 @@ def short_dir():
 class Daemon:
     """``textnb serve`` in a subprocess (its own session), ready when it answers PING."""
 
-    def __init__(self, directory: Path, model: Path, *args: str, workers: int = 2) -> None:
+    def __init__(self, directory: Path, model: Path, *args: str, workers: int = 2,
+                 command: list[str] | None = None) -> None:
         self.socket = directory / "t.sock"
         self.pidfile = directory / "serve.pid"
         self.log = directory / "serve.log"
-        with open(self.log, "wb") as log:
+        with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
-                [*textnb(), "serve", "-m", str(model), "--socket", str(self.socket),
+                [*(command or textnb()), "serve", "-m", str(model), "--socket", str(self.socket),
                  "--pidfile", str(self.pidfile), "--workers", str(workers), *args],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                 start_new_session=True)
@@ -371,13 +373,12 @@ def test_a_slow_client_stalls_no_one(model, short_dir):
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
                 s.connect(str(server.socket))
                 started = time.monotonic()
-                try:
-                    for byte in data[:10]:
-                        s.send(bytes([byte]))
-                        time.sleep(1.0)
-                except OSError:
-                    pass
-                answers.append((receive(s), time.monotonic() - started))
+                for byte in data[:10]:  # a byte a second until the daemon answers
+                    s.send(bytes([byte]))
+                    if select.select([s], [], [], 1.0)[0]:
+                        break
+                took = time.monotonic() - started
+                answers.append((receive(s), took))
 
         thread = threading.Thread(target=slow)
         thread.start()
@@ -394,24 +395,43 @@ def test_a_slow_client_stalls_no_one(model, short_dir):
         assert server.stop() == 0
 
 
-def test_connections_are_bounded(model, short_dir):
-    """--max-connections 2: two idle clients fill the slots; a third waits (in the listen
-    queue) until --timeout frees one, then is answered."""
-    server = Daemon(short_dir, model, "--max-connections", "2", "--timeout", "1.5", workers=1)
+def test_connections_are_bounded_and_the_slowest_is_shed(model, short_dir):
+    """--max-connections 2, one worker: two clients hold the slots, one sending its header
+    block a few bytes at a time, one silent since it connected (after the other). A whole
+    request is still answered at once (in the turn that accepts it); a third client whose
+    request is not whole takes a slot from the silent one, the slowest, which is told so,
+    while the one sending keeps its slot and is answered when its request ends."""
+    server = Daemon(short_dir, model, "--max-connections", "2", "--timeout", "20", workers=1)
+    data = request("CHECK", HAM.read_bytes(), *[f"X-Pad-{i}: {'x' * 30}" for i in range(10)])
     try:
-        idle = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2)]
-        for s in idle:
-            s.connect(str(server.socket))
-        time.sleep(0.2)
+        sending, silent, third = (socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                                  for _ in range(3))
+        sending.connect(str(server.socket))
+        time.sleep(0.1)
+        silent.connect(str(server.socket))
+        for at in range(0, 400, 40):  # 400 bytes in half a second
+            time.sleep(0.05)
+            sending.send(data[at:at + 40])
         started = time.monotonic()
-        verdict = client.check(SPAM.read_bytes(), socket_path=server.socket)
-        assert time.monotonic() - started > 1.0
-        assert verdict.threshold == 5.0
-        for s in idle:
-            assert receive(s).startswith(b"SPAMD/1.0 79 Timeout")
+        assert not client.check(HAM.read_bytes(), socket_path=server.socket).spam
+        assert time.monotonic() - started < 1.0
+        third.connect(str(server.socket))
+        third.send(data[:10])
+        silent.settimeout(5)
+        assert receive(silent) == (b"SPAMD/1.0 69 Service Unavailable: too many connections, "
+                                   b"this one the slowest\r\n")
+        sending.sendall(data[400:])
+        third.sendall(data[10:])
+        for s in (sending, third):
+            s.shutdown(socket.SHUT_WR)
+            s.settimeout(5)
+            assert receive(s).startswith(b"SPAMD/1.1 0 EX_OK\r\nSpam: False ; ")
+        for s in (silent, sending, third):
             s.close()
     finally:
         assert server.stop() == 0
+    assert any(re.search(r" - shed after 0\.\d s, 0 bytes \(every connection slot held\) ", line)
+               for line in server.lines())
 
 
 def test_eight_concurrent_tells_end_with_exact_counts(model, short_dir):
@@ -781,9 +801,9 @@ def test_systemd_socket_activation(model, short_dir):
 
 RECIPES = {
     # The README's: spamc adds the fields, procmail files by them ...
-    "fields": ":0fw\n| spamc -U {sock}\n\n:0\n* ^X-TextNB-Status: Yes\nspam/\n",
+    "fields": ":0fw\n| spamc -U {sock} -t 5\n\n:0\n* ^X-TextNB-Status: Yes\nspam/\n",
     # ... or by spamc -c's exit code (1: spam), the message left as it is.
-    "exit code": ":0\n* ! ? spamc -U {sock} -c > /dev/null\nspam/\n",
+    "exit code": ":0\n* ! ? spamc -U {sock} -t 5 -c > /dev/null\nspam/\n",
 }
 
 
@@ -824,19 +844,23 @@ def test_procmail_recipes_with_spamc_and_the_fail_safe_chain(model, short_dir, t
 
 
 @needs_spamc
-def test_spamc_passes_mail_through_when_the_daemon_is_overloaded(model, short_dir):
-    """Every connection slot held by a silent client: spamc -t 1 waits a second in the listen
-    queue, then delivers the message unchanged, exit 0."""
-    server = Daemon(short_dir, model, "--max-connections", "1", "--timeout", "6", workers=1)
+def test_spamc_passes_mail_through_when_the_daemon_does_not_answer(model, short_dir):
+    """The daemon stopped (SIGSTOP: it accepts nothing, answers nothing): spamc -t 1 waits a
+    second in the listen queue, then delivers the message unchanged, exit 0; continued, the
+    daemon answers again."""
+    server = Daemon(short_dir, model, *CUTOFF, workers=1)
+    raw = SPAM.read_bytes()
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:
-            idle.connect(str(server.socket))
-            time.sleep(0.2)
-            raw = SPAM.read_bytes()
+        os.killpg(server.process.pid, signal.SIGSTOP)
+        try:
             started = time.monotonic()
             done = spamc("-U", str(server.socket), "-t", "1", stdin=raw)
             assert (done.returncode, done.stdout) == (0, raw)
             assert 0.9 < time.monotonic() - started < 5
+        finally:
+            os.killpg(server.process.pid, signal.SIGCONT)
+        done = spamc("-U", str(server.socket), "-t", "5", "-c", stdin=raw)
+        assert done.returncode == 1 and done.stdout.endswith(b"/5.0\n")
     finally:
         assert server.stop() == 0
 

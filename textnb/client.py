@@ -30,6 +30,9 @@ MAX_SIZE = 500 * 1024
 # spamd's --timeout-tcp default, in seconds: a request must arrive, an answer come, within it.
 TIMEOUT = 30.0
 _SPAM_LINE = re.compile(r"(True|False|Yes|No) ; (-?[0-9.]+) / (-?[0-9.]+)")
+_NUMBER = re.compile(r"[0-9]{1,10}")  # ASCII digits: str.isdigit takes "²", which int() refuses
+# An answer is the message with fields added, or a report: more than this is no answer.
+ANSWER_SLACK = 1024 * 1024
 
 
 class SpamdError(TextnbError):
@@ -69,8 +72,13 @@ def request(method: str, message: bytes = b"", headers: Mapping[str, str] | None
             socket_path: str | os.PathLike | None = None, host: str | None = None,
             port: int = 783, timeout: float = TIMEOUT) -> Response:
     """Send one request and return the answer. TCP to ``host``:``port`` when a host is given,
-    else the Unix socket ``socket_path`` (default: :func:`default_socket_path`)."""
+    else the Unix socket ``socket_path`` (default: :func:`default_socket_path`). The whole
+    exchange takes at most ``timeout`` seconds (TimeoutError), and an answer longer than the
+    message and ANSWER_SLACK bytes is refused (SpamdError): a hostile or broken daemon can
+    neither hold the caller nor fill its memory."""
     import socket  # here: textnb's command line imports this module for its constants
+    import time
+    deadline = time.monotonic() + timeout
     fields = dict(headers or {})
     if method not in ("PING", "SKIP"):
         fields["Content-length"] = str(len(message))
@@ -85,12 +93,24 @@ def request(method: str, message: bytes = b"", headers: Mapping[str, str] | None
         except BaseException:
             connection.close()
             raise
+    limit = len(message) + ANSWER_SLACK
     with connection:
+        connection.settimeout(max(deadline - time.monotonic(), 0.001))
         connection.sendall(head.encode("latin-1") + b"\r\n" + message)
         connection.shutdown(socket.SHUT_WR)
-        chunks = []
-        while chunk := connection.recv(65536):
+        chunks, size = [], 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no whole answer within {timeout:g} s")
+            connection.settimeout(left)
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
             chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise SpamdError(76, f"an answer of more than {limit} bytes")
     return parse_response(b"".join(chunks))
 
 
@@ -98,11 +118,11 @@ def parse_response(data: bytes) -> Response:
     """A Response from the bytes spamd sent; SpamdError for an error status or a bad answer."""
     line, _, rest = data.partition(b"\r\n")
     parts = line.decode("latin-1").split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("SPAMD/") or not parts[1].isdigit():
+    if len(parts) < 2 or not parts[0].startswith("SPAMD/") or not _NUMBER.fullmatch(parts[1]):
         raise SpamdError(76, f"not a spamd answer: {line[:80]!r}")
     code = int(parts[1])
     if code != 0:
-        raise SpamdError(code, parts[2] if len(parts) > 2 else "")
+        raise SpamdError(code, parts[2][:400] if len(parts) > 2 else "")
     head, _, body = rest.partition(b"\r\n\r\n")
     fields = {}
     for field in head.decode("latin-1").split("\r\n"):
@@ -110,6 +130,9 @@ def parse_response(data: bytes) -> Response:
         if colon:
             fields[name.strip().lower()] = value.strip()
     if "content-length" in fields:
+        if not _NUMBER.fullmatch(fields["content-length"]):
+            raise SpamdError(76, f"not a spamd answer: Content-length "
+                                 f"{fields['content-length'][:20]!r}")
         length = int(fields["content-length"])
         if len(body) != length:
             raise SpamdError(76, f"answer of {len(body)} bytes, Content-length says {length}")

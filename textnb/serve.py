@@ -16,9 +16,18 @@ Choices, with the measurements behind them (scripts/bench_serve.py, 2 cores):
   a sample message scored, so its pages and the modules parsing imports are shared; each
   runs an asyncio loop whose reader and writer callbacks drive every connection
   (:class:`_Connection`, no task or future per request), so a slow or silent client is an
-  idle entry in the loop. A request is read under one deadline (``--timeout``); scoring
-  runs on the loop, with :class:`Weights` (plain Python, no numpy call for a one-row
-  matrix); TELL, which waits for the update lock and rewrites the file, runs on a thread.
+  idle entry in the loop. A request is read under two deadlines (its header block within
+  :data:`HEADER_TIMEOUT`, all of it within ``--timeout``); scoring runs on the loop, with
+  :class:`Weights` (plain Python, no numpy call for a one-row matrix); TELL, which waits for
+  the update lock and rewrites the file, runs on a thread.
+* **Hostile clients.** Every malformed request is answered with spamd's error line, and what
+  the client still sends is read until it closes, so that closing does not reset the
+  connection before the answer is read. When every connection slot is held, a new connection
+  is taken anyway and the one whose client sent fewest bytes a second is shed, so that
+  clients dripping requests (or sending none) cannot keep spamc out. Anything a connection's
+  callbacks raise closes that connection, frees its slot and logs one bounded line; error
+  lines are logged at most :data:`ERROR_LINES` a second. SIGTERM gives the connections in
+  hand :data:`STOP_GRACE` seconds; a worker whose main process died stops within a second.
 * **One whole model version per message.** Before each request the model file is stat()ed
   (2 µs); when (device, inode, mtime, size) changed, it is loaded again, whole, before the
   message is scored. A file that fails to load leaves the old model serving.
@@ -66,11 +75,32 @@ SCORE_LIMIT = 999.9
 # spamd reads at most 255 header fields; a request's lines are short (spamc's are < 100 bytes).
 MAX_FIELDS = 255
 MAX_LINE = 8192
+# Seconds from a connection's accept to the end of its header block (at most --timeout).
+# spamc writes the block at once (under 200 bytes); a client dripping it holds a connection
+# slot no longer than this. The body has the rest of --timeout.
+HEADER_TIMEOUT = 5.0
+# Seconds the connections in hand get at SIGTERM (a request or an answer still in transit);
+# the daemon then exits, whatever clients are still doing.
+STOP_GRACE = 1.0
+# A worker whose main process died (kill -9) closes its listeners at once, gives the
+# connections in hand ORPHAN_GRACE seconds and ends by ORPHAN_EXIT, whatever it is doing.
+ORPHAN_GRACE, ORPHAN_EXIT = 0.5, 0.9
+# A connection is not shed in its first YOUNG seconds: spamc, descheduled on a busy machine
+# between its connect and its write, had its connection shed by clients reconnecting as fast
+# as they were shed (1.5–4 % of its requests against 200 dripping clients, none since). With
+# every slot held by one so young, the daemon accepts no more until one is not.
+YOUNG = 0.05
+# Log lines of failed connections (bad requests, timeouts, shedding) a worker writes a second;
+# beyond them, a count: a flood of bad requests cannot flood the log.
+ERROR_LINES = 20
 
 METHODS = frozenset({"PING", "SKIP", "CHECK", "SYMBOLS", "REPORT", "REPORT_IFSPAM", "PROCESS",
                      "HEADERS", "TELL"})
 _REQUEST_LINE = re.compile(rb"([A-Z_]+) SPAMC/(\S*)\r?\n")
 _VERSION = re.compile(rb"(\d{1,3})\.(\d{1,3})")
+# Content-length: ASCII digits (str.isdigit takes "²", which int() refuses), at most ten.
+_DIGITS = re.compile(r"[0-9]+")
+MAX_DIGITS = 10
 
 
 class Code(enum.IntEnum):
@@ -211,8 +241,8 @@ class Model:
         except ValueError as error:
             raise ModelFileError(f"model file '{self.path}': {error}") from None
         if cutoffs is None:
-            raise ModelFileError(f"model file '{self.path}' has classes {classes}; textnb serve "
-                                 f"needs two classes, one of them "
+            raise ModelFileError(f"model file '{self.path}' has {_classes(classes)}; textnb "
+                                 f"serve needs two classes, one of them "
                                  f"'{self.options[0] or 'spam'}'")
         self.version = Version(classifier, Weights(classifier), classes, cutoffs)
         self.signature = signature
@@ -228,11 +258,18 @@ class Model:
         if signature != self.signature:
             try:
                 self.load()
-            except TextnbError as error:
+            except Exception as error:  # a bad file (or a bug loading it): the old one serves
                 self.signature = signature
                 if log:
                     log(f"{_now()} model not reloaded, the old one serves: {error}")
         return self.version
+
+
+def _classes(classes: Sequence[Any], shown: int = 5) -> str:
+    """A model's classes for one line: at most ``shown`` of them, each cut to 40 characters."""
+    names = ", ".join(repr(str(c)[:40]) for c in classes[:shown])
+    more = f", ... ({len(classes)} in all)" if len(classes) > shown else ""
+    return f"{len(classes)} class{'es' if len(classes) != 1 else ''} [{names}{more}]"
 
 
 def spamc_score(spam_log_odds: float, spam_cutoff: float, ham_cutoff: float) -> float:
@@ -330,15 +367,14 @@ def _header_block(message: bytes) -> bytes:
 def learn(path: str | os.PathLike, raw: bytes, label: Any, other: Any) -> bool:
     """Learn ``raw`` as ``label`` under the update lock (the one ``textnb learn`` takes) and
     replace the model file atomically; a message learned as ``other`` moves to ``label``.
-    False, the file untouched, when it was learned as ``label`` already."""
+    False, the file untouched, when it was learned as ``label`` already. ModelFileError when
+    the file is missing: a model of one message, one class, would decide nothing."""
+    _must_exist(path)
     with locked(path):
-        if not os.path.exists(path):
-            classifier = TextClassifier()  # as textnb learn does with a missing model
-        else:
-            classifier = load_model(path)
-            if _unlearned(classifier, raw, label):
-                return False  # it was learned: the copy with it removed is thrown away
-            _unlearned(classifier, raw, other)
+        classifier = load_model(path)
+        if _unlearned(classifier, raw, label):
+            return False  # it was learned: the copy with it removed is thrown away
+        _unlearned(classifier, raw, other)
         classifier.partial_fit([raw], [label])
         save_model(classifier, path)
     return True
@@ -346,15 +382,23 @@ def learn(path: str | os.PathLike, raw: bytes, label: Any, other: Any) -> bool:
 
 def forget(path: str | os.PathLike, raw: bytes, labels: Sequence[Any]) -> bool:
     """Unlearn ``raw`` from whichever of ``labels`` it was learned as, under the update lock;
-    False, the file untouched, when it was never learned."""
+    False, the file untouched, when it was never learned; ModelFileError when the file is
+    missing."""
+    _must_exist(path)
     with locked(path):
-        if not os.path.exists(path):
-            return False
         classifier = load_model(path)
         if not any(_unlearned(classifier, raw, label) for label in labels):
             return False
         save_model(classifier, path)
     return True
+
+
+def _must_exist(path: str | os.PathLike) -> None:
+    # Before the lock, which would leave a lock file beside a model that is not there.
+    if not os.path.exists(path):
+        raise ModelFileError(f"model file '{os.fspath(path)}' does not exist: TELL learns "
+                             f"only into a model that does (textnb train, or textnb learn "
+                             f"--new-class)")
 
 
 def _unlearned(classifier: TextClassifier, raw: bytes, label: Any) -> bool:
@@ -381,6 +425,7 @@ class Settings:
     allow_tell: bool = False
     spamassassin_headers: bool = False
     log: Callable[[str], None] | None = None
+    header_timeout: float = HEADER_TIMEOUT
 
 
 @dataclass
@@ -400,47 +445,113 @@ class Worker:
     PING, which scores nothing, from a client sending one after another (machine loaded):
     0.23 ms of server CPU a request with a coroutine and asyncio's sock_* calls per
     connection, 0.14–0.19 with callbacks, 0.05–0.08 for a blocking loop that answers at once.
+
+    ``connections`` is this worker's share of --max-connections. When all are held, a new
+    connection is still taken: if its request is not answered at once, the connection whose
+    client made least progress is shed (:meth:`_Connection.shed_order`). ``watch`` is the
+    read end of a pipe whose write end only the main process holds: its end of file says
+    that process died.
     """
 
     def __init__(self, model: Model, listeners: Sequence[socket.socket], settings: Settings,
-                 connections: int) -> None:
-        self.model, self.listeners, self.settings = model, listeners, settings
-        self.connections = connections
+                 connections: int, watch: int | None = None) -> None:
+        self.model, self.listeners, self.settings = model, list(listeners), settings
+        self.connections, self.watch = connections, watch
         self.open: set[_Connection] = set()
         self.listening = self.stopping = False
         self.drained: asyncio.Future | None = None
+        self.grace, self.stop_by = STOP_GRACE, math.inf
+        self.resume: asyncio.TimerHandle | None = None  # accepting again, once one may be shed
+        self.warned = self.suppressed = 0
+        self.warn_window = -math.inf
 
     def log(self, line: str) -> None:
         if self.settings.log:
-            self.settings.log(line)
+            try:
+                self.settings.log(line)
+            except Exception:  # stderr gone (a closed pipe): serving goes on unlogged
+                pass
+
+    def warn(self, line: str) -> None:
+        """Log a line about a failed connection: at most ERROR_LINES a second, then a count."""
+        now = self.loop.time()
+        if now - self.warn_window >= 1.0:
+            self._flush_warnings()
+            self.warn_window = now
+        if self.warned < ERROR_LINES:
+            self.warned += 1
+            self.log(line)
+            return
+        if not self.suppressed:
+            self.loop.call_at(self.warn_window + 1.0, self._flush_warnings, self.warn_window)
+        self.suppressed += 1
+
+    def _flush_warnings(self, window: float | None = None) -> None:
+        if window is not None and window != self.warn_window:
+            return  # that second's count was written when the next began
+        if self.suppressed:
+            self.log(f"{_now()} {self.suppressed} more failed connections not logged (at most "
+                     f"{ERROR_LINES} lines a second)")
+        self.warned = self.suppressed = 0
 
     async def run(self) -> None:
         loop = self.loop = asyncio.get_running_loop()
-        stopped = asyncio.Event()
-        loop.add_signal_handler(signal.SIGTERM, stopped.set)
+        self.stop_asked = asyncio.Event()
+        loop.add_signal_handler(signal.SIGTERM, self.stop)
         loop.add_signal_handler(signal.SIGHUP, self.reload)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)  # blocked while forked
         for listener in self.listeners:
             listener.setblocking(False)
+        if self.watch is not None:
+            loop.add_reader(self.watch, self._orphaned)
         self._listen(True)
-        await stopped.wait()
-        # Drain: accept no more; every connection in hand ends within its deadlines.
+        await self.stop_asked.wait()
+        # Drain: accept no more; the connections in hand get the grace, then the process ends.
         self.stopping = True
         self._listen(False)
+        self._hurry()
         if self.open:
             self.drained = loop.create_future()
-            await self.drained
+            try:
+                await asyncio.wait_for(self.drained, self.grace + 1.0)
+            except asyncio.TimeoutError:  # a TELL still at work: its thread ends it
+                self.log(f"{_now()} exiting with {len(self.open)} connections open")
+
+    def stop(self, grace: float = STOP_GRACE) -> None:
+        """Stop accepting; the connections in hand end within ``grace`` seconds."""
+        self.grace = min(self.grace, grace)
+        self.stop_asked.set()
+        if self.stopping:  # a shorter grace during a drain
+            self._hurry()
+
+    def _hurry(self) -> None:
+        self.stop_by = min(self.stop_by, self.loop.time() + self.grace)
+        for connection in list(self.open):
+            connection._guarded(connection.hurry, self.stop_by)
+
+    def _orphaned(self) -> None:
+        """The main process died: no one restarts this worker or removes the socket, and a new
+        daemon cannot listen while this one holds it. It stops now."""
+        self.loop.remove_reader(self.watch)
+        # SIGALRM's default action ends the process: a deadline nothing in it can hold up.
+        signal.setitimer(signal.ITIMER_REAL, ORPHAN_EXIT)
+        self.log(f"{_now()} the main process is gone: worker {os.getpid()} stops")
+        self._listen(False)
+        for listener in self.listeners:
+            listener.close()
+        self.listeners = []
+        self.stop(ORPHAN_GRACE)
 
     def reload(self) -> None:
         try:
             self.model.load()
             self.log(f"{_now()} model reloaded: {self.model.path}")
-        except TextnbError as error:
+        except Exception as error:  # a bad file (or a bug loading it): the old one serves
             self.log(f"{_now()} model not reloaded, the old one serves: {error}")
 
     def _listen(self, on: bool) -> None:
-        """Accept, or stop accepting: connections beyond the limit wait in the listen queue."""
-        on = on and not self.stopping and len(self.open) < self.connections
+        """Accept, or stop accepting (stopping, or no connection that may be shed)."""
+        on = on and not self.stopping
         if on != self.listening:
             for listener in self.listeners:
                 if on:
@@ -458,16 +569,47 @@ class Worker:
             return  # another worker took it
         except OSError as error:
             # EMFILE and the like: wait instead of spinning on a listener that is ready.
-            self.log(f"{_now()} accept failed: {error}")
+            self.warn(f"{_now()} accept failed: {error}")
             self._listen(False)
             self.loop.call_later(0.1, self._listen, True)
             return
-        if isinstance(address, tuple) and not _allowed(address[0], self.settings.allow):
-            self.log(f"{_now()} refused a connection from {address[0]} (not in --allow)")
+        try:
+            if isinstance(address, tuple) and not _allowed(address[0], self.settings.allow):
+                self.warn(f"{_now()} refused a connection from {address[0]} (not in --allow)")
+                connection.close()
+                return
+            connection.setblocking(False)
+        except Exception as error:  # a bug: this connection is lost, the loop goes on
             connection.close()
+            self.warn(f"{_now()} connection dropped: {_exception(error)}")
             return
-        _Connection(self, connection)
-        self._listen(len(self.open) < self.connections)
+        _Connection(self, connection)  # answers, or fails, on its own
+        if len(self.open) > self.connections:
+            self._shed()
+
+    def _shed(self) -> bool:
+        """More connections than slots: close those whose clients made least progress
+        (:meth:`_Connection.shed_order`) until they fit; if none may be shed (all younger
+        than YOUNG, or being answered), accept no more until one may be, or one ends. Whether
+        they fit."""
+        now = self.loop.time()
+        while len(self.open) > self.connections:
+            victims = [(key, c) for c in self.open
+                       if (key := c.shed_order(now)) is not None]
+            if not victims:
+                self._listen(False)
+                young = [c.started for c in self.open if now - c.started < YOUNG]
+                if young and self.resume is None:
+                    self.resume = self.loop.call_at(min(young) + YOUNG, self._resume)
+                return False
+            victim = min(victims, key=lambda pair: pair[0])[1]
+            victim._guarded(victim.shed)
+        return True
+
+    def _resume(self) -> None:
+        self.resume = None
+        if self._shed():
+            self._listen(True)
 
     def closed(self, connection: "_Connection") -> None:
         self.open.discard(connection)
@@ -479,26 +621,34 @@ class Worker:
 
 
 class _Connection:
-    """One client: its request read as it arrives (all of it within --timeout), answered,
-    and closed. Each step is a callback of the loop; scoring runs on the loop, TELL (which
-    waits for the update lock and rewrites the file) on a thread."""
+    """One client: its request read as it arrives (its header block within the header
+    deadline, all of it within --timeout), answered, and closed. Each step is a callback of
+    the loop; scoring runs on the loop, TELL (which waits for the update lock and rewrites the
+    file) on a thread. Whatever a step raises closes the connection (:meth:`_abort`)."""
+
+    # Defaults as class attributes: __init__, run for every request, sets none of them.
+    finished = False  # closed, its slot freed
+    heading = False  # the deadline set is the header block's
+    warning = False  # the answer was an error: its log line is one of Worker.warn's
+    expire: Callable[[], None] | None = None  # what the deadline's timer calls
 
     def __init__(self, worker: Worker, connection: socket.socket) -> None:
         self.worker, self.connection, self.loop = worker, connection, worker.loop
         self.settings = worker.settings
-        self.started = self.loop.time()
+        # last: when the client last sent or took bytes (for shedding); after this, set only
+        # by the loop's callbacks, never for a request that arrives whole.
+        self.started = self.last = self.loop.time()
         self.fd = connection.fileno()
         self.buffer, self.pos, self.ended = bytearray(), 0, False
         self.request: _Request | None = None
         self.fields = 0  # header fields read, once the request line is
-        # Where the body starts in the buffer; -1: fields still to read; -2: discarding what
-        # an oversize client still sends.
+        # Where the body starts in the buffer; -1: fields still to read; -2: the answer sent,
+        # reading what the client still sends until it closes.
         self.body_at = -1
         self.method, self.verdict = "-", None
         self.out = memoryview(b"")
         self.then: Callable[[], None] = self._close
         self.reading = self.writing = False
-        connection.setblocking(False)
         worker.open.add(self)  # first: the request may be answered before this returns
         # The deadline's timer is set only when the request is not all there at once: made
         # and cancelled for every request, it cost 0.02–0.05 ms of CPU (a CHECK, its scoring
@@ -506,7 +656,82 @@ class _Connection:
         self.timer: asyncio.TimerHandle | None = None
         # Read at once: the request is usually there, and then the loop never watches this
         # socket (two epoll_ctl calls and the selector's bookkeeping saved).
-        self._readable()
+        try:
+            self._readable()
+        except Exception as error:
+            self._abort(error)
+
+    # -- the loop's calls: whatever they raise ends this connection alone -------------------
+
+    def _guarded(self, step: Callable[..., None], *args: Any) -> None:
+        try:
+            step(*args)
+        except Exception as error:
+            self._abort(error)
+
+    def _event(self, step: Callable[[], None]) -> None:
+        """The loop's reader or writer callback: the client sent or took bytes now."""
+        self.last = self.loop.time()
+        self._guarded(step)
+
+    def _abort(self, error: Exception) -> None:
+        """The last resort for a bug on this connection's path: closed, its slot freed, one
+        bounded line logged."""
+        self.verdict = None
+        try:
+            self.worker.warn(f"{_now()} {self.method} connection dropped: {_exception(error)}")
+        finally:
+            self._close()
+
+    def _deadline(self, when: float, expire: Callable[[], None]) -> None:
+        """``expire`` at loop time ``when`` (when stopping, at the drain's end at the latest)."""
+        self._cancel_timer()
+        self.expire = expire
+        self.timer = self.loop.call_at(min(when, self.worker.stop_by), self._guarded, expire)
+
+    def _cancel_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer, self.heading = None, False
+
+    def shed_order(self, now: float) -> tuple[int, float, float] | None:
+        """Which connection to shed first, the smallest first: (0, its client's bytes a
+        second since the accept, the accept) while it reads the request, or what the client
+        still sends after an error answer, so that a client dripping bytes or sending none
+        goes before spamc, whose message follows its header block by milliseconds, and of
+        those sending none the oldest first; (1, when the client last took bytes, …) while
+        an answer waits to be taken (the request was whole). None, not to be shed, in its
+        first YOUNG seconds and while it is being answered (a TELL at work)."""
+        age = now - self.started
+        if self.finished or age < YOUNG:
+            return None
+        if self.reading:
+            got = self.drained if self.body_at == -2 else len(self.buffer)
+            return 0, got / age, self.started
+        if self.writing:
+            return 1, self.last, self.started
+        return None
+
+    def shed(self) -> None:
+        """Closed for a newer connection: one still sending its request is told so."""
+        if self.body_at != -2 or self.writing:  # not one answered, only read till it closes
+            self.verdict = (f"shed after {self.loop.time() - self.started:.1f} s, "
+                            f"{len(self.buffer)} bytes (every connection slot held)")
+            self.warning = True
+        if self.reading and self.body_at != -2:
+            try:
+                self.connection.send(b"SPAMD/1.0 69 Service Unavailable: too many connections, "
+                                     b"this one the slowest\r\n")
+            except OSError:
+                pass
+        self._close()
+
+    def hurry(self, stop_by: float) -> None:
+        """The daemon is stopping: end by ``stop_by`` (loop time); one already answered, now."""
+        if self.body_at == -2 and not self.writing:
+            self._close()
+        elif self.timer is not None and self.timer.when() > stop_by:
+            self._deadline(stop_by, self.expire)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -520,8 +745,8 @@ class _Connection:
             data = b""  # reset by the client: the end of its input
         if self.body_at == -2:
             if not data:
-                self._stop_reading()
                 self._close()
+            self.drained += len(data)
             return
         if data:
             self.buffer += data
@@ -535,7 +760,6 @@ class _Connection:
             return
         if request is not None:
             self._stop_reading()
-            self.method = request.method
             self._answer(request)
         elif self.ended:  # _parse raises for every request cut short; kept as a guard
             self._stop_reading()
@@ -545,10 +769,18 @@ class _Connection:
 
     def _wait_for_input(self) -> None:
         if not self.reading:
-            self.loop.add_reader(self.fd, self._readable)
+            self.loop.add_reader(self.fd, self._event, self._readable)
             self.reading = True
-        if self.timer is None:  # all of the request within --timeout of its connection
-            self.timer = self.loop.call_at(self.started + self.settings.timeout, self._timed_out)
+        if self.timer is None or (self.heading and self.body_at != -1):
+            # The header block within the header deadline of the connection, all of the
+            # request within --timeout of it.
+            heading = self.body_at == -1
+            limit = self._header_timeout() if heading else self.settings.timeout
+            self._deadline(self.started + limit, self._timed_out)
+            self.heading = heading
+
+    def _header_timeout(self) -> float:
+        return min(self.settings.header_timeout, self.settings.timeout)
 
     def _stop_reading(self) -> None:
         if self.reading:
@@ -556,15 +788,15 @@ class _Connection:
             self.reading = False
         self._cancel_timer()
 
-    def _cancel_timer(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-
     def _timed_out(self) -> None:
         self._stop_reading()
-        self._failed(RequestError(Code.EX_TIMEOUT, f"Timeout: ({self.settings.timeout:g} "
-                                                   f"second timeout reading from client)"))
+        if self.worker.stopping:
+            self._failed(RequestError(Code.EX_UNAVAILABLE, "Service Unavailable: the daemon "
+                                                           "is stopping"))
+            return
+        limit = self._header_timeout() if self.body_at == -1 else self.settings.timeout
+        self._failed(RequestError(Code.EX_TIMEOUT, f"Timeout: ({limit:g} second timeout "
+                                                   f"reading from client)"))
 
     def _line(self) -> bytes | None:
         """The next line with its line feed (without one at the end of input), or None
@@ -583,7 +815,8 @@ class _Connection:
     def _parse(self) -> _Request | None:
         """The request once it is all here (None until then): its line, its fields, and its
         body (Content-length bytes, or up to the end of input without one, as spamd reads),
-        uncompressed. Each line is looked at once, however slowly it arrives."""
+        uncompressed. Each line is looked at once, however slowly it arrives; a bad one is
+        answered as soon as it is read."""
         max_size = self.settings.max_size
         while self.body_at == -1:
             line = self._line()
@@ -591,6 +824,7 @@ class _Connection:
                 return None
             if self.request is None:
                 self.request = _request_line(line)
+                self.method = self.request.method
                 # PING and SKIP carry fields (an empty block) from protocol 1.5 on (spamd bug 6187).
                 if self.request.method in ("PING", "SKIP") and self.request.version < (1, 5):
                     return self.request
@@ -604,7 +838,10 @@ class _Connection:
             name, colon, value = line.decode("latin-1").partition(":")
             if not colon:
                 raise _bad("header not in 'Name: value' format")
-            self.request.fields[name.strip().lower()] = value.strip()
+            name, value = name.strip().lower(), value.strip()
+            if name == "content-length":
+                _check_length(value, self.request.fields, max_size)
+            self.request.fields[name] = value
             self.fields += 1
             if self.fields > MAX_FIELDS:
                 raise _bad("too many headers")
@@ -617,11 +854,7 @@ class _Connection:
         length = request.fields.get("content-length")
         held = len(self.buffer) - self.body_at
         if length is not None:
-            if not length.isdigit():
-                raise _bad("Content-Length contains non-numeric bytes")
-            expected = int(length)
-            if expected > max_size:
-                raise _too_big(expected, max_size)
+            expected = int(length)  # ASCII digits, at most max_size: _check_length
             if held < expected and not self.ended:
                 return None
             body = bytes(self.buffer[self.body_at:self.body_at + expected])
@@ -676,39 +909,42 @@ class _Connection:
     def _tell(self, request: _Request, version: Version) -> None:
         learning = _tell_job(request, version, self.worker.model.path, self.settings)
         future = self.loop.run_in_executor(None, learning)
+        future.add_done_callback(lambda done: self._guarded(self._told, done))
 
-        def done(future: asyncio.Future) -> None:
-            try:
-                answer, self.verdict = future.result()
-            except RequestError as error:
-                self._failed(error)
-                return
-            except Exception as error:
-                self._internal_error(error)
-                return
-            self._send(answer)
-
-        future.add_done_callback(done)
+    def _told(self, future: asyncio.Future) -> None:
+        if self.finished:
+            return
+        try:
+            answer, self.verdict = future.result()
+        except RequestError as error:
+            self._failed(error)
+            return
+        except Exception as error:
+            self._internal_error(error)
+            return
+        self._send(answer)
 
     def _internal_error(self, error: Exception) -> None:
-        self.worker.log(f"{_now()} internal error: {type(error).__name__}: {error}")
+        self.worker.warn(f"{_now()} internal error: {_exception(error)}")
         self._failed(RequestError(Code.EX_UNAVAILABLE, "Service Unavailable: internal error"))
 
     def _failed(self, error: RequestError) -> None:
         self.verdict = f"error {int(error.code)} {error.text}"
-        if error.code == Code.EX_TOOBIG:
-            # Read what the client still sends, so that closing does not reset the
-            # connection before spamc has read the answer.
-            self._send(error.answer(), then=self._discard)
-        else:
-            self._send(error.answer())
+        self.warning = True
+        # Then read what the client still sends, so that closing does not reset the
+        # connection before the client has read the answer.
+        self._send(error.answer(), then=self._discard)
 
     def _discard(self) -> None:
         if self.ended:
             self._close()
             return
-        self.body_at, self.buffer = -2, bytearray()
-        self.timer = self.loop.call_later(self.settings.timeout, self._close)
+        try:
+            self.connection.shutdown(socket.SHUT_WR)  # the answer is whole
+        except OSError:
+            pass
+        self.body_at, self.drained, self.buffer = -2, len(self.buffer), bytearray()
+        self._deadline(self.loop.time() + self.settings.timeout, self._close)
         self._wait_for_input()
 
     def _send(self, data: bytes, then: Callable[[], None] | None = None) -> None:
@@ -723,12 +959,12 @@ class _Connection:
                 self.out = self.out[self.connection.send(self.out):]
         except (BlockingIOError, InterruptedError):
             if not self.writing:
-                self.loop.add_writer(self.fd, self._writable)
+                self.loop.add_writer(self.fd, self._event, self._writable)
                 self.writing = True
-                self.timer = self.loop.call_later(self.settings.timeout, self._gone)
+                self._deadline(self.loop.time() + self.settings.timeout, self._close)
             return
         except OSError:
-            self._gone()  # the client went away: nothing more to do for it
+            self._close()  # the client went away: nothing more to do for it
             return
         if self.writing:
             self.loop.remove_writer(self.fd)
@@ -736,23 +972,43 @@ class _Connection:
             self._cancel_timer()
         self.then()
 
-    def _gone(self) -> None:
-        if self.writing:
-            self.loop.remove_writer(self.fd)
-            self.writing = False
-        self._stop_reading()
-        self._close()
-
     def _close(self) -> None:
-        self._cancel_timer()
-        if self.reading:
-            self.loop.remove_reader(self.fd)
-            self.reading = False
-        self.connection.close()
+        if self.finished:
+            return
+        self.finished = True
+        try:
+            self._cancel_timer()
+            if self.reading:
+                self.reading = False
+                self.loop.remove_reader(self.fd)
+            if self.writing:
+                self.writing = False
+                self.loop.remove_writer(self.fd)
+        finally:  # whatever failed above, the socket is closed and the slot freed
+            try:
+                self.connection.close()
+            finally:
+                self.worker.closed(self)
         if self.verdict is not None:
-            self.worker.log(f"{_now()} {self.method} {self.verdict} "
-                            f"{(self.loop.time() - self.started) * 1e3:.1f} ms")
-        self.worker.closed(self)
+            line = (f"{_now()} {self.method} {self.verdict} "
+                    f"{(self.loop.time() - self.started) * 1e3:.1f} ms")
+            if self.warning:
+                self.worker.warn(line)
+            else:
+                self.worker.log(line)
+
+
+def _check_length(value: str, fields: dict[str, str], max_size: int) -> None:
+    """RequestError unless ``value`` is a request's one Content-length: ASCII digits, at
+    most MAX_DIGITS of them, a number up to ``max_size``."""
+    if "content-length" in fields:
+        raise _bad("more than one Content-Length")
+    if not _DIGITS.fullmatch(value):
+        raise _bad("Content-Length contains non-numeric bytes")
+    if len(value) > MAX_DIGITS:
+        raise _bad(f"Content-Length of more than {MAX_DIGITS} digits")
+    if (size := int(value)) > max_size:
+        raise _too_big(size, max_size)
 
 
 def _request_line(line: bytes) -> _Request:
@@ -767,7 +1023,7 @@ def _request_line(line: bytes) -> _Request:
     if version is None or version[1] != b"1":
         raise _bad(f"unsupported protocol version SPAMC/{_printable(match[2])}; this is 1.x")
     if method not in METHODS:
-        raise _bad(f"unknown method {method}")
+        raise _bad(f"unknown method {_printable(method)}")
     return _Request(method, (int(version[1]), int(version[2])), {})
 
 
@@ -810,7 +1066,7 @@ def _tell_job(request: _Request, version: Version, path: str,
         raise _bad("Unable to set local and remove local in the same operation.")
     kind = request.fields.get("message-class", "").lower()
     if set_local and kind not in ("spam", "ham"):
-        raise _bad(f"Message-class must be spam or ham, not {kind!r}")
+        raise _bad(f"Message-class must be spam or ham, not '{_printable(kind)}'")
 
     def job() -> tuple[bytes, str]:
         did = ""
@@ -837,10 +1093,16 @@ def _too_big(size: int | None, limit: int) -> RequestError:
     return RequestError(Code.EX_TOOBIG, f"Message too big: {said}, the limit is {limit}")
 
 
-def _printable(data: bytes) -> str:
-    """At most 60 characters of untrusted bytes, fit for one log or answer line."""
-    text = data.decode("latin-1")
-    return "".join(c if " " <= c <= "~" else "?" for c in text[:60])
+def _printable(data: bytes | str, limit: int = 60) -> str:
+    """At most ``limit`` characters of untrusted bytes or text, fit for one log or answer
+    line."""
+    text = data.decode("latin-1") if isinstance(data, bytes) else data
+    return "".join(c if " " <= c <= "~" else "?" for c in text[:limit])
+
+
+def _exception(error: BaseException) -> str:
+    """An exception in one bounded line: its type and the start of its message."""
+    return f"{type(error).__name__}: {_printable(str(error), 120)}"
 
 
 def _now() -> str:
@@ -881,10 +1143,17 @@ def bind_unix(path: str | os.PathLike | None = None) -> socket.socket:
         if not stat.S_ISSOCK(st.st_mode):
             raise ServeError(f"'{path}' exists and is not a socket; give another --socket")
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(2.0)  # a live daemon's full listen queue makes connect wait
         try:
             probe.connect(path)
-        except OSError:
-            os.unlink(path)  # stale: left by a daemon that died
+        except ConnectionRefusedError:
+            os.unlink(path)  # stale: no process listens on it (left by a daemon that died)
+        except FileNotFoundError:
+            pass
+        except TimeoutError:
+            raise ServeError(f"'{path}' is in use: another daemon listens on it") from None
+        except OSError as error:
+            raise ServeError(f"cannot use '{path}': {error.strerror or error}") from None
         else:
             raise ServeError(f"'{path}' is in use: another daemon listens on it")
         finally:
@@ -919,6 +1188,76 @@ def bind_tcp(address: str) -> socket.socket:
     return listener
 
 
+class PidFile:
+    """``--pidfile``: this process's id in a file, locked (fcntl.lockf) while it lives.
+
+    A file that a live process holds locked is refused; any other (a stale one, left by a
+    daemon killed) is replaced. The id is written to a new file (O_EXCL, O_NOFOLLOW: never
+    through a symbolic link or into another file) renamed over the path, so a symbolic link
+    there is replaced, not followed. The lock is a POSIX record lock: forked workers do not
+    inherit it, so it ends with this process, even killed.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        import fcntl
+        import tempfile
+        self.path = os.fspath(path)
+        holder = _locked_by(self.path)
+        if holder is not None:
+            raise ServeError(f"'{self.path}' is the pidfile of a running daemon (pid "
+                             f"{holder or '?'}); give another --pidfile")
+        directory, name = os.path.split(self.path)
+        try:
+            fd, staged = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory or ".")
+        except OSError as error:
+            raise ServeError(f"cannot write --pidfile '{self.path}': {error.strerror}") from None
+        try:
+            os.fchmod(fd, 0o644)
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            os.replace(staged, self.path)
+        except BaseException as error:
+            os.close(fd)
+            os.unlink(staged)
+            if isinstance(error, OSError):
+                raise ServeError(f"cannot write --pidfile '{self.path}': "
+                                 f"{error.strerror}") from None
+            raise
+        self.fd = fd
+        st = os.fstat(fd)
+        self.identity = st.st_dev, st.st_ino
+
+    def remove(self) -> None:
+        """Remove the file if it is still this one (not one another daemon wrote since)."""
+        try:
+            st = os.lstat(self.path)
+            if (st.st_dev, st.st_ino) == self.identity:
+                os.unlink(self.path)
+        except OSError:
+            pass
+        os.close(self.fd)
+
+
+def _locked_by(path: str) -> str | None:
+    """The id in pidfile ``path`` if a live process holds it locked ("" if it says none),
+    else None (no file, a stale one, a symbolic link or something not a file)."""
+    import fcntl
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return os.read(fd, 20).decode("ascii", "replace").strip()
+        return None
+    finally:
+        os.close(fd)  # and with it this process's test lock
+
+
 def systemd_listeners() -> list[socket.socket]:
     """The sockets systemd passed (socket activation: $LISTEN_PID is us, $LISTEN_FDS of them
     from fd 3), else none."""
@@ -934,7 +1273,8 @@ def run(model: Model, listeners: Sequence[socket.socket], settings: Settings,
         workers: int = 1) -> None:
     """Serve until SIGTERM (or SIGINT): ``workers`` processes forked from this one, which
     restarts any that dies and passes SIGHUP (reload) on; with one worker, this process
-    serves. Returns once every connection in hand was answered."""
+    serves. Returns once the connections in hand have ended (answered, or cut STOP_GRACE
+    seconds after SIGTERM)."""
     _warm_up(model.version, settings.log)
     if workers <= 1:
         signal.signal(signal.SIGINT, lambda *_: os.kill(os.getpid(), signal.SIGTERM))
@@ -946,6 +1286,9 @@ def run(model: Model, listeners: Sequence[socket.socket], settings: Settings,
     gc.freeze()
     children: dict[int, float] = {}
     stopping = False
+    # Only this process holds the pipe's write end: when it dies, even killed, the workers
+    # read the end of file, and stop (Worker._orphaned).
+    watch, alive = os.pipe()
 
     def start() -> None:
         for stream in (sys.stdout, sys.stderr):
@@ -954,10 +1297,11 @@ def run(model: Model, listeners: Sequence[socket.socket], settings: Settings,
         if pid == 0:
             code = 1
             try:
+                os.close(alive)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns ^C into SIGTERM
-                for sig in (signal.SIGTERM, signal.SIGHUP):
+                for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGALRM):
                     signal.signal(sig, signal.SIG_DFL)
-                asyncio.run(Worker(model, listeners, settings, per_worker).run())
+                asyncio.run(Worker(model, listeners, settings, per_worker, watch).run())
                 code = 0
             except BaseException as error:  # a bug: say so; the parent starts another worker
                 if settings.log:
@@ -1004,6 +1348,8 @@ def run(model: Model, listeners: Sequence[socket.socket], settings: Settings,
                 start()
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+    os.close(watch)
+    os.close(alive)
 
 
 _SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}

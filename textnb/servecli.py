@@ -17,8 +17,9 @@ from .clitypes import FloatRange
 from .decision import HAM_CUTOFF, SPAM_CUTOFF
 from .paths import MODEL_ENV, default_model_path
 
-# Connections answered at once (over all workers); more wait in the listen queue, and spamc
-# passes its message through unchanged if its --timeout expires there.
+# Connections answered at once (over all workers). When all are held, a new one is still
+# taken and the one whose client sent fewest bytes a second shed (textnb.serve.Worker._shed):
+# clients that hold connections without sending keep no one out.
 MAX_CONNECTIONS = 100
 # TCP clients allowed without --allow.
 LOOPBACK = ("127.0.0.0/8", "::1/128")
@@ -38,11 +39,13 @@ LOOPBACK = ("127.0.0.0/8", "::1/128")
 @click.option("--workers", type=click.IntRange(1, 64), default=None,
               help="Processes that answer [default: one per core].")
 @click.option("--max-connections", type=click.IntRange(1), default=MAX_CONNECTIONS,
-              show_default=True, help="Connections served at once; more wait to be accepted.")
+              show_default=True, help="Connections served at once; beyond them, the "
+                                      "slowest sender is closed for a new one.")
 @click.option("--max-size", type=click.IntRange(1), default=MAX_SIZE, show_default=True,
               help="Largest message in bytes; larger ones are answered EX_TOOBIG unscored.")
 @click.option("--timeout", type=FloatRange(0, min_open=True), default=TIMEOUT,
-              show_default=True, help="Seconds a client has to send its request.")
+              show_default=True, help="Seconds a client has to send its request (its "
+                                      "header block within 5 of them) and to take the answer.")
 @click.option("--allow-tell", is_flag=True, help="Accept TELL (spamc -L spam|ham|forget).")
 @click.option("--spamassassin-headers", is_flag=True,
               help="Also add X-Spam-Status and X-Spam-Flag, for recipes written for SpamAssassin.")
@@ -55,7 +58,8 @@ LOOPBACK = ("127.0.0.0/8", "::1/128")
               help=f"P(spam) at or below which a message is ham (default: the model's learned "
                    f"cutoff, else {HAM_CUTOFF}).")
 @click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the daemon's process id here.")
+              help="Write the daemon's process id here (replaced if stale, never followed "
+                   "if a symbolic link).")
 @click.option("-q", "--quiet", is_flag=True, help="No line per message.")
 def serve(model_path, socket_path, addresses, allowed, workers, max_connections, max_size,
           timeout, allow_tell, spamassassin_headers, spam_class, spam_cutoff, ham_cutoff,
@@ -64,16 +68,18 @@ def serve(model_path, socket_path, addresses, allowed, workers, max_connections,
 
     \b
     textnb serve --allow-tell &
-    spamc -U "$XDG_RUNTIME_DIR/textnb.sock" < msg > msg.tagged
-    spamc -U "$XDG_RUNTIME_DIR/textnb.sock" -c < msg     # exit 1: spam
+    spamc -U "$XDG_RUNTIME_DIR/textnb.sock" -t 5 < msg > msg.tagged
+    spamc -U "$XDG_RUNTIME_DIR/textnb.sock" -t 5 -c < msg     # exit 1: spam
 
     The model file is loaded again whenever it is replaced (textnb learn, train), and on
-    SIGHUP; SIGTERM answers the connections in hand and exits. With systemd socket
-    activation the sockets it passes are used instead of --socket and --listen.
+    SIGHUP; SIGTERM answers the connections in hand (within a second) and exits. With
+    systemd socket activation the sockets it passes are used instead of --socket and --listen.
+    spamc -t 5: with the daemon down or swamped, spamc delivers unchanged within 5 s
+    (its default waits 600 s).
     """
     # Imported here: asyncio alone would add 30 ms to every other textnb command's start.
     import ipaddress
-    from .serve import Model, Settings, bind_tcp, bind_unix, run, systemd_listeners
+    from .serve import Model, PidFile, Settings, bind_tcp, bind_unix, run, systemd_listeners
     if spam_cutoff is not None and ham_cutoff is not None and ham_cutoff > spam_cutoff:
         raise click.BadParameter(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
     try:
@@ -89,13 +95,14 @@ def serve(model_path, socket_path, addresses, allowed, workers, max_connections,
     listeners = systemd_listeners()
     activated = bool(listeners)
     owned: list[str] = []
+    written = None
     try:
         if not listeners:
             listeners.append(bind_unix(socket_path))
             owned.append(listeners[0].getsockname())
             listeners += [bind_tcp(address) for address in addresses]
         if pidfile:
-            pidfile.write_text(f"{os.getpid()}\n")
+            written = PidFile(pidfile)
         names = [_name(listener) for listener in listeners]
         _log(f"textnb serve: {model.path} on {', '.join(names)}"
              f"{' (systemd)' if activated else ''}, pid {os.getpid()}")
@@ -105,8 +112,8 @@ def serve(model_path, socket_path, addresses, allowed, workers, max_connections,
             listener.close()
         for path in owned:
             _remove(path)
-        if pidfile and _read(pidfile) == str(os.getpid()):
-            _remove(pidfile)
+        if written:
+            written.remove()
     return 0
 
 
@@ -122,13 +129,6 @@ def _name(listener) -> str:
         host = f"[{address[0]}]" if ":" in address[0] else address[0]
         return f"{host}:{address[1]}"
     return address if isinstance(address, str) else address.decode(errors="replace")
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return ""
 
 
 def _remove(path) -> None:
