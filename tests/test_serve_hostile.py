@@ -1,5 +1,5 @@
 """textnb serve against hostile clients and a careless operator: each attack of the campaign
-that scripts/bench_hostile.py --serve runs at scale, small, against the real daemon.
+that bench/hostile.py --serve runs at scale, small, against the real daemon.
 
 Poisoned Content-length values, garbage, dripped requests (slowloris), a flood of bad
 requests, a bug on a connection's path, SIGTERM under attack, the main process killed, a

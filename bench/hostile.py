@@ -55,14 +55,13 @@ and fuzzes 300 messages (30 through a process): about half a minute.
 
 Run::
 
-    python scripts/bench_hostile.py            # ≈ 3 minutes on 2 cores
-    python scripts/bench_hostile.py --quick
-    python scripts/bench_hostile.py --serve [--baseline /tmp/old]    # ≈ 1 minute a tree
+    python python -m bench.hostile            # ≈ 3 minutes on 2 cores
+    python python -m bench.hostile --quick
+    python python -m bench.hostile --serve [--baseline /tmp/old]    # ≈ 1 minute a tree
 """
 
 from __future__ import annotations
 
-import argparse
 import base64
 import math
 import os
@@ -79,6 +78,8 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+
+from bench.common import args as options
 
 ROOT = Path(__file__).resolve().parents[1]
 KB, MB = 100_000, 1_000_000
@@ -732,7 +733,7 @@ def serve_main(args) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = options.parser(__name__, __doc__)
     parser.add_argument("--quick", action="store_true", help="fewer runs: about half a minute")
     parser.add_argument("--fuzz", type=int, default=2000, help="fuzzed messages (default 2000)")
     parser.add_argument("--subprocess", type=int, default=200,
@@ -756,7 +757,6 @@ def main() -> None:
         args.races = min(args.races, 200)
         args.poisoned, args.slowloris = min(args.poisoned, 2000), min(args.slowloris, 100)
         args.seconds = min(args.seconds, 10.0)
-    sys.path.insert(0, str(ROOT))
     if args.serve:
         serve_main(args)
         return
@@ -792,7 +792,7 @@ def main() -> None:
               f"{result['process_unchanged']} without a verdict, "
               f"slowest {result['process_slowest'] * 1000:.0f} ms")
 
-    from bench_race import run_races  # scripts/ is on sys.path when a script runs
+    from bench.race import run_races
     races = run_races(args.races)
     print(f"\nraces: {races['races']} scores while the model was replaced, "
           f"{races['mixed']} from a mix of two versions, {races['errors']} errors "
