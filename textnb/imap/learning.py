@@ -1,0 +1,168 @@
+"""Learning from the user's corrections, training on error as SpamBayes' sb_imapfilter did:
+a message the user moves into Junk that textnb did not put there is learned as spam; one
+taken out of Junk or Unsure into another folder is learned as ham. Each is learned once (the
+state remembers it by identity and digest, and the model by its tokens' digest) and
+unlearned from the other class where it had been learned so.
+
+A message taken out of Junk or Unsure is recognised wherever it lands, as the state
+remembers what is in them: what textnb put there, what the user moved there, and what was
+there when textnb first looked (by identity alone). Trash, Drafts, Sent and virtual folders
+(RFC 6154's special uses, or those names) are not looked in: a message deleted from Junk is
+no correction.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from . import mailbox
+from .mailbox import JUNK_KEYWORD, NOT_JUNK_KEYWORD, Message
+from .session import Session
+from .state import JUNK, OTHER, UNSURE, Known
+from .verdicts import HAM, SPAM
+
+# Messages whose identities are fetched at once (a few hundred bytes each).
+IDENTITIES = 1000
+
+
+def first_look(s: Session, folder: str, place: str) -> None:
+    """A Junk or Unsure folder not looked at before (or recreated): remember the messages it
+    holds, by identity, so that one taken out later is learned as ham rather than filtered
+    back into it; its new mail starts past them."""
+    validity, uidnext = mailbox.select(s.client, folder, readonly=True)
+    uids = mailbox.new_uids(s.client, 0)
+    with s.state.transaction():
+        for messages in _identities(s, uids):
+            for m in messages:
+                if s.state.known(m.identity, m.size) is None:
+                    s.state.remember(m.identity, m.size, "", place)
+        s.state.set_folder(folder, validity, max([uidnext - 1, *uids]))
+
+
+def scan(s: Session) -> None:
+    """Learn from the moves the user made since the last pass: into Junk, into Unsure (only
+    remembered), and out of them into any other folder but the ones filtered, which
+    :func:`taken_out` handles as their mail is fetched."""
+    _moved_into(s, s.account.junk, JUNK)
+    _moved_into(s, s.account.unsure, UNSURE)
+    _taken_out_elsewhere(s)
+
+
+def _moved_into(s: Session, folder: str, place: str) -> None:
+    """Junk's (Unsure's) new messages that textnb did not put there: learned as spam
+    (remembered there)."""
+    arrived = _arrived(s, folder)
+    if arrived is None:
+        return
+    validity, uids, seen = arrived
+    learned = []
+    for messages in _identities(s, uids):
+        news = [m for m in messages if not _is(s.state.known(m.identity, m.size), place)]
+        if place == UNSURE:  # nothing to learn: remembered, to learn as ham if taken out
+            with s.state.transaction():
+                for m in news:
+                    known = s.state.known(m.identity, m.size)
+                    s.state.remember(m.identity, m.size, known.digest if known else "", place,
+                                     known.learned if known else None)
+            continue
+        for m in _bodies(s, folder, [m.uid for m in news]):
+            known = s.state.known(m.identity, m.size, m.digest)
+            if not _is(known, place):
+                _learn(s, folder, m, SPAM, place, known)
+                learned.append(m.uid)
+    if s.account.keywords and not s.dry_run:
+        mailbox.set_keywords(s.client, learned, JUNK_KEYWORD, NOT_JUNK_KEYWORD)
+    s.state.set_folder(folder, validity, seen)
+
+
+def taken_out(s: Session, folder: str, messages: Iterable[Message]) -> set[int]:
+    """Of messages new in ``folder`` (not Junk or Unsure; their bytes fetched), learn as ham
+    those remembered in Junk or Unsure, and flag them; their UIDs. The folder is selected."""
+    found = []
+    for m in messages:
+        known = s.state.known(m.identity, m.size, m.digest)
+        if known is not None and known.place != OTHER:
+            _learn(s, folder, m, HAM, OTHER, known)
+            found.append(m.uid)
+    if s.account.keywords and not s.dry_run:
+        mailbox.set_keywords(s.client, found, NOT_JUNK_KEYWORD, JUNK_KEYWORD)
+    return set(found)
+
+
+def _taken_out_elsewhere(s: Session) -> None:
+    """Every other folder's new mail, looked for messages remembered in Junk or Unsure. A
+    folder not seen before (or recreated) starts past its messages: a renamed Junk is not a
+    thousand messages taken out of it."""
+    skip = {s.account.junk, s.account.unsure, *s.account.folders}
+    for folder in mailbox.taken_out_candidates(s.client, skip):
+        try:
+            validity, uidnext = mailbox.status(s.client, folder)
+        except s.client.Error:  # gone since the listing
+            continue
+        row = s.state.folder(folder)
+        if row is None or row[0] != validity:
+            s.state.set_folder(folder, validity, uidnext - 1)
+            continue
+        if uidnext - 1 <= row[1]:
+            continue
+        if not s.state.any_placed():  # nothing can have been taken out: skip its mail
+            s.state.set_folder(folder, validity, uidnext - 1)
+            continue
+        mailbox.select(s.client, folder, readonly=s.dry_run)
+        uids = mailbox.new_uids(s.client, row[1])
+        for messages in _identities(s, uids):
+            placed = [m.uid for m in messages
+                      if _is(s.state.known(m.identity, m.size), JUNK, UNSURE)]
+            taken_out(s, folder, _bodies(s, folder, placed))
+        s.state.set_folder(folder, validity, max([uidnext - 1, *uids]))
+
+
+def _arrived(s: Session, folder: str) -> tuple[int, list[int], int] | None:
+    """(UIDVALIDITY, the UIDs past the last seen, the last UID now) of Junk or Unsure,
+    selected; None where it does not exist (a dry run before textnb created it)."""
+    try:
+        validity, uidnext = mailbox.select(s.client, folder, readonly=s.dry_run)
+    except s.client.Error:
+        return None
+    row = s.state.folder(folder)
+    if row is None or row[0] != validity:
+        first_look(s, folder, JUNK if folder == s.account.junk else UNSURE)
+        return None
+    uids = mailbox.new_uids(s.client, row[1])
+    return validity, uids, max([uidnext - 1, row[1], *uids])
+
+
+def _is(known: Known | None, *places: str) -> bool:
+    return known is not None and known.place in places
+
+
+def _identities(s: Session, uids: list[int]):
+    """The selected folder's messages of ``uids``, identities only, a thousand at a time."""
+    for start in range(0, len(uids), IDENTITIES):
+        messages, _ = mailbox.fetch(s.client, uids[start:start + IDENTITIES], body=False)
+        yield [messages[uid] for uid in sorted(messages)]
+
+
+def _bodies(s: Session, folder: str, uids: list[int]) -> list[Message]:
+    """The selected folder's messages of ``uids`` with their bytes (those it still has)."""
+    found: list[Message] = []
+    for batch in mailbox.batches(mailbox.sizes(s.client, uids)):
+        messages, failed = mailbox.fetch(s.client, batch)
+        found += [messages[uid] for uid in sorted(messages)]
+        s.report.problems += [f"{folder} UID {uid}: cannot fetch it to learn from it: {why}"
+                              for uid, why in failed.items()]
+    return found
+
+
+def _learn(s: Session, folder: str, m: Message, role: str, place: str,
+           known: Known | None) -> None:
+    """Learn a message as spam or ham (role) unless it was learned so, and remember it at
+    ``place``; with learning off, only remember."""
+    learned = known.learned if known else None
+    if s.account.learn and learned != role:
+        if not s.dry_run:
+            s.verdicts.learn(m.raw, role)
+        s.report.learned[role] += 1
+        s.report.line(f"learn {folder} UID {m.uid} as {role}: {m.subject}")
+        learned = role
+    s.state.remember(m.identity, m.size, m.digest, place, learned)
