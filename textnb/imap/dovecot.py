@@ -139,7 +139,8 @@ class Dovecot:
         self._own(self.home / "Maildir")
         self.cert = self.root / "cert.pem"
         if not self.cert.exists():
-            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                            "ec_paramgen_curve:prime256v1", "-nodes",
                             "-keyout", str(self.root / "key.pem"), "-out", str(self.cert),
                             "-days", "2", "-subj", "/CN=localhost",
                             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],

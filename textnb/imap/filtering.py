@@ -8,21 +8,21 @@ another made under its name), starts past the mail it holds, unless ``filter_all
 batch is fetched (a message's first megabyte), classified, its moves written to the state,
 made, and then the moves and the folder's progress are recorded in one transaction
 (:mod:`.moves`). A message that cannot be fetched or classified stays where it is, is
-reported, and is tried again on the next runs, MAX_TRIES times in all.
+reported, and is tried again on the next runs, three times in all (:mod:`.attempts`).
 """
 
 from __future__ import annotations
 
 from . import learning, mailbox, moves
-from .mailbox import JUNK_KEYWORD, NOT_JUNK_KEYWORD
+from .attempts import Attempts
+from .mailbox import JUNK_KEYWORD, NOT_JUNK_KEYWORD, Message
 from .session import Report, Session
 from .state import JUNK, UNSURE
-
-MAX_TRIES = 3
 
 
 def run(s: Session, filter_all: bool = False) -> Report:
     """One pass over the account; what it did."""
+    s.first_run = not s.state.any_folders()
     mailbox.require_move(s.client)
     _prepare(s)
     moves.resume(s.client, s.state, s.report, s.dry_run)
@@ -64,26 +64,22 @@ def _filter(s: Session, folder: str, filter_all: bool) -> None:
         s.state.set_folder(folder, validity, seen)
     else:
         seen = row[1]
-    tries = s.state.failures(folder, validity)
-    uids = sorted(set(mailbox.new_uids(s.client, seen)) | tries.keys())
-    sizes = mailbox.sizes(s.client, uids)
-    s.state.succeeded(folder, validity, tries.keys() - sizes.keys())  # gone meanwhile
-    for batch in mailbox.batches(sizes):
-        seen = max(seen, _batch(s, folder, validity, batch, tries, seen))
+    attempts = Attempts(s, folder, validity)
+    for batch, messages in attempts.fetch([*mailbox.new_uids(s.client, seen), *attempts.tries]):
+        seen = max(seen, *batch)
+        _file(s, folder, validity, messages, attempts)
+        s.state.set_folder(folder, validity, seen)
     s.state.set_folder(folder, validity, max(seen, uidnext - 1))
 
 
-def _batch(s: Session, folder: str, validity: int, batch: list[int], tries: dict[int, int],
-           seen: int) -> int:
-    """Fetch, classify and file a batch of a folder's messages; the last UID looked at."""
-    messages, failed = mailbox.fetch(s.client, batch)
-    absent = [uid for uid in batch if uid not in messages and uid not in failed]
-    failed.update((uid, "the server sent nothing for it")
-                  for uid in mailbox.existing(s.client, absent))
-    back = learning.taken_out(s, folder, messages.values())  # never filed back into Junk
-    rest = [messages[uid] for uid in sorted(messages) if uid not in back]
+def _file(s: Session, folder: str, validity: int, messages: list[Message],
+          attempts: Attempts) -> None:
+    """Classify a batch of a folder's messages and move spam and unsure mail."""
+    back = learning.taken_out(s, folder, messages)  # never filed back into Junk
+    rest = [m for m in messages if m.uid not in back]
     statuses, errors = s.verdicts.statuses([m.raw for m in rest])
-    failed.update((rest[i].uid, why) for i, why in errors.items())
+    for i, why in errors.items():
+        attempts.fail(rest[i].uid, why)
     targets = {"spam": s.account.junk, "unsure": s.account.unsure}
     decided = list(zip(rest, statuses))
     plan = [(m, targets[status]) for m, status in decided if status in targets]
@@ -92,35 +88,19 @@ def _batch(s: Session, folder: str, validity: int, batch: list[int], tries: dict
             s.report.line(f"move {folder} UID {m.uid} to {targets[status]} ({status}): "
                           f"{m.subject}")
             s.report.moved[targets[status]] += 1
-    ham = [m.uid for m, status in decided if status == "ham"]
-    spam = [m.uid for m, status in decided if status == "spam"]
-    s.report.kept += len(ham)
-    if not s.dry_run:
-        planned = moves.planned(s.client, folder, validity, plan)
-        places = {s.account.junk: JUNK, s.account.unsure: UNSURE}
-        with s.state.transaction():
-            s.state.add_moves(planned)
-            for m, target in plan:
-                s.state.remember(m.identity, m.size, m.digest, places[target])
-        if s.account.keywords:
-            mailbox.set_keywords(s.client, spam, JUNK_KEYWORD, NOT_JUNK_KEYWORD)
-            mailbox.set_keywords(s.client, ham, NOT_JUNK_KEYWORD, JUNK_KEYWORD)
-        moves.move(s.client, s.state, planned)
+    s.report.kept += sum(status == "ham" for status in statuses)
+    if s.dry_run:
+        return
+    planned = moves.planned(s.client, folder, validity, plan)
+    places = {s.account.junk: JUNK, s.account.unsure: UNSURE}
     with s.state.transaction():
-        if not s.dry_run:
-            s.state.done(planned)
-        last = max(seen, *batch)
-        s.state.set_folder(folder, validity, last)
-        for uid, why in sorted(failed.items()):
-            n = tries.get(uid, 0) + 1
-            if n < MAX_TRIES:
-                s.state.failed(folder, validity, uid, n)
-                s.report.problems.append(f"{folder} UID {uid}: {why}; left where it is, "
-                                         f"tried again next run")
-            else:
-                s.report.problems.append(f"{folder} UID {uid}: {why}; left where it is, "
-                                         f"not tried again ({MAX_TRIES} tries)")
-        s.state.succeeded(folder, validity,
-                          [uid for uid in batch if uid not in failed or tries.get(uid, 0) + 1
-                           >= MAX_TRIES])
-    return last
+        s.state.add_moves(planned)
+        for m, target in plan:
+            s.state.remember(m.identity, m.size, m.digest, places[target])
+    if s.account.keywords:
+        mailbox.set_keywords(s.client, [m.uid for m, st in decided if st == "spam"],
+                             JUNK_KEYWORD, NOT_JUNK_KEYWORD)
+        mailbox.set_keywords(s.client, [m.uid for m, st in decided if st == "ham"],
+                             NOT_JUNK_KEYWORD, JUNK_KEYWORD)
+    moves.move(s.client, s.state, planned)
+    s.state.done(planned)

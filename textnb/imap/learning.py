@@ -16,27 +16,28 @@ from __future__ import annotations
 from typing import Iterable
 
 from . import mailbox
+from .attempts import Attempts
 from .mailbox import JUNK_KEYWORD, NOT_JUNK_KEYWORD, Message
 from .session import Session
 from .state import JUNK, OTHER, UNSURE, Known
 from .verdicts import HAM, SPAM
 
-# Messages whose identities are fetched at once (a few hundred bytes each).
-IDENTITIES = 1000
-
 
 def first_look(s: Session, folder: str, place: str) -> None:
-    """A Junk or Unsure folder not looked at before (or recreated): remember the messages it
-    holds, by identity, so that one taken out later is learned as ham rather than filtered
-    back into it; its new mail starts past them."""
+    """A Junk or Unsure folder not looked at before, or recreated (its UIDVALIDITY changed):
+    the messages remembered there are not known to be there any more (a renamed Junk is not
+    a thousand messages taken out of it); remember the messages it holds, by identity, so
+    that one taken out later is learned as ham rather than filtered back into it; its new
+    mail starts past them."""
     validity, uidnext = mailbox.select(s.client, folder, readonly=True)
-    uids = mailbox.new_uids(s.client, 0)
-    with s.state.transaction():
-        for messages in _identities(s, uids):
+    s.state.displace(place)
+    attempts = Attempts(s, folder, validity)
+    for _, messages in attempts.fetch(mailbox.new_uids(s.client, 0), body=False):
+        with s.state.transaction():
             for m in messages:
                 if s.state.known(m.identity, m.size) is None:
                     s.state.remember(m.identity, m.size, "", place)
-        s.state.set_folder(folder, validity, max([uidnext - 1, *uids]))
+    s.state.set_folder(folder, validity, uidnext - 1)
 
 
 def scan(s: Session) -> None:
@@ -49,30 +50,36 @@ def scan(s: Session) -> None:
 
 
 def _moved_into(s: Session, folder: str, place: str) -> None:
-    """Junk's (Unsure's) new messages that textnb did not put there: learned as spam
-    (remembered there)."""
-    arrived = _arrived(s, folder)
-    if arrived is None:
+    """Junk's new messages that textnb did not put there: learned as spam, remembered
+    there; Unsure's: remembered there."""
+    try:
+        validity, uidnext = mailbox.select(s.client, folder, readonly=s.dry_run)
+    except s.client.Error:  # a dry run before textnb created it
         return
-    validity, uids, seen = arrived
+    row = s.state.folder(folder)
+    if row is None or row[0] != validity:  # recreated since this pass began
+        first_look(s, folder, place)
+        return
+    attempts = Attempts(s, folder, validity)
     learned = []
-    for messages in _identities(s, uids):
+    for batch, messages in attempts.fetch(mailbox.new_uids(s.client, row[1]), body=False):
         news = [m for m in messages if not _is(s.state.known(m.identity, m.size), place)]
         if place == UNSURE:  # nothing to learn: remembered, to learn as ham if taken out
-            with s.state.transaction():
-                for m in news:
-                    known = s.state.known(m.identity, m.size)
-                    s.state.remember(m.identity, m.size, known.digest if known else "", place,
-                                     known.learned if known else None)
-            continue
-        for m in _bodies(s, folder, [m.uid for m in news]):
-            known = s.state.known(m.identity, m.size, m.digest)
-            if not _is(known, place):
-                _learn(s, folder, m, SPAM, place, known)
-                learned.append(m.uid)
+            for m in news:
+                known = s.state.known(m.identity, m.size)
+                s.state.remember(m.identity, m.size, known.digest if known else "", place,
+                                 known.learned if known else None)
+        else:
+            for _, bodies in attempts.fetch([m.uid for m in news]):
+                for m in bodies:
+                    known = s.state.known(m.identity, m.size, m.digest)
+                    if not _is(known, place):
+                        _learn(s, folder, m, SPAM, place, known)
+                        learned.append(m.uid)
+        s.state.set_folder(folder, validity, max(row[1], *batch))
     if s.account.keywords and not s.dry_run:
         mailbox.set_keywords(s.client, learned, JUNK_KEYWORD, NOT_JUNK_KEYWORD)
-    s.state.set_folder(folder, validity, seen)
+    s.state.set_folder(folder, validity, max(row[1], uidnext - 1))
 
 
 def taken_out(s: Session, folder: str, messages: Iterable[Message]) -> set[int]:
@@ -91,8 +98,8 @@ def taken_out(s: Session, folder: str, messages: Iterable[Message]) -> set[int]:
 
 def _taken_out_elsewhere(s: Session) -> None:
     """Every other folder's new mail, looked for messages remembered in Junk or Unsure. A
-    folder not seen before (or recreated) starts past its messages: a renamed Junk is not a
-    thousand messages taken out of it."""
+    folder seen for the first time (or recreated) is looked through whole, as the user may
+    have made it for what they took out of Junk, unless this is the account's first run."""
     skip = {s.account.junk, s.account.unsure, *s.account.folders}
     for folder in mailbox.taken_out_candidates(s.client, skip):
         try:
@@ -100,58 +107,22 @@ def _taken_out_elsewhere(s: Session) -> None:
         except s.client.Error:  # gone since the listing
             continue
         row = s.state.folder(folder)
-        if row is None or row[0] != validity:
-            s.state.set_folder(folder, validity, uidnext - 1)
-            continue
-        if uidnext - 1 <= row[1]:
-            continue
-        if not s.state.any_placed():  # nothing can have been taken out: skip its mail
-            s.state.set_folder(folder, validity, uidnext - 1)
-            continue
-        mailbox.select(s.client, folder, readonly=s.dry_run)
-        uids = mailbox.new_uids(s.client, row[1])
-        for messages in _identities(s, uids):
-            placed = [m.uid for m in messages
-                      if _is(s.state.known(m.identity, m.size), JUNK, UNSURE)]
-            taken_out(s, folder, _bodies(s, folder, placed))
-        s.state.set_folder(folder, validity, max([uidnext - 1, *uids]))
-
-
-def _arrived(s: Session, folder: str) -> tuple[int, list[int], int] | None:
-    """(UIDVALIDITY, the UIDs past the last seen, the last UID now) of Junk or Unsure,
-    selected; None where it does not exist (a dry run before textnb created it)."""
-    try:
-        validity, uidnext = mailbox.select(s.client, folder, readonly=s.dry_run)
-    except s.client.Error:
-        return None
-    row = s.state.folder(folder)
-    if row is None or row[0] != validity:
-        first_look(s, folder, JUNK if folder == s.account.junk else UNSURE)
-        return None
-    uids = mailbox.new_uids(s.client, row[1])
-    return validity, uids, max([uidnext - 1, row[1], *uids])
+        seen = row[1] if row and row[0] == validity else uidnext - 1 if s.first_run else 0
+        if uidnext - 1 > seen and s.state.any_placed():  # else none can have been taken out
+            mailbox.select(s.client, folder, readonly=s.dry_run)
+            attempts = Attempts(s, folder, validity)
+            for batch, messages in attempts.fetch(mailbox.new_uids(s.client, seen),
+                                                  body=False):
+                placed = [m.uid for m in messages
+                          if _is(s.state.known(m.identity, m.size), JUNK, UNSURE)]
+                for _, bodies in attempts.fetch(placed):
+                    taken_out(s, folder, bodies)
+                s.state.set_folder(folder, validity, max(seen, *batch))
+        s.state.set_folder(folder, validity, max(uidnext - 1, seen))
 
 
 def _is(known: Known | None, *places: str) -> bool:
     return known is not None and known.place in places
-
-
-def _identities(s: Session, uids: list[int]):
-    """The selected folder's messages of ``uids``, identities only, a thousand at a time."""
-    for start in range(0, len(uids), IDENTITIES):
-        messages, _ = mailbox.fetch(s.client, uids[start:start + IDENTITIES], body=False)
-        yield [messages[uid] for uid in sorted(messages)]
-
-
-def _bodies(s: Session, folder: str, uids: list[int]) -> list[Message]:
-    """The selected folder's messages of ``uids`` with their bytes (those it still has)."""
-    found: list[Message] = []
-    for batch in mailbox.batches(mailbox.sizes(s.client, uids)):
-        messages, failed = mailbox.fetch(s.client, batch)
-        found += [messages[uid] for uid in sorted(messages)]
-        s.report.problems += [f"{folder} UID {uid}: cannot fetch it to learn from it: {why}"
-                              for uid, why in failed.items()]
-    return found
 
 
 def _learn(s: Session, folder: str, m: Message, role: str, place: str,

@@ -21,9 +21,11 @@ from .connection import ImapError
 if TYPE_CHECKING:
     from imapclient import IMAPClient
 
-# A fetch asks for at most this many messages and, by their sizes, this many bytes.
+# A fetch asks for at most this many messages and, by their sizes, this many bytes; for
+# identities only (a few hundred bytes each), this many messages.
 BATCH = 200
 BATCH_BYTES = 32 << 20
+IDENTITIES = 1000
 DELETED = b"\\Deleted"
 # RFC 5788's registry: the keywords mail clients set and read for junk and not junk.
 JUNK_KEYWORD, NOT_JUNK_KEYWORD = b"$Junk", b"$NotJunk"
@@ -129,14 +131,14 @@ def sizes(client: "IMAPClient", uids: Sequence[int]) -> dict[int, int]:
     return found
 
 
-def batches(sizes: dict[int, int]) -> Iterator[list[int]]:
-    """The UIDs in ascending order, in batches of at most BATCH messages and BATCH_BYTES
+def batches(sizes: dict[int, int], limit: int = BATCH) -> Iterator[list[int]]:
+    """The UIDs in ascending order, in batches of at most ``limit`` messages and BATCH_BYTES
     bytes fetched (a larger message alone)."""
     batch: list[int] = []
     total = 0
     for uid in sorted(sizes):
         size = min(sizes[uid], MAX_BYTES)
-        if batch and (len(batch) == BATCH or total + size > BATCH_BYTES):
+        if batch and (len(batch) == limit or total + size > BATCH_BYTES):
             yield batch
             batch, total = [], 0
         batch.append(uid)

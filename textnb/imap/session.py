@@ -55,7 +55,8 @@ class Report:
 @dataclass
 class Session:
     """A pass's tools: with ``dry_run``, folders are examined read-only, nothing is moved,
-    flagged or learned, and the state is a copy in memory."""
+    flagged or learned, and the state is a copy in memory; ``first_run``: the state knew no
+    folder of the account when the pass began."""
 
     client: "IMAPClient"
     account: Account
@@ -63,3 +64,4 @@ class Session:
     verdicts: Verdicts
     report: Report
     dry_run: bool = False
+    first_run: bool = False

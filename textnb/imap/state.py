@@ -191,6 +191,11 @@ class State:
         self.db.execute("DELETE FROM messages WHERE identity = ? AND size = ? AND digest = ?",
                         (identity, size, digest))
 
+    def displace(self, place: str) -> None:
+        """The messages remembered at ``place`` are not known to be there any more (the
+        folder was recreated): remembered elsewhere."""
+        self.db.execute("UPDATE messages SET place = ? WHERE place = ?", (OTHER, place))
+
     def any_placed(self) -> bool:
         """Whether any message is remembered in Junk or Unsure (else none can be moved out)."""
         return self.db.execute("SELECT 1 FROM messages WHERE place != ? LIMIT 1",
