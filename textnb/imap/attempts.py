@@ -34,33 +34,46 @@ class Attempts:
               body: bool = True) -> Iterator[tuple[list[int], list[Message]]]:
         """(a batch of ``uids``, the messages of it the folder still has, with their bytes if
         ``body``), in UID order: first alone, those a run did not finish with, then the
-        others (:func:`mailbox.batches`). A message tried MAX_TRIES times is reported and
-        left."""
+        others (:func:`mailbox.batches`, by the sizes fetched a thousand at a time, counted as
+        tried too: a message whose size the server cannot tell may drop the connection). A
+        message tried MAX_TRIES times is reported and left."""
         uids = sorted(set(uids))
-        state = self.s.state
         for uid in [uid for uid in uids if self.tries.get(uid, 0) >= MAX_TRIES]:
             self._report(uid, "it stopped every run that fetched it", last=True)
-            state.succeeded(self.folder, self.uidvalidity, [uid])
-        uids = [uid for uid in uids if self.tries.get(uid, 0) < MAX_TRIES]
-        sizes = mailbox.sizes(self.s.client, uids) if body else dict.fromkeys(uids, 0)
-        state.succeeded(self.folder, self.uidvalidity, set(uids) - sizes.keys())  # gone
-        suspects = [uid for uid in sorted(sizes) if self.tries.get(uid)]
-        rest = {uid: size for uid, size in sizes.items() if not self.tries.get(uid)}
-        limit = mailbox.BATCH if body else mailbox.IDENTITIES
-        for batch in [[uid] for uid in suspects] + list(mailbox.batches(rest, limit)):
-            new = [uid for uid in batch if uid not in self.counted]
-            with state.transaction():
-                for uid in new:
-                    state.failed(self.folder, self.uidvalidity, uid, self.tries.get(uid, 0) + 1)
-            self.counted.update(new)
-            found, refused = mailbox.fetch(self.s.client, batch, body)
-            absent = [uid for uid in batch if uid not in found and uid not in refused]
-            refused.update((uid, "the server sent nothing for it")
-                           for uid in mailbox.existing(self.s.client, absent))
-            for uid, why in refused.items():
-                self.fail(uid, why)
-            yield batch, [found[uid] for uid in sorted(found)]
-            self._settle(batch)
+            self.s.state.succeeded(self.folder, self.uidvalidity, [uid])
+        for uid in [uid for uid in uids if 0 < self.tries.get(uid, 0) < MAX_TRIES]:
+            yield from self._batch([uid], body)
+        fresh = [uid for uid in uids if not self.tries.get(uid)]
+        for start in range(0, len(fresh), mailbox.IDENTITIES):
+            part = fresh[start:start + mailbox.IDENTITIES]
+            if not body:
+                yield from self._batch(part, body)
+                continue
+            self._count(part)
+            sizes = mailbox.sizes(self.s.client, part)
+            self._settle([uid for uid in part if uid not in sizes])  # gone meanwhile
+            for batch in mailbox.batches(sizes):
+                yield from self._batch(batch, body)
+
+    def _batch(self, batch: list[int], body: bool) -> Iterator[tuple[list[int], list[Message]]]:
+        self._count(batch)
+        found, refused = mailbox.fetch(self.s.client, batch, body)
+        absent = [uid for uid in batch if uid not in found and uid not in refused]
+        refused.update((uid, "the server sent nothing for it")
+                       for uid in mailbox.existing(self.s.client, absent))
+        for uid, why in refused.items():
+            self.fail(uid, why)
+        yield batch, [found[uid] for uid in sorted(found)]
+        self._settle(batch)
+
+    def _count(self, uids: list[int]) -> None:
+        """Count these messages as tried once more in the state, once a run."""
+        new = [uid for uid in uids if uid not in self.counted]
+        with self.s.state.transaction():
+            for uid in new:
+                self.s.state.failed(self.folder, self.uidvalidity, uid,
+                                    self.tries.get(uid, 0) + 1)
+        self.counted.update(new)
 
     def fail(self, uid: int, why: str) -> None:
         """The caller could not use a message (or the server refused it): left where it is,

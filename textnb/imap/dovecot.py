@@ -42,6 +42,7 @@ ssl = yes
 ssl_cert = <{root}/cert.pem
 ssl_key = <{root}/key.pem
 auth_mechanisms = plain
+auth_failure_delay = 0
 disable_plaintext_auth = no
 postmaster_address = postmaster@localhost
 mail_location = maildir:~/Maildir
@@ -96,6 +97,26 @@ def missing(sieve: bool = False) -> str | None:
     if sieve and not (os.path.exists(SIEVE_PLUGIN) and os.path.exists(IMAPSIEVE_PLUGIN)):
         return "Pigeonhole is not installed (Debian package dovecot-sieve)"
     return None
+
+
+def _running(group: int) -> bool:
+    """Whether a process of the process group runs (zombies aside: they hold no port, and
+    the container's init may reap them seconds late)."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    if not os.path.isdir("/proc/self"):
+        return True
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                fields = file.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == group and fields[0] != b"Z":
+            return True
+    return False
 
 
 def free_port() -> int:
@@ -198,22 +219,15 @@ class Dovecot:
         self._wait_gone()
 
     def _wait_gone(self) -> None:
-        # The imap processes notice their master's end on their own; wait until the session
-        # is empty so that the next start binds the same ports and finds no stale lock.
+        # The imap processes notice their master's end on their own; wait until none of the
+        # session runs, so that the next start binds the same ports and finds no stale lock.
         if self.process is None:
             return
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(self.process.pid, 0)
-            except ProcessLookupError:
-                break
+        while _running(self.process.pid) and time.monotonic() < deadline:
             time.sleep(0.02)
-        else:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        if _running(self.process.pid):
+            os.killpg(self.process.pid, signal.SIGKILL)
         self.process = None
 
     def restart(self) -> "Dovecot":
