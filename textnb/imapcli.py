@@ -186,7 +186,8 @@ def filter_(config_file, folders, junk, unsure, keywords, learn, filter_all, dry
             report = one_pass(client)
             if watch:
                 watch_mail(client, lambda: connect(account, secret), one_pass, account,
-                           lambda text: click.echo(f"{_now()} textnb imap: {text}", err=True))
+                           lambda text: click.echo(f"{_now()} textnb imap: {text}", err=True),
+                           seen=lambda: (state.folder(account.folders[0]) or (0, 0))[1])
         finally:
             _logout(client)
     return FAILURE if report.problems else OK
