@@ -5,6 +5,7 @@ really holds, read from the server's Maildir."""
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -43,8 +44,9 @@ def tagged(raw: bytes, tag: str) -> bytes:
 
 
 def digest(raw: bytes) -> str:
-    """A message's digest, its line ends as Dovecot stores them (LF)."""
-    return hashlib.sha256(raw.replace(b"\r\n", b"\n")).hexdigest()
+    """A message's digest, its line ends as Dovecot stores them: LF (CRs before an LF go: the
+    delivery writes a CRLF as LF, a CR CR LF as CR LF, and IMAP gives CRLF)."""
+    return hashlib.sha256(re.sub(rb"\r+\n", b"\n", raw)).hexdigest()
 
 
 def where(server: Dovecot) -> dict[str, Counter]:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from textnb import load_model
 from textnb.cli import main
 from textnb.serve import learn
-from imapfixtures import (account, assert_each_once, corpus, digest, imap, model, needs_dovecot,  # noqa: F401
+from imapfixtures import (assert_each_once, corpus, digest, imap, model, needs_dovecot,  # noqa: F401
                           server, statuses, tagged, trained, where)
 
 pytestmark = needs_dovecot

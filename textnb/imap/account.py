@@ -131,6 +131,9 @@ def account(options: dict[str, Any], config: dict[str, Any]) -> Account:
     known = {f.name for f in fields(Account)}
     merged = {**config, **{k: v for k, v in options.items() if v is not None and v != ()}}
     merged = {k: v for k, v in merged.items() if k in known}
+    for key in ("password_file", "ca_file", "model"):  # "~/..." in the file, as in a shell
+        if merged.get(key):
+            merged[key] = os.path.expanduser(merged[key])
     for key in ("host", "user"):
         if not merged.get(key):
             raise ConfigError(f"no IMAP {key}: give --{key}, or {key} in {config_path()}")

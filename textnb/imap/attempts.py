@@ -34,8 +34,8 @@ class Attempts:
               body: bool = True) -> Iterator[tuple[list[int], list[Message]]]:
         """(a batch of ``uids``, the messages of it the folder still has, with their bytes if
         ``body``), in UID order: first alone, those a run did not finish with, then the
-        others (:func:`mailbox.batches`, by the sizes fetched a thousand at a time, counted as
-        tried too: a message whose size the server cannot tell may drop the connection). A
+        others (:func:`mailbox.batches`, the large ones found a thousand at a time, counted as
+        tried then: a message whose size the server cannot tell may drop the connection). A
         message tried MAX_TRIES times is reported and left."""
         uids = sorted(set(uids))
         for uid in [uid for uid in uids if self.tries.get(uid, 0) >= MAX_TRIES]:
@@ -50,9 +50,8 @@ class Attempts:
                 yield from self._batch(part, body)
                 continue
             self._count(part)
-            sizes = mailbox.sizes(self.s.client, part)
-            self._settle([uid for uid in part if uid not in sizes])  # gone meanwhile
-            for batch in mailbox.batches(sizes):
+            large = mailbox.large(self.s.client, part)
+            for batch in mailbox.batches(part, large):
                 yield from self._batch(batch, body)
 
     def _batch(self, batch: list[int], body: bool) -> Iterator[tuple[list[int], list[Message]]]:

@@ -34,8 +34,8 @@ def first_look(s: Session, folder: str, place: str) -> None:
     attempts = Attempts(s, folder, validity)
     for _, messages in attempts.fetch(mailbox.new_uids(s.client, 0), body=False):
         with s.state.transaction():
-            for m in messages:
-                if s.state.known(m.identity, m.size) is None:
+            for m in messages:  # one without a Message-ID is not recognisable by its size
+                if m.identity and s.state.known(m.identity, m.size) is None:
                     s.state.remember(m.identity, m.size, "", place)
     s.state.set_folder(folder, validity, uidnext - 1)
 
@@ -63,19 +63,20 @@ def _moved_into(s: Session, folder: str, place: str) -> None:
     attempts = Attempts(s, folder, validity)
     learned = []
     for batch, messages in attempts.fetch(mailbox.new_uids(s.client, row[1]), body=False):
-        news = [m for m in messages if not _is(s.state.known(m.identity, m.size), place)]
-        if place == UNSURE:  # nothing to learn: remembered, to learn as ham if taken out
-            for m in news:
-                known = s.state.known(m.identity, m.size)
-                s.state.remember(m.identity, m.size, known.digest if known else "", place,
-                                 known.learned if known else None)
-        else:
-            for _, bodies in attempts.fetch([m.uid for m in news]):
-                for m in bodies:
-                    known = s.state.known(m.identity, m.size, m.digest)
-                    if not _is(known, place):
-                        _learn(s, folder, m, SPAM, place, known)
-                        learned.append(m.uid)
+        # Put there by textnb, or known there; without a Message-ID, the bytes tell.
+        news = [m.uid for m in messages
+                if not (m.identity and _is(s.state.known(m.identity, m.size), place))]
+        for _, bodies in attempts.fetch(news):
+            for m in bodies:
+                known = s.state.known(m.identity, m.size, m.digest)
+                if _is(known, place):
+                    continue
+                if place == JUNK:
+                    _learn(s, folder, m, SPAM, place, known)
+                    learned.append(m.uid)
+                else:  # into Unsure: nothing to learn; remembered, as ham if taken out
+                    s.state.remember(m.identity, m.size, m.digest, place,
+                                     known.learned if known else None)
         s.state.set_folder(folder, validity, max(row[1], *batch))
     if s.account.keywords and not s.dry_run:
         mailbox.set_keywords(s.client, learned, JUNK_KEYWORD, NOT_JUNK_KEYWORD)

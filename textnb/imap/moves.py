@@ -116,7 +116,7 @@ def _copies(client: "IMAPClient", target: str, moves: list[Move]) -> Counter:
     found = mailbox.sizes(client, mailbox.new_uids(client, since - 1))
     candidates = {uid: size for uid, size in found.items() if size in sizes}
     copies: Counter = Counter()
-    for batch in mailbox.batches(candidates):
+    for batch in mailbox.batches(candidates, mailbox.large(client, list(candidates))):
         messages, _ = mailbox.fetch(client, batch)
         copies.update((target, m.digest) for m in messages.values())
     return copies

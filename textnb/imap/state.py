@@ -5,9 +5,9 @@
 * ``moves``: the moves in flight, written before the server is asked to move and removed
   when it has: a run killed at any point leaves the next one what to finish (:mod:`.moves`).
 * ``messages``: the messages textnb put into (or found in) Junk and Unsure, and those it
-  learned from, by identity (Message-ID, else arrival time, and size: what a move keeps)
-  and a digest of their bytes, so that a message moved out again is recognised and each is
-  learned once.
+  learned from, by identity (Message-ID and size: what a move keeps) and a digest of their
+  bytes (which alone recognises a message without a Message-ID), so that a message moved out
+  again is recognised and each is learned once.
 * ``failures``: messages that could not be fetched or classified, tried again next run.
 
 Each change is one SQLite transaction, so the file is consistent wherever a run is killed.

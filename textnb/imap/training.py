@@ -28,7 +28,8 @@ def download(client: "IMAPClient", sources: Sequence[tuple[str, str]], directory
         target = directory / label / f"{i:03d} {_SAFE.sub('_', folder)}"
         target.mkdir(parents=True)
         n = 0
-        for batch in mailbox.batches(mailbox.sizes(client, mailbox.new_uids(client, 0))):
+        uids = mailbox.new_uids(client, 0)
+        for batch in mailbox.batches(uids, mailbox.large(client, uids)):
             messages, failed = mailbox.fetch(client, batch)
             for uid, message in messages.items():
                 (target / f"{uid:010d}.eml").write_bytes(message.raw)
