@@ -18,7 +18,7 @@ import pytest
 
 from textnb.imap.dovecot import LDA, Dovecot, free_port, missing
 from textnb.serve import learn
-from imapfixtures import corpus, digest, model, tagged, trained, where  # noqa: F401
+from imapfixtures import corpus, digest, tagged, trained, where  # noqa: F401
 
 CONTRIB = Path(__file__).resolve().parent.parent / "contrib" / "sieve"
 SPAMC = shutil.which("spamc")
@@ -73,19 +73,24 @@ def install(directory: Path, model: Path, port: int) -> str:
 
 
 @pytest.fixture
-def setup(model, tmp_path):
-    """(Dovecot with contrib/sieve, its programs' directory, textnb serve's TCP port)."""
+def setup(trained):
+    """(Dovecot with contrib/sieve, its programs' directory, textnb serve's TCP port, the
+    model), all in a directory the mail user (nobody, under root) may pass through: a
+    tmp_path is closed to it."""
     port = free_port()
-    model.parent.chmod(0o755)  # the mail user (nobody, under root) reads it
+    root = Path(tempfile.mkdtemp(prefix="textnb-sieve-"))
+    root.chmod(0o711)
+    model = root / "model" / "spam.model"
+    model.parent.mkdir(mode=0o755)
+    shutil.copy(trained, model)
     model.chmod(0o644)
-    root = Path(tempfile.mkdtemp(prefix="textnb-sieve-"))  # a tmp_path is closed to nobody
     programs = root / "sieve"
     server = Dovecot(root, extra=install(programs, model, port))
     for script in programs.glob("*.sieve"):  # as the README says: compiled once, by root
         subprocess.run(["sievec", "-c", str(server.config), str(script)], check=True,
                        capture_output=True)
     server.start()
-    yield server, programs, port
+    yield server, programs, port, model
     server.kill()
     shutil.rmtree(root, ignore_errors=True)
 
@@ -121,8 +126,8 @@ def deliver(server: Dovecot, raw: bytes) -> None:
 
 @pytest.mark.parametrize("program", ["textnb-filter", pytest.param("textnb-spamc",
                                                                     marks=needs_spamc)])
-def test_delivery_files_mail_by_textnbs_verdict(setup, model, tmp_path, program):
-    server, programs, port = setup
+def test_delivery_files_mail_by_textnbs_verdict(setup, tmp_path, program):
+    server, programs, port, model = setup
     if program == "textnb-filter":
         if reason := mail_user_runs_textnb():
             pytest.skip(reason)
@@ -149,8 +154,8 @@ def test_delivery_files_mail_by_textnbs_verdict(setup, model, tmp_path, program)
 
 
 @needs_spamc
-def test_imapsieve_teaches_textnb_serve_a_move_into_junk_within_a_second(setup, model, tmp_path):
-    server, _, port = setup
+def test_imapsieve_teaches_textnb_serve_a_move_into_junk_within_a_second(setup, tmp_path):
+    server, _, port, model = setup
     spam = corpus("spam")[60] + b"\nA line no trained message has: zyxwvut-sieve.\n"
     server.deliver([spam])  # straight into INBOX, as if textnb had let it through
     daemon = Serve(model, port, tmp_path)

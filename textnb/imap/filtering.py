@@ -6,8 +6,7 @@ A folder's new mail is the UIDs past the last one looked at, for its UIDVALIDITY
 seen for the first time, or whose UIDVALIDITY changed (it was recreated, or renamed and
 another made under its name), starts past the mail it holds, unless ``filter_all``. Each
 batch is fetched (a message's first megabyte), classified, its moves written to the state,
-made, and then the moves and the folder's progress are recorded in one transaction
-(:mod:`.moves`). A message that cannot be fetched or classified stays where it is, is
+made, taken off the state, and the folder's progress recorded (:mod:`.moves`). A message that cannot be fetched or classified stays where it is, is
 reported, and is tried again on the next runs, three times in all (:mod:`.attempts`).
 """
 
@@ -102,5 +101,5 @@ def _file(s: Session, folder: str, validity: int, messages: list[Message],
                              JUNK_KEYWORD, NOT_JUNK_KEYWORD)
         mailbox.set_keywords(s.client, [m.uid for m, st in decided if st == "ham"],
                              NOT_JUNK_KEYWORD, JUNK_KEYWORD)
-    moves.move(s.client, s.state, planned)
+    moves.move(s.client, planned)
     s.state.done(planned)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from imapclient import IMAPClient
 
 
-def move(client: "IMAPClient", state: State, moves: Sequence[Move]) -> None:
+def move(client: "IMAPClient", moves: Sequence[Move]) -> None:
     """Make the moves (written to the state already) of the selected folder, a target at a
     time."""
     by_target: dict[str, list[int]] = defaultdict(list)
@@ -93,7 +93,7 @@ def resume(client: "IMAPClient", state: State, report: Report, dry_run: bool) ->
             mailbox.expunge(client, doubled)
             for target in {m.target for m in redo}:
                 mailbox.ensure(client, target)
-            move(client, state, redo)
+            move(client, redo)
         with state.transaction():
             for m in lost:
                 state.forget(m.identity, m.size, m.digest)
