@@ -280,7 +280,7 @@ def test_runs_killed_at_random_points(server, model):
         if server.process is None:
             server.start()
         finish = imap(server, model, "filter", "-q")
-        assert finish.exit_code == 0, finish.output
+        assert finish.exit_code == 0, finish.output + server.log()[-3000:]
         assert_filed(server, model, everything)
         trial += 1
     assert killed == 20, f"only {killed} of {trial} runs were still at work when killed"

@@ -70,7 +70,8 @@ def imap() -> None:
     """
 
 
-@imap.command("train", context_settings={"ignore_unknown_options": True})
+@imap.command("train", context_settings={"ignore_unknown_options": True},
+              short_help="Train a model on IMAP folders of spam and of good mail.")
 @_account_options
 @click.option("--spam", "spam_folders", multiple=True, required=True, metavar="FOLDER",
               help="A folder of spam (repeatable).")
@@ -125,7 +126,7 @@ def train(ctx: click.Context, config_file, spam_folders, ham_folders, quiet, tra
             return train_files.invoke(training)
 
 
-@imap.command("filter")
+@imap.command("filter", short_help="File new mail into Junk and Unsure; learn from moves.")
 @_account_options
 @click.option("--folder", "folders", multiple=True, metavar="FOLDER",
               help="A folder whose new mail is filtered (repeatable; default INBOX).")

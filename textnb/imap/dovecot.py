@@ -209,7 +209,12 @@ class Dovecot:
         self._wait_gone()
 
     def kill(self) -> None:
-        """Kill every process of the server at once (SIGKILL), as a crash would."""
+        """Kill every process of the server at once (SIGKILL), as a crash would.
+
+        A crash leaves Dovecot's dot-locks behind (dovecot-uidlist.lock of a folder being
+        changed), which a restarted Dovecot waits for until they are two minutes old: a
+        client's commands meanwhile time out. They are removed here, so that the tests need
+        not wait; textnb's next run after such a wait is what the tests check."""
         if self.process is not None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -217,6 +222,8 @@ class Dovecot:
                 pass
             self.process.wait()
         self._wait_gone()
+        for lock in (self.home / "Maildir").rglob("*.lock"):
+            lock.unlink(missing_ok=True)
 
     def _wait_gone(self) -> None:
         # The imap processes notice their master's end on their own; wait until none of the
