@@ -1464,3 +1464,5 @@ for _command in (dump, load, merge, explain):
 main.add_command(serve)
 from .clustercli import cluster, em_setup  # noqa: E402 — EM commands of their own module
 main.add_command(cluster)
+from .imapcli import imap  # noqa: E402 — textnb imap, commands of their own module
+main.add_command(imap)
