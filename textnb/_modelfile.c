@@ -1,8 +1,8 @@
-/* The passes of textnb.modelfile's plain reader (the mail filter's) over a whole model file
- * that Python makes slow: that its terms are UTF-8 lines in strictly ascending order, and
- * where each ends; that its counts' rows are in order (count_indptr non-decreasing from 0 to
- * the number of counts, each row's class numbers ascending and below the number of classes);
- * and the weight of the documents learned in each class.
+/* The two passes of textnb.modelfile's plain reader (the mail filter's) over a whole model
+ * file that Python makes slow: that its terms are UTF-8 lines in strictly ascending order,
+ * and where each ends; and that its counts' rows are in order (count_indptr non-decreasing
+ * from 0 to the number of counts, each row's class numbers ascending and below the number of
+ * classes).
  *
  * The Python code in textnb/modelfile.py is the definition, and the fallback where this
  * module is not built; the numpy reader checks the same predicates. tests/test_modelfile.py
@@ -106,26 +106,19 @@ unsigned_item(const Py_buffer *b, Py_ssize_t i)
     }
 }
 
-/* Get an array of unsigned integers (or of signed ones, if ``types`` names them too). */
 static int
-integer_array(PyObject *object, Py_buffer *b, const char *name, const char *types)
+unsigned_array(PyObject *object, Py_buffer *b, const char *name)
 {
     if (PyObject_GetBuffer(object, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
         return 0;
     char type = b->format[strlen(b->format) - 1];
-    if (b->ndim > 1 || !strchr(types, type) ||
+    if (b->ndim > 1 || !strchr("BHILQ", type) ||
             !(b->itemsize == 1 || b->itemsize == 2 || b->itemsize == 4 || b->itemsize == 8)) {
-        PyErr_Format(PyExc_ValueError, "%s must be an array of integers", name);
+        PyErr_Format(PyExc_ValueError, "%s must be an array of unsigned integers", name);
         PyBuffer_Release(b);
         return 0;
     }
     return 1;
-}
-
-static int
-unsigned_array(PyObject *object, Py_buffer *b, const char *name)
-{
-    return integer_array(object, b, name, "BHILQ");
 }
 
 /* rows(indptr, classes, n_classes) -> None, "indptr" or "rows": what is wrong with a CSR
@@ -172,57 +165,6 @@ rows(PyObject *self, PyObject *args)
     return PyUnicode_FromString(problem);
 }
 
-/* class_sums(classes, weights, n_classes) -> bytes: per class (native float64s), the sum of the
- * weights (float64; None: 1 each) of the entries of that class, added in their order from
- * 0.0, as numpy.bincount adds them; classes integers below n_classes. */
-static PyObject *
-class_sums(PyObject *self, PyObject *args)
-{
-    PyObject *classes_object, *weights_object;
-    Py_ssize_t n_classes;
-    Py_buffer c, w;
-    if (!PyArg_ParseTuple(args, "OOn:class_sums", &classes_object, &weights_object, &n_classes))
-        return NULL;
-    /* int64 in formats 1 and 2, read as unsigned: a negative number is out of range. */
-    if (!integer_array(classes_object, &c, "classes", "BHILQqlb"))
-        return NULL;
-    Py_ssize_t n = c.len / c.itemsize, weighted = weights_object != Py_None;
-    if (weighted) {
-        if (PyObject_GetBuffer(weights_object, &w, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-            PyBuffer_Release(&c);
-            return NULL;
-        }
-        if (w.itemsize != 8 || w.format[strlen(w.format) - 1] != 'd' || w.len / 8 != n) {
-            PyErr_SetString(PyExc_ValueError, "weights must be float64, one an entry");
-            PyBuffer_Release(&w);
-            PyBuffer_Release(&c);
-            return NULL;
-        }
-    }
-    PyObject *result = n_classes < 0 ? NULL
-        : PyBytes_FromStringAndSize(NULL, n_classes * (Py_ssize_t)sizeof(double));
-    if (result != NULL) {
-        double *sums = (double *)PyBytes_AS_STRING(result);
-        for (Py_ssize_t k = 0; k < n_classes; k++)
-            sums[k] = 0.0;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            uint64_t k = unsigned_item(&c, i);
-            if (k >= (uint64_t)n_classes) {
-                PyErr_SetString(PyExc_ValueError, "a class number out of range");
-                Py_CLEAR(result);
-                break;
-            }
-            sums[k] += weighted ? ((const double *)w.buf)[i] : 1.0;
-        }
-    }
-    else if (n_classes < 0)
-        PyErr_SetString(PyExc_ValueError, "n_classes must be >= 0");
-    if (weighted)
-        PyBuffer_Release(&w);
-    PyBuffer_Release(&c);
-    return result;
-}
-
 static PyMethodDef methods[] = {
     {"sorted_lines", sorted_lines, METH_VARARGS,
      "sorted_lines(data) -> bytes or None: where each line of data ends (native uint64s: the "
@@ -230,9 +172,6 @@ static PyMethodDef methods[] = {
     {"rows", rows, METH_VARARGS,
      "rows(indptr, classes, n_classes) -> None, 'indptr' or 'rows': whether indptr runs from "
      "0 to len(classes) without decreasing and each row's classes ascend below n_classes."},
-    {"class_sums", class_sums, METH_VARARGS,
-     "class_sums(classes, weights, n_classes) -> bytes: per class, the sum of its entries' "
-     "weights (1 each for None), in their order from 0.0, as numpy.bincount adds them."},
     {NULL, NULL, 0, NULL},
 };
 

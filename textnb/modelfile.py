@@ -447,7 +447,7 @@ RULES = {
                   f"-2**{SCORE_BITS} to -0.5"),
     "classes": "class numbers must be from 0 to the number of classes - 1",
     "learned": ("class numbers must be from 0 to the number of classes - 1, and the documents "
-                "learned in a class weigh no more than its count"),
+                "learned weigh no more than the classes count"),
     "sorted lines": "the terms must be UTF-8 lines in sorted order, each once",
     "distinct lines": "the terms must be UTF-8 lines, each once",
     "columns": "the hashed columns must increase, from 0 to 2**hash_bits - 1",
@@ -772,7 +772,7 @@ def _sizes(name: str, meta: dict, members: dict[str, Member], arrays: dict[str, 
             if not spec.optional and spec.hashed in (None, hashed):
                 raise corrupt(f"no {member}.npy")
         elif spec.hashed not in (None, hashed):
-            raise corrupt(f"{member}.npy in a model {'without' if hashed else 'with'} "
+            raise corrupt(f"{member}.npy in a model {'with' if hashed else 'without'} "
                           f"a hashed vocabulary")
         elif arrays[member].descr[1:] not in spec.types:
             raise corrupt(f"{member} holds {arrays[member].descr}, not "
@@ -807,6 +807,8 @@ def _sizes(name: str, meta: dict, members: dict[str, Member], arrays: dict[str, 
                      for d in members[member].shape)
         if array.shape != want:
             raise corrupt(f"{member} of shape {array.shape}, expected {want}")
+        if array.fortran and len(want) < 2:  # numpy writes 1-d arrays in C order
+            raise corrupt(f"{member} in Fortran order")
     return sizes
 
 
@@ -854,16 +856,19 @@ def _np_learned(model: ModelFile, arrays: dict, name: str, np: Any) -> Any:
     classes = arrays[name]
     if classes.size and not 0 <= int(classes.min()) <= int(classes.max()) < model.sizes["C"]:
         raise model.corrupt(f"{name}: {RULES['learned']}")
-    sums = np.bincount(classes.astype(np.intp), weights=arrays.get("digest_weights"),
-                       minlength=model.sizes["C"])
-    if not (sums <= _learned_bound(arrays["class_count"])).all():
+    weights = arrays.get("digest_weights")
+    if not _learned_fits(classes.size if weights is None else math.fsum(weights.tolist()),
+                         arrays["class_count"].tolist()):
         raise model.corrupt(f"{name}: {RULES['learned']}")
     return classes
 
 
-def _learned_bound(class_count: Any) -> Any:
-    """What the documents learned in each class may weigh: its count, and float residue."""
-    return class_count * (1 + 2.0 ** -30) + 2.0 ** -30
+def _learned_fits(learned: float, class_count: list[float]) -> bool:
+    """Whether the documents learned (their weights' sum) weigh no more than the classes count
+    in all, to float residue: the counts hold every document ``unlearn`` may take out of them
+    (a class may count less than its documents' weight: EM's soft classes share a document).
+    Exact sums (math.fsum), so that both readers decide alike."""
+    return learned <= math.fsum(class_count) * (1 + 2.0 ** -30) + 2.0 ** -30
 
 
 def _np_lines(model: ModelFile, arrays: dict, name: str, np: Any, ordered: bool = True) -> list:
@@ -1035,16 +1040,9 @@ def _plain_classes(model: ModelFile, name: str, rule: str = "classes") -> Any:
 
 def _plain_learned(model: ModelFile, name: str) -> Any:
     classes = _plain_classes(model, name, "learned")
-    weights = plain_array(model.raw["digest_weights"]) if "digest_weights" in model.raw else None
-    n_classes = model.sizes["C"]
-    if _fast is not None:
-        sums = memoryview(_fast.class_sums(classes, weights, n_classes)).cast("d")
-    else:
-        sums = [0.0] * n_classes
-        for c, w in zip(classes, weights if weights is not None else [1.0] * len(classes)):
-            sums[c] += w
-    counts = plain_array(model.raw["class_count"])
-    if not all(s <= _learned_bound(n) for s, n in zip(sums, counts)):
+    weights = model.raw.get("digest_weights")
+    if not _learned_fits(len(classes) if weights is None else math.fsum(plain_array(weights)),
+                         list(plain_array(model.raw["class_count"]))):
         raise model.corrupt(f"{name}: {RULES['learned']}")
     return classes
 
