@@ -33,6 +33,16 @@ Run::
     python scripts/bench_modelfile.py --newsgroups DIR --spamassassin DIR
     python scripts/bench_modelfile.py --model-20ng M1 --model-spam M2    # models trained before
 
+``--compare PYTHON`` also times the mail filter of another install of textnb (the textnb
+console script beside PYTHON, e.g. the commit before a change, installed in its own virtual
+environment) against this one's, on the SpamAssassin model in format 3, in one run: a
+``textnb filter`` process per message (``--processes``, default 20, after one untimed), the
+two taking turns, and each one's own cost of reading the model and scoring a message
+(``Scorer(path).log_proba``, in a process of its own, median of the ``--messages``), as
+scripts/bench_filter.py measures them::
+
+    python scripts/bench_modelfile.py --model-20ng M1 --model-spam M2 --compare ../ref/.venv/bin/python
+
 ``--newsgroups`` holds 20news-bydate-train/ and 20news-bydate-test/; ``--spamassassin`` holds
 easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/. Missing ones are unpacked from the archives in
 ../shared/corpora into a temporary directory. Training takes about a minute on 2 cores.
@@ -211,6 +221,59 @@ def run_one(title: str, model: Path, test_paths: list[str], args, scratch: Path,
                   deflated(files["format 3"]))
 
 
+STAGES = """
+import statistics, sys, time
+from pathlib import Path
+from textnb.documents import read_bytes
+from textnb.scorer import Scorer
+model, paths = sys.argv[1], sys.argv[2:]
+documents = [read_bytes(Path(p).read_bytes(), p) for p in paths]
+Scorer(model).log_proba("warm up")
+times = []
+for d in documents * 3:
+    start = time.perf_counter()
+    Scorer(model).log_proba(d.text, d.fields)
+    times.append(time.perf_counter() - start)
+print(statistics.median(times))
+"""
+
+
+def compare_filters(model: Path, paths: list[str], processes: int, pythons: dict[str, str]
+                    ) -> str:
+    """``textnb filter`` of each install, a process per message, taking turns; and each
+    install's in-process cost of reading the model and scoring a message."""
+    raws = [Path(p).read_bytes() for p in paths[:processes]]
+    times: dict[str, list[float]] = {name: [] for name in pythons}
+    for i, raw in enumerate(raws[:1] + raws):             # the first run warms up
+        for name in list(pythons)[::1 if i % 2 == 0 else -1]:
+            script = Path(pythons[name]).with_name("textnb")
+            start = time.perf_counter()
+            done = subprocess.run([str(script), "filter", "-m", str(model)], input=raw,
+                                  capture_output=True)
+            if done.returncode != 0 or done.stderr or b"X-TextNB-Status: " not in done.stdout:
+                raise BenchError(f"{name}'s textnb filter failed: {done.stderr.decode()[-300:]}")
+            if i:
+                times[name].append(time.perf_counter() - start)
+    stages = {}
+    for name, python in pythons.items():
+        done = subprocess.run([python, "-c", STAGES, str(model), *paths], capture_output=True,
+                              text=True, cwd=tempfile.gettempdir())
+        if done.returncode != 0:
+            raise BenchError(f"{name}'s scorer failed: {done.stderr[-300:]}")
+        stages[name] = float(done.stdout.split()[-1])
+    ms = lambda seconds: f"{seconds * 1e3:.1f}"  # noqa: E731
+    rows = [[name, ms(statistics.median(t)), ms(float(np.percentile(t, 90))),
+             ms(stages[name])] for name, t in times.items()]
+    (first, a), (second, b) = times.items()
+    rows.append([f"{second} / {first}", f"{statistics.median(b) / statistics.median(a):.3f}x",
+                 f"{np.percentile(b, 90) / np.percentile(a, 90):.3f}x",
+                 f"{stages[second] / stages[first]:.3f}x"])
+    return (f"textnb filter, {model.name} ({model.stat().st_size / 1e6:.2f} MB), {len(raws)} "
+            f"messages, a process each, the installs taking turns\n"
+            + table(["install", "filter process ms (median)", "(p90)",
+                     "reading the model + scoring ms (median)"], rows))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--newsgroups", type=Path,
@@ -222,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--processes", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--compare", metavar="PYTHON",
+                        help="also time the textnb filter of the install of this Python")
     args = parser.parse_args(argv)
     try:
         with tempfile.TemporaryDirectory(prefix="bench_modelfile.") as tmp:
@@ -248,6 +313,12 @@ def main(argv: list[str] | None = None) -> int:
             print(run_one("20 Newsgroups (default settings)", ng_model, ng_test, args, scratch))
             print(run_one("SpamAssassin (textnb train --spam-class spam)", spam_model, paths,
                           args, scratch, processes=args.processes))
+            if args.compare:
+                chosen = np.random.default_rng(args.seed).choice(
+                    len(paths), size=min(args.messages, len(paths)), replace=False)
+                v3 = scratch / f"{spam_model.stem}.v3.model"
+                print(compare_filters(v3, [paths[i] for i in chosen], args.processes,
+                                      {"reference": args.compare, "this": sys.executable}))
     except BenchError as error:
         print(f"Error: {error}", file=sys.stderr)
         return 1

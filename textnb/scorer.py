@@ -29,7 +29,6 @@ import math
 import os
 from collections import Counter
 
-from .errors import ModelFileError
 from .modelfile import TEXT_CLASSIFIER, read
 from .tokens import Tokenizer
 
@@ -60,7 +59,7 @@ class Scorer:
         self._binary = params["model"] == "bernoulli" or params["tf"] == "binary"
         self._log_tf = params["tf"] == "log" and not self._binary
         self._l2 = params["norm"] == "l2" and params["model"] != "bernoulli"
-        self._terms, self._ends = values["terms"]
+        self._terms, self._start, self._ends = values["terms"]
         self._class_count = list(values["class_count"])
         self.bias = list(values["score_bias"])
         if model.version == 2:
@@ -137,27 +136,26 @@ class Scorer:
         for value, row in zip(values, self._rows([k for k, _ in counts])):
             for c in range(n_classes):
                 sums[c] += value * row[c]
+        # Finite: a file's counts, weights and constants are bounded (textnb.modelfile).
         jll = [s + b for s, b in zip(sums, self.bias)]
-        if not all(map(math.isfinite, jll)):
-            raise ModelFileError(f"model file '{self.path}' is corrupt "
-                                 f"(its weights give scores that are not finite numbers)")
         top = max(jll)
         norm = top + math.log(sum(math.exp(j - top) for j in jll))
         return [j - norm for j in jll]
 
     def _counts(self, tokens: list[str]) -> dict[int, int]:
         """Column → count of the tokens that are vocabulary terms (Mitchell's positions)."""
-        blob, ends, found = self._terms, self._ends, {}
+        blob, start, ends, found = self._terms, self._start, self._ends, {}
         for token, n in Counter(tokens).items():
             key = token.encode("utf-8", "surrogatepass")
             lo, hi = 0, len(ends)
             while lo < hi:  # bisect_left over the terms, each a slice of the blob
                 mid = (lo + hi) // 2
-                if blob[ends[mid - 1] if mid else 0:ends[mid] - 1] < key:
+                if blob[start + (ends[mid - 1] if mid else 0):start + ends[mid] - 1] < key:
                     lo = mid + 1
                 else:
                     hi = mid
-            if lo < len(ends) and blob[ends[lo - 1] if lo else 0:ends[lo] - 1] == key:
+            if lo < len(ends) and blob[start + (ends[lo - 1] if lo else 0):
+                                       start + ends[lo] - 1] == key:
                 found[lo] = n
         return found
 
