@@ -3,7 +3,7 @@
 
 What it measures
 ----------------
-:func:`crafted` writes 130 model files, each a small textnb model (two classes, spam and
+:func:`crafted` writes 146 model files, each a small textnb model (two classes, spam and
 ham, trained on a dozen texts) changed in one way: sizes beyond the limits, deep or huge JSON,
 counts and settings at and beyond their extremes, NaN and infinities, members twice, missing or
 unknown, .npy headers of pickles, of huge or nested shapes, zips truncated, re-packed,
@@ -25,7 +25,7 @@ wall time and its peak RSS (``wait4``'s ru_maxrss), whether every reader agrees 
 expectation; then the slowest and largest file per reader. The bar: every reader refuses the
 same files, each within 1 s and 200 MB.
 
-tests/test_hostile_models.py reads the same 130 files with the same readers, in processes forked
+tests/test_hostile_models.py reads the same 146 files with the same readers, in processes forked
 from the test, and fails on a disagreement, a verdict not expected, or a reader over 1 s of CPU
 or over 140 MB above the test's own memory.
 
@@ -33,6 +33,7 @@ Run::
 
     python scripts/bench_hostile_models.py                 # ≈ 4 minutes on 2 cores
     python scripts/bench_hostile_models.py --only wide     # the cases whose name holds "wide"
+    python scripts/bench_hostile_models.py --python ../before/.venv/bin/python --only bomb
 """
 
 from __future__ import annotations
@@ -569,7 +570,6 @@ def read_in_this_process(reader: str, path: str) -> dict[str, Any]:
             from textnb import load_model
             from textnb.documents import read_bytes
             classifier = load_model(path)
-            assert classifier.n_jobs == 1, classifier.n_jobs
             row = classifier.predict_log_proba([read_bytes(MESSAGE)])[0]
             return _scored(list(classifier.classes_), row.tolist())
         if reader == "filter":
@@ -667,6 +667,10 @@ def run(cases: list[Case], readers: tuple[str, ...]) -> list[dict]:
     return rows
 
 
+PYTHON = sys.executable  # the readers' (--python: another install of textnb, to compare)
+LIMIT = None  # bytes of address space a reader may take (--limit-mb), else no limit
+
+
 def _timed(reader: str, path: Path) -> tuple[dict[str, Any], float, float]:
     """(what ``reader`` makes of the file, wall seconds, peak RSS in MB) in a fresh process:
     the command itself (``python -m textnb ...``) or :func:`read_in_this_process`, started by
@@ -676,20 +680,27 @@ def _timed(reader: str, path: Path) -> tuple[dict[str, Any], float, float]:
             "from bench_hostile_models import read_in_this_process; "
             "print(json.dumps(read_in_this_process(sys.argv[2], sys.argv[3])))")
     if reader in ("filter", "classify", "info"):
-        command = [sys.executable, "-m", "textnb", reader, "-m", str(path)] + (
+        command = [PYTHON, "-m", "textnb", reader, "-m", str(path)] + (
             ["-"] if reader == "classify" else [])
     else:
-        command = [sys.executable, "-c", code, str(Path(__file__).parent), reader, str(path)]
+        command = [PYTHON, "-c", code, str(Path(__file__).parent), reader, str(path)]
     with tempfile.NamedTemporaryFile() as report:
         start = time.perf_counter()
+        # Not from the repository: python -m and -c would import its textnb, not PYTHON's.
         done = subprocess.run([TIME, "-f", "%M", "-o", report.name, *command], input=MESSAGE,
-                              capture_output=True, cwd=ROOT)
+                              capture_output=True, cwd=tempfile.gettempdir(),
+                              preexec_fn=_limited if LIMIT else None)
         seconds = time.perf_counter() - start
         rss = int(Path(report.name).read_text().split()[-1]) / 1024
     return _verdict(reader, done.returncode, done.stdout, done.stderr), seconds, rss
 
 
 TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"
+
+
+def _limited() -> None:
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
 
 
 def summary(rows: list[dict], readers: tuple[str, ...]) -> str:
@@ -718,11 +729,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", help="the cases whose name holds this")
     parser.add_argument("--readers", default=",".join(READERS))
+    parser.add_argument("--python", default=sys.executable,
+                        help="the Python of the textnb install whose readers read the files "
+                             "(default: this one's)")
+    parser.add_argument("--limit-mb", type=int,
+                        help="the address space a reader may take, in MB (a reader that would "
+                             "take more fails: to measure a textnb that eats the machine)")
     args = parser.parse_args(argv)
     readers = tuple(args.readers.split(","))
+    global PYTHON, LIMIT
+    PYTHON, LIMIT = args.python, args.limit_mb and args.limit_mb << 20
     with tempfile.TemporaryDirectory(prefix="hostile-models.") as directory:
         cases = [c for c in crafted(directory) if not args.only or args.only in c.name]
-        print(f"{len(cases)} crafted files; textnb of {ROOT}; Python {sys.version.split()[0]}; "
+        print(f"{len(cases)} crafted files; readers of {PYTHON}; Python {sys.version.split()[0]}; "
               f"{os.cpu_count()} CPUs\n", flush=True)
         rows = run(cases, readers)
         print(summary(rows, readers))

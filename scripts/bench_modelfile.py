@@ -53,6 +53,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -238,6 +239,11 @@ print(statistics.median(times))
 """
 
 
+# As an installed textnb runs: its modules compiled once (with PYTHONDONTWRITEBYTECODE, set on
+# some machines, every run would compile the changed ones again; scripts/bench_filter.py too).
+ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 def compare_filters(model: Path, paths: list[str], processes: int, pythons: dict[str, str]
                     ) -> str:
     """``textnb filter`` of each install, a process per message, taking turns; and each
@@ -249,7 +255,7 @@ def compare_filters(model: Path, paths: list[str], processes: int, pythons: dict
             script = Path(pythons[name]).with_name("textnb")
             start = time.perf_counter()
             done = subprocess.run([str(script), "filter", "-m", str(model)], input=raw,
-                                  capture_output=True)
+                                  capture_output=True, env=ENV)
             if done.returncode != 0 or done.stderr or b"X-TextNB-Status: " not in done.stdout:
                 raise BenchError(f"{name}'s textnb filter failed: {done.stderr.decode()[-300:]}")
             if i:
@@ -257,7 +263,7 @@ def compare_filters(model: Path, paths: list[str], processes: int, pythons: dict
     stages = {}
     for name, python in pythons.items():
         done = subprocess.run([python, "-c", STAGES, str(model), *paths], capture_output=True,
-                              text=True, cwd=tempfile.gettempdir())
+                              text=True, cwd=tempfile.gettempdir(), env=ENV)
         if done.returncode != 0:
             raise BenchError(f"{name}'s scorer failed: {done.stderr[-300:]}")
         stages[name] = float(done.stdout.split()[-1])

@@ -2,7 +2,7 @@
 1 s of CPU and bounded memory, and scores the others alike; the mail filter passes a message
 through unchanged when it refuses.
 
-The crafted files are scripts/bench_hostile_models.py's (147: sizes beyond the limits, JSON
+The crafted files are scripts/bench_hostile_models.py's (146: sizes beyond the limits, JSON
 bombs, extreme and absurd settings and numbers, members twice, missing or unknown, .npy
 headers of pickles and huge or nested shapes, damaged zips, and valid files of every format).
 Each is read by load_model, the mail filter (filter_message and its scorer), classify, info
@@ -141,8 +141,7 @@ def test_the_plain_reader_refuses_the_same_files_with_its_python_fallback(cases,
             if model.version < 2 or "columns" in model.raw:
                 return "declined"
             values = model.plain()
-            return {name: list(value) if name != "terms"
-                    else (bytes(value[0][value[1]:]), list(value[2]))
+            return {name: list(value) if name != "terms" else (value[0], list(value[1]))
                     for name, value in values.items()}
         except modelfile.ModelFileError as error:
             return str(error)

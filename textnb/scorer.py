@@ -42,7 +42,7 @@ class Scorer:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
-        model = read(self.path, TEXT_CLASSIFIER)
+        model = read(self.path, TEXT_CLASSIFIER, writable=False)
         meta = model.meta
         params = meta["params"]
         if model.version < 2 or params.get("hash_bits") is not None:
@@ -59,7 +59,7 @@ class Scorer:
         self._binary = params["model"] == "bernoulli" or params["tf"] == "binary"
         self._log_tf = params["tf"] == "log" and not self._binary
         self._l2 = params["norm"] == "l2" and params["model"] != "bernoulli"
-        self._terms, self._start, self._ends = values["terms"]
+        self._terms, self._ends = values["terms"]
         self._class_count = list(values["class_count"])
         self.bias = list(values["score_bias"])
         if model.version == 2:
@@ -144,18 +144,17 @@ class Scorer:
 
     def _counts(self, tokens: list[str]) -> dict[int, int]:
         """Column → count of the tokens that are vocabulary terms (Mitchell's positions)."""
-        blob, start, ends, found = self._terms, self._start, self._ends, {}
+        blob, ends, found = self._terms, self._ends, {}
         for token, n in Counter(tokens).items():
             key = token.encode("utf-8", "surrogatepass")
             lo, hi = 0, len(ends)
             while lo < hi:  # bisect_left over the terms, each a slice of the blob
                 mid = (lo + hi) // 2
-                if blob[start + (ends[mid - 1] if mid else 0):start + ends[mid] - 1] < key:
+                if blob[ends[mid - 1] if mid else 0:ends[mid] - 1] < key:
                     lo = mid + 1
                 else:
                     hi = mid
-            if lo < len(ends) and blob[start + (ends[lo - 1] if lo else 0):
-                                       start + ends[lo] - 1] == key:
+            if lo < len(ends) and blob[ends[lo - 1] if lo else 0:ends[lo] - 1] == key:
                 found[lo] = n
         return found
 
