@@ -6,8 +6,9 @@
  *
  * The Python code in textnb/modelfile.py is the definition, and the fallback where this
  * module is not built; the numpy reader checks the same predicates. tests/test_modelfile.py
- * checks that the three agree. For SpamAssassin's model (72,000 terms, 81,000 counts) the
- * passes take about 1 ms here, 20 ms in Python (scripts/bench_hostile_models.py).
+ * and tests/test_hostile_models.py check that the three agree. For SpamAssassin's model
+ * (72,000 terms, 81,000 counts) the two passes take 1-2 ms here, 20 ms in Python (a busy
+ * 2-core machine).
  */
 
 #define PY_SSIZE_T_CLEAN

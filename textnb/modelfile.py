@@ -502,9 +502,9 @@ class ModelFile:
 
     def plain(self) -> dict[str, Any]:
         """A text classifier's members of format 2 or 3, for a vocabulary of terms, without
-        numpy, their values checked by the same rules as :meth:`arrays`: "terms" as the list
-        of its lines (bytes), arrays with a rule as :class:`array.array` (2-d ones flat, in the
-        order ``raw[name].fortran`` says), members without one left out."""
+        numpy, their values checked by the same rules as :meth:`arrays`: "terms" as (its
+        bytes, where each line ends), the others with a rule as numbers (:func:`plain_array`;
+        2-d ones flat, in the order ``raw[name].fortran`` says), those without one left out."""
         if self.kind != TEXT_CLASSIFIER or self.version < 2 or "columns" in self.raw:
             raise ValueError("only a text classifier of format 2 or 3 with terms is read so")
         return {name: _PLAIN[member.rule](self, name) for name, member in self.members.items()
