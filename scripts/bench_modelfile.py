@@ -73,6 +73,9 @@ from bench_spam import (DEFAULT_ARCHIVE as SPAM_ARCHIVE, BenchError, corpus_dir,
                         list_corpus, table)
 
 NG_ARCHIVE = ROOT.parent / "shared" / "corpora" / "20news-bydate.tar.gz"
+# As an installed textnb runs: its modules compiled once (with PYTHONDONTWRITEBYTECODE, set on
+# some machines, every run would compile the changed ones again; scripts/bench_filter.py too).
+ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 NG_FULL = ROOT / "corpora" / "full" / "20news-bydate"
 SPAM_FULL = ROOT / "corpora" / "full" / "spamassassin"
 
@@ -158,7 +161,7 @@ def measure(files: dict[str, Path], messages: list, repeat: int,
         for name in list(files)[::1 if i % 2 == 0 else -1]:
             start = time.perf_counter()
             done = subprocess.run(command + ["filter", "-m", str(files[name])], input=raw,
-                                  capture_output=True)
+                                  capture_output=True, env=ENV)
             if done.returncode != 0 or done.stderr or b"X-TextNB-Status: " not in done.stdout:
                 raise BenchError(f"textnb filter failed: {done.stderr.decode()[-300:]}")
             if i:
@@ -237,11 +240,6 @@ for d in documents * 3:
     times.append(time.perf_counter() - start)
 print(statistics.median(times))
 """
-
-
-# As an installed textnb runs: its modules compiled once (with PYTHONDONTWRITEBYTECODE, set on
-# some machines, every run would compile the changed ones again; scripts/bench_filter.py too).
-ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
 def compare_filters(model: Path, paths: list[str], processes: int, pythons: dict[str, str]
