@@ -21,7 +21,6 @@ distinct messages; the model is trained (textnb train) on the bundled 300.
 
 from __future__ import annotations
 
-import argparse
 import re
 import os
 import random
@@ -358,7 +357,8 @@ def imapsieve(trained: Path, pool: list[bytes], moves: int, work: Path) -> None:
 
 
 def main_() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from bench.common import args as options
+    parser = options.parser(__name__, __doc__)
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--per-trial", type=int, default=300)

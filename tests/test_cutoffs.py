@@ -455,13 +455,21 @@ def test_spam_status_needs_a_spam_class_and_decision_function_does_not_saturate(
 
 
 def test_a_model_file_with_bad_cutoffs_is_refused(sample_model, tmp_path):
+    import zipfile
     classifier = load_model(sample_model)
-    for bad in ({"spam_class": "spam", "spam": -1.0, "ham": 1.0},
-                {"spam_class": "nope", "spam": 1.0, "ham": 0.0},
-                {"spam_class": "spam", "spam": float("nan"), "ham": 0.0}):
-        classifier.cutoffs_ = bad
+    for bad in ({"spam": -1.0, "ham": 1.0}, {"spam_class": "nope"}, {"spam": float("nan")}):
+        classifier.cutoffs_ = {**load_model(sample_model).cutoffs_, **bad}
+        with pytest.raises(ValueError, match="cannot save this classifier: its cutoffs"):
+            save_model(classifier, tmp_path / "refused.model")   # textnb writes none
         path = tmp_path / "bad.model"
-        save_model(classifier, path)
+        with zipfile.ZipFile(sample_model) as old, zipfile.ZipFile(path, "w") as new:
+            for item in old.infolist():
+                data = old.read(item)
+                if item.filename == "meta.json":
+                    meta = json.loads(data)
+                    meta["cutoffs"].update(bad)
+                    data = json.dumps(meta).encode()
+                new.writestr(item, data)
         result = run("classify", "-m", path, SPAM_MESSAGE)
         assert result.exit_code == 1 and "cutoffs" in result.output
 

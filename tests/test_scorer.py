@@ -79,34 +79,46 @@ def test_scoring_imports_no_numpy(tmp_path):
     assert out.stdout.splitlines()[-1] == "[]"
 
 
-def test_files_the_scorer_declines_are_scored_through_load_model(tmp_path, no_shapes):
-    from textnb.scorer import score
+def test_files_the_scorer_leaves_to_load_model_are_scored_there(tmp_path, no_shapes):
+    """Format 1 (terms in meta.json) and a hashed vocabulary: sound files the numpy-free
+    scorer does not read itself."""
+    from textnb.scorer import Declined, score
     path = tmp_path / "m.model"
     clf = TextClassifier(stop_words="english").fit(TEXTS, LABELS)  # as FORMAT_2 was written
     save_model(clf, path)
     with zipfile.ZipFile(FORMAT_2) as archive:     # format 1 is format 2 less these members
         files = {name: archive.read(name) for name in archive.namelist()}
     meta = json.loads(files["meta.json"])
-    old, packed = tmp_path / "old.model", tmp_path / "deflated.model"
+    old, hashed = tmp_path / "old.model", tmp_path / "hashed.model"
     with zipfile.ZipFile(old, "w") as archive:
         for name, data in files.items():
             if name not in ("terms.npy", "term_ends.npy", "score_bias.npy", "score_weights.npy"):
                 archive.writestr(name, json.dumps({**meta, "version": 1,
                                                    "terms": clf.vocabulary_.terms_})
                                  if name == "meta.json" else data)
-    with zipfile.ZipFile(path) as archive:
-        files = {name: archive.read(name) for name in archive.namelist()}
-    with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    expected = clf.predict_log_proba([MAIL])[0]
-    for declined, reason in ((old, "format version 1, not 2 or later"),
-                             (packed, "stored members")):
-        with pytest.raises(ModelFileError, match=reason):
+    hashing = TextClassifier(stop_words="english", hash_bits=12).fit(TEXTS, LABELS)
+    save_model(hashing, hashed)
+    for declined, reason, expected in ((old, "format 1", clf), (hashed, "hashed", hashing)):
+        with pytest.raises(Declined, match=reason):
             Scorer(declined)
         classes, row, _ = score(declined, MAIL.text, MAIL.fields)
         assert classes == ["ham", "spam", "sport"]
-        np.testing.assert_allclose(row, expected, rtol=1e-12)
+        np.testing.assert_allclose(row, expected.predict_log_proba([MAIL])[0], rtol=1e-12)
+
+
+def test_a_repacked_file_is_refused_by_every_reader(tmp_path):
+    """Members deflated (a model re-zipped): textnb stores them, and no reader inflates any."""
+    from textnb import load_model
+    from textnb.scorer import score
+    path, packed = tmp_path / "m.model", tmp_path / "deflated.model"
+    save_model(TextClassifier().fit(TEXTS, LABELS), path)
+    with zipfile.ZipFile(path) as archive, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as out:
+        for name in archive.namelist():
+            out.writestr(name, archive.read(name))
+    for read in (Scorer, load_model, lambda p: score(p, "text")):
+        with pytest.raises(ModelFileError, match=r"deflated.model' is truncated or corrupt "
+                                                 r"\(meta.json is not stored as textnb stores"):
+            read(packed)
 
 
 def test_bad_files_are_refused_with_the_reason(tmp_path):

@@ -23,7 +23,6 @@ from .counting import Part, count_part, document_tokens
 from .documents import relayed
 from . import cutoffs as _cutoffs
 from .decision import check_cutoffs, spam_cutoffs
-from .errors import ModelFileError
 from .explain import Explanation, explain_document, informative_terms
 from .onerror import MARGIN, MAX_PASSES, take_rows, train_on_error, trained_on_error
 from .models import (CSR, BernoulliNB, Parameters, ComplementNBWithPrior, MultinomialNB,
@@ -1447,74 +1446,56 @@ def _score_constants(model: _DiscreteNB) -> np.ndarray:
     return np.array([a, b])
 
 
-def load_model(path: str | os.PathLike) -> TextClassifier:
-    """Read a classifier written by :func:`save_model` (format 1, 2 or 3); ModelFileError if
-    the file is bad: settings out of bounds, arrays not of the shapes the classes and terms
-    imply, counts that are not finite and non-negative."""
-    name = os.fspath(path)
-    meta, arrays = modelfile.load(path, _KIND)
+def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> TextClassifier:
+    """Read a classifier written by :func:`save_model` (format 1, 2 or 3); ModelFileError, one
+    line naming the file, if it is not one by :mod:`textnb.modelfile`'s rules (the mail
+    filter's too): its members, settings and sizes within bounds, its arrays of the shapes its
+    classes and terms imply, its counts finite and non-negative, its terms sorted.
+
+    The model scores with the score constants the file holds (:func:`_score_with`), as the
+    mail filter does, and works in ``n_jobs`` processes (default 1) where it works in
+    parallel, not in as many as it was trained with: a file starts no processes.
+    """
+    model = modelfile.read(path, _KIND)
+    arrays = model.arrays()
+    meta, sizes = model.meta, model.sizes
+    terms = (list(meta["terms"]) if model.version == 1 else
+             arrays["columns"] if "columns" in arrays else arrays["terms"])
+    feature_count = (StoredCounts(arrays["count_indptr"], arrays["count_classes"],
+                                  arrays["count_values"], (sizes["C"], sizes["T"]))
+                     if model.version >= 3 else arrays["feature_count"])
     try:
-        if meta["version"] == 1:
-            if not all(isinstance(term, str) for term in meta["terms"]):
-                raise ValueError("terms must be strings")
-            terms = list(meta["terms"])
-        else:
-            blob = _array(arrays, "terms", np.uint8, None)
-            terms = _split_terms(blob.tobytes())
-            # The mail filter (textnb.scorer) looks terms up by bisection, where their line ends
-            # say: both must be as save_model wrote them, or the two would score differently.
-            # map() compares in C: 0.5-0.75x a generator's time (20 Newsgroups' 172k terms).
-            if any(map(operator.ge, terms, terms[1:])):
-                raise ValueError("the terms are not in sorted order")
-            ends = np.append(np.flatnonzero(blob == ord("\n")), blob.size)
-            ends = ends[:len(terms)] + 1
-            if not np.array_equal(_array(arrays, "term_ends", np.unsignedinteger, ends.shape), ends):
-                raise ValueError("term_ends does not match the terms")
-            params = meta.get("params")  # a hashed vocabulary: its columns instead of terms
-            if isinstance(params, dict) and params.get("hash_bits") is not None:
-                if terms:
-                    raise ValueError("a hashed vocabulary holds terms")
-                terms = _array(arrays, "columns", np.integer, None)
-        shape = (len(meta["classes"]), len(terms))
-        digests = _array(arrays, "digests", np.unsignedinteger, None)
-        # What the mail filter scores with (textnb.scorer) must be sane too.
-        scored = {2: (("score_bias", shape[:1]), ("score_weights", shape[::-1])),
-                  3: (("score_bias", shape[:1]), ("score_constants", (2, shape[0])))}
-        for member, want in scored.get(meta["version"], ()):
-            if not np.isfinite(_array(arrays, member, np.floating, want)).all():
-                raise ValueError(f"{member} holds numbers that are not finite")
-        if meta["version"] >= 3:
-            if not arrays["score_constants"][1].all():
-                raise ValueError("score_constants holds a divisor of zero")
-            feature_count = _sparse_counts(arrays, shape)
-        else:
-            feature_count = _array(arrays, "feature_count", np.floating, shape)
-        weights = (_array(arrays, "digest_weights", np.floating, digests.shape)
-                   if "digest_weights" in arrays else None)
-        return restore(meta, terms, _array(arrays, "class_count", np.floating, shape[:1]),
-                       feature_count, digests,
-                       _array(arrays, "digest_classes", np.integer, digests.shape), weights)
-    except (KeyError, TypeError, ValueError, IndexError, UnicodeDecodeError) as error:
-        raise ModelFileError(f"model file '{name}' is corrupt ({error})") from None
+        classifier = restore(meta, terms, arrays["class_count"], feature_count,
+                             arrays["digests"], arrays["digest_classes"],
+                             arrays.get("digest_weights"))
+    except ValueError as error:  # what only restore knows: format 1's terms, hashed columns
+        raise model.corrupt(str(error)) from None
+    classifier.n_jobs = n_jobs
+    if model.version >= 2:
+        _score_with(classifier.model_, arrays)
+    return classifier
 
 
-def _sparse_counts(arrays: dict[str, np.ndarray], shape: tuple[int, int]) -> StoredCounts:
-    """feature_count as a format-3 file stores it, by term (CSR: count_indptr over terms,
-    count_classes and count_values per stored count), kept so (see StoredCounts); ValueError unless the rows are in bounds and in order and each row's classes ascend."""
-    indptr = _array(arrays, "count_indptr", np.unsignedinteger, (shape[1] + 1,))
-    classes = _array(arrays, "count_classes", np.unsignedinteger, None)
-    values = _array(arrays, "count_values", np.number, classes.shape)
-    if values.dtype.kind not in "uf":
-        raise ValueError(f"count_values holds {values.dtype}, not counts")
-    if indptr[0] != 0 or indptr[-1] != classes.size or (indptr[:-1] > indptr[1:]).any():
-        raise ValueError("count_indptr does not run in order from 0 to the number of counts")
-    if classes.size and classes.max() >= shape[0]:
-        raise ValueError("count_classes holds a class number out of range")
-    term = np.repeat(np.arange(shape[1]), np.diff(indptr).astype(np.int64))
-    # Term by term, each term's classes ascending: the cells in order, none twice.
-    if (np.diff(term * shape[0] + classes.astype(np.int64)) <= 0).any():
-        raise ValueError("count_classes holds a term's classes out of order")
-    return StoredCounts(indptr, classes, values, shape)
+def _score_with(model: _DiscreteNB, arrays: dict[str, np.ndarray]) -> None:
+    """Have a model read from a file score with the file's score_bias and score_constants
+    (format 3) or score_weights (format 2), as the mail filter's scorer does, rather than
+    derive them from the counts again: for every file textnb wrote these are the numbers it
+    would derive (:func:`_score_constants`), and for any file every reader scores alike.
+    Learning derives them again from the counts."""
+    bias = arrays["score_bias"]
+    derived = model._derived
+    if isinstance(model, BernoulliNB):
+        derived["bias"] = bias
+    else:  # multinomial and complement: the bias is the log prior
+        model.class_log_prior_ = bias
+    if "score_weights" in arrays:
+        derived["weights"] = np.asfortranarray(arrays["score_weights"].T)
+        return
+    a, b = arrays["score_constants"]
+    if isinstance(model, MultinomialNB):
+        derived["log_totals"] = a
+    elif isinstance(model, ComplementNBWithPrior):
+        derived["normalisers"] = np.array([a, b if model.norm else np.zeros_like(b)])
 
 
 def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
@@ -1573,19 +1554,6 @@ def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
     return classifier
 
 
-def _array(arrays: dict[str, np.ndarray], name: str, kind: type,
-           shape: tuple[int, ...] | None) -> np.ndarray:
-    """arrays[name], checked to be of ``kind`` (a numpy type such as np.floating) and, if
-    given, of ``shape``; else one-dimensional."""
-    array = arrays[name]
-    if not np.issubdtype(array.dtype, kind):
-        raise ValueError(f"{name} holds {array.dtype}, not {kind.__name__}")
-    if array.shape != (shape if shape is not None else array.shape[:1]):
-        raise ValueError(f"{name} of shape {array.shape}, expected "
-                         f"{shape if shape is not None else 'one dimension'}")
-    return array
-
-
 def _counts(counts: np.ndarray) -> np.ndarray:
     """Counts as floats, checked finite and non-negative (NaN would make every score NaN)."""
     if not np.isfinite(counts).all() or (counts < 0).any():
@@ -1614,10 +1582,6 @@ def _join_terms(terms: list[str]) -> bytearray:
             out += b"\n"
         out += "\n".join(terms[start:start + 4096]).encode("utf-8")
     return out
-
-
-def _split_terms(data: bytes) -> list[str]:
-    return data.decode("utf-8").split("\n") if data else []
 
 
 def _json_label(label: Any) -> Any:

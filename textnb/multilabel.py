@@ -17,20 +17,19 @@ of model file apart by their meta.json.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from . import modelfile
-from .classifier import TextClassifier, _array, _join_terms, _split_terms, _text_list
-from .errors import DocumentError, ModelFileError
+from .classifier import TextClassifier, _join_terms, _text_list
+from .errors import DocumentError
 from .tokens import MAX_TOKEN_LENGTH
 from .models import Parameters
 from .vocabulary import Vocabulary, to_scipy
 
-KIND = "multi-label-classifier"
+KIND = modelfile.MULTILABEL
 # Folds of the cross-validation that chooses the thresholds: 5, as the text classifier's cutoffs.
 FOLDS = 5
 # A label absent from a fold's training part (a rare Reuters topic has one or two documents)
@@ -343,16 +342,8 @@ def merge_duplicates(texts: Sequence[bytes], label_sets: Sequence[Sequence[str]]
 def model_kind(path: str | os.PathLike) -> str | None:
     """The "kind" a model file's meta.json declares, or None when it cannot be read as a textnb
     model (the loader of either kind then says what is wrong with it)."""
-    import zipfile
-    try:
-        with modelfile.open_model(path) as f, zipfile.ZipFile(f) as archive:
-            info = archive.getinfo("meta.json")
-            if info.file_size > modelfile.MAX_META_BYTES:
-                return None
-            meta = json.loads(archive.read(info).decode("utf-8"))
-    except (ModelFileError, KeyError, *modelfile.damaged_zip()):
-        return None
-    return meta.get("kind") if isinstance(meta, dict) else None
+    meta = modelfile.read_meta(path)
+    return meta.get("kind") if meta is not None else None
 
 
 def save_model(classifier: MultiLabelClassifier, path: str | os.PathLike) -> None:
@@ -364,7 +355,7 @@ def save_model(classifier: MultiLabelClassifier, path: str | os.PathLike) -> Non
         params["stop_words"] = sorted(params["stop_words"])
     meta = {"params": params, "labels": classifier.labels_.tolist(),
             "stop_words": list(classifier.stop_words_), "cv": classifier.cv_}
-    problem = _settings_problem(meta)
+    problem = modelfile.multilabel_problem({**meta, "kind": KIND})
     if problem:
         raise ValueError(f"cannot save this classifier: {problem}")
     arrays = {"terms": np.frombuffer(_join_terms(classifier.vocabulary_.terms_), dtype=np.uint8),
@@ -376,71 +367,32 @@ def save_model(classifier: MultiLabelClassifier, path: str | os.PathLike) -> Non
     modelfile.save(path, KIND, meta, arrays)
 
 
-def load_model(path: str | os.PathLike) -> MultiLabelClassifier:
-    """Read a classifier written by :func:`save_model`; ModelFileError if the file is bad:
-    settings out of bounds, arrays not of the shapes the labels and terms imply, counts that
-    are not finite and non-negative, a label counted in more documents than there are."""
-    name = os.fspath(path)
-    meta, arrays = modelfile.load(path, KIND)
-    problem = _settings_problem(meta)
-    if problem:
-        raise ModelFileError(f"model file '{name}' is corrupt ({problem})")
-    try:
-        params = dict(meta["params"])
-        params["ngram_range"] = tuple(params["ngram_range"])
-        classifier = MultiLabelClassifier(**params)
-        classifier.stop_words_ = list(meta["stop_words"])
-        vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
-                                max_features=params["max_features"])
-        vocabulary.terms_ = _split_terms(_array(arrays, "terms", np.uint8, None).tobytes())
-        vocabulary.index_ = {term: i for i, term in enumerate(vocabulary.terms_)}
-        if len(vocabulary.index_) != len(vocabulary.terms_):
-            raise ValueError("the terms are not distinct")
-        labels = np.array(meta["labels"], dtype=str)
-        shape = (labels.size, len(vocabulary.terms_))
-        counts = {member: _finite(_array(arrays, member, np.floating, want), member)
-                  for member, want in (("label_count", shape[:1]), ("feature_count", shape),
-                                       ("total_count", shape[1:]), ("n_documents", (1,)))}
-        thresholds = _array(arrays, "thresholds", np.floating, shape[:1])
-        if not np.isfinite(thresholds).all():
-            raise ValueError("thresholds must be finite")
-        if (counts["label_count"] > counts["n_documents"][0]).any():
-            raise ValueError("a label is counted in more documents than there are")
-        classifier.vocabulary_, classifier.labels_ = vocabulary, labels
-        classifier.label_count_ = counts["label_count"]
-        classifier.feature_count_ = counts["feature_count"]
-        classifier.total_count_ = counts["total_count"]
-        classifier.n_documents_ = float(counts["n_documents"][0])
-        classifier.thresholds_ = thresholds.astype(float)
-        classifier.cv_ = meta.get("cv")
-        classifier._update()
-    except (KeyError, TypeError, ValueError, IndexError, UnicodeDecodeError) as error:
-        raise ModelFileError(f"model file '{name}' is corrupt ({error})") from None
+def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> MultiLabelClassifier:
+    """Read a classifier written by :func:`save_model`; ModelFileError, one line naming the
+    file, if it is not one by :mod:`textnb.modelfile`'s rules: settings and sizes within
+    bounds, arrays of the shapes the labels and terms imply, counts finite and non-negative,
+    no label counted in more documents than there are. It works in ``n_jobs`` processes, not
+    in as many as it was trained with."""
+    model = modelfile.read(path, KIND)
+    arrays = model.arrays()
+    meta = model.meta
+    if (arrays["label_count"] > arrays["n_documents"][0]).any():
+        raise model.corrupt("a label is counted in more documents than there are")
+    params = dict(meta["params"], ngram_range=tuple(meta["params"]["ngram_range"]),
+                  n_jobs=n_jobs)
+    classifier = MultiLabelClassifier(**params)
+    classifier.stop_words_ = list(meta["stop_words"])
+    vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
+                            max_features=params["max_features"])
+    vocabulary.terms_ = arrays["terms"]
+    vocabulary.index_ = {term: i for i, term in enumerate(vocabulary.terms_)}
+    classifier.vocabulary_ = vocabulary
+    classifier.labels_ = np.array(meta["labels"], dtype=str)
+    classifier.label_count_ = arrays["label_count"]
+    classifier.feature_count_ = arrays["feature_count"]
+    classifier.total_count_ = arrays["total_count"]
+    classifier.n_documents_ = float(arrays["n_documents"][0])
+    classifier.thresholds_ = arrays["thresholds"]
+    classifier.cv_ = meta.get("cv")
+    classifier._update()
     return classifier
-
-
-def _finite(counts: np.ndarray, name: str) -> np.ndarray:
-    if not np.isfinite(counts).all() or (counts < 0).any():
-        raise ValueError(f"{name} must be finite and non-negative")
-    return counts.astype(float)
-
-
-def _settings_problem(meta: dict) -> str | None:
-    """What is wrong with a multi-label model's labels, stop words or settings, or None: the
-    text classifier's checks (:func:`textnb.modelfile.text_classifier_problem`) on the
-    settings the two share, and folds and seed."""
-    p = meta.get("params")
-    if not isinstance(p, dict):
-        return "no settings"
-    folds, seed = p.get("folds"), p.get("seed")
-    if not (isinstance(folds, int) and not isinstance(folds, bool) and 2 <= folds <= 1000):
-        return "folds must be 2 to 1000"
-    if not (isinstance(seed, int) and not isinstance(seed, bool)):
-        return "seed must be a whole number"
-    labels = meta.get("labels")
-    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
-        return "labels must be a list of names"
-    shared = {k: v for k, v in p.items() if k not in ("folds", "seed")}
-    return modelfile.text_classifier_problem(
-        {"classes": labels, "stop_words": meta.get("stop_words"),
-         "params": {"model": "multinomial", "fit_prior": True, "class_prior": None, **shared}})

@@ -29,9 +29,19 @@ formats so that both see the same machine load:
 
 Run::
 
-    python scripts/bench_modelfile.py      # corpora/full/*, else ../shared/corpora/*.tar.gz
-    python scripts/bench_modelfile.py --newsgroups DIR --spamassassin DIR
-    python scripts/bench_modelfile.py --model-20ng M1 --model-spam M2    # models trained before
+    python -m bench.modelfile      # corpora/full/*, else ../shared/corpora/*.tar.gz
+    python -m bench.modelfile --newsgroups DIR --spamassassin DIR
+    python -m bench.modelfile --model-20ng M1 --model-spam M2    # models trained before
+
+``--compare PYTHON`` also times the mail filter of another install of textnb (the textnb
+console script beside PYTHON, e.g. the commit before a change, installed in its own virtual
+environment) against this one's, on the SpamAssassin model in format 3, in one run: a
+``textnb filter`` process per message (``--processes``, default 20, after one untimed), the
+two taking turns, and each one's own cost of reading the model and scoring a message
+(``Scorer(path).log_proba``, in a process of its own, median of the ``--messages``), as
+python -m bench.filter measures them::
+
+    python -m bench.modelfile --model-20ng M1 --model-spam M2 --compare ../ref/.venv/bin/python
 
 ``--newsgroups`` holds 20news-bydate-train/ and 20news-bydate-test/; ``--spamassassin`` holds
 easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/. Missing ones are unpacked from the archives in
@@ -40,9 +50,9 @@ easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/. Missing ones are unpacked from th
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -54,16 +64,19 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
+from bench.common import BenchError
+from bench.common import args as options
+from bench.common.corpora import list_spam, news_dir, spam_dir
+from bench.common.report import table as _table
 
-from bench_spam import (DEFAULT_ARCHIVE as SPAM_ARCHIVE, BenchError, corpus_dir,  # noqa: E402
-                        list_corpus, table)
+ROOT = Path(__file__).resolve().parents[1]
+# As an installed textnb runs: its modules compiled once (with PYTHONDONTWRITEBYTECODE, set on
+# some machines, every run would compile the changed ones again; bench.filter too).
+ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
-NG_ARCHIVE = ROOT.parent / "shared" / "corpora" / "20news-bydate.tar.gz"
-NG_FULL = ROOT / "corpora" / "full" / "20news-bydate"
-SPAM_FULL = ROOT / "corpora" / "full" / "spamassassin"
+
+def table(header: list[str], rows: list[list]) -> str:
+    return _table(header, rows, indent="  ")
 
 
 def save_v2(path: Path, classifier) -> None:
@@ -110,16 +123,8 @@ def textnb_train(model: Path, args: list[str]) -> None:
         raise BenchError(f"textnb train failed: {done.stderr.strip()[-300:]}")
 
 
-def newsgroups_dir(given: Path | None, scratch: Path) -> Path:
-    data = given or (NG_FULL if NG_FULL.is_dir() else None)
-    if data is None:
-        import fetch_corpora
-        if not NG_ARCHIVE.is_file():
-            raise BenchError(f"no --newsgroups given and no archive at '{NG_ARCHIVE}'")
-        print(f"unpacking {NG_ARCHIVE} into a temporary directory ...", flush=True)
-        fetch_corpora.unpack(NG_ARCHIVE, scratch, {"20news-bydate-train", "20news-bydate-test"},
-                             lambda *a: None)
-        data = scratch / "20news-bydate"
+def newsgroups_dir(given: Path | None) -> Path:
+    data = news_dir(given)
     for split in ("20news-bydate-train", "20news-bydate-test"):
         if not (data / split).is_dir():
             raise BenchError(f"'{data}' has no {split}/ directory")
@@ -147,7 +152,7 @@ def measure(files: dict[str, Path], messages: list, repeat: int,
         for name in list(files)[::1 if i % 2 == 0 else -1]:
             start = time.perf_counter()
             done = subprocess.run(command + ["filter", "-m", str(files[name])], input=raw,
-                                  capture_output=True)
+                                  capture_output=True, env=ENV)
             if done.returncode != 0 or done.stderr or b"X-TextNB-Status: " not in done.stdout:
                 raise BenchError(f"textnb filter failed: {done.stderr.decode()[-300:]}")
             if i:
@@ -211,8 +216,61 @@ def run_one(title: str, model: Path, test_paths: list[str], args, scratch: Path,
                   deflated(files["format 3"]))
 
 
+STAGES = """
+import statistics, sys, time
+from pathlib import Path
+from textnb.documents import read_bytes
+from textnb.scorer import Scorer
+model, paths = sys.argv[1], sys.argv[2:]
+documents = [read_bytes(Path(p).read_bytes(), p) for p in paths]
+Scorer(model).log_proba("warm up")
+times = []
+for d in documents * 3:
+    start = time.perf_counter()
+    Scorer(model).log_proba(d.text, d.fields)
+    times.append(time.perf_counter() - start)
+print(statistics.median(times))
+"""
+
+
+def compare_filters(model: Path, paths: list[str], processes: int, pythons: dict[str, str]
+                    ) -> str:
+    """``textnb filter`` of each install, a process per message, taking turns; and each
+    install's in-process cost of reading the model and scoring a message."""
+    raws = [Path(p).read_bytes() for p in paths[:processes]]
+    times: dict[str, list[float]] = {name: [] for name in pythons}
+    for i, raw in enumerate(raws[:1] + raws):             # the first run warms up
+        for name in list(pythons)[::1 if i % 2 == 0 else -1]:
+            script = Path(pythons[name]).with_name("textnb")
+            start = time.perf_counter()
+            done = subprocess.run([str(script), "filter", "-m", str(model)], input=raw,
+                                  capture_output=True, env=ENV)
+            if done.returncode != 0 or done.stderr or b"X-TextNB-Status: " not in done.stdout:
+                raise BenchError(f"{name}'s textnb filter failed: {done.stderr.decode()[-300:]}")
+            if i:
+                times[name].append(time.perf_counter() - start)
+    stages = {}
+    for name, python in pythons.items():
+        done = subprocess.run([python, "-c", STAGES, str(model), *paths], capture_output=True,
+                              text=True, cwd=tempfile.gettempdir(), env=ENV)
+        if done.returncode != 0:
+            raise BenchError(f"{name}'s scorer failed: {done.stderr[-300:]}")
+        stages[name] = float(done.stdout.split()[-1])
+    ms = lambda seconds: f"{seconds * 1e3:.1f}"  # noqa: E731
+    rows = [[name, ms(statistics.median(t)), ms(float(np.percentile(t, 90))),
+             ms(stages[name])] for name, t in times.items()]
+    (first, a), (second, b) = times.items()
+    rows.append([f"{second} / {first}", f"{statistics.median(b) / statistics.median(a):.3f}x",
+                 f"{np.percentile(b, 90) / np.percentile(a, 90):.3f}x",
+                 f"{stages[second] / stages[first]:.3f}x"])
+    return (f"textnb filter, {model.name} ({model.stat().st_size / 1e6:.2f} MB), {len(raws)} "
+            f"messages, a process each, the installs taking turns\n"
+            + table(["install", "filter process ms (median)", "(p90)",
+                     "reading the model + scoring ms (median)"], rows))
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = options.parser(__name__, __doc__)
     parser.add_argument("--newsgroups", type=Path,
                         help="directory of 20news-bydate-train/ and -test/")
     parser.add_argument("--spamassassin", type=Path, help="directory of the SpamAssassin parts")
@@ -222,18 +280,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--processes", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--compare", metavar="PYTHON",
+                        help="also time the textnb filter of the install of this Python")
     args = parser.parse_args(argv)
     try:
         with tempfile.TemporaryDirectory(prefix="bench_modelfile.") as tmp:
             scratch = Path(tmp)
-            news = newsgroups_dir(args.newsgroups, scratch)
-            spam_data = args.spamassassin or (SPAM_FULL if SPAM_FULL.is_dir() else None)
-            spam = corpus_dir(spam_data, SPAM_ARCHIVE, scratch)
+            news = newsgroups_dir(args.newsgroups)
+            spam = spam_dir(args.spamassassin)
             ng_model = args.model_20ng or scratch / "20ng.model"
             if args.model_20ng is None:
                 textnb_train(ng_model, [str(news / "20news-bydate-train")])
             spam_model = args.model_spam or scratch / "spam.model"
-            paths, labels = list_corpus(spam)
+            paths, labels = list_spam(spam)
             if args.model_spam is None:
                 tree = scratch / "spam-tree"
                 for path, label in zip(paths, labels):
@@ -248,6 +307,12 @@ def main(argv: list[str] | None = None) -> int:
             print(run_one("20 Newsgroups (default settings)", ng_model, ng_test, args, scratch))
             print(run_one("SpamAssassin (textnb train --spam-class spam)", spam_model, paths,
                           args, scratch, processes=args.processes))
+            if args.compare:
+                chosen = np.random.default_rng(args.seed).choice(
+                    len(paths), size=min(args.messages, len(paths)), replace=False)
+                v3 = scratch / f"{spam_model.stem}.v3.model"
+                print(compare_filters(v3, [paths[i] for i in chosen], args.processes,
+                                      {"reference": args.compare, "this": sys.executable}))
     except BenchError as error:
         print(f"Error: {error}", file=sys.stderr)
         return 1
