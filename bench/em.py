@@ -3,20 +3,20 @@
 1. 20 Newsgroups (bydate): n = 1, 3, 10, 30, 100 labeled training posts per class (drawn with
    ``--seed``), the rest of the 11314 training posts unlabeled; accuracy on the 7532 test posts
    of the supervised multinomial NB on the labeled posts alone and of EM
-   (:class:`textnb.em.SemiSupervisedNB`, Nigam et al., 2000). λ, the weight of the unlabeled
-   posts, is chosen by 3-fold CV on the labeled posts among ``textnb.em.WEIGHTS`` when every
+   (:class:`textnb.nb.em.SemiSupervisedNB`, Nigam et al., 2000). λ, the weight of the unlabeled
+   posts, is chosen by 3-fold CV on the labeled posts among ``textnb.nb.em.WEIGHTS`` when every
    class has at least 3 (the held-out fold stays in the unlabeled pool), else λ = 1.
 2. SpamAssassin (bench.spam's seeded 70/30 split): 20 labeled messages per class, the rest of
    the training part unlabeled; accuracy.
 3. Clustering the 20 Newsgroups training posts into 20: NMI, adjusted Rand index and purity of
-   :class:`textnb.em.MixtureNB` (the model ``textnb cluster`` fits) and, when scikit-learn is
+   :class:`textnb.nb.em.MixtureNB` (the model ``textnb cluster`` fits) and, when scikit-learn is
    installed, of its text-clustering example (TfidfVectorizer(max_df=0.5, min_df=5,
    stop_words="english") + KMeans(n_init=5)), with their times.
 
 Terms (the library rows): the TextClassifier tokenizer (NLTK stop words) over all training
 posts, min_df 2 for clustering; raw counts; α = ``--alpha`` (default 0.01: α = 1 over 172,000
 terms made EM put nearly every post in one class — 16% accuracy at 10 labels per class, 4% with
-λ = 0.1 — while 0.01 and 0.001 gave about 60%; measured with textnb.em at seed 0).
+λ = 0.1 — while 0.01 and 0.001 gave about 60%; measured with textnb.nb.em at seed 0).
 
 Beside each library row, the command a user types, at its defaults (``--no-command`` skips
 them): ``textnb train labeled/`` and ``textnb train labeled/ --unlabeled unlabeled/`` (the
@@ -48,10 +48,10 @@ from bench.common.measure import measure
 from bench.common.splits import stratified_folds, stratified_split
 from bench.common.systems import command_run, latin1, textnb_command
 from textnb.classifier import TextClassifier
-from textnb.em import CLUSTER_ALPHA, WEIGHTS, MixtureNB, SemiSupervisedNB
-from textnb.metrics import adjusted_rand_index, normalized_mutual_info, purity
-from textnb.models import MultinomialNB
-from textnb.vocabulary import Vocabulary, to_scipy
+from textnb.nb.em import CLUSTER_ALPHA, WEIGHTS, MixtureNB, SemiSupervisedNB
+from textnb.evaluation.metrics import adjusted_rand_index, normalized_mutual_info, purity
+from textnb.nb.discrete import MultinomialNB
+from textnb.text.vocabulary import Vocabulary, to_scipy
 
 LABELED = (1, 3, 10, 30, 100)
 CV_FOLDS = 3

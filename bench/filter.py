@@ -266,8 +266,8 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
 
 def stages(model: Path, raws: list[bytes]) -> str:
     """The filter's work after start-up, timed in this process (imports already done)."""
-    from textnb.documents import parse_message
-    from textnb.scorer import Scorer
+    from textnb.documents.message import parse_message
+    from textnb.mail.scorer import Scorer
     load, parse, score = [], [], []
     for raw in raws:
         t0 = time.perf_counter()

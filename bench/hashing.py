@@ -172,7 +172,7 @@ def _spread(terms: list[str]) -> dict:
     """Columns the terms fill under CRC-32 and BLAKE2b, and the hashes' speed per term."""
     import hashlib
     import numpy as np
-    from textnb.hashing import hash_columns
+    from textnb.text.hashing import hash_columns
 
     t0 = time.perf_counter()
     crc = hash_columns(terms, 31)

@@ -6,7 +6,7 @@ measures how well they do, for full training (``TextClassifier(spam_class=...,
 training="full")``, textnb's other defaults), on the seeded stratified 70/30 splits
 bench.spam draws. Three scorings of the training texts, each followed by textnb's
 own rule (the suspects left out unless ``--keep-suspects``,
-:func:`textnb.cutoffs.choose_cutoffs`):
+:func:`textnb.decision.cutoffs.choose_cutoffs`):
 
 * ``folds``: textnb's (5 folds, copies together): a held-out text over every term of the
   training vocabulary, so that its terms no other fold holds are known to the fold's model
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 def run(args) -> None:
 
     from textnb import TextClassifier
-    from textnb import cutoffs as rules
+    from textnb.decision import cutoffs as rules
     from textnb.classifier import _folds
 
     paths, y = list_spam(spam_dir(args.data, args.archive))

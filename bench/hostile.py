@@ -18,7 +18,7 @@ What it measures
    (NUL, CR and 8-bit bytes, cut and repeated spans, MIME boundaries, encoded words, HTML
    fragments, forged X-TextNB-* fields, CR-only and CRLF line ends) and by generating
    MIME/HTML structures, seeded (``--seed``). Every one goes through
-   ``textnb.mailfilter.filter_message`` in this process, and a sample (``--subprocess``,
+   ``textnb.mail.filter.filter_message`` in this process, and a sample (``--subprocess``,
    default 200) through a real ``textnb filter``. An output is right when it equals
    ``add_headers(input, its X-TextNB-* lines)``: the message with the new fields at the top of
    its header block, its old X-TextNB-* fields removed and no other byte changed. Printed:
@@ -41,7 +41,7 @@ and fuzzes 300 messages (30 through a process): about half a minute.
    ``int`` refuses, 5,000 digits, two lengths, garbage, over-long lines, bad methods; or
    40–5,000 random bytes), half of them over TCP, half closing their end after it; the
    poisoned connections are spread evenly over the attack, which lasts
-   ``--seconds`` (default 30) at least. A legitimate client, ``spamc -c -t 10`` (textnb.client
+   ``--seconds`` (default 30) at least. A legitimate client, ``spamc -c -t 10`` (textnb.serve.client
    without spamc), asks every 0.25 s throughout. Then SIGTERM, the slowloris clients still
    dripping. Then a new daemon under the same slowloris load has its main process killed
    (``kill -9``): its workers still alive a second later are counted, and a new daemon is
@@ -168,8 +168,8 @@ FAMILIES = {
 
 def time_family(name: str, size: int, repeat: int = 3) -> float:
     """Best of ``repeat`` wall times of read_bytes + Tokenizer.document on family ``name``."""
-    from textnb.documents import read_bytes
-    from textnb.tokens import Tokenizer
+    from textnb.documents.message import read_bytes
+    from textnb.text.tokens import Tokenizer
 
     raw, tokenizer, best = FAMILIES[name](size), Tokenizer(), float("inf")
     for _ in range(repeat):
@@ -283,7 +283,7 @@ _BREAK = re.compile(rb"\r\n|\r|\n")
 
 def right(raw: bytes, out: bytes) -> bool:
     """Whether out is raw with its X-TextNB-* lines added as add_headers adds them."""
-    from textnb.mailfilter import add_headers
+    from textnb.mail.filter import add_headers
 
     first = _BREAK.search(raw)  # lines end at LF, or at CR if the first break is a CR alone
     sep = b"\r" if first and first[0] == b"\r" else b"\n"
@@ -297,7 +297,7 @@ def right(raw: bytes, out: bytes) -> bool:
 
 
 def fuzz(model: Path, count: int, in_process_only: int, seed: int) -> dict:
-    from textnb.mailfilter import filter_message
+    from textnb.mail.filter import filter_message
 
     inputs = fuzz_inputs(count, seed)
     wrong = unchanged = 0
@@ -433,7 +433,7 @@ def alive(pid: int) -> bool:
 
 
 def probe(path: Path, timeout: float = 10) -> tuple[float, str]:
-    """A legitimate client: spamc -c (textnb.client without spamc) on a spam message:
+    """A legitimate client: spamc -c (textnb.serve.client without spamc) on a spam message:
     (seconds, "" if the daemon's verdict came back, else what went wrong)."""
     raw = (ROOT / "corpora" / "messages" / "spam.eml").read_bytes()
     started = time.monotonic()
@@ -443,7 +443,7 @@ def probe(path: Path, timeout: float = 10) -> tuple[float, str]:
                               input=raw, capture_output=True, timeout=timeout + 5)
         wrong = "" if done.stdout.endswith(b"/5.0\n") else (done.stdout + done.stderr)[-100:]
         return time.monotonic() - started, wrong.decode("latin-1") if wrong else ""
-    from textnb import client
+    from textnb.serve import client
     try:
         client.check(raw, socket_path=path, timeout=timeout)
         return time.monotonic() - started, ""

@@ -18,7 +18,7 @@ Each file is then read by every reader, each in a fresh process (``python -m tex
 * ``filter`` — ``textnb filter`` (the numpy-free scorer, the mail filter's);
 * ``classify`` — ``textnb classify -``;
 * ``info`` — ``textnb info``;
-* ``serve`` — ``textnb.serve.Model(path)``, the daemon's load.
+* ``serve`` — ``textnb.serve.server.Model(path)``, the daemon's load.
 
 Printed: per file, each reader's verdict (scored, or refused: one line naming the file), its
 wall time and its peak RSS (``wait4``'s ru_maxrss), whether every reader agrees with the file's
@@ -182,7 +182,7 @@ def set_field(data: bytearray, member: str, offset: int, value: int, size: int =
 
 def save_v2(classifier: Any, path: Path, fortran: bool = False) -> Path:
     """Format 2, as save_model wrote it before format 3: dense counts and score weights."""
-    from textnb import modelfile
+    from textnb.store import container as modelfile
     from textnb.classifier import saved_meta
     model = classifier.model_
     terms = "\n".join(classifier.vocabulary_.terms_).encode()
@@ -205,7 +205,7 @@ def synthetic(path: Path, n_classes: int, n_terms: int, word: str = "t") -> Path
     """A valid format-3 file of ``n_classes`` classes and ``n_terms`` terms, one count each."""
     from textnb import TextClassifier
     from textnb.classifier import saved_meta
-    from textnb.modelfile import FORMAT, TEXT_CLASSIFIER, VERSION
+    from textnb.store.container import FORMAT, TEXT_CLASSIFIER, VERSION
     labels = (["ham", "spam"] if n_classes == 2 else [f"c{i:04d}" for i in range(n_classes)])
     terms = [f"{word}{i:07d}" for i in range(n_terms)]
     blob = "\n".join(terms).encode()
@@ -239,7 +239,7 @@ def _saved(classifier: Any, path: Path) -> Path:
 def crafted(directory: str | os.PathLike) -> list[Case]:
     """Write the crafted files into ``directory``; their cases."""
     from textnb import TextClassifier, save_model
-    from textnb import modelfile as mf
+    from textnb.store import container as mf
     d = Path(directory)
     texts, labels = SPAM + HAM, ["spam"] * len(SPAM) + ["ham"] * len(HAM)
     good = _saved(TextClassifier(stop_words="none", spam_class="spam", training="full")
@@ -567,27 +567,27 @@ def read_in_this_process(reader: str, path: str) -> dict[str, Any]:
     try:
         if reader == "load_model":
             from textnb import load_model
-            from textnb.documents import read_bytes
+            from textnb.documents.message import read_bytes
             classifier = load_model(path)
             row = classifier.predict_log_proba([read_bytes(MESSAGE)])[0]
             return _scored(list(classifier.classes_), row.tolist())
         if reader == "filter":
-            from textnb.documents import read_bytes
-            from textnb.mailfilter import filter_message
-            from textnb.scorer import score
+            from textnb.documents.message import read_bytes
+            from textnb.mail.filter import filter_message
+            from textnb.mail.scorer import score
             out = filter_message(MESSAGE, path)
             assert out.endswith(MESSAGE) and b"X-TextNB-" in out
             document = read_bytes(MESSAGE)
             classes, row, _ = score(path, document.text, document.fields)
             return _scored(classes, row)
         if reader == "serve":
-            from textnb.serve import Model
+            from textnb.serve.server import Model
             model = Model(path)
             weights = model.version.weights
             row = weights.log_proba(weights.classifier.tokenize([MESSAGE])[0])
             return _scored(model.version.classes, row)
         from click.testing import CliRunner
-        from textnb.cli import main
+        from textnb.cli.app import main
         args = (["classify", "--format", "json", "-m", path, "-"] if reader == "classify"
                 else ["info", "-m", path])
         result = CliRunner().invoke(main, args, input=MESSAGE)

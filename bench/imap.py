@@ -40,7 +40,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from textnb import load_model
-from textnb.cli import main
+from textnb.cli.app import main
 from textnb.imap import filtering
 from textnb.imap.account import Account
 from textnb.imap.dovecot import Dovecot, free_port, missing

@@ -81,7 +81,7 @@ def table(header: list[str], rows: list[list]) -> str:
 
 def save_v2(path: Path, classifier) -> None:
     """Write ``classifier`` in format 2, as save_model did before format 3."""
-    from textnb import modelfile
+    from textnb.store import container as modelfile
     from textnb.classifier import saved_meta
     model = classifier.model_
     terms = "\n".join(classifier.vocabulary_.terms_).encode()
@@ -133,7 +133,7 @@ def newsgroups_dir(given: Path | None) -> Path:
 
 def sample_messages(paths: list[str], n: int, seed: int) -> list:
     """n documents of ``paths`` (a seeded sample), read as the filter reads a message."""
-    from textnb.documents import read_bytes
+    from textnb.documents.message import read_bytes
     rng = np.random.default_rng(seed)
     chosen = rng.choice(len(paths), size=min(n, len(paths)), replace=False)
     return [read_bytes(Path(paths[i]).read_bytes(), paths[i]) for i in chosen]
@@ -143,7 +143,7 @@ def measure(files: dict[str, Path], messages: list, repeat: int,
             processes: list[bytes]) -> dict[str, dict]:
     """Size, load_model, Scorer and filter timings of each file, the files taking turns."""
     from textnb import load_model
-    from textnb.scorer import Scorer
+    from textnb.mail.scorer import Scorer
     results = {name: {"size": path.stat().st_size, "load": [], "scorer": [], "rows": [],
                       "filter": []} for name, path in files.items()}
     textnb = Path(sys.executable).with_name("textnb")
@@ -219,8 +219,8 @@ def run_one(title: str, model: Path, test_paths: list[str], args, scratch: Path,
 STAGES = """
 import statistics, sys, time
 from pathlib import Path
-from textnb.documents import read_bytes
-from textnb.scorer import Scorer
+from textnb.documents.message import read_bytes
+from textnb.mail.scorer import Scorer
 model, paths = sys.argv[1], sys.argv[2:]
 documents = [read_bytes(Path(p).read_bytes(), p) for p in paths]
 Scorer(model).log_proba("warm up")

@@ -45,7 +45,7 @@ import numpy as np
 from bench.common import BenchError, args as options
 from bench.common.corpora import NEWS_ARCHIVE
 from bench.common.systems import classify, has_sklearn, latin1, train
-from textnb.metrics import multilabel_summary
+from textnb.evaluation.metrics import multilabel_summary
 from textnb.multilabel import MultiLabelClassifier, decide, label_matrix, read_label_file
 
 # Share of posts paired into composites: 30 % of posts → 15 % of documents carry two labels,

@@ -48,8 +48,9 @@ PASSES = 5
 def measure_stages(spam: Path, news: Path) -> dict[str, float]:
     """This process's textnb: the least CPU time of PASSES passes, ms a document, per stage."""
     import textnb
-    from textnb import TextClassifier, markup
-    from textnb.documents import read_bytes
+    from textnb import TextClassifier
+    from textnb.documents import html as markup
+    from textnb.documents.message import read_bytes
     if not Path(textnb.__file__).resolve().is_relative_to(Path.cwd().resolve()):
         raise SystemExit(f"textnb came from {textnb.__file__}, not from {Path.cwd()}")
     classifier = TextClassifier()

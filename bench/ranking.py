@@ -10,7 +10,7 @@ variant costs seconds, not a training run each. Reported per seed and on average
 
 * 1 − ROC AUC (%) of the pooled out-of-fold spam log-odds;
 * the tail: the share of spam at or below the spam cutoff the FPR rule (0.1 %, as
-  textnb.cutoffs) would set on those out-of-fold scores — what a learned cutoff leaves uncaught.
+  textnb.decision.cutoffs) would set on those out-of-fold scores — what a learned cutoff leaves uncaught.
 
 ``--split time`` measures drift instead: each variant fits the 2002 parts (spam/, easy_ham/,
 half of hard_ham/ by the seed) over their own terms and scores the 2003 parts (spam_2/,
@@ -27,7 +27,7 @@ on the 2002 parts, of the 2003 ones), scored alike: what a user gets, every step
 leave out included (word pairs or not, learned cutoffs, suspects). It trains once a fold, so it
 takes most of the run's time (``--no-command`` leaves it out).
 
-The tail's cutoff is textnb's FPR rule, ``textnb.cutoffs._allowed``: no public name gives it yet.
+The tail's cutoff is textnb's FPR rule, ``textnb.decision.cutoffs._allowed``: no public name gives it yet.
 
 Run (from the repository root)::
 
@@ -118,8 +118,8 @@ class Sum:
 
 
 def variants() -> dict:
-    from textnb.models import ComplementNB, MultinomialNB
-    from textnb.onerror import train_on_error
+    from textnb.nb.discrete import ComplementNB, MultinomialNB
+    from textnb.nb.on_error import train_on_error
 
     def on_error(new):
         return lambda X, y: train_on_error(X, y, new)[0]
@@ -137,7 +137,7 @@ def variants() -> dict:
 def drift(fit_variant, X, y: np.ndarray, paths: list[str], seed: int) -> tuple[float, float]:
     """(1 − AUC %, least spam % not caught at FPR ≤ 0.1 %) of the 2003 parts scored by a model
     of the 2002 parts over the terms those hold (``--split time``)."""
-    from textnb.onerror import take_rows
+    from textnb.nb.on_error import take_rows
     train, test = time_split(paths, seed)
     Xt, Xh = take_rows(X, train), take_rows(X, test)
     present = np.bincount(Xt.indices, minlength=X.shape[1]) > 0   # the 2002 terms, others out
@@ -150,8 +150,8 @@ def drift(fit_variant, X, y: np.ndarray, paths: list[str], seed: int) -> tuple[f
 
 def keep_columns(X, keep: np.ndarray):
     """CSR ``X`` with only the columns ``keep`` marks, renumbered in their order."""
-    from textnb.models import CSR
-    from textnb.vocabulary import to_scipy
+    from textnb.nb.discrete import CSR
+    from textnb.text.vocabulary import to_scipy
     kept = to_scipy(X)[:, np.flatnonzero(keep)]
     return CSR(kept.data, kept.indices.astype(np.int32), kept.indptr.astype(np.int64), kept.shape)
 
@@ -159,7 +159,7 @@ def keep_columns(X, keep: np.ndarray):
 def figures(is_spam: np.ndarray, log_odds: np.ndarray) -> tuple[float, float]:
     """(1 − AUC %, the % of spam at or below the spam cutoff textnb's FPR rule sets at 0.1 %
     on these scores)."""
-    from textnb.cutoffs import _allowed
+    from textnb.decision.cutoffs import _allowed
     ham = np.sort(log_odds[~is_spam])
     bound = ham[ham.size - 1 - _allowed(0.001, ham.size)]
     return (100 * (1 - roc_auc(is_spam, log_odds)),
@@ -170,7 +170,7 @@ def command(paths: list[str], y: np.ndarray, labels: np.ndarray, seed: int, fold
             fold_seed: int, split: str) -> tuple[float, float]:
     """The figures of the command at its defaults: on ``folds`` folds of the 70 % training
     part (trained on ``labels``, judged by ``y``), or by time."""
-    from textnb.metrics import stratified_folds
+    from textnb.evaluation.metrics import stratified_folds
     with tempfile.TemporaryDirectory(prefix="ranking-") as scratch:
         def scores(train: np.ndarray, held: np.ndarray) -> np.ndarray:
             run = command_run(Path(scratch), {c: [Path(paths[i]) for i in train if labels[i] == c]
@@ -212,8 +212,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args, known: dict) -> None:
     from textnb import TextClassifier
-    from textnb.metrics import stratified_folds
-    from textnb.onerror import take_rows
+    from textnb.evaluation.metrics import stratified_folds
+    from textnb.nb.on_error import take_rows
 
     paths, y = list_spam(spam_dir(args.data, args.archive))
     raws = [Path(p).read_bytes() for p in paths]

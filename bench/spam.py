@@ -15,11 +15,11 @@ scores the same 30 %:
   and classify times include the processes' start-up and imports (``--no-command`` skips it).
 * **textnb** through the Python API with its defaults, as ``textnb train`` runs them:
   ``TextClassifier(spam_class="spam")`` (training "auto": full or on error, whichever
-  cross-validates better) fitted on the :class:`textnb.documents.Document` objects that
+  cross-validates better) fitted on the :class:`textnb.documents.message.Document` objects that
   ``read_documents`` gives for the files; ranked by the spam log-odds ln P(spam|x) − ln P(ham|x)
   (it does not saturate as the probability does); decided by the cutoffs it learned by
   cross-validation on the training part. Beside it, by default, ``training=full`` and
-  ``orders=1`` (training on error in one walk; the default, textnb.onerror.ORDERS, averages
+  ``orders=1`` (training on error in one walk; the default, textnb.nb.on_error.ORDERS, averages
   four); ``--candidate`` replaces those rows and ``--settings key=value`` (repeatable) adds one
   (values are Python literals: ``alpha=0.1``, ``ngram_range=(1,2)``, ``norm=None``; anything
   else is a string).
@@ -56,7 +56,7 @@ learned its copy.
 ``--sample SPAM:HAM`` trains every system on that many spam and ham drawn by the seed and
 tests on all the other messages: a user's first, small folders, where too few ham are held
 out to read a spam cutoff for an FPR of 0.1 % off their scores (textnb then extrapolates it,
-textnb.cutoffs.extrapolated).
+textnb.decision.cutoffs.extrapolated).
 
 Then the test messages textnb misclassified with the most confidence.
 
@@ -147,9 +147,10 @@ class Result:
 def run_textnb(name: str, settings: dict, train_paths, y_train, test_paths) -> Result:
     """textnb as `textnb train` runs it: the cutoffs learned by CV on the training part. The
     setting ``orders=N`` is not TextClassifier's: it sets how many walks training on error
-    averages (textnb.onerror.ORDERS) for this row."""
+    averages (textnb.nb.on_error.ORDERS) for this row."""
     import functools
-    from textnb import TextClassifier, classifier, onerror
+    from textnb import TextClassifier, classifier
+    from textnb.nb import on_error as onerror
     settings = dict(settings)
     orders = settings.pop("orders", onerror.ORDERS)
     t0 = time.perf_counter()
@@ -349,7 +350,7 @@ def choose_cutoff(is_spam: np.ndarray, log_odds: np.ndarray, max_fpr: float) -> 
 
 
 def worst_errors(paths, is_spam, log_odds, n: int) -> str:
-    from textnb.documents import parse_message
+    from textnb.documents.message import parse_message
     def subject(path):
         fields = parse_message(Path(path).read_bytes(), path).fields
         return next((v for k, v in fields if k == "subject"), "")[:50]
@@ -575,7 +576,7 @@ def run_cv(args, paths, y) -> dict:
     if args.fisher:
         # Robinson–Fisher on textnb's tokens and the same folds (one vocabulary of all the
         # training part: an unseen token counts as f = x either way).
-        from textnb.vocabulary import Vocabulary, to_scipy
+        from textnb.text.vocabulary import Vocabulary, to_scipy
         tokens = TextClassifier(**settings).tokenize(docs)
         counts = to_scipy(Vocabulary().fit_count(tokens)).tocsr()
         fisher = np.zeros(len(train))

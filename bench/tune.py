@@ -1,6 +1,6 @@
 """Choose textnb's default settings by cross-validation on training data only.
 
-Two corpora, each read as :class:`textnb.documents.Document` (header fields give prefixed
+Two corpora, each read as :class:`textnb.documents.message.Document` (header fields give prefixed
 tokens), as ``textnb train`` reads them:
 
 * 20 Newsgroups: the 11314 posts of 20news-bydate-train (the test split is not touched);
@@ -124,10 +124,10 @@ def say(*parts: object) -> None:
 
 def _reader():
     try:
-        from textnb.documents import read_bytes
-        return read_bytes, "Documents (textnb.documents.read_bytes)"
+        from textnb.documents.message import read_bytes
+        return read_bytes, "Documents (textnb.documents.message.read_bytes)"
     except ImportError:
-        return (lambda raw, source: raw), "raw bytes (textnb.documents is missing)"
+        return (lambda raw, source: raw), "raw bytes (textnb.documents.message is missing)"
 
 
 def _read(paths: list[Path], read) -> list:
@@ -150,7 +150,7 @@ def load_spamassassin(directory: Path, read) -> tuple[list, np.ndarray, list[Pat
 
 def weigh(X, tf: str, norm: str | None):
     """TextClassifier._weigh for a counting model: log(1 + count) if tf='log', then L2 rows."""
-    from textnb.models import CSR
+    from textnb.nb.discrete import CSR
     if tf == "raw" and norm is None:
         return X
     data = np.log1p(X.data) if tf == "log" else X.data.copy()

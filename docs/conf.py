@@ -38,7 +38,7 @@ myst_enable_extensions = ["deflist"]
 myst_heading_anchors = 3
 highlight_language = "none"
 
-# The public API only: what textnb.__all__ names, and textnb.client (reference/api.md).
+# The public API only: what textnb.__all__ names, and textnb.serve.client (reference/api.md).
 autodoc_default_options = {"members": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"

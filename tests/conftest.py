@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.sparse import csr_matrix
 
-import textnb.tokens
+import textnb.text.tokens
 
 # Seed 003 (003_0fe36a3a8c0776f8.txt): e1..e4 are spam (+), e5..e8 ham (−); d and e are stop words.
 SEED003_TEXTS = [
@@ -35,7 +35,7 @@ def with_c_and_python(module: object, name: str, python: object, built: object =
     textnb._tokens), and set to ``python``."""
     @pytest.fixture(autouse=True, params=["C", "python"])
     def implementation(request, monkeypatch):
-        if request.param == "C" and (textnb.tokens._fast if built == "tokens" else built) is None:
+        if request.param == "C" and (textnb.text.tokens._fast if built == "tokens" else built) is None:
             pytest.skip(NO_C)
         if request.param == "python":
             monkeypatch.setattr(module, name, python)
@@ -75,10 +75,10 @@ SEED003_BITS = np.array([[0, 1, 0], [0, 1, 1], [1, 0, 0], [1, 1, 0],
 def no_shapes(monkeypatch) -> None:
     """Tokens as textnb read them before a word of three digits counted its shape too: the
     tokenizer that wrote the format-2 files under tests/data/models."""
-    import textnb.counting
-    import textnb.tokens
-    monkeypatch.setattr(textnb.tokens, "shapes", lambda words: [])
-    monkeypatch.setattr(textnb.counting, "_fast", None)  # its numbering counts shapes in C
+    import textnb.text.counting
+    import textnb.text.tokens
+    monkeypatch.setattr(textnb.text.tokens, "shapes", lambda words: [])
+    monkeypatch.setattr(textnb.text.counting, "_fast", None)  # its numbering counts shapes in C
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from textnb.cli import main
+from textnb.cli.app import main
 from textnb.imap.dovecot import Dovecot, missing
 
 ROOT = Path(__file__).resolve().parent.parent

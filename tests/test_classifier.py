@@ -7,7 +7,7 @@ import pytest
 
 from textnb import load_model, save_model
 from textbook import TextClassifier
-from textnb.models import BernoulliNB, ComplementNB, MultinomialNB
+from textnb.nb.discrete import BernoulliNB, ComplementNB, MultinomialNB
 
 # Why scikit-learn tests skip: it is no dependency of textnb, only a yardstick.
 NO_SKLEARN = "scikit-learn is optional (the bench extra): no yardstick to compare with"
@@ -49,7 +49,7 @@ def test_fit_predict_and_probability_identities(model):
 def test_texts_bytes_and_documents_are_accepted():
     clf = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
 
-    class Doc:                                         # what textnb.documents provides
+    class Doc:                                         # what textnb.documents.message provides
         text = "cheap pills"
         fields = [("subject", "zzz")]
 
@@ -76,7 +76,7 @@ def test_a_text_or_label_of_the_wrong_kind_is_named(texts, labels, message):
 
 
 def test_bytes_are_read_as_file_contents_mail_parsed():
-    from textnb.documents import read_bytes
+    from textnb.documents.message import read_bytes
     mail = (b"From: Jo <jo@example.com>\nSubject: =?utf-8?q?cheap_pills?=\n"
             b"Content-Type: text/plain; charset=latin-1\n\ncheap K\xf6ln pills\n")
     clf = TextClassifier(stop_words="none").fit([mail, b"meeting at noon"], ["spam", "ham"])

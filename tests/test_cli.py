@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from textnb import load_model
-from textnb import cli
-from textnb.cli import Exit, _class_name, main
+from textnb.cli import app as cli
+from textnb.cli.app import Exit, _class_name, main
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -611,7 +611,7 @@ def test_evaluate_cross_validation_shows_the_spread_over_folds(tmp_path):
 
 def test_evaluate_cross_validation_keeps_copies_of_a_file_in_one_fold():
     """A message filed twice: dealt apart, a fold's model would have learned what it scores."""
-    from textnb.cli import _cross_validate
+    from textnb.cli.app import _cross_validate
     texts = [p.read_bytes() for p in sorted(SPAM_DIR.iterdir())[:20] + sorted(HAM_DIR.iterdir())[:20]]
     texts += texts[:10] + texts[20:30]   # the first ten of each class twice
     y = np.array((["spam"] * 20 + ["ham"] * 20) + ["spam"] * 10 + ["ham"] * 10)

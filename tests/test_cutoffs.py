@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from textnb import TextClassifier, load_model, save_model
-from textnb.cli import main
-from textnb.counting import count_part
-from textnb.cutoffs import SUSPECT_MIN, choose_cutoffs, rates, suspects
-from textnb.decision import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_class_of, spam_cutoffs
-from textnb.mailfilter import filter_message
+from textnb.cli.app import main
+from textnb.text.counting import count_part
+from textnb.decision.cutoffs import SUSPECT_MIN, choose_cutoffs, rates, suspects
+from textnb.decision.rules import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_class_of, spam_cutoffs
+from textnb.mail.filter import filter_message
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -86,7 +86,7 @@ def test_the_unsure_band_is_bounded_by_raising_the_ham_cutoff():
     (998, 0.001, True), (1998, 0.001, True), (1999, 0.001, False), (2905, 0.001, False),
     (150, 0.001, True), (198, 0.01, True), (199, 0.01, False), (5000, 0.0, False)])
 def test_too_few_ham_to_read_the_spam_cutoff_off(n, target, extrapolated):
-    from textnb.cutoffs import _allowed, extrapolated as too_few
+    from textnb.decision.cutoffs import _allowed, extrapolated as too_few
     assert too_few(n, target) is extrapolated  # (1 + 1)/(n + 1) > target
     assert too_few(n, target) is (target > 0 and _allowed(target, n) == 0)  # the highest decides
 
@@ -143,7 +143,7 @@ def test_where_the_highest_ham_alone_would_set_it_the_spam_cutoff_is_extrapolate
 
 
 def test_info_says_nothing_more_where_the_ham_are_enough():
-    from textnb.cli import _cutoffs_line
+    from textnb.cli.app import _cutoffs_line
     cutoffs = {"spam": 1.0, "ham": 0.0, "folds": 5, "fpr": 0.0, "fnr": 0.0, "unsure": 0.0,
                "spam_not_caught": 0.0, "target_fpr": 0.001}
     assert "note" not in _cutoffs_line({**cutoffs, "messages": 2399, "spam_messages": 400})
@@ -157,7 +157,7 @@ def test_info_says_nothing_more_where_the_ham_are_enough():
     (0.001, 2905, 1), (0.001, 1999, 1), (0.001, 1998, 0), (0.001, 999, 0), (0.001, 10, 0),
     (0.01, 102, 0), (0.01, 199, 1), (0.0, 5000, 0), (0.1, 99, 9)])
 def test_how_many_may_lie_beyond_a_cutoff(target, n, allowed):
-    from textnb.cutoffs import _allowed
+    from textnb.decision.cutoffs import _allowed
     assert _allowed(target, n) == allowed  # the largest a with (a + 1)/(n + 1) <= target
 
 
@@ -583,12 +583,12 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
     """Beyond CUTOFFS_MAX_MESSAGES (or CUTOFFS_MAX_BYTES) of mail textnb train counts every
     message as it reads it (fit, which holds them all, is never called), words only, and learns
     the cutoffs on a random sample of SAMPLE of the messages, read again; it says so."""
-    import textnb.cli
-    monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_MESSAGES", 300)   # all 300: held, fit
+    import textnb.cli.app
+    monkeypatch.setattr(textnb.cli.app, "CUTOFFS_MAX_MESSAGES", 300)   # all 300: held, fit
     result = run("train", "-q", "-m", tmp_path / "held.model", SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0 and "sampled_from" not in load_model(tmp_path / "held.model").cutoffs_
-    monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_MESSAGES", 299)
-    monkeypatch.setattr(textnb.cli, "SAMPLE", 200)  # 100 of each class, their share, unless
+    monkeypatch.setattr(textnb.cli.app, "CUTOFFS_MAX_MESSAGES", 299)
+    monkeypatch.setattr(textnb.cli.app, "SAMPLE", 200)  # 100 of each class, their share, unless
     # the spam cutoff needs more ham: for an FPR of 1.6 %, 2/0.016 - 1 = 124 (ham_needed)
 
     def no_fit(*args, **kwargs):
@@ -618,7 +618,7 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
     assert "a sample of" in result.output and (tuned.model_.feature_count_ == counts).all()
     # Trained on error, as asked, it is held: the walks pass over every message again.
     monkeypatch.undo()
-    monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_BYTES", 0)
+    monkeypatch.setattr(textnb.cli.app, "CUTOFFS_MAX_BYTES", 0)
     result = run("train", "-q", "--training", "on-error", "-m", model, SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0 and "sampled_from" not in load_model(model).cutoffs_
     result = run("train", "-q", "-m", model, SPAM_DIR, HAM_DIR)   # beyond the bytes: sampled
@@ -628,20 +628,20 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
 def test_training_files_that_change_between_the_two_readings_are_an_error(tmp_path, monkeypatch):
     """The sample is read again by position: a message filed meanwhile (new mail in a Maildir)
     is one the model never learned, and training says what happened."""
-    import textnb.cli
+    import textnb.cli.app
     ham = tmp_path / "ham"
     ham.mkdir()
     for path in sorted(HAM_DIR.iterdir()):
         (ham / path.name).write_bytes(path.read_bytes())
-    monkeypatch.setattr(textnb.cli, "CUTOFFS_MAX_BYTES", 0)
-    streaming = textnb.cli._train_streaming
+    monkeypatch.setattr(textnb.cli.app, "CUTOFFS_MAX_BYTES", 0)
+    streaming = textnb.cli.app._train_streaming
 
     def then_new_mail(*args, **kwargs):
         learned = streaming(*args, **kwargs)
         (ham / "0-new.eml").write_bytes(b"Subject: lunch\n\nMeet at noon by the fountain?\n")
         return learned
 
-    monkeypatch.setattr(textnb.cli, "_train_streaming", then_new_mail)
+    monkeypatch.setattr(textnb.cli.app, "_train_streaming", then_new_mail)
     result = run("train", "-q", "-m", tmp_path / "m.model", SPAM_DIR, ham)
     assert result.exit_code == 1 and result.output == (
         "Error: the training files changed while training read them: train again\n")
@@ -650,7 +650,7 @@ def test_training_files_that_change_between_the_two_readings_are_an_error(tmp_pa
 def test_the_messages_of_a_large_mbox_are_counted_by_their_from_lines(tmp_path):
     """What decides whether mail is held: bytes and messages, an mbox of a megabyte or more
     counted by its lines starting "From ", a smaller file or another one as one message."""
-    from textnb.cli import _input_size
+    from textnb.cli.app import _input_size
     body = b"x" * 400_000 + b"\n"
     (tmp_path / "box").mkdir()
     mbox = b"".join(b"From a@b Sat Jan  1 00:00:00 2000\n\n" + body for _ in range(3))
@@ -668,7 +668,7 @@ def test_copies_of_a_document_share_a_fold():
     """The copies of a document (one group key, its digest) go where the first of them goes,
     whatever their class; every other document, and every document where there are no copies,
     where it would go without groups."""
-    from textnb.metrics import stratified_folds
+    from textnb.evaluation.metrics import stratified_folds
     y = np.array(["spam"] * 40 + ["ham"] * 60)
     unique = np.arange(100)
     np.testing.assert_array_equal(stratified_folds(y, 5, groups=unique), stratified_folds(y, 5))
@@ -712,7 +712,7 @@ def test_a_sample_takes_out_every_copy_the_model_learned():
     """learn_thresholds takes a held-out text out of the model as many times as the model
     learned it: every message learned twice and given once, each one's out-of-fold score (as
     a new document's) is the score a model of the other folds' messages, twice each, gives."""
-    from textnb.metrics import stratified_folds
+    from textnb.evaluation.metrics import stratified_folds
     texts, labels = bundled_sample()
     twice = TextClassifier(spam_class="spam").partial_fit(texts * 2, labels * 2)
     raw = twice.vocabulary_.count_parts(part for part, _ in twice._count(texts))

@@ -20,9 +20,8 @@ import joblib  # noqa: E402
 from conftest import spamassassin_sample  # noqa: E402
 from textnb import distributed as textnb_distributed  # noqa: E402
 from textnb.classifier import TextClassifier, load_model, save_model  # noqa: E402
-from textnb.cli import main  # noqa: E402
-from textnb.distributed import (classify_files, fit_bag, fit_files,  # noqa: E402
-                                predict_log_proba_bag)
+from textnb.cli.app import main  # noqa: E402
+from textnb.distributed import classify_files, fit_bag, fit_files, predict_log_proba_bag
 
 _PER_CLASS = 150
 
@@ -65,7 +64,7 @@ def _generated() -> dict[str, list[bytes]]:
 
 def _texts(root: Path) -> tuple[list[bytes], list[str]]:
     """The documents as `textnb train` reads them here (bytes, in order) and their labels."""
-    from textnb.documents import iter_files, read_raw
+    from textnb.documents.message import iter_files, read_raw
     texts, labels = [], []
     for label in ("spam", "ham"):
         for path in iter_files(str(root / label), lambda *_: None):
@@ -158,7 +157,7 @@ def test_fit_files_and_classify_files(cluster, corpus):
     sources, log_proba = classify_files(remote, [str(corpus)], client, on_error=lambda *_: None)
     assert len(sources) == len(texts) and f"{corpus / 'spam' / 'more.mbox'}:2" in sources
     # Scores agree to rounding, not bit for bit: a batch under 64 documents is scored by
-    # another sum than a larger one (textnb.models._SCIPY_MIN_DOCUMENTS), here as anywhere.
+    # another sum than a larger one (textnb.nb.discrete._SCIPY_MIN_DOCUMENTS), here as anywhere.
     np.testing.assert_allclose(log_proba, local.predict_log_proba(_read_here(corpus)),
                                rtol=1e-12, atol=1e-12)
     bag = dask.bag.from_sequence(texts, npartitions=5)
@@ -172,7 +171,7 @@ def test_fit_files_and_classify_files(cluster, corpus):
 
 
 def _read_here(root: Path) -> list[bytes]:
-    from textnb.documents import read_raw
+    from textnb.documents.message import read_raw
     return [raw for _, raw in read_raw([str(root)], on_error=lambda *_: None)]
 
 

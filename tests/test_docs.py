@@ -39,7 +39,7 @@ def test_html_builds_without_warnings(tmp_path):
         assert f">{command}<" in cli
     assert "--exit-code" in cli and "EXIT STATUS" in cli
     api = (tmp_path / "reference" / "api.html").read_text()
-    assert "textnb.TextClassifier" in api and "textnb.client.check" in api
+    assert "textnb.TextClassifier" in api and "textnb.serve.client.check" in api
 
 
 def test_the_examples_in_the_docs_run(tmp_path):

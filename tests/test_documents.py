@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from textnb import documents
-from textnb.documents import Document, iter_files, parse_message, read_bytes, read_documents
+from textnb.documents import message as documents
+from textnb.documents.message import Document, iter_files, parse_message, read_bytes, read_documents
 from textnb.errors import DocumentError
 
 DATA = Path(__file__).parent / "data" / "documents"
@@ -92,10 +92,10 @@ def test_plain_text_files():
 
 @pytest.mark.parametrize("c", [True, False], ids=["C", "python"])
 def test_a_line_that_begins_like_a_mail_field_is_text(c, monkeypatch):
-    import textnb.documents
+    import textnb.documents.message
     if not c:
-        monkeypatch.setattr(textnb.documents, "_fast", None)
-    elif textnb.documents._fast is None:
+        monkeypatch.setattr(textnb.documents.message, "_fast", None)
+    elif textnb.documents.message._fast is None:
         pytest.skip("textnb._tokens not built")
     # An SMS or a note whose one line begins "Date:" or "To:" is text: read as a header block
     # without a body it lost its words (Date's are no tokens, To's only prefixed ones).
@@ -349,7 +349,7 @@ def test_html_sent_as_text_plain_is_recognised_without_an_html_tag():
 # -- the fast path for plain one-part messages agrees with the email package ----------------
 
 def _by_email_package(raw: bytes, source: str = "-") -> Document:
-    from textnb.documents import _body, _header_fields, _parse
+    from textnb.documents.message import _body, _header_fields, _parse
     message = _parse(raw)
     fields = _header_fields(message)
     texts = _body(message, fields)
@@ -357,7 +357,7 @@ def _by_email_package(raw: bytes, source: str = "-") -> Document:
 
 
 def test_plain_messages_take_the_fast_path_with_the_same_result():
-    from textnb.documents import _simple_message
+    from textnb.documents.message import _simple_message
     plain = (b"From jo Thu Aug 22 13:17:22 2002\nFrom: Jo <jo@example.com>\n"
              b"Subject: =?iso-8859-1?q?Gr=FC=DFe?= and\n\tmore  words\n"
              b"Content-Type: TEXT/plain; charset=\"ISO-8859-1\"\nX-Mailer: mutt\n"
@@ -401,7 +401,7 @@ _MIXED = (b"Subject: x\nContent-Type: multipart/mixed; boundary=\"=_b 1\"\n\npre
     (b"Subject: x\nTo: a@b.example", (("subject", "x"), ("to", "a@b.example")), ""),
 ])
 def test_fast_path_reads_multiparts_attachments_and_base64(raw, fields, text):
-    from textnb.documents import _simple_message
+    from textnb.documents.message import _simple_message
     fast = _simple_message(raw, "-")
     assert fast == _by_email_package(raw)
     assert fast.fields == fields and fast.text == text
@@ -428,7 +428,7 @@ def test_fast_path_reads_multiparts_attachments_and_base64(raw, fields, text):
     b"Subject: x\nContent-Transfer-Encoding: x-uuencode\n\nbody\n",
 ])
 def test_other_messages_are_left_to_the_email_package(raw):
-    from textnb.documents import _simple_message
+    from textnb.documents.message import _simple_message
     assert _simple_message(raw, "-") is None
     assert parse_message(raw) == _by_email_package(raw)
 
@@ -448,7 +448,7 @@ def test_other_messages_are_left_to_the_email_package(raw):
      (("subject", "caf\xe9\xe9 x"), ("content-type", "text/plain utf-8")), "body"),
 ])
 def test_fast_path_reads_html_quoted_printable_and_parameters(raw, fields, text):
-    from textnb.documents import _simple_message
+    from textnb.documents.message import _simple_message
     fast = _simple_message(raw, "-")
     assert fast == _by_email_package(raw) == Document("-", text, fields)
     # CRLF line ends and NUL bytes are gone before the fast path sees the bytes.
@@ -463,7 +463,7 @@ def test_fast_path_reads_html_quoted_printable_and_parameters(raw, fields, text)
     (b"Subject: s\nBad Field: x\n\nbody", False),
 ])
 def test_fast_path_splits_the_header_block_as_the_email_package(raw, fast):
-    from textnb.documents import _simple_message
+    from textnb.documents.message import _simple_message
     document = _simple_message(raw, "-")
     assert (document is not None) == fast
     assert parse_message(raw) == _by_email_package(raw)
@@ -488,7 +488,7 @@ _BODY_LINES = st.sampled_from([b"", b"caf\xc3\xa9", b"caf\xe9", b"<html>", b"<p>
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_PLAIN_LINES, max_size=8), st.lists(_BODY_LINES, max_size=8))
 def test_fast_path_agrees_with_the_email_package(header, body):
-    from textnb.documents import _simple_message
+    from textnb.documents.message import _simple_message
     raw = b"\n".join(header) + b"\n\n" + b"\n".join(body)
     fast = _simple_message(raw, "-")
     if fast is not None:
@@ -516,7 +516,7 @@ _PART_LINES = st.sampled_from([
                           st.lists(_PART_LINES, max_size=5)), max_size=4),
        st.sampled_from([b"multipart/mixed", b"multipart/alternative", b"text/plain"]))
 def test_fast_path_agrees_with_the_email_package_on_multiparts(around, parts, kind):
-    from textnb.documents import _simple_message
+    from textnb.documents.message import _simple_message
     preamble, epilogue = (b"\n".join(lines) for lines in (around + [[], []])[:2])
     body = [preamble]
     for fields, blank, lines in parts:
@@ -534,7 +534,7 @@ _SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 @pytest.mark.parametrize("archive", ["spamassassin-public.tar.gz", "20news-bydate.tar.gz"])
 def test_fast_path_agrees_on_every_message_of_the_corpora(archive):
     import tarfile
-    from textnb.documents import _is_message, _simple_message
+    from textnb.documents.message import _is_message, _simple_message
     if not (_SHARED / archive).is_file():
         pytest.skip(f"{_SHARED / archive} is absent (the shared corpora)")
     fast = 0
@@ -552,7 +552,7 @@ def test_fast_path_agrees_on_every_message_of_the_corpora(archive):
 
 
 def test_html_reader_edge_cases():
-    from textnb.markup import html_text
+    from textnb.documents.html import html_text
     tags, hosts = {}, {}
     html = ("<HTML><body>V<b>i</b>agra <a href=\"http://a.example/x?q=1>2\" title='it's'>now</a>"
             "<!-- hidden --> <p>caf&eacute; &amp; more<br/>next "
@@ -611,8 +611,8 @@ def test_a_long_header_line_decodes_its_encoded_words_as_the_email_package_does(
     """Lines over RFC 5322's 998 characters are searched for encoded words in linear time
     (tests/test_hostile_input.py): well-formed ones decode as decode_header decodes them,
     adjacent ones joined, text between them kept, a word of bad base64 kept as written."""
-    import textnb.documents
-    from textnb.documents import _header_text
+    import textnb.documents.message
+    from textnb.documents.message import _header_text
     words = ["=?utf-8?q?caf=C3=A9?=", "plain text", "=?iso-8859-1?b?SGVsbG8=?=",
              "=?utf-8?q?ab?=", "=?UTF-8?Q?cd?="]
     value = " ".join(words * 100)
@@ -624,7 +624,7 @@ def test_a_long_header_line_decodes_its_encoded_words_as_the_email_package_does(
     # One never closed is text as it stands; the email package's pattern read it to the next
     # word's "?=" ("x =?utf-8?q?café"): an encoded word holds no space.
     assert _header_text("=?a?q?x " + value).startswith("=?a?q?x café plain")
-    monkeypatch.setattr(textnb.documents, "_LONGEST_LINE", 10 ** 9)  # the email package's way
+    monkeypatch.setattr(textnb.documents.message, "_LONGEST_LINE", 10 ** 9)  # the email package's way
     assert linear == [_header_text(v) for v in values]
 
 

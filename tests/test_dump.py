@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from textnb import ModelFileError, TextClassifier, load_model, save_model
-from textnb.cli import main
-from textnb.dump import dump_lines, escape, read_dump, unescape, write_dump
+from textnb.cli.app import main
+from textnb.store.dump import dump_lines, escape, read_dump, unescape, write_dump
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"

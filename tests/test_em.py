@@ -1,4 +1,4 @@
-"""textnb.em: semi-supervised NB and clustering by EM; train --unlabeled, cluster; NMI/ARI/purity."""
+"""textnb.nb.em: semi-supervised NB and clustering by EM; train --unlabeled, cluster; NMI/ARI/purity."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from conftest import SPAMASSASSIN, spamassassin_sample
 from scipy.sparse import csr_matrix
 
 from textnb.classifier import TextClassifier, load_model, save_model
-from textnb.cli import main
-from textnb.em import (MixtureNB, SemiSupervisedNB, cluster_texts, expectation_maximization,
-                       log_prior)
-from textnb.metrics import adjusted_rand_index, normalized_mutual_info, purity
-from textnb.models import ComplementNB, MultinomialNB, logsumexp
+from textnb.cli.app import main
+from textnb.nb.em import (MixtureNB, SemiSupervisedNB, cluster_texts, expectation_maximization,
+                          log_prior)
+from textnb.evaluation.metrics import adjusted_rand_index, normalized_mutual_info, purity
+from textnb.nb.discrete import ComplementNB, MultinomialNB, logsumexp
 
 _PER_CLASS = 250
 

@@ -9,7 +9,7 @@ import pytest
 
 from textnb import MultinomialNB
 from textbook import TextClassifier
-from textnb.explain import explain_document, informative_terms
+from textnb.nb.explain import explain_document, informative_terms
 
 MODEL_NAMES = ["multinomial", "bernoulli", "complement"]
 

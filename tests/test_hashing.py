@@ -1,4 +1,4 @@
-"""The hashed vocabulary (textnb.hashing): stable columns, fits equal to fits on the hashed
+"""The hashed vocabulary (textnb.text.hashing): stable columns, fits equal to fits on the hashed
 count matrix, pruning by column, model files, explanations and the --hash-bits option."""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from scipy.sparse import csr_matrix
 
 from textnb import TextClassifier
 from textnb.classifier import load_model, save_model
-from textnb.cli import main
+from textnb.cli.app import main
 from textnb.errors import ModelFileError
-from textnb.hashing import HashedVocabulary, hash_columns
-from textnb.models import MultinomialNB
-from textnb.scorer import score
+from textnb.text.hashing import HashedVocabulary, hash_columns
+from textnb.nb.discrete import MultinomialNB
+from textnb.mail.scorer import score
 
 from conftest import SEED003_LABELS, SEED003_TEXTS
 
@@ -35,7 +35,7 @@ def test_columns_are_crc32_of_utf8_in_every_process():
     assert hash_columns(["123456789"], 20).tolist() == [0x43926]
     assert hash_columns(["123456789", "é"], 8).tolist() == [0x26, zlib.crc32("é".encode()) & 0xFF]
     # Python's own str hash is salted per process; these columns must not be.
-    code = "from textnb.hashing import hash_columns; print(hash_columns(['python', 'spam'], 22))"
+    code = "from textnb.text.hashing import hash_columns; print(hash_columns(['python', 'spam'], 22))"
     seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout
             for seed in ("1", "2")}

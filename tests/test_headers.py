@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import textnb.headers
-import textnb.tokens
-from textnb.headers import MAX_FIELDS, _python_received, envelope_fields
+import textnb.documents.envelope
+import textnb.text.tokens
+from textnb.documents.envelope import MAX_FIELDS, _python_received, envelope_fields
 
 from conftest import NO_C
 
@@ -14,11 +14,11 @@ from conftest import NO_C
 @pytest.fixture(autouse=True, params=["C", "python"])
 def implementation(request, monkeypatch):
     """Every test here twice: the envelope read in C (where built), and in Python."""
-    if request.param == "C" and textnb.tokens._fast is None:
+    if request.param == "C" and textnb.text.tokens._fast is None:
         pytest.skip(NO_C)
     if request.param == "python":
-        monkeypatch.setattr(textnb.headers, "_fast", None)
-        monkeypatch.setattr(textnb.headers, "_received", _python_received)
+        monkeypatch.setattr(textnb.documents.envelope, "_fast", None)
+        monkeypatch.setattr(textnb.documents.envelope, "_received", _python_received)
     return request.param
 
 

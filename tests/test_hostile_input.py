@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from textnb import TextClassifier
-from textnb.documents import read_bytes, read_documents, read_raw
-from textnb.mailfilter import add_headers, filter_message
-from textnb.tokens import MAX_TOKEN_LENGTH, Tokenizer
+from textnb.documents.message import read_bytes, read_documents, read_raw
+from textnb.mail.filter import add_headers, filter_message
+from textnb.text.tokens import MAX_TOKEN_LENGTH, Tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 import bench.hostile as bench  # noqa: E402
@@ -136,7 +136,7 @@ def test_nul_and_cr_give_the_same_document_on_every_path(name, raw, tmp_path, sp
 
 def test_classify_exit_code_answers_a_message_starting_with_nul(tmp_path, spam_model):
     from click.testing import CliRunner
-    from textnb.cli import main
+    from textnb.cli.app import main
     _, model = spam_model
     codes = {}
     for name, raw in _variants(MESSAGE).items():

@@ -22,12 +22,13 @@ from pathlib import Path
 
 import pytest
 
-import textnb.cli  # noqa: F401 — imported here, not in each forked reader
-import textnb.mailfilter  # noqa: F401
-import textnb.serve  # noqa: F401 — serve's Model
-from textnb import TextClassifier, modelfile, save_model
+import textnb.cli.app  # noqa: F401 — imported here, not in each forked reader
+import textnb.mail.filter  # noqa: F401
+import textnb.serve.server  # noqa: F401 — serve's Model
+from textnb import TextClassifier, save_model
+from textnb.store import container as modelfile
 from textnb.classifier import MODELS
-from textnb.decision import Exit
+from textnb.decision.rules import Exit
 
 ROOT = Path(__file__).resolve().parents[1]
 import bench.hostile_models as crafting  # noqa: E402
@@ -39,7 +40,7 @@ CPU_SECONDS = 1.0
 # (bench/hostile_models.py), so this keeps one within 200 MB.
 GROWTH = 140 << 20
 # info's informative terms compare each class with every other, term by term
-# (textnb.explain.informative_terms): about 7 s and 200 MB at the file limit on classes² ×
+# (textnb.nb.explain.informative_terms): about 7 s and 200 MB at the file limit on classes² ×
 # terms. That is info's own cost, measured by the bench; here info skips that one file.
 NOT_HERE = {("wide-at-the-limit", "info")}
 # serve's Weights keys the weights by vocabulary_.terms_, which a hashed vocabulary leaves

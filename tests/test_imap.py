@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from textnb import load_model
-from textnb.cli import main
-from textnb.serve import learn
+from textnb.cli.app import main
+from textnb.serve.server import learn
 from imapfixtures import (assert_each_once, corpus, digest, imap, model, needs_dovecot,  # noqa: F401
                           server, statuses, tagged, trained, where)
 

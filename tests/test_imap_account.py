@@ -10,7 +10,7 @@ import types
 import pytest
 from click.testing import CliRunner
 
-from textnb.cli import main
+from textnb.cli.app import main
 from textnb.imap.account import Account, ConfigError, account, config_path, password, read_config
 from textnb.imap.connection import ImapError, connect, is_loopback
 

@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 import textnb.classifier
 from textnb import TextClassifier
-from textnb import cutoffs as rules
+from textnb.decision import cutoffs as rules
 
 SAMPLE = Path(__file__).resolve().parent.parent / "corpora" / "spamassassin"
 

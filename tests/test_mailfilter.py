@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from textnb.mailfilter import HEADER_PREFIX, add_headers
+from textnb.mail.filter import HEADER_PREFIX, add_headers
 
 H = [("X-TextNB-Class", "spam"), ("X-TextNB-Probability", "0.9990")]
 NEW = b"X-TextNB-Class: spam\nX-TextNB-Probability: 0.9990\n"

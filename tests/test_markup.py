@@ -1,17 +1,17 @@
-"""HTML → text: textnb/_markup.c, the scan in C, against textnb.markup's patterns (the
+"""HTML → text: textnb/_markup.c, the scan in C, against textnb.documents.html's patterns (the
 definition): the same lines, tags and link hosts on any HTML and on real mail."""
 
 from __future__ import annotations
 
 import pytest
 
-import textnb.markup
-from textnb.documents import read_bytes
-from textnb.markup import html_text
+import textnb.documents.html
+from textnb.documents.message import read_bytes
+from textnb.documents.html import html_text
 
 from conftest import NO_C, spamassassin_sample
 
-C_MARKUP = textnb.markup._fast
+C_MARKUP = textnb.documents.html._fast
 pytestmark = pytest.mark.skipif(C_MARKUP is None, reason=NO_C)
 
 
@@ -19,7 +19,7 @@ def _both(monkeypatch, html: str) -> list[tuple[str, list[str], list[str]]]:
     """html_text's text, tags and hosts with the C scan, then with the Python one."""
     results = []
     for fast in (C_MARKUP, None):
-        monkeypatch.setattr(textnb.markup, "_fast", fast)
+        monkeypatch.setattr(textnb.documents.html, "_fast", fast)
         tags: dict[str, None] = {}
         hosts: dict[str, None] = {}
         results.append((html_text(html, tags, hosts), list(tags), list(hosts)))
@@ -61,7 +61,7 @@ def test_the_scan_in_c_reads_real_mail_as_the_patterns_do(monkeypatch):
         return ""
 
     sample = spamassassin_sample(300)
-    monkeypatch.setattr(textnb.markup, "html_text", record)
+    monkeypatch.setattr(textnb.documents.html, "html_text", record)
     for raw in (sample["spam"] + sample["ham"]) if sample else []:
         read_bytes(raw)
     monkeypatch.undo()
@@ -110,7 +110,7 @@ def test_a_plain_links_host_is_the_one_urlsplit_finds():
     (ports, users, IPv6 brackets, controls and whitespace where urlsplit drops them)."""
     from urllib.parse import urlsplit
 
-    from textnb.markup import _PLAIN_URL, _host
+    from textnb.documents.html import _PLAIN_URL, _host
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies
 

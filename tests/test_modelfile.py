@@ -13,7 +13,7 @@ import pytest
 
 from textnb import ModelFileError, load_model, save_model
 from textbook import TextClassifier
-from textnb import modelfile
+from textnb.store import container as modelfile
 
 TEXTS = ["cheap pills now", "cheap money now!!!", "win money, win cheap pills",
          "meeting at noon", "lunch at noon with notes", "notes from the meeting",
@@ -163,7 +163,7 @@ V2_LABELS = ["spam", "spam", "spam", "ham", "ham", "ham", "sport", "sport"]
 def test_format_2_files_still_load_and_score_and_are_rewritten_in_format_3(tmp_path, model,
                                                                             no_shapes):
     from textnb import TextClassifier as Library
-    from textnb.scorer import Scorer
+    from textnb.mail.scorer import Scorer
     expected = Library(model=model, stop_words="english").fit(V2_TEXTS, V2_LABELS)  # then the default
     with zipfile.ZipFile(FORMAT_2[model]) as archive:
         assert json.loads(archive.read("meta.json"))["version"] == 2
@@ -407,7 +407,7 @@ def test_pickled_arrays_are_refused(model_path, tmp_path):
 
 def test_a_symlinked_model_is_written_and_locked_through_the_link(tmp_path):
     from click.testing import CliRunner
-    from textnb.cli import main
+    from textnb.cli.app import main
     real = tmp_path / "real"
     real.mkdir()
     target = real / "spam.model"

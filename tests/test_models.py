@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import textnb.models
-import textnb.vocabulary
-from textnb.models import (CSR, BernoulliNB, ComplementNB, MultinomialNB, StoredCounts, as_csr,
-                           class_log_prior, logsumexp)
+import textnb.nb.discrete
+import textnb.text.vocabulary
+from textnb.nb.discrete import (CSR, BernoulliNB, ComplementNB, MultinomialNB, StoredCounts,
+                                as_csr, class_log_prior, logsumexp)
 
 # Why scikit-learn tests skip: it is no dependency of textnb, only a yardstick.
 NO_SKLEARN = "scikit-learn is optional (the bench extra): no yardstick to compare with"
@@ -378,7 +378,7 @@ def test_bad_input_leaves_no_half_fitted_model(Model):
 def test_not_fitted_error_is_a_value_and_attribute_error():
     """Without scikit-learn loaded it is textnb's own; check_estimator (with it loaded) requires
     scikit-learn's NotFittedError, which tests/test_sklearn_conformance.py checks."""
-    with pytest.raises(textnb.models.NotFittedError) as caught:
+    with pytest.raises(textnb.nb.discrete.NotFittedError) as caught:
         MultinomialNB().predict_proba(np.eye(2))
     assert isinstance(caught.value, ValueError) and isinstance(caught.value, AttributeError)
 
@@ -468,7 +468,7 @@ def test_complement_nb_equals_scikit_learn_on_poisson_counts(params):
     if params.get("fit_prior", True) and "class_prior" not in params:
         # The prior is learned (0.6/0.3/0.1) but, as in scikit-learn, not part of the score;
         # ComplementNBWithPrior adds it, and then disagrees on some documents.
-        with_prior = textnb.models.ComplementNBWithPrior(**params).fit(X, y)
+        with_prior = textnb.nb.discrete.ComplementNBWithPrior(**params).fit(X, y)
         jll = ours.predict_joint_log_proba(test) + ours.class_log_prior_
         np.testing.assert_allclose(with_prior.predict_joint_log_proba(test), jll, rtol=1e-13)
         assert (with_prior.predict(test) != ours.predict(test)).sum() > 0
@@ -498,7 +498,7 @@ def test_complement_with_uniform_prior_equals_complement():
     rng = np.random.default_rng(3)
     X, y = rng.poisson(1.0, size=(60, 20)), rng.choice(["a", "b", "c"], size=60)
     plain = ComplementNB(alpha=0.03, fit_prior=False).fit(X, y)
-    with_prior = textnb.models.ComplementNBWithPrior(alpha=0.03, fit_prior=False).fit(X, y)
+    with_prior = textnb.nb.discrete.ComplementNBWithPrior(alpha=0.03, fit_prior=False).fit(X, y)
     np.testing.assert_allclose(with_prior.predict_log_proba(X), plain.predict_log_proba(X),
                                rtol=1e-13)
     np.testing.assert_allclose(with_prior.predict_joint_log_proba(X),
@@ -590,7 +590,7 @@ def test_any_counts_split_anywhere_fit_alike(Model):
     check()
 
 
-@pytest.mark.skipif(textnb.models._fast is None,
+@pytest.mark.skipif(textnb.nb.discrete._fast is None,
                     reason="textnb's C parts were not built (no C compiler at install time)")
 @pytest.mark.parametrize("Model", MODELS)
 def test_scores_summed_in_c_equal_numpys_to_the_bit(Model, monkeypatch):
@@ -607,20 +607,20 @@ def test_scores_summed_in_c_equal_numpys_to_the_bit(Model, monkeypatch):
     for given in (X, wide):
         c = model.predict_joint_log_proba(given)
         with monkeypatch.context() as patch:
-            patch.setattr(textnb.models, "_fast", None)
+            patch.setattr(textnb.nb.discrete, "_fast", None)
             python = model.predict_joint_log_proba(given)
         np.testing.assert_array_equal(c, python)
     model.decomposition()  # the weights of every term cached, then taken from there
     np.testing.assert_array_equal(model.predict_joint_log_proba(X), c)
     with pytest.raises(ValueError):
-        textnb.models._fast.jll(X.data, np.zeros(X.nnz, dtype=np.int64), X.indptr,
+        textnb.nb.discrete._fast.jll(X.data, np.zeros(X.nnz, dtype=np.int64), X.indptr,
                                 np.zeros((3, 0)), np.empty((300, 3)))  # a column past the weights
     with pytest.raises(ValueError):
-        textnb.models._fast.jll(X.data.astype(np.float32), np.zeros(X.nnz, dtype=np.int64),
+        textnb.nb.discrete._fast.jll(X.data.astype(np.float32), np.zeros(X.nnz, dtype=np.int64),
                                 X.indptr, np.zeros((3, 1)), np.empty((300, 3)))
 
 
-@pytest.mark.skipif(textnb.models._fast is None,
+@pytest.mark.skipif(textnb.nb.discrete._fast is None,
                     reason="textnb's C parts were not built (no C compiler at install time)")
 @pytest.mark.parametrize("Model", MODELS)
 def test_counting_row_sums_and_relabelling_in_c_equal_numpys_to_the_bit(Model, monkeypatch):
@@ -629,7 +629,7 @@ def test_counting_row_sums_and_relabelling_in_c_equal_numpys_to_the_bit(Model, m
     unlearning a part, with sample weights; documents weighed by l2; columns renamed and
     dropped; int32 and int64 index arrays, an empty row."""
     from textnb.classifier import TextClassifier
-    from textnb.vocabulary import _relabel
+    from textnb.text.vocabulary import _relabel
     rng = np.random.default_rng(11)
     X = sp.random(400, 300, density=0.04, random_state=5, format="csr",
                   data_rvs=lambda n: rng.random(n) * 3)
@@ -641,16 +641,16 @@ def test_counting_row_sums_and_relabelling_in_c_equal_numpys_to_the_bit(Model, m
     column[column == 0] = np.arange((column == 0).sum())
     clf = TextClassifier(norm="l2")
     found = {}
-    for name, fast in (("C", textnb.models._fast), ("numpy", None)):
+    for name, fast in (("C", textnb.nb.discrete._fast), ("numpy", None)):
         with monkeypatch.context() as patch:
-            patch.setattr(textnb.models, "_fast", fast)
-            patch.setattr(textnb.vocabulary, "_scores", fast)
+            patch.setattr(textnb.nb.discrete, "_fast", fast)
+            patch.setattr(textnb.text.vocabulary, "_scores", fast)
             model = Model(alpha=0.3).fit(X, y, sample_weight=weight)
             model.unlearn(X[:50], y[:50], sample_weight=weight[:50])
             weighed = clf._weigh(CSR(X.data.copy(), X.indices, X.indptr, X.shape))
             found[name] = (model.feature_count_, model.class_count_, weighed.data,
-                           textnb.models.row_sums(X.data, X.indptr),
-                           textnb.models._used_terms(wide.indices, 300),
+                           textnb.nb.discrete.row_sums(X.data, X.indptr),
+                           textnb.nb.discrete._used_terms(wide.indices, 300),
                            [(part.data, part.indices, part.indptr)
                             for part in (_relabel(X, column, int(column.max()) + 1),
                                          _relabel(wide, np.arange(300), 300))])
@@ -665,9 +665,9 @@ def test_counting_row_sums_and_relabelling_in_c_equal_numpys_to_the_bit(Model, m
             np.testing.assert_array_equal(a, b)
     assert c[5][0][0].size < X.nnz  # some entries were dropped
     with pytest.raises(ValueError):
-        textnb.models._fast.relabel(X.data, X.indices, X.indptr, np.arange(10))  # too few columns
+        textnb.nb.discrete._fast.relabel(X.data, X.indices, X.indptr, np.arange(10))  # too few columns
     with pytest.raises(ValueError):
-        textnb.models._fast.used_terms(X.indices, 10)  # indices past n_terms
+        textnb.nb.discrete._fast.used_terms(X.indices, 10)  # indices past n_terms
 
 
 @pytest.mark.parametrize("n_terms, n_entries", [(124_523, 200_000), (124_523, 300), (50, 0),
@@ -676,7 +676,7 @@ def test_the_terms_a_batch_uses_are_numpys_unique(n_terms, n_entries):
     """Marked (many entries) or sorted (few beside many terms): np.unique's terms and inverse,
     the same dtypes."""
     indices = np.random.default_rng(n_entries).integers(0, n_terms, n_entries).astype(np.int32)
-    used, inverse = textnb.models._used_terms(indices, n_terms)
+    used, inverse = textnb.nb.discrete._used_terms(indices, n_terms)
     expected_used, expected_inverse = np.unique(indices, return_inverse=True)
     np.testing.assert_array_equal(used, expected_used)
     np.testing.assert_array_equal(inverse, expected_inverse)

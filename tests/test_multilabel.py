@@ -14,9 +14,9 @@ import pytest
 import scipy.sparse as sp
 from click.testing import CliRunner
 
-from textnb.cli import main
+from textnb.cli.app import main
 from textnb.errors import DocumentError, ModelFileError
-from textnb.metrics import multilabel_summary
+from textnb.evaluation.metrics import multilabel_summary
 from textnb.multilabel import (KIND, MultiLabelClassifier, _counts, _log_odds_model,
                                choose_thresholds, decide, label_matrix, load_model,
                                merge_duplicates, model_kind, read_label_file, save_model)

@@ -10,20 +10,20 @@ import pytest
 from click.testing import CliRunner
 from scipy.sparse import csr_matrix
 
-import textnb.cutoffs
-import textnb.onerror
+import textnb.decision.cutoffs
+import textnb.nb.on_error
 from textnb import TextClassifier, load_model, save_model
 from textnb.classifier import _misplaced
-from textnb.cli import main
-from textnb.models import CSR, BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
-from textnb.onerror import _Tables, take_rows, train_on_error
-from textnb.vocabulary import to_scipy
+from textnb.cli.app import main
+from textnb.nb.discrete import CSR, BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
+from textnb.nb.on_error import _Tables, take_rows, train_on_error
+from textnb.text.vocabulary import to_scipy
 
 from conftest import NO_C, spamassassin_sample, with_c_and_python
 
 # Every test here runs with the two-class scan in C (textnb/_onerror.c) and with the Python one.
-C_SCAN = textnb.onerror._fast
-implementation = with_c_and_python(textnb.onerror, "_fast", None, built=C_SCAN)
+C_SCAN = textnb.nb.on_error._fast
+implementation = with_c_and_python(textnb.nb.on_error, "_fast", None, built=C_SCAN)
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -191,7 +191,7 @@ def test_the_c_scan_learns_what_the_python_one_learns_on_real_mail(implementatio
         for new_model in models:
             walks = []
             for fast in (C_SCAN, None):
-                monkeypatch.setattr(textnb.onerror, "_fast", fast)
+                monkeypatch.setattr(textnb.nb.on_error, "_fast", fast)
                 walks.append(train_on_error(X, y, new_model, orders=2, max_passes=10))
             (_, c, c_passes), (_, python, python_passes) = walks
             np.testing.assert_array_equal(c, python)
@@ -238,7 +238,7 @@ def test_folds_trained_at_once_are_each_trained_on_its_rows(new_model, margin):
     X, y = _random_corpus(5, n_documents=600, n_classes=2)
     folds = np.arange(y.size) % 5
     subsets = [np.flatnonzero(folds != fold) for fold in range(5)] + [None]
-    found = list(textnb.onerror.trained_on_error(X, y, subsets, new_model, margin=margin,
+    found = list(textnb.nb.on_error.trained_on_error(X, y, subsets, new_model, margin=margin,
                                                  orders=4, n_jobs=2))
     assert len(found) == 6
     for rows, (model, weight, per_pass) in zip(subsets, found):
@@ -250,7 +250,7 @@ def test_folds_trained_at_once_are_each_trained_on_its_rows(new_model, margin):
 
 
 def test_it_converges_on_the_sample_corpus():
-    from textnb.documents import read_documents
+    from textnb.documents.message import read_documents
     spam = list(read_documents([str(SPAM_DIR)]))
     ham = list(read_documents([str(HAM_DIR)]))
     texts, y = spam + ham, ["spam"] * len(spam) + ["ham"] * len(ham)
@@ -270,7 +270,7 @@ def test_it_converges_on_the_sample_corpus():
 
 
 def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(monkeypatch):
-    from textnb.documents import read_documents
+    from textnb.documents.message import read_documents
     spam = list(read_documents([str(SPAM_DIR)]))
     ham = list(read_documents([str(HAM_DIR)]))
     texts, y = spam + ham, ["spam"] * len(spam) + ["ham"] * len(ham)
@@ -286,7 +286,7 @@ def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(
     # Where there are enough, it keeps the training whose out-of-fold decisions misplace fewer
     # messages (spam or ham called the other, or unsure), full training on a tie: here, with
     # the spam cutoff read off the 150 ham's scores as for 1,999 or more, both misplace 11.
-    monkeypatch.setattr(textnb.cutoffs, "extrapolated", lambda ham, target_fpr: False)
+    monkeypatch.setattr(textnb.decision.cutoffs, "extrapolated", lambda ham, target_fpr: False)
     with monkeypatch.context() as patch:
         # The comparison is of the folds' rates, which full training then reports from its
         # left-out scores instead (TextClassifier._rated): here, the folds' alone.
@@ -316,8 +316,8 @@ def test_a_document_some_walks_learned_is_unlearned_exactly(tmp_path):
     # point, so with whole counts (norm=None) unlearning it (after a save and load, or a dump
     # and restore) subtracts exactly what training added, and the counts are those of training
     # on the rest with its weights.
-    from textnb.documents import read_documents
-    from textnb.dump import dump_lines, read_dump
+    from textnb.documents.message import read_documents
+    from textnb.store.dump import dump_lines, read_dump
     spam = list(read_documents([str(SPAM_DIR)]))
     ham = list(read_documents([str(HAM_DIR)]))
     texts, y = spam + ham, ["spam"] * len(spam) + ["ham"] * len(ham)

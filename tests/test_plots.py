@@ -1,4 +1,4 @@
-"""textnb.plots and the curves and summaries of textnb.metrics it draws (evaluate --plot)."""
+"""textnb.evaluation.plots and the curves and summaries of textnb.evaluation.metrics it draws (evaluate --plot)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from textnb import metrics
-from textnb.cli import main
+from textnb.evaluation import metrics
+from textnb.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -104,7 +104,7 @@ def png_size(path: Path) -> tuple[int, int]:
 
 def test_write_plots_for_two_and_for_many_classes(tmp_path):
     pytest.importorskip("matplotlib")
-    from textnb.plots import write_plots
+    from textnb.evaluation.plots import write_plots
 
     positive, scores = scored()
     y = np.where(positive, "spam", "ham")
@@ -152,7 +152,7 @@ def test_evaluate_plot_writes_the_figures(tmp_path):
 
 
 def test_the_library_does_not_import_matplotlib():
-    code = ("import sys, textnb, textnb.cli, textnb.metrics, textnb.plots; "
+    code = ("import sys, textnb, textnb.cli.app, textnb.evaluation.metrics, textnb.evaluation.plots; "
             "print('matplotlib' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "False", done.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from textnb.cli import main
+from textnb.cli.app import main
 from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,7 +174,7 @@ def test_filter_recipe_files_body_spam(tmp_path, model):
 @pytest.fixture
 def daemon(model):
     """``textnb serve`` on a short socket path, stopped after the test."""
-    from textnb import client
+    from textnb.serve import client
     directory = Path(tempfile.mkdtemp(prefix="tnb", dir="/tmp"))
     sock = directory / "t.sock"
     process = subprocess.Popen([textnb(), "serve", "-q", "-m", str(model), "--socket", str(sock),

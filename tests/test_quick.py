@@ -1,4 +1,4 @@
-"""textnb.quick: filter and classify --exit-code without click or numpy, as the full commands."""
+"""textnb.cli.fast: filter and classify --exit-code without click or numpy, as the full commands."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from textnb import TextClassifier, save_model
-from textnb.decision import Exit
+from textnb.decision.rules import Exit
 
 def test_quick_options_take_the_usual_ones_and_leave_the_rest_to_click(monkeypatch):
-    from textnb.quick import options
+    from textnb.cli.fast import options
     monkeypatch.setenv("TEXTNB_MODEL", "/m/default.model")
     assert options([]) == ({"model": Path("/m/default.model")}, [])
     assert options(["-m", "a.model", "--spam-class=junk", "--spam-cutoff", "0.9",
@@ -37,7 +37,7 @@ def _run_filter(args, raw, **env):
 def test_quick_filter_gives_what_the_full_command_gives(tmp_path):
     from click.testing import CliRunner
     from textnb import TextClassifier, save_model
-    from textnb.cli import main
+    from textnb.cli.app import main
     model = tmp_path / "m.model"
     save_model(TextClassifier().fit(["cheap pills now", "win money", "meeting at noon",
                                      "lunch notes"], ["spam", "spam", "ham", "ham"]), model)
@@ -83,7 +83,7 @@ def _run(args, raw=b"", **env):
 def test_quick_classify_exit_code_gives_what_the_full_command_gives(spam_model, tmp_path, raw,
                                                                    cutoffs, code):
     from click.testing import CliRunner
-    from textnb.cli import main
+    from textnb.cli.app import main
     (tmp_path / "msg.eml").write_bytes(raw)
     for target in ("-", str(tmp_path / "msg.eml")):
         args = ["classify", "--exit-code", "-m", str(spam_model), *cutoffs, target]
@@ -115,7 +115,7 @@ def _slow(*args, **kwargs):
 
 def _quick(monkeypatch, args, raw=RAW):
     """quick.run in this process on ``raw``: (exit code, stdout bytes, stderr text)."""
-    from textnb import quick
+    from textnb.cli import fast as quick
     stdout, stderr = io.BytesIO(), io.StringIO()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(stdout))
@@ -126,8 +126,8 @@ def _quick(monkeypatch, args, raw=RAW):
 
 
 def test_quick_filter_passes_a_message_through_when_its_time_runs_out(spam_model, monkeypatch):
-    import textnb.mailfilter
-    monkeypatch.setattr(textnb.mailfilter, "filter_message", _slow)
+    import textnb.mail.filter
+    monkeypatch.setattr(textnb.mail.filter, "filter_message", _slow)
     start = time.monotonic()
     code, out, err = _quick(monkeypatch, ["filter", "-m", str(spam_model), "--timeout", "0.3"])
     assert time.monotonic() - start < 5
@@ -136,8 +136,8 @@ def test_quick_filter_passes_a_message_through_when_its_time_runs_out(spam_model
 
 
 def test_quick_classify_times_out_with_one_error_line(spam_model, monkeypatch):
-    import textnb.scorer
-    monkeypatch.setattr(textnb.scorer, "score", _slow)
+    import textnb.mail.scorer
+    monkeypatch.setattr(textnb.mail.scorer, "score", _slow)
     code, out, err = _quick(monkeypatch, ["classify", "--exit-code", "--timeout=0.25",
                                           "-m", str(spam_model), "-"])
     assert (code, out, err) == (Exit.ERROR, b"", "Error: timed out after 0.25 s\n")
@@ -145,15 +145,15 @@ def test_quick_classify_times_out_with_one_error_line(spam_model, monkeypatch):
 
 def test_full_filter_and_classify_time_out(spam_model, monkeypatch):
     from click.testing import CliRunner
-    import textnb.cli
-    monkeypatch.setattr(textnb.cli, "filter_message", _slow)
-    monkeypatch.setattr(textnb.cli, "_load", _slow)
+    import textnb.cli.app
+    monkeypatch.setattr(textnb.cli.app, "filter_message", _slow)
+    monkeypatch.setattr(textnb.cli.app, "_load", _slow)
     runner = CliRunner()
-    filtered = runner.invoke(textnb.cli.main, ["filter", "--timeout", "0.2"], input=RAW)
+    filtered = runner.invoke(textnb.cli.app.main, ["filter", "--timeout", "0.2"], input=RAW)
     assert (filtered.exit_code, filtered.stdout_bytes, filtered.stderr) == (
         0, RAW, "textnb filter: message passed through unchanged: timed out after 0.2 s\n")
     for exit_code, code in (([], 1), (["--exit-code"], Exit.ERROR)):
-        classified = runner.invoke(textnb.cli.main, ["classify", *exit_code, "--timeout", "0.2",
+        classified = runner.invoke(textnb.cli.app.main, ["classify", *exit_code, "--timeout", "0.2",
                                                      "-"], input=RAW)
         assert (classified.exit_code, classified.stdout, classified.stderr) == (
             code, "", "Error: timed out after 0.2 s\n")
@@ -162,8 +162,8 @@ def test_full_filter_and_classify_time_out(spam_model, monkeypatch):
 def test_filter_has_a_budget_by_default_and_classify_none(spam_model, monkeypatch):
     import signal
     from click.testing import CliRunner
-    from textnb import quick
-    from textnb.cli import main
+    from textnb.cli import fast as quick
+    from textnb.cli.app import main
     asked = []
     original = signal.setitimer
     monkeypatch.setattr(signal, "setitimer", lambda which, seconds, *rest: (
@@ -178,7 +178,7 @@ def test_filter_has_a_budget_by_default_and_classify_none(spam_model, monkeypatc
 
 def test_a_command_handed_over_keeps_what_is_left_of_its_budget():
     from textnb.errors import TimedOut
-    from textnb.quick import budget, hand_over
+    from textnb.cli.fast import budget, hand_over
     hand_over(time.monotonic() + 0.2)
     start = time.monotonic()
     with pytest.raises(TimedOut, match="timed out after 30 s"):
@@ -229,19 +229,19 @@ def test_a_full_disk_on_stdout_is_one_line_and_filter_exits_75(spam_model):
                                            (MemoryError, "out of memory")])
 def test_recursion_and_memory_errors_get_their_own_message(spam_model, monkeypatch, error, reason):
     from click.testing import CliRunner
-    import textnb.cli
+    import textnb.cli.app
 
     def fail(*args, **kwargs):
         raise error()
 
-    monkeypatch.setattr(textnb.cli, "filter_message", fail)
-    monkeypatch.setattr(textnb.cli, "_load", fail)
+    monkeypatch.setattr(textnb.cli.app, "filter_message", fail)
+    monkeypatch.setattr(textnb.cli.app, "_load", fail)
     runner = CliRunner()
-    filtered = runner.invoke(textnb.cli.main, ["filter", "-m", str(spam_model)], input=RAW)
+    filtered = runner.invoke(textnb.cli.app.main, ["filter", "-m", str(spam_model)], input=RAW)
     assert (filtered.exit_code, filtered.stdout_bytes) == (0, RAW)
     assert filtered.stderr == f"textnb filter: message passed through unchanged: " \
                               f"{'message ' if error is RecursionError else ''}{reason}\n"
-    classified = runner.invoke(textnb.cli.main, ["classify", "--exit-code", "-m", str(spam_model),
+    classified = runner.invoke(textnb.cli.app.main, ["classify", "--exit-code", "-m", str(spam_model),
                                                  "-"], input=RAW)
     assert classified.exit_code == Exit.ERROR
     assert classified.stderr == f"Error: {'input ' if error is RecursionError else ''}{reason}\n"

@@ -1,4 +1,4 @@
-"""textnb.scorer, the mail filter's numpy-free scores, agrees with TextClassifier."""
+"""textnb.mail.scorer, the mail filter's numpy-free scores, agrees with TextClassifier."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from textnb import TextClassifier, save_model
-from textnb.documents import parse_message
+from textnb.documents.message import parse_message
 from textnb.errors import ModelFileError
-from textnb.scorer import Scorer
+from textnb.mail.scorer import Scorer
 
 TEXTS = ["cheap pills now", "cheap money now!!! $500", "win money, win cheap pills",
          "meeting at noon", "lunch at noon with notes", "notes from the meeting",
@@ -71,7 +71,7 @@ def test_two_class_integer_labels(tmp_path):
 def test_scoring_imports_no_numpy(tmp_path):
     import subprocess
     save_model(TextClassifier().fit(TEXTS, LABELS), tmp_path / "m.model")
-    code = ("import sys; from textnb.scorer import Scorer; from textnb.documents import "
+    code = ("import sys; from textnb.mail.scorer import Scorer; from textnb.documents.message import "
             f"parse_message; d = parse_message(b'Subject: cheap\\n\\npills'); "
             f"print(Scorer({str(tmp_path / 'm.model')!r}).log_proba(d.text, d.fields)); "
             "print(sorted(m for m in ('numpy', 'click', 'email.parser', 'scipy') if m in sys.modules))")
@@ -82,7 +82,7 @@ def test_scoring_imports_no_numpy(tmp_path):
 def test_files_the_scorer_leaves_to_load_model_are_scored_there(tmp_path, no_shapes):
     """Format 1 (terms in meta.json) and a hashed vocabulary: sound files the numpy-free
     scorer does not read itself."""
-    from textnb.scorer import Declined, score
+    from textnb.mail.scorer import Declined, score
     path = tmp_path / "m.model"
     clf = TextClassifier(stop_words="english").fit(TEXTS, LABELS)  # as FORMAT_2 was written
     save_model(clf, path)
@@ -109,7 +109,7 @@ def test_files_the_scorer_leaves_to_load_model_are_scored_there(tmp_path, no_sha
 def test_a_repacked_file_is_refused_by_every_reader(tmp_path):
     """Members deflated (a model re-zipped): textnb stores them, and no reader inflates any."""
     from textnb import load_model
-    from textnb.scorer import score
+    from textnb.mail.scorer import score
     path, packed = tmp_path / "m.model", tmp_path / "deflated.model"
     save_model(TextClassifier().fit(TEXTS, LABELS), path)
     with zipfile.ZipFile(path) as archive, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as out:
@@ -122,7 +122,7 @@ def test_a_repacked_file_is_refused_by_every_reader(tmp_path):
 
 
 def test_bad_files_are_refused_with_the_reason(tmp_path):
-    from textnb.scorer import score
+    from textnb.mail.scorer import score
     path = tmp_path / "m.model"
     save_model(TextClassifier().fit(TEXTS, LABELS), path)
     truncated = tmp_path / "cut.model"

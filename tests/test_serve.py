@@ -1,7 +1,7 @@
 """textnb serve: the real daemon in a subprocess, driven by the real spamc and by raw bytes.
 
 spamc (Debian package spamc) is SpamAssassin's own client: its tests skip without it; the
-others speak the protocol with sockets and textnb.client.
+others speak the protocol with sockets and textnb.serve.client.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from textnb import client
+from textnb.serve import client
 from textnb.classifier import TextClassifier, load_model, save_model
-from textnb.decision import decide, logit as _logit, spam_cutoffs
-from textnb.mailfilter import filter_message
-from textnb.scorer import score
-from textnb.documents import read_bytes
-from textnb.serve import _WARM_UP, THRESHOLD, Weights, _allowed, spamc_score
+from textnb.decision.rules import decide, logit as _logit, spam_cutoffs
+from textnb.mail.filter import filter_message
+from textnb.mail.scorer import score
+from textnb.documents.message import read_bytes
+from textnb.serve.server import _WARM_UP, THRESHOLD, Weights, _allowed, spamc_score
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpora" / "spamassassin"
@@ -167,7 +167,7 @@ def spamc(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
 
 def expected(model_path: Path, raw: bytes, spam_cutoff: float | None = 0.9,
              ham_cutoff: float | None = 0.5):
-    """The decision and the spamc score of a message, by textnb.scorer (the filter's path,
+    """The decision and the spamc score of a message, by textnb.mail.scorer (the filter's path,
     without numpy): an independent reckoning of what the daemon must answer. Cutoffs of None
     are the model's learned ones."""
     document = read_bytes(raw)

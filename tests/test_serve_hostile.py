@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from textnb import client
+from textnb.serve import client
 from textnb.classifier import TextClassifier, save_model
 from test_serve import (CUTOFF, HAM, SPAM, Daemon, free_port, model, request,  # noqa: F401
                         short_dir, textnb, trained)
@@ -157,7 +157,7 @@ def test_garbage_gets_the_error_line_not_a_reset(daemon, transport):
 def test_a_flood_of_bad_requests_is_logged_at_a_bounded_rate(model, short_dir):
     """600 bad requests at once: each answered; the log holds at most ERROR_LINES lines a
     second a worker and a count of the others."""
-    from textnb.serve import ERROR_LINES
+    from textnb.serve.server import ERROR_LINES
     server = Daemon(short_dir, model, workers=1)
     try:
         start, size = time.monotonic(), server.log.stat().st_size
@@ -293,7 +293,7 @@ def test_the_header_block_has_its_own_deadline(model, short_dir):
 
 def test_slowloris_keeps_no_one_out(model, short_dir):
     """Twelve connections dripping requests a byte every half second, reconnecting when shed,
-    against four slots: spamc's request (here textnb.client's) is answered within a second,
+    against four slots: spamc's request (here textnb.serve.client's) is answered within a second,
     every time."""
     server = Daemon(short_dir, model, *CUTOFF, "--max-connections", "4", workers=1)
     drippers = Drippers(server, 12, request("CHECK", HAM.read_bytes()), 0.5)
@@ -343,7 +343,7 @@ def test_sigterm_under_slowloris_stops_within_two_seconds(model, short_dir):
 # message; so does the header deadline's expiry.
 BUGGY = """
 import sys
-import textnb.serve as serve
+import textnb.serve.server as serve
 parse = serve._Connection._parse
 def _parse(self):
     if b"BOOM" in self.buffer:
@@ -655,7 +655,7 @@ def test_a_connection_is_not_shed_in_its_first_tenth_of_a_second(model, short_di
     """--max-connections 2, one worker: three silent clients at once. None is shed while
     all are younger than YOUNG (spamc may be a few milliseconds between its connect and its
     write); then the oldest is, without a new connection to make it so."""
-    from textnb.serve import YOUNG
+    from textnb.serve.server import YOUNG
     server = Daemon(short_dir, model, "--max-connections", "2", workers=1)
     try:
         clients = [connect(server) for _ in range(3)]

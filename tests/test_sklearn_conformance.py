@@ -1,4 +1,4 @@
-"""scikit-learn's own estimator checks on textnb.models, and TextClassifier in GridSearchCV.
+"""scikit-learn's own estimator checks on textnb.nb.discrete, and TextClassifier in GridSearchCV.
 
 The whole module skips when scikit-learn (the test extra) is absent: it is no dependency of
 textnb. Two checks may report "skipped" inside scikit-learn itself: those needing pandas, which
@@ -21,8 +21,7 @@ from sklearn.utils.estimator_checks import check_estimator, parametrize_with_che
 from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 from textnb import TextClassifier  # noqa: E402
-from textnb.models import (BernoulliNB, ComplementNB, ComplementNBWithPrior,  # noqa: E402
-                           MultinomialNB)
+from textnb.nb.discrete import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
 
 # check_estimator notes that these classes do not inherit scikit-learn's BaseEstimator (on
 # purpose: the library does not depend on it), and which of its checks it skipped (see above).
@@ -66,7 +65,7 @@ def test_errors_are_scikit_learns_when_it_is_loaded():
 
 def test_the_library_does_not_import_scikit_learn():
     """Validation and errors work without importing scikit-learn (it is no dependency)."""
-    code = ("import sys, numpy as np, textnb.models as m\n"
+    code = ("import sys, numpy as np, textnb.nb.discrete as m\n"
             "try:\n    m.MultinomialNB().predict(np.eye(2))\n"
             "except m.NotFittedError as e:\n    print(type(e).__mro__[1].__name__)\n"
             "m.ComplementNB().fit(np.eye(2), [0, 1]).predict(np.eye(2))\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from textnb import modelfile
-from textnb.tablecli import table
-from textnb.tables import TableNB
+from textnb.store import container as modelfile
+from textnb.cli.table import table
+from textnb.tables.model import TableNB
 
 TABLES = Path(__file__).resolve().parent.parent / "corpora" / "tables"
 

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from textnb import modelfile
+from textnb.store import container as modelfile
 from textnb.errors import ModelFileError
-from textnb.tables import Table, TableError, TableNB, parse_weights, read_csv
+from textnb.tables.model import Table, TableError, TableNB, parse_weights, read_csv
 
 TABLES = Path(__file__).resolve().parent.parent / "corpora" / "tables"
 
@@ -473,7 +473,7 @@ def test_em_on_missing_classes_reaches_the_maximum_likelihood_found_by_enumerati
     """One binary column, six labeled rows and four whose class is missing: the likelihood
     Σ_labeled log P(c) P(x|c) + Σ_unlabeled log Σ_c P(c) P(x|c) over (π, θ_yes, θ_no),
     enumerated on a grid of step 1/400, peaks where EM converges."""
-    from textnb.tables import TableNB, fit_em
+    from textnb.tables.model import TableNB, fit_em
     X = [["a"], ["a"], ["b"], ["b"], ["b"], ["a"], ["a"], ["a"], ["a"], ["b"]]
     y = ["yes", "yes", "yes", "no", "no", "no", "?", "", "?", "?"]
     model = TableNB(alpha=0)
@@ -495,7 +495,7 @@ def test_em_on_missing_classes_reaches_the_maximum_likelihood_found_by_enumerati
 
 
 def test_question_marks_are_missing_and_summed_out():
-    from textnb.tables import TableNB
+    from textnb.tables.model import TableNB
     X = [["sunny", "hot"], ["rain", "?"], ["rain", "hot"], ["sunny", ""]]
     model = TableNB(alpha=0).fit(X, ["no", "yes", "yes", "no"], columns=["outlook", "temp"])
     assert model.distributions_["temp"].categories == ["hot"]
@@ -506,8 +506,8 @@ def test_question_marks_are_missing_and_summed_out():
 
 def test_table_train_fills_missing_classes_by_em(tmp_path):
     from click.testing import CliRunner
-    from textnb.cli import main
-    from textnb.tables import TableNB
+    from textnb.cli.app import main
+    from textnb.tables.model import TableNB
     (tmp_path / "t.csv").write_text("x,play\na,yes\na,yes\nb,yes\nb,no\nb,no\na,no\n"
                                     "a,?\na,\na,?\nb,?\n")
     result = CliRunner().invoke(main, ["table", "train", str(tmp_path / "t.csv"), "-t", "play",

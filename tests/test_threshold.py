@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from textnb import TextClassifier, load_model, save_model
-from textnb.cli import main
-from textnb.cutoffs import THRESHOLD_MIN, accuracy_threshold
-from textnb.decision import decide, line
+from textnb.cli.app import main
+from textnb.decision.cutoffs import THRESHOLD_MIN, accuracy_threshold
+from textnb.decision.rules import decide, line
 from textnb.errors import ModelFileError
 
 POSITIVE = "good great fine excellent nice happy superb lovely".split()
@@ -237,7 +237,7 @@ def test_out_of_fold_scores_are_what_a_model_of_the_other_folds_gives_a_new_docu
     """The threshold's out-of-fold scores: each held-out document scored as the model of the
     other folds, trained by itself, scores it (its unknown words left out before its row is
     made unit length), not on every training term as the cutoffs' folds score it."""
-    from textnb.metrics import stratified_folds
+    from textnb.evaluation.metrics import stratified_folds
     texts, labels = reviews(150, 60, seed=3)
     texts = [f"{text} rare{i}" for i, text in enumerate(texts)]  # a word no other one has
     y = np.array(labels)
@@ -262,7 +262,7 @@ def test_out_of_fold_scores_are_what_a_model_of_the_other_folds_gives_a_new_docu
 
 
 def test_evaluate_reports_the_decisions_the_threshold_makes(tmp_path):
-    from textnb.metrics import summary
+    from textnb.evaluation.metrics import summary
     log_proba = np.log([[0.6, 0.4], [0.9, 0.1], [0.3, 0.7], [0.55, 0.45]])
     y = ["pos", "neg", "pos", "pos"]
     assert summary(y, log_proba, ["neg", "pos"])["accuracy"] == 0.5
@@ -308,17 +308,17 @@ def test_a_large_two_class_corpus_trains_as_it_is_read_and_learns_its_threshold_
     (partial_fit), in bounded memory, and learns the threshold on a sample of the documents,
     read again (TextClassifier.learn_thresholds): on all of them (a sample as large), the
     threshold fit learns holding them all; on fewer, the one their scores give."""
-    import textnb.cli
+    import textnb.cli.app
     texts, labels = reviews(300, 60, seed=0)
     for i, (text, label) in enumerate(zip(texts, labels)):
         (tmp_path / label).mkdir(exist_ok=True)
         (tmp_path / label / f"{i:03d}.txt").write_text(text)
     size = sum(len(text.encode()) for text in texts)
     held, model = tmp_path / "held.model", tmp_path / "m.model"
-    monkeypatch.setattr(textnb.cli, "THRESHOLD_MAX_BYTES", size)   # all of it: held
+    monkeypatch.setattr(textnb.cli.app, "THRESHOLD_MAX_BYTES", size)   # all of it: held
     train = ["train", "-q", str(tmp_path / "pos"), str(tmp_path / "neg"), "-m"]
     assert CliRunner().invoke(main, train + [str(held)]).exit_code == 0
-    monkeypatch.setattr(textnb.cli, "THRESHOLD_MAX_BYTES", size - 1)
+    monkeypatch.setattr(textnb.cli.app, "THRESHOLD_MAX_BYTES", size - 1)
 
     def no_fit(*args, **kwargs):
         raise AssertionError("fit called: textnb train did not stream")
@@ -330,7 +330,7 @@ def test_a_large_two_class_corpus_trains_as_it_is_read_and_learns_its_threshold_
     assert streamed.decision_threshold_ == pytest.approx(whole.decision_threshold_)
     assert streamed.decision_threshold == "auto" and streamed.cutoffs_ is None
     np.testing.assert_allclose(streamed.model_.feature_count_, whole.model_.feature_count_)
-    monkeypatch.setattr(textnb.cli, "SAMPLE", 180)   # 150 pos, 30 neg: their shares (the
+    monkeypatch.setattr(textnb.cli.app, "SAMPLE", 180)   # 150 pos, 30 neg: their shares (the
     # least mail's cutoffs take, 1,999 of a class, does not apply)
     sizes, learn = [], TextClassifier.learn_thresholds
 

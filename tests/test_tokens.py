@@ -5,19 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import textnb.stopwords
-import textnb.tokens
+import textnb.text.stopwords
+import textnb.text.tokens
 from textnb.decoding import decode
 from textnb.errors import TextnbError
-from textnb.stopwords import load_stop_words
-from textnb.tokens import MAX_TOKEN_LENGTH, Tokenizer
+from textnb.text.stopwords import load_stop_words
+from textnb.text.tokens import MAX_TOKEN_LENGTH, Tokenizer
 
 from conftest import with_c_and_python
 
 NO_HYPOTHESIS = "hypothesis (the test extra) is needed for property tests"
 
 # Every test here twice: with the tokenizer in C, and with the regular expression alone.
-implementation = with_c_and_python(textnb.tokens, "_fast", None)
+implementation = with_c_and_python(textnb.text.tokens, "_fast", None)
 
 
 # -- token kinds ------------------------------------------------------------------------------
@@ -59,7 +59,7 @@ def test_words_of_three_digits_or_more_count_their_shape_too():
         "####", "###########", "###", "subject:win", "subject:5000"]
     # Decimal digits of any script (\d), two are too few, letters and marks stay; each shape
     # once, in its first place.
-    assert textnb.tokens.shapes(["ab12", "ab123", "٣٣٣", "x²yz", "1²34", "v1.2.3", "9.99",
+    assert textnb.text.tokens.shapes(["ab12", "ab123", "٣٣٣", "x²yz", "1²34", "v1.2.3", "9.99",
                                  "0.707", "100", "1.047"]) == [
         "ab###", "###", "#²##", "v#.#.#", "#.##", "#.###"]
 
@@ -166,7 +166,7 @@ def test_binary_bytes_never_raise():
 
 def test_english_stop_words_packaged_copy(monkeypatch):
     # Without NLTK's downloaded corpus, the packaged copy of its 179-word list is used.
-    monkeypatch.setattr(textnb.stopwords, "_nltk_words", lambda language: [])
+    monkeypatch.setattr(textnb.text.stopwords, "_nltk_words", lambda language: [])
     words = load_stop_words("english")
     assert len(words) == 179
     assert {"the", "a", "and", "don't", "wouldn't", "ourselves"} <= words
@@ -180,7 +180,7 @@ def test_english_stop_words():
 
 
 def test_english_stop_words_without_negations():
-    from textnb.stopwords import NEGATIONS
+    from textnb.text.stopwords import NEGATIONS
     english, kept = load_stop_words("english"), load_stop_words("english-without-negations")
     assert NEGATIONS <= english  # every one is a word of the list (no typo)
     assert kept == english - NEGATIONS and len(kept) == 179 - 41
@@ -228,7 +228,7 @@ def test_any_text_or_bytes_gives_clean_tokens():
 
 def test_english_stop_words_come_from_an_installed_nltk_corpus(tmp_path, monkeypatch):
     """NLTK's corpus wins where nltk.data.path would find it, read without importing NLTK."""
-    from textnb.stopwords import load_stop_words
+    from textnb.text.stopwords import load_stop_words
     corpus = tmp_path / "corpora" / "stopwords"
     corpus.mkdir(parents=True)
     (corpus / "english").write_text("alpha\nbeta\n")

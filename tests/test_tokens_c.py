@@ -1,6 +1,6 @@
 """textnb/_tokens.c, the tokenizer in C, against the regular expressions it follows
-(textnb.tokens._TOKEN, the bigrams of textnb.tokens._matched, the shapes of
-textnb.tokens._python_shapes): the same tokens on any text and on real mail.
+(textnb.text.tokens._TOKEN, the bigrams of textnb.text.tokens._matched, the shapes of
+textnb.text.tokens._python_shapes): the same tokens on any text and on real mail.
 tests/test_tokens.py runs the Tokenizer's own tests with each."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-import textnb.tokens
-from textnb.documents import read_bytes
-from textnb.tokens import Tokenizer, _matched, _python_shapes, with_subject
-from textnb.headers import MAX_VALUE, _python_received
-from textnb.counting import _python_numbers
+import textnb.text.tokens
+from textnb.documents.message import read_bytes
+from textnb.text.tokens import Tokenizer, _matched, _python_shapes, with_subject
+from textnb.documents.envelope import MAX_VALUE, _python_received
+from textnb.text.counting import _python_numbers
 
 from conftest import NO_C, spamassassin_sample
 
-C_TOKENS = textnb.tokens._fast
+C_TOKENS = textnb.text.tokens._fast
 _BUNDLED = Path(__file__).resolve().parents[1] / "corpora" / "spamassassin"
 pytestmark = pytest.mark.skipif(C_TOKENS is None, reason=NO_C)
 
@@ -122,7 +122,7 @@ def test_c_numbers_equal_the_python_ones():
 def test_c_counts_equal_the_python_ones():
     """Documents' term numbers → CSR counts: the same bytes from C and numpy, any documents
     (empty ones, repeats, one term), and on real mail's tokens."""
-    from textnb.counting import _python_count, count_tokens
+    from textnb.text.counting import _python_count, count_tokens
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies
 
@@ -172,7 +172,7 @@ _RECEIVED = "19.0-_ab[]()é²٣\n"
 
 def _by_lists(tokenizer: Tokenizer, texts: list, digests: bool):
     """count_part as the token lists give it: tokens, each numbered, then counted."""
-    import textnb.counting as counting
+    import textnb.text.counting as counting
     found = [counting.digest(counting.document_tokens(tokenizer, t)) for t in texts]
     part = counting.count_tokens(counting.document_tokens(tokenizer, t) for t in texts)
     return part._replace(digests=bytearray(array("Q", found if digests else [])))
@@ -183,8 +183,8 @@ def test_numbered_parts_equal_the_token_lists_on_any_text():
     counts and digests as tokenizing, numbering and joining the token lists, on texts of every
     string kind (ASCII, Latin-1, two- and four-byte characters), header fields with prefixes,
     stop words, cased or folded, any length cap; parts of many documents, so the table grows."""
-    from textnb.counting import count_part
-    from textnb.documents import Document
+    from textnb.text.counting import count_part
+    from textnb.documents.message import Document
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies
     texts = st.one_of(st.text(_ALPHABET, max_size=60), st.text(max_size=30),
@@ -208,7 +208,7 @@ def test_numbered_parts_equal_the_token_lists_on_any_text():
 
 
 def test_numbered_parts_equal_the_token_lists_on_real_mail():
-    from textnb.counting import count_part
+    from textnb.text.counting import count_part
     messages = _real_mail()
     tokenizer = Tokenizer()
     assert count_part(tokenizer, messages, True) == _by_lists(tokenizer, messages, True)
@@ -216,7 +216,7 @@ def test_numbered_parts_equal_the_token_lists_on_real_mail():
 
 def test_numbering_refuses_what_it_cannot_read():
     import os
-    from textnb.counting import _KEY
+    from textnb.text.counting import _KEY
     with pytest.raises(ValueError, match="16 bytes"):
         C_TOKENS.Numbering({}, None, True, 40, os.urandom(8))
     with pytest.raises(TypeError, match="made by"):  # never initialised: no table to read
@@ -269,13 +269,13 @@ _ENVELOPE_NAMES = ["received", "return-path", "reply-to", "sender", "message-id"
 
 
 def _envelope(headers):
-    from textnb.headers import _ADDRESS_FIELDS, _READ, _VALUE_FIELDS, MAX_FIELDS
+    from textnb.documents.envelope import _ADDRESS_FIELDS, _READ, _VALUE_FIELDS, MAX_FIELDS
     return C_TOKENS.envelope(headers, _READ, _ADDRESS_FIELDS, _VALUE_FIELDS, MAX_FIELDS,
                              MAX_VALUE)
 
 
 def test_c_envelope_equals_the_python_one():
-    from textnb.headers import _python_envelope_fields
+    from textnb.documents.envelope import _python_envelope_fields
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies
     value = st.one_of(st.text(_ENVELOPE, max_size=60), st.text(max_size=20),
@@ -304,7 +304,7 @@ def test_c_envelope_equals_the_python_one():
 
 def test_c_envelope_equals_the_python_one_on_real_mail():
     import email
-    from textnb.headers import _python_envelope_fields
+    from textnb.documents.envelope import _python_envelope_fields
     messages = _real_mail()
     headers = [[(name.lower(), str(value)) for name, value in email.message_from_bytes(raw).items()]
                for raw in messages]
@@ -321,7 +321,7 @@ _HEAD = [b"From ", b"Subject", b"To", b"X-A", b":", b" ", b"\t", b"\n", b"\r", b
 
 
 def test_c_header_reading_equals_the_python_one(monkeypatch):
-    import textnb.documents as documents
+    import textnb.documents.message as documents
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies
 
@@ -347,7 +347,7 @@ def test_c_header_reading_equals_the_python_one(monkeypatch):
 
 
 def test_c_header_reading_equals_the_python_one_on_real_mail(monkeypatch):
-    import textnb.documents as documents
+    import textnb.documents.message as documents
     messages = _real_mail()
     cleaned = [documents._clean(raw) for raw in messages]
     c = [(documents._is_message(raw), documents._header_block(raw, True)) for raw in cleaned]
@@ -362,15 +362,15 @@ def test_the_same_model_with_or_without_c(monkeypatch):
     part, then with none:
     the same terms, counts, cutoffs and log-probabilities, bit for bit."""
     import numpy as np
-    import textnb.documents
-    import textnb.headers
-    import textnb.markup
-    import textnb.models
-    import textnb.onerror
-    import textnb.counting
+    import textnb.documents.message
+    import textnb.documents.envelope
+    import textnb.documents.html
+    import textnb.nb.discrete
+    import textnb.nb.on_error
+    import textnb.text.counting
     from textnb import TextClassifier
-    from textnb.headers import _python_received
-    from textnb.counting import _python_count, _python_numbers
+    from textnb.documents.envelope import _python_received
+    from textnb.text.counting import _python_count, _python_numbers
     paths = sorted(p for part in ("spam", "ham") for p in (_BUNDLED / part).iterdir())
     texts = [p.read_bytes() for p in paths]
     labels = [p.parent.name for p in paths]
@@ -380,14 +380,14 @@ def test_the_same_model_with_or_without_c(monkeypatch):
         return model, model.predict_log_proba(texts)
 
     with_c, scores_c = fitted()
-    monkeypatch.setattr(textnb.tokens, "_fast", None)
-    monkeypatch.setattr(textnb.documents, "_fast", None)
-    monkeypatch.setattr(textnb.counting, "_numbers", _python_numbers)
-    monkeypatch.setattr(textnb.counting, "_count", _python_count)
-    monkeypatch.setattr(textnb.headers, "_received", _python_received)
-    monkeypatch.setattr(textnb.onerror, "_fast", None)
-    monkeypatch.setattr(textnb.markup, "_fast", None)
-    monkeypatch.setattr(textnb.models, "_fast", None)
+    monkeypatch.setattr(textnb.text.tokens, "_fast", None)
+    monkeypatch.setattr(textnb.documents.message, "_fast", None)
+    monkeypatch.setattr(textnb.text.counting, "_numbers", _python_numbers)
+    monkeypatch.setattr(textnb.text.counting, "_count", _python_count)
+    monkeypatch.setattr(textnb.documents.envelope, "_received", _python_received)
+    monkeypatch.setattr(textnb.nb.on_error, "_fast", None)
+    monkeypatch.setattr(textnb.documents.html, "_fast", None)
+    monkeypatch.setattr(textnb.nb.discrete, "_fast", None)
     without, scores = fitted()
     assert with_c.on_error_ == without.on_error_ and with_c.cutoffs_["training"] == "on-error"
     assert with_c.vocabulary_.terms_ == without.vocabulary_.terms_

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from scipy.sparse import csr_matrix
 
 from textnb import TextClassifier, load_model
-from textnb.cli import main
-from textnb.tuning import smoothest, _cross_validate, _weigh, tune
+from textnb.cli.app import main
+from textnb.evaluation.tuning import smoothest, _cross_validate, _weigh, tune
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -28,7 +28,7 @@ LABELS = ["spam"] * 12 + ["ham"] * 12
 def test_folds_counted_as_the_whole_less_the_held_part_score_as_fits_of_the_rest(
         random_counts, model, tf, norm, spam):
     from textnb.classifier import MODELS
-    from textnb.metrics import roc_auc
+    from textnb.evaluation.metrics import roc_auc
     X, y = random_counts
     if spam:  # two classes: the score is 1 − AUC of the spam log-odds
         y = np.where(y == "spam", "spam", "ham")
@@ -137,8 +137,8 @@ def test_train_tune_keeps_its_choice_in_the_model(tmp_path):
 
 
 def test_stop_words_are_tried_removed_and_kept_exactly():
-    from textnb.metrics import stratified_folds
-    from textnb.vocabulary import Vocabulary, to_scipy
+    from textnb.evaluation.metrics import stratified_folds
+    from textnb.text.vocabulary import Vocabulary, to_scipy
     texts = ([f"it was not good at all, not {i}" for i in range(9)]
              + [f"it was good, very good {i}" for i in range(6)] + ["was it good or not"] * 3)
     labels = ["neg"] * 9 + ["pos"] * 9

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import textnb.counting
-import textnb.vocabulary
-from textnb.counting import _python_count, _python_numbers
-from textnb.vocabulary import Vocabulary
+import textnb.text.counting
+import textnb.text.vocabulary
+from textnb.text.counting import _python_count, _python_numbers
+from textnb.text.vocabulary import Vocabulary
 
 from conftest import with_c_and_python
 
@@ -27,8 +27,8 @@ DOCS = [["spam", "ham", "eggs", "spam"],
 
 # Every test here four times: tokens numbered, and numbers counted, in C (where built) and in
 # Python.
-numbering = with_c_and_python(textnb.counting, "_numbers", _python_numbers)
-counting = with_c_and_python(textnb.counting, "_count", _python_count)
+numbering = with_c_and_python(textnb.text.counting, "_numbers", _python_numbers)
+counting = with_c_and_python(textnb.text.counting, "_count", _python_count)
 
 
 def test_terms_are_sorted_and_counts_are_right():
@@ -206,7 +206,7 @@ def test_any_tokens_match_count_vectorizer():
 @pytest.mark.parametrize("settings", [{}, {"min_df": 2}, {"max_df": 2, "max_features": 2},
                                       {"binary": True}])
 def test_documents_counted_in_parts_give_the_vocabulary_and_counts_of_all(settings):
-    from textnb.vocabulary import count_tokens
+    from textnb.text.vocabulary import count_tokens
     docs = DOCS + [["toast", "zebra", "aardvark", "toast"], [], ["jam"]]
     parts = [count_tokens(docs[:2]), count_tokens(docs[2:3]), count_tokens(docs[3:])]
     assert parts[0].terms == ["eggs", "ham", "spam", "toast"]   # each part's own sorted terms
@@ -249,7 +249,7 @@ def test_a_vocabulary_without_its_index_looks_terms_up_by_their_hashes(monkeypat
     np.testing.assert_array_equal(empty._lookup(["a", "b"]), [-1, -1])
     # Terms whose hashes are one ("spam" given the hash of "ham"): the first found by its hash,
     # the other by bisection.
-    monkeypatch.setattr(textnb.vocabulary, "hash",
+    monkeypatch.setattr(textnb.text.vocabulary, "hash",
                         lambda term: hash("ham" if term in ("spam", "spams") else term),
                         raising=False)
     bare = Vocabulary()

@@ -7,7 +7,7 @@ import threading
 import joblib
 import pytest
 
-import textnb.tokens
+import textnb.text.tokens
 import textnb.workers
 from textnb.workers import WorkerDied, imap, n_workers, spawned
 
@@ -204,13 +204,13 @@ def test_the_command_counts_in_spawned_workers_without_joblib(tmp_path):
     np.testing.assert_array_equal(parallel.digests_, serial.digests_)
 
 
-@pytest.mark.skipif(textnb.tokens._fast is None, reason="textnb's C part was not built: "
+@pytest.mark.skipif(textnb.text.tokens._fast is None, reason="textnb's C part was not built: "
                     "counting then falls back to numpy")
 def test_workers_count_documents_without_importing_numpy():
     """A worker that counted documents has not imported numpy (0.2 s of a worker's start):
     a pool of new workers, each given a part to count, then asked what it imported."""
-    from textnb.counting import count_part
-    from textnb.tokens import Tokenizer
+    from textnb.text.counting import count_part
+    from textnb.text.tokens import Tokenizer
     textnb.workers._shut_down()
     part = [b"Subject: cheap pills\n\nBuy cheap pills now", "a plain text"] * 3
     counted = list(spawned(count_part, [(Tokenizer(), part, True)] * 2, 2))

@@ -14,11 +14,11 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "TextClassifier": "classifier", "load_model": "classifier", "save_model": "classifier",
     "DocumentError": "errors", "ModelFileError": "errors", "TextnbError": "errors",
-    "Contribution": "explain", "Explanation": "explain", "explain_document": "explain",
-    "informative_terms": "explain",
-    "BaseNB": "models", "BernoulliNB": "models", "ComplementNB": "models",
-    "ComplementNBWithPrior": "models", "MultinomialNB": "models",
-    "Tokenizer": "tokens", "Vocabulary": "vocabulary",
+    "Contribution": "nb.explain", "Explanation": "nb.explain", "explain_document": "nb.explain",
+    "informative_terms": "nb.explain",
+    "BaseNB": "nb.discrete", "BernoulliNB": "nb.discrete", "ComplementNB": "nb.discrete",
+    "ComplementNBWithPrior": "nb.discrete", "MultinomialNB": "nb.discrete",
+    "Tokenizer": "text.tokens", "Vocabulary": "text.vocabulary",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

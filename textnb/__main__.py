@@ -1,8 +1,8 @@
 """The textnb command (python -m textnb, or the console script).
 
-The commands procmail runs once per message go to :mod:`textnb.quick`, which answers them
+The commands procmail runs once per message go to :mod:`textnb.cli.fast`, which answers them
 without importing click or numpy when their options are the usual ones; everything else goes
-to the full command line, :mod:`textnb.cli`.
+to the full command line, :mod:`textnb.cli.app`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def main() -> None:
 
 
 def _main() -> None:
-    from .quick import run
+    from .cli.fast import run
     code = run(sys.argv[1:])
     if code is not None:
         sys.exit(code)
@@ -31,7 +31,7 @@ def _main() -> None:
     # import, beside the worker processes counting (SpamAssassin's `textnb train`: 1.04 → 1.01 s,
     # CPU 1.45 → 1.35 s, medians of ten); textnb's products are sparse, in C or numpy's loops.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from .cli import main as cli_main
+    from .cli.app import main as cli_main
     cli_main()
 
 

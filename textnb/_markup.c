@@ -1,5 +1,5 @@
 /* HTML's scan, in C: html → the lines of its text, its tag names and the attributes that may
- * hold links (textnb.markup.html_text).
+ * hold links (textnb.documents.html.html_text).
  *
  * The Python code is the definition, and the fallback where this module is not built. This
  * loop follows its patterns branch by branch: _MARKUP's leftmost match (a comment's "<!--", a
@@ -8,7 +8,7 @@
  * is an "s" and "İ" and "ı" are an "i"); \s is a character for which str.isspace() is true,
  * as for str.split(). tests/test_markup.py checks that both give the same results. Python
  * spent some 60 ns a character of HTML here; what is left to it are links that are not plain
- * (textnb.markup._PLAIN_URL) and the character references.
+ * (textnb.documents.html._PLAIN_URL) and the character references.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -139,7 +139,7 @@ may_link(int kind, const void *data, Py_ssize_t start, Py_ssize_t stop)
 }
 
 /* The end of a link at q, (?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)) ignoring case
- * (textnb.markup._LINK, ASCII text), its value in [*start, *stop); or -1. */
+ * (textnb.documents.html._LINK, ASCII text), its value in [*start, *stop); or -1. */
 static Py_ssize_t
 link_at(int kind, const void *data, Py_ssize_t q, Py_ssize_t b, Py_ssize_t *start,
         Py_ssize_t *stop)
@@ -180,7 +180,7 @@ link_at(int kind, const void *data, Py_ssize_t q, Py_ssize_t b, Py_ssize_t *star
 }
 
 /* Add the hosts of the links in html[a:b], a tag's attributes, to the dict hosts, as
- * textnb.markup._links adds them: here where the attributes are ASCII and each link is
+ * textnb.documents.html._links adds them: here where the attributes are ASCII and each link is
  * scheme://host then a path, query, fragment or its end (_PLAIN_URL), as nearly all are (no
  * "&" can come before that end, so html.unescape leaves what is read as it is); else by
  * python(attributes, hosts). 0, or -1 on error. */
@@ -372,7 +372,7 @@ fail:
 static PyMethodDef methods[] = {
     {"html_lines", html_lines, METH_VARARGS,
      "html_lines(html, block_tags, tags, hosts, links) -> list: the lines of html's text "
-     "(whitespace collapsed, character references not decoded), as textnb.markup.html_text "
+     "(whitespace collapsed, character references not decoded), as textnb.documents.html.html_text "
      "makes them; each start tag's lower-case name is added to the dict tags, and the hosts "
      "of its links to the dict hosts, by links(attributes, hosts) where they are not plain."},
     {NULL, NULL, 0, NULL},

@@ -1,4 +1,4 @@
-/* The two passes of textnb.modelfile's plain reader (the mail filter's) over a whole model
+/* The two passes of textnb.store.container's plain reader (the mail filter's) over a whole model
  * file that Python makes slow: that its terms are UTF-8 lines in strictly ascending order,
  * and where each ends; and that its counts' rows are in order (count_indptr non-decreasing
  * from 0 to the number of counts, each row's class numbers ascending and below the number of

@@ -1,6 +1,6 @@
 /* Training on error's walks, in C, for two classes: the scan for the next document the model
  * so far gets wrong or not surely right, and, for multinomial and complement models, learning
- * it into the log tables, pass after pass (textnb.onerror).
+ * it into the log tables, pass after pass (textnb.nb.on_error).
  *
  * The Python code is the definition, and the fallback where this module is not built. Each
  * step is computed in the same floating-point operations, in the same order, as there: a
@@ -31,7 +31,7 @@ item(const Py_buffer *b, Py_ssize_t i)
 
 /* A two-class walk's matrix and tables: the CSR rows, the learned flags (one a place the walk
  * visits: n, the rows it walks, of the matrix's n_rows), and the log tables of
- * textnb.onerror._Tables (G of shape (n_terms, 2), C order). */
+ * textnb.nb.on_error._Tables (G of shape (n_terms, 2), C order). */
 typedef struct {
     Py_buffer b[14];
     const double *x, *sums;
@@ -367,7 +367,7 @@ static PyMethodDef methods[] = {
      "bias, class_count, start, margin) -> int: the first row i >= start of the CSR matrix "
      "(float64 data; int32 or int64 indices and indptr) not learned (bool) whose lead, "
      "x_i·diff + sums_i·(h_1 − h_0) + bias_1 − bias_0 for truth 1 and its negation otherwise, "
-     "is under margin; -1 if none. The tables are textnb.onerror._Tables' arrays."},
+     "is under margin; -1 if none. The tables are textnb.nb.on_error._Tables' arrays."},
     {"walk", walk, METH_VARARGS,
      "walk(data, indices, indptr, sums, truth, learned, G, diff, count, total, mass, h, bias, "
      "class_count, complement, fit_prior, alpha, margin, max_passes, order) -> per_pass: the "

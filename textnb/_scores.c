@@ -1,4 +1,4 @@
-/* The loops over a CSR matrix's entries that textnb.models and textnb.vocabulary run for every
+/* The loops over a CSR matrix's entries that textnb.nb.discrete and textnb.text.vocabulary run for every
  * fit and score, in C: documents' joint log-likelihoods (each row times the weights of its
  * terms, summed per class), the classes' counts, rows' sums and division, the terms a batch
  * uses, and columns renamed or dropped.

@@ -1,12 +1,12 @@
 /* The per-character and per-token loops of reading and counting, in C: text → tokens (the
- * tokens of textnb.tokens._TOKEN.findall, stop words and over-long tokens dropped), tokens →
- * their numbers in a vocabulary and numbers → each document's counts (textnb.counting), a Received field → its addresses and
- * hosts (textnb.headers), bytes → whether they start with a header block, and a header block →
- * its fields (textnb.documents).
+ * tokens of textnb.text.tokens._TOKEN.findall, stop words and over-long tokens dropped), tokens →
+ * their numbers in a vocabulary and numbers → each document's counts (textnb.text.counting), a Received field → its addresses and
+ * hosts (textnb.documents.envelope), bytes → whether they start with a header block, and a header block →
+ * its fields (textnb.documents.message).
  *
  * A token holding Chinese, Japanese or Korean characters is read as their bigrams and the
- * tokens of its other parts (textnb.tokens._matched); a body word of three digits or more also
- * counts its shape (textnb.tokens.shapes).
+ * tokens of its other parts (textnb.text.tokens._matched); a body word of three digits or more also
+ * counts its shape (textnb.text.tokens.shapes).
  *
  * The Python code is the definition, and the fallback where this module is not built; each
  * scanner here follows its regular expression branch by branch, with Python's re semantics for
@@ -92,7 +92,7 @@ token_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i)
     return i;
 }
 
-/* Kana, CJK ideographs and Hangul syllables (textnb.tokens._CJK): written without spaces, so a
+/* Kana, CJK ideographs and Hangul syllables (textnb.text.tokens._CJK): written without spaces, so a
  * token holding them is read as their bigrams and the tokens of its other parts. */
 #define IS_CJK(c) (((c) >= 0x3040 && (c) <= 0x30FF) || ((c) >= 0x3400 && (c) <= 0x4DBF) \
                    || ((c) >= 0x4E00 && (c) <= 0x9FFF) || ((c) >= 0xAC00 && (c) <= 0xD7AF) \
@@ -111,7 +111,7 @@ has_cjk(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
 }
 
 /* The next of the tokens that the token text[first:end] holding CJK characters is read as
- * (textnb.tokens._matched), from *at on: 1 with it in [*start, *stop) and *at moved past it,
+ * (textnb.text.tokens._matched), from *at on: 1 with it in [*start, *stop) and *at moved past it,
  * or 0 at the end. Each two neighbouring CJK characters are one, a lone one is one; between
  * the runs, the tokens that start there and end before the next run. */
 static int
@@ -233,7 +233,7 @@ has_shape(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
     return digits == 3;
 }
 
-/* A word's shape if it has one (has_shape): each digit "#" (textnb.tokens.shapes); NULL with no
+/* A word's shape if it has one (has_shape): each digit "#" (textnb.text.tokens.shapes); NULL with no
  * error if it has none. */
 static PyObject *
 shape_of(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
@@ -418,7 +418,7 @@ failed:
 }
 
 /* The end of the IPv4 address starting at i, its octets' ends in ends[0..3], or i if none:
- * (\d(?<![\d.]\d)\d{0,2})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d.]) (textnb.headers._IP). */
+ * (\d(?<![\d.]\d)\d{0,2})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d.]) (textnb.documents.envelope._IP). */
 static Py_ssize_t
 ip_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, Py_ssize_t ends[4])
 {
@@ -446,7 +446,7 @@ ip_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, Py_ssize_t ends[4
 #define IS_LABEL(c) (IS_WORD(c) || (c) == '-')
 
 /* The end of the host name starting at i, or i if none:
- * (?<![\w.-])[a-z\d][\w-]*(?:\.[\w-]+)+ (textnb.headers._HOST). */
+ * (?<![\w.-])[a-z\d][\w-]*(?:\.[\w-]+)+ (textnb.documents.envelope._HOST). */
 static Py_ssize_t
 host_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i)
 {
@@ -500,7 +500,7 @@ typedef struct {
 
 /* The spans joined by spaces, as a str; if distinct, each once, in their first order (a small
  * table of their places hashed by FNV-1a, so that a hostile value of a thousand domains costs
- * linear time). Made without a str a span, as the envelope's values are (textnb.headers). */
+ * linear time). Made without a str a span, as the envelope's values are (textnb.documents.envelope). */
 static PyObject *
 spans_joined(const Spans *spans, int distinct)
 {
@@ -680,7 +680,7 @@ received(PyObject *self, PyObject *args)
     return received_of(text);
 }
 
-/* -- the envelope: textnb.headers.envelope_fields of ASCII header values ------------------- */
+/* -- the envelope: textnb.documents.envelope.envelope_fields of ASCII header values ------------------- */
 
 /* Append (name, value) to list, both new references taken. */
 static int
@@ -966,7 +966,7 @@ failed:
 static PyObject *
 starts_with_header_block(const char *raw, Py_ssize_t n, PyObject *known, Py_ssize_t sniff)
 {
-    /* textnb.documents._is_message: after an optional "From " line, every line up to the first
+    /* textnb.documents.message._is_message: after an optional "From " line, every line up to the first
      * blank one ("" or "\r") a continuation (a blank or tab first) or a field ("Name:"), one of
      * the names (lower case) in known, and a blank line after them or two fields or more. */
     Py_ssize_t size = n < sniff ? n : sniff, end = size, i = 0;
@@ -1038,7 +1038,7 @@ is_message(PyObject *self, PyObject *args)
 static PyObject *
 header_fields(PyObject *self, PyObject *args)
 {
-    /* textnb.documents._header_block's split of an ASCII header block (every line ending in
+    /* textnb.documents.message._header_block's split of an ASCII header block (every line ending in
      * "\n"): [(lower-case name, value)], the value after the colon and its blanks, with its
      * continuation lines and without the last line end; None if a line is neither a field
      * ("Name:") nor, after one, a continuation (a blank or tab first). */
@@ -1489,7 +1489,7 @@ number_tokens(Numbering *self, PyObject *text, Py_ssize_t prefix, Buffer *ids, B
     return 0;
 }
 
-/* The distinct shapes of the words of text at the places in numbers (textnb.tokens.shapes), as
+/* The distinct shapes of the words of text at the places in numbers (textnb.text.tokens.shapes), as
  * body tokens that no stop word removes. */
 static int
 number_shapes(Numbering *self, PyObject *text, const Buffer *numbers, Buffer *ids,
@@ -1702,20 +1702,20 @@ static PyMethodDef methods[] = {
     {"received", received, METH_VARARGS,
      "received(value) -> (ips, hosts): of a lower-case Received field, each IPv4 address's "
      "prefixes 'a.b a.b.c a.b.c.d', and its distinct host names then their registered "
-     "domains, as textnb.headers reads them."},
+     "domains, as textnb.documents.envelope reads them."},
     {"envelope", envelope, METH_VARARGS,
      "envelope(headers, read, address_fields, value_fields, max_fields, max_value) -> list or "
-     "None: textnb.headers.envelope_fields of the first max_fields (name, value) pairs, each "
+     "None: textnb.documents.envelope.envelope_fields of the first max_fields (name, value) pairs, each "
      "value cut to max_value characters; None where a value read is not ASCII."},
     {"shapes", shapes, METH_VARARGS,
      "shapes(words) -> list: the distinct shapes, in their first order, of the words of three "
-     "decimal digits or more, each digit '#' (textnb.tokens.shapes)."},
+     "decimal digits or more, each digit '#' (textnb.text.tokens.shapes)."},
     {"is_message", is_message, METH_VARARGS,
      "is_message(raw, known, sniff) -> bool: whether the first sniff bytes of raw start with "
-     "a header block naming a field in known, as textnb.documents._is_message reads it."},
+     "a header block naming a field in known, as textnb.documents.message._is_message reads it."},
     {"header_fields", header_fields, METH_VARARGS,
      "header_fields(text) -> [(name, value)] or None: an ASCII header block's fields, as "
-     "textnb.documents._header_block splits it."},
+     "textnb.documents.message._header_block splits it."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,7 +1,7 @@
 """raw texts → tokens → Vocabulary → weighted counts → Naive Bayes model: TextClassifier.
 
 Also the model file of a TextClassifier: vocabulary, counts, parameters and a format version in
-one file (see :mod:`textnb.modelfile`), and the digests of learned documents, so that
+one file (see :mod:`textnb.store.container`), and the digests of learned documents, so that
 unlearning a document the model never learned is an error rather than corrupt counts.
 """
 
@@ -19,19 +19,20 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .counting import Part, count_part, document_tokens
-from .documents import relayed
-from . import cutoffs as _cutoffs
-from .decision import check_cutoffs, spam_cutoffs
-from .explain import Explanation, explain_document, informative_terms
-from .onerror import MARGIN, MAX_PASSES, take_rows, train_on_error, trained_on_error
-from .models import (CSR, BernoulliNB, Parameters, ComplementNBWithPrior, MultinomialNB,
-                     StoredCounts, _DiscreteNB, _sklearn_tags, check_labels, divide_rows, row_sums)
-from .stopwords import load_stop_words
-from .tokens import MAX_TOKEN_LENGTH, Tokenizer
-from . import modelfile
-from .hashing import HashedVocabulary, check_hash_bits
-from .vocabulary import Counts, Vocabulary, _relabel, part_counts
+from .text.counting import Part, count_part, document_tokens
+from .documents.message import relayed
+from .decision import cutoffs as _cutoffs
+from .decision.rules import check_cutoffs, spam_cutoffs
+from .nb.explain import Explanation, explain_document, informative_terms
+from .nb.on_error import MARGIN, MAX_PASSES, take_rows, train_on_error, trained_on_error
+from .nb.discrete import (CSR, BernoulliNB, Parameters, ComplementNBWithPrior, MultinomialNB,
+                          StoredCounts, _DiscreteNB, _sklearn_tags, check_labels, divide_rows,
+                          row_sums)
+from .text.stopwords import load_stop_words
+from .text.tokens import MAX_TOKEN_LENGTH, Tokenizer
+from .store import container as modelfile
+from .text.hashing import HashedVocabulary, check_hash_bits
+from .text.vocabulary import Counts, Vocabulary, _relabel, part_counts
 from .workers import imap
 
 # "complement" keeps the class prior in its score (scikit-learn's ComplementNB drops it), so
@@ -61,16 +62,16 @@ _LEFT_OUT_ROWS = 1000
 # RSS, 2 workers: 105-108 MB with parts of 1,000 posts, 99 with 250; CPU time alike).
 _SCORE_PART_DOCUMENTS = 250
 
-# A Document (textnb.documents) is recognised by its ``text`` and ``fields`` attributes.
+# A Document (textnb.documents.message) is recognised by its ``text`` and ``fields`` attributes.
 Text = Any
 
 
 class TextClassifier(Parameters):
     """Naive Bayes on raw texts: ``fit(texts, labels)``, ``predict``, ``predict_proba``, ``explain``.
 
-    A text is a ``str``, a :class:`~textnb.documents.Document` (whose header fields give
+    A text is a ``str``, a :class:`~textnb.documents.message.Document` (whose header fields give
     prefixed tokens) or ``bytes``, read as a file's contents are
-    (:func:`~textnb.documents.read_bytes`): a mail or news message is parsed into a Document,
+    (:func:`~textnb.documents.message.read_bytes`): a mail or news message is parsed into a Document,
     other bytes are decoded with a fallback, never an error. Bytes are parsed where they are
     tokenized, so in the worker processes too.
 
@@ -82,9 +83,9 @@ class TextClassifier(Parameters):
     Parameters
     ----------
     model : "multinomial", "bernoulli" or "complement" — the event model.
-    alpha, fit_prior, class_prior : smoothing and priors, as in :class:`~textnb.models.MultinomialNB`.
+    alpha, fit_prior, class_prior : smoothing and priors, as in :class:`~textnb.nb.discrete.MultinomialNB`.
     stop_words : "english" (NLTK's list), "english-without-negations" (that list less its
-        negations and "very": :data:`textnb.stopwords.NEGATIONS`), "none", a file path, a
+        negations and "very": :data:`textnb.text.stopwords.NEGATIONS`), "none", a file path, a
         collection of words, or "auto" (the default, :meth:`default_stop_words`): the whole
         English list for mail, where ``spam_class`` is one of the classes, none for short texts
         (snippets, headlines: Rotten Tomatoes 0.758 → 0.784), else the list without its
@@ -103,7 +104,7 @@ class TextClassifier(Parameters):
     lowercase, max_token_length : tokenizer settings.
     min_df, max_df, max_features : vocabulary pruning at ``fit`` (see :class:`Vocabulary`).
     hash_bits : None (a vocabulary of terms), or N: terms hashed to 2**N columns and no terms
-        kept (:mod:`textnb.hashing`), for vocabularies too large to hold; pruning applies to
+        kept (:mod:`textnb.text.hashing`), for vocabularies too large to hold; pruning applies to
         columns, and explanations name a column by its number or the document's tokens in it.
     tf : "raw" counts, "log" for log(1 + count), which damps a word repeated many times, or
         "binary" for presence (1 if the term occurs), which often wins on short texts and
@@ -114,7 +115,7 @@ class TextClassifier(Parameters):
         walk when training on error (threads, for two classes with the C walk built); None:
         every core for 2000 texts or more, else this process; 1: this process; -1: every core.
     spam_class : for two-class mail, the spam class: ``fit`` then also learns the cutoffs on the
-        spam log-odds (``cutoffs_``) from out-of-fold scores (:mod:`textnb.cutoffs`), which
+        spam log-odds (``cutoffs_``) from out-of-fold scores (:mod:`textnb.decision.cutoffs`), which
         ``textnb classify`` and ``filter`` decide by, and leaves out of the cutoffs' choice and
         of the model the messages those scores place among the other class, likely mis-sorted
         (``suspects_``: their places in ``texts``). None (the default here; the CLI's
@@ -126,11 +127,11 @@ class TextClassifier(Parameters):
     keep_suspects : keep the messages the out-of-fold scores place among the other class
         (default False: they are left out, as likely mis-sorted; see ``spam_class``).
     training : "full" (every document counts), "on-error" (only those the model gets wrong or
-        is unsure of, pass after pass: :mod:`textnb.onerror`, with ``margin`` and
+        is unsure of, pass after pass: :mod:`textnb.nb.on_error`, with ``margin`` and
         ``max_passes``), or "auto" (the default, as ``textnb train``'s): with a spam class,
         the one whose out-of-fold decisions misplace fewer messages (a spam or ham called the
         other, or unsure), or "on-error" where the ham are too few to read the spam cutoff off
-        their scores (:func:`textnb.cutoffs.extrapolated`, with 20 or more of each class), else
+        their scores (:func:`textnb.decision.cutoffs.extrapolated`, with 20 or more of each class), else
         "full".
     decision_threshold : how ``predict`` decides between two classes: "auto" (the default) at
         the log-odds threshold (of ``classes_[1]`` over ``classes_[0]``) with the fewest
@@ -144,7 +145,7 @@ class TextClassifier(Parameters):
         0.7830: scripts/bench_twoclass.py). The out-of-fold scores are taken as a new
         document's are (its row cut to the fold model's terms, then weighted), since the fold
         models' own scores of their held rows, on every training term, lie higher or lower by
-        up to 3 in log-odds. Learned only with at least :data:`~textnb.cutoffs.THRESHOLD_MIN`
+        up to 3 in log-odds. Learned only with at least :data:`~textnb.decision.cutoffs.THRESHOLD_MIN`
         documents in each class.
 
     >>> clf = TextClassifier(stop_words="none").fit(
@@ -216,7 +217,7 @@ class TextClassifier(Parameters):
         labels as it yields the texts).
 
         With ``unlabeled`` texts, the model is fitted by EM on both (semi-supervised NB,
-        :mod:`textnb.em`; multinomial or Bernoulli models only, every labeled document
+        :mod:`textnb.nb.em`; multinomial or Bernoulli models only, every labeled document
         counted): the vocabulary holds their terms too, each unlabeled text adds its counts to
         every class in proportion to P(class|text), weighted by ``em_weight`` (λ), for at most
         ``em_iterations`` iterations; ``callback(iteration, log_likelihood)`` reports each, and
@@ -264,7 +265,7 @@ class TextClassifier(Parameters):
                         callback: Any = None) -> "TextClassifier":
         """``fit`` on the vocabulary of the texts and their counts X (labeled rows first, then
         ``unlabeled`` rows) and the labeled texts' digests: what :meth:`_fit_counted` builds,
-        and what a tuning that counted so hands over (:meth:`textnb.tuning.Tuning.refit`)."""
+        and what a tuning that counted so hands over (:meth:`textnb.evaluation.tuning.Tuning.refit`)."""
         # The raw counts: held-out documents are scored as new ones are, their rows cut to a
         # model's terms and weighted again (_out_of_fold, _left_out), for the cutoffs' rates
         # and the decision threshold.
@@ -280,7 +281,7 @@ class TextClassifier(Parameters):
             training = "full" if self.training == "auto" else self.training
             self.cutoffs_, suspect, as_new = None, None, None
         # The messages the out-of-fold scores place among the other class are left out of
-        # the model as they were of the cutoffs' choice (textnb.cutoffs.suspects).
+        # the model as they were of the cutoffs' choice (textnb.decision.cutoffs.suspects).
         self.suspects_ = np.flatnonzero(suspect) if suspect is not None else np.empty(0, int)
         if self.suspects_.size:
             keep = ~suspect
@@ -339,7 +340,7 @@ class TextClassifier(Parameters):
     def _fit_em(self, vocabulary: Vocabulary, X: CSR, labels: list, digests: np.ndarray,
                 em_weight: float, em_iterations: int | None, callback: Any) -> "TextClassifier":
         """Semi-supervised fit: X holds the labeled rows, then the unlabeled ones."""
-        from .em import MAX_ITER, expectation_maximization, split_rows
+        from .nb.em import MAX_ITER, expectation_maximization, split_rows
         X, U = split_rows(X, len(labels))
 
         def fit(Xf: Any, yf: Any, report: Any = None) -> _DiscreteNB:
@@ -367,7 +368,7 @@ class TextClassifier(Parameters):
 
     def _fit_on_error(self, vocabulary: Vocabulary, X: CSR, labels: list,
                       digests: np.ndarray) -> None:
-        """The model of the documents training on error picks (:mod:`textnb.onerror`), over the
+        """The model of the documents training on error picks (:mod:`textnb.nb.on_error`), over the
         terms they hold: ``fit`` on those documents alone, each weighted by the share of the walks
         that learned it, but for pruning (``min_df``, ``max_df``, ``max_features``), which saw
         them all. ``on_error_`` says how many documents were learned and how many each pass of
@@ -440,9 +441,9 @@ class TextClassifier(Parameters):
                        weight: np.ndarray | None = None
                        ) -> tuple[dict[str, Any] | None, np.ndarray | None, np.ndarray | None]:
         """(cutoffs, suspect, as_new): the spam and ham cutoffs on the spam log-odds, chosen on
-        out-of-fold scores of the weighted counts X (:func:`textnb.cutoffs.choose_cutoffs`),
+        out-of-fold scores of the weighted counts X (:func:`textnb.decision.cutoffs.choose_cutoffs`),
         with their estimated rates and how many messages were left out as likely mis-sorted
-        (``suspects``; ``suspect`` says which, :func:`textnb.cutoffs.suspects`), and the
+        (``suspects``; ``suspect`` says which, :func:`textnb.decision.cutoffs.suspects`), and the
         out-of-fold log-odds scored as new documents are, given the raw counts
         (:meth:`_out_of_fold`); (None, None, None) without a spam class among exactly two
         classes, or with too few messages.
@@ -613,7 +614,7 @@ class TextClassifier(Parameters):
                          weight: np.ndarray | None = None) -> float | None:
         """``decision_threshold_``: the setting's number, or for "auto" and two classes of at
         least THRESHOLD_MIN documents each, the accuracy threshold
-        (:func:`textnb.cutoffs.accuracy_threshold`) on held-out log-odds taken as new
+        (:func:`textnb.decision.cutoffs.accuracy_threshold`) on held-out log-odds taken as new
         documents' are: for full training each document's by a model of the others
         (:meth:`_left_out`, copies (``groups``) left out together, of the model ``whole`` if
         given), else ``as_new`` (the cutoffs' folds'), else those of folds of its own, copies
@@ -1223,7 +1224,7 @@ def _folds(y: np.ndarray, most: int, groups: np.ndarray | None) -> np.ndarray | 
     where a class has fewer distinct documents (copies, one ``groups`` key, are one and share a
     fold); None where that is under two, or where a class ends in one fold (copies of another
     class's documents go where those go), whose model of the other folds would have none of it."""
-    from .metrics import stratified_folds
+    from .evaluation.metrics import stratified_folds
     sizes = [np.unique(groups[y == c]).size if groups is not None else int((y == c).sum())
              for c in np.unique(y)]
     k = min(most, *sizes)
@@ -1302,7 +1303,7 @@ def _count_part(tokenizer: Tokenizer, texts: list[Text],
 
 
 def _counted(part: Part) -> tuple[Counts, np.ndarray]:
-    """A part as :func:`textnb.counting.count_part` gives it → its counts and digests."""
+    """A part as :func:`textnb.text.counting.count_part` gives it → its counts and digests."""
     return part_counts(part), np.frombuffer(part.digests, dtype=np.uint64)
 
 
@@ -1397,7 +1398,7 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
               "count_indptr": indptr.astype(_unsigned(values.size)),
               "count_classes": cls.astype(_unsigned(len(model.classes_) - 1)),
               "count_values": values,
-              # What textnb.scorer scores one message with, without numpy: a term's weights
+              # What textnb.mail.scorer scores one message with, without numpy: a term's weights
               # follow from its counts and these (score_constants), the prior from score_bias.
               "score_bias": bias, "score_constants": constants}
     if hashed:
@@ -1425,7 +1426,7 @@ def _unsigned(top: int) -> type:
 def _score_constants(model: _DiscreteNB) -> np.ndarray:
     """(a, b), each of shape (n_classes,), from which term k's weights w_kc follow from its
     counts n_kc alone (N_c = class_count, α = alpha), with the expressions of
-    :mod:`textnb.models`, so that the scorer's weights are these to the rounding of a log:
+    :mod:`textnb.nb.discrete`, so that the scorer's weights are these to the rounding of a log:
 
     * multinomial: w = log(n + α) − a, a = log Σ_k (n_kc + α)
     * Bernoulli: w = (log(n + α) − a) − (log(max(N − n, 0) + α) − a), a = log(N + 2α)
@@ -1448,7 +1449,7 @@ def _score_constants(model: _DiscreteNB) -> np.ndarray:
 
 def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> TextClassifier:
     """Read a classifier written by :func:`save_model` (format 1, 2 or 3); ModelFileError, one
-    line naming the file, if it is not one by :mod:`textnb.modelfile`'s rules (the mail
+    line naming the file, if it is not one by :mod:`textnb.store.container`'s rules (the mail
     filter's too): its members, settings and sizes within bounds, its arrays of the shapes its
     classes and terms imply, its counts finite and non-negative, its terms sorted.
 

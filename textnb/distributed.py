@@ -4,7 +4,7 @@ log P(c|x) of many documents, computed where they are read.
 Each worker reads (from paths), parses, tokenizes and counts its partitions with the
 classifier's tokenizer — the ``_count_part`` that ``fit``'s joblib workers run — and sends back
 only a partition's distinct terms, three arrays and its documents' digests, never its tokens.
-Here the parts are stacked in partition order (:meth:`~textnb.vocabulary.Vocabulary.fit_parts`)
+Here the parts are stacked in partition order (:meth:`~textnb.text.vocabulary.Vocabulary.fit_parts`)
 and the model adds up their rows per class: the count matrix, and so ``class_count_``,
 ``feature_count_``, the digests and every probability, equal single-machine training to the
 bit. (Adding per-class sums on the workers instead would reorder the sums of fractional,
@@ -28,11 +28,10 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .classifier import (_SAMPLE_DOCUMENTS, TextClassifier, _check_training, _count_part,
-                         _text_list)
-from .documents import _tree, first_raw, read_raw
+from .classifier import _SAMPLE_DOCUMENTS, TextClassifier, _check_training, _count_part, _text_list
+from .documents.message import _tree, first_raw, read_raw
 from .errors import DocumentError, TextnbError
-from .tokens import Tokenizer
+from .text.tokens import Tokenizer
 
 # Seconds to wait for the scheduler: distributed's own default is 30, long for a typo.
 CONNECT_TIMEOUT = 10

@@ -9,7 +9,7 @@ own, chosen by cross-validation on the training documents to maximise that label
 (:func:`choose_thresholds`).
 
 Also the model file of a MultiLabelClassifier (kind ``multi-label-classifier``, written and
-read by :mod:`textnb.modelfile`; the text classifier's format is untouched), a label file
+read by :mod:`textnb.store.container`; the text classifier's format is untouched), a label file
 reader (Reuters-21578's ``cats.txt`` layout) and :func:`model_kind`, which tells the two kinds
 of model file apart by their meta.json.
 """
@@ -22,12 +22,12 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from . import modelfile
+from .store import container as modelfile
 from .classifier import TextClassifier, _join_terms, _text_list
 from .errors import DocumentError
-from .tokens import MAX_TOKEN_LENGTH
-from .models import Parameters
-from .vocabulary import Vocabulary, to_scipy
+from .text.tokens import MAX_TOKEN_LENGTH
+from .nb.discrete import Parameters
+from .text.vocabulary import Vocabulary, to_scipy
 
 KIND = modelfile.MULTILABEL
 # Folds of the cross-validation that chooses the thresholds: 5, as the text classifier's cutoffs.
@@ -369,7 +369,7 @@ def save_model(classifier: MultiLabelClassifier, path: str | os.PathLike) -> Non
 
 def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> MultiLabelClassifier:
     """Read a classifier written by :func:`save_model`; ModelFileError, one line naming the
-    file, if it is not one by :mod:`textnb.modelfile`'s rules: settings and sizes within
+    file, if it is not one by :mod:`textnb.store.container`'s rules: settings and sizes within
     bounds, arrays of the shapes the labels and terms imply, counts finite and non-negative,
     no label counted in more documents than there are. It works in ``n_jobs`` processes, not
     in as many as it was trained with."""

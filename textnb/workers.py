@@ -9,7 +9,7 @@ joblib backend (``with joblib.parallel_backend("dask")``): that backend then doe
 
 Jobs and results cross the pipes pickled, as they did through the standard library's pool and
 joblib's: only between this process and the workers it started, never from a file. Model files
-are another matter: they load without pickle (:mod:`textnb.modelfile`).
+are another matter: they load without pickle (:mod:`textnb.store.container`).
 """
 
 from __future__ import annotations

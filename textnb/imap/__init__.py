@@ -1,5 +1,5 @@
 """textnb imap: filter and train an IMAP mailbox from the outside (``textnb imap``; needs
-``pip install 'textnb[imap]'``). The command line is textnb.imapcli; the work, here:
+``pip install 'textnb[imap]'``). The command line is textnb.cli.imap; the work, here:
 
 * :mod:`.account` — the account and its settings: options, the config file, the password;
 * :mod:`.connection` — a verified TLS connection, logged in; the server's errors as one line;

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import load_model
-from ..decision import spam_cutoffs
+from ..decision.rules import spam_cutoffs
 from ..errors import ModelFileError
-from ..serve import learn
+from ..serve.server import learn
 
 SPAM, HAM = "spam", "ham"
 

@@ -1,0 +1,214 @@
+"""``textnb filter`` and ``textnb classify --exit-code`` without click and numpy.
+
+procmail starts these once per delivered message, so their start-up is the cost of every
+delivery: here they read the model with :class:`~textnb.mail.scorer.Scorer` and decide with
+:mod:`textnb.decision.rules`, as the full commands do. Only their usual options are understood; for
+anything else (help, other options, several documents, an unreadable input, any failure) the
+full command line takes over, with its messages, its exit codes, and for the filter the
+delivery of the message unchanged.
+
+Both run under a wall-clock budget (``--timeout``, :func:`budget`): a message that would take
+too long is passed through unchanged by the filter, an error for classify. A command handed
+over to the full command line keeps what is left of the budget, not a new one.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from ..decision.rules import Exit, decide, line, spam_cutoffs
+from ..errors import TimedOut
+
+_OPTIONS = {"-m": "model", "--model": "model", "--spam-class": "spam_class",
+            "--spam-cutoff": "spam_cutoff", "--ham-cutoff": "ham_cutoff",
+            "--threshold": "threshold", "--timeout": "timeout"}
+
+# The filter's default budget, in seconds. Parsing and scoring a SpamAssassin message takes
+# 0.9 ms (median), the slowest of all 6,046 58 ms (a 196 KB message), to which start-up and
+# reading the model add about 50 ms (scripts/bench_filter.py): 10 s is 100 times the worst
+# honest case, and well inside the limits of what waits on the filter (procmail kills a
+# filter after TIMEOUT, 960 s; an MTA retries a delivery that hangs).
+FILTER_TIMEOUT = 10.0
+# sysexits.h EX_TEMPFAIL: the filter could not write the message out. procmail keeps the
+# original message when a `:0fw` filter fails; an MTA (Postfix's pipe) retries the delivery
+# later, where other codes would bounce it.
+UNDELIVERED = 75
+
+_handed_over: float | None = None  # the deadline a command handed over to the full one keeps
+
+
+@contextmanager
+def budget(seconds: float | None) -> Iterator[float | None]:
+    """Raise :class:`~textnb.errors.TimedOut` in the body once ``seconds`` of wall-clock time
+    have passed (SIGALRM; None, 0 or infinity: no limit). Yields the deadline
+    (time.monotonic()), for :func:`hand_over`. Only the main thread receives signals:
+    elsewhere there is no limit."""
+    global _handed_over
+    inherited, _handed_over = _handed_over, None
+    if not seconds or not math.isfinite(seconds):  # 0 or inf: no limit
+        yield None
+        return
+    now = time.monotonic()
+    deadline = now + seconds if inherited is None else min(now + seconds, inherited)
+
+    def expire(signum, frame):
+        raise TimedOut(f"timed out after {seconds:g} s")
+
+    try:
+        previous = signal.signal(signal.SIGALRM, expire)
+    except ValueError:  # not the main thread
+        yield None
+        return
+    try:
+        signal.setitimer(signal.ITIMER_REAL, max(deadline - now, 1e-6))
+        yield deadline
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def hand_over(deadline: float | None) -> None:
+    """The next :func:`budget` in this process ends by ``deadline`` at the latest."""
+    global _handed_over
+    _handed_over = deadline
+
+
+def run(args: Sequence[str]) -> int | None:
+    """Run the command line ``args`` and return its exit code, or None to leave it to
+    :mod:`textnb.cli.app` (standard input is then as it was)."""
+    if args[:1] == ["filter"]:
+        return _filter(args[1:])
+    if args[:1] == ["classify"] and "--exit-code" in args:
+        return _classify([a for a in args[1:] if a != "--exit-code"])
+    return None
+
+
+def _filter(args: Sequence[str]) -> int | None:
+    parsed = options(args)
+    if parsed is None or parsed[1] or "threshold" in parsed[0]:
+        return None
+    settings = dict(parsed[0])
+    timeout = settings.pop("timeout", FILTER_TIMEOUT)
+    from ..mail.filter import filter_message
+    raw = sys.stdin.buffer.read()
+    deadline = None
+    try:
+        with budget(timeout) as deadline:
+            out = filter_message(raw, **settings)
+    except TimedOut as error:
+        out = raw
+        sys.stderr.write(f"textnb filter: message passed through unchanged: {error}\n")
+    except BaseException:  # noqa: BLE001 — the full command says why, and delivers
+        hand_over(deadline)
+        _restore_stdin(raw)
+        return None
+    return write_out(out, "textnb filter: cannot write the message")
+
+
+def _classify(args: Sequence[str]) -> int | None:
+    parsed = options(args)
+    if parsed is None or len(parsed[1]) > 1:
+        return None
+    settings, paths = parsed
+    path = paths[0] if paths else "-"
+    stdin = sys.stdin.buffer.read() if path == "-" else None
+    deadline = None
+    try:
+        with budget(settings.get("timeout")) as deadline:
+            from ..documents.message import read_bytes, read_raw
+            from ..mail.scorer import score
+            if stdin is not None:
+                _restore_stdin(stdin)
+            problems: list[str] = []
+            documents = list(read_raw([path], on_error=lambda *problem: problems.append(problem)))
+            if problems or len(documents) != 1:
+                raise ValueError("not one readable document")
+            source, raw = documents[0]
+            document = read_bytes(raw, source)
+            classes, row, learned = score(settings["model"], document.text, document.fields)
+            cutoffs = spam_cutoffs(classes, learned, settings.get("spam_class"),
+                                   settings.get("spam_cutoff"), settings.get("ham_cutoff"),
+                                   settings.get("threshold"))
+            if cutoffs is None:
+                raise ValueError("no spam class")
+            decision = decide(classes, row, source, cutoffs)
+            out = (line(decision) + "\n").encode("utf-8", "replace")
+    except TimedOut as error:
+        sys.stderr.write(f"Error: {error}\n")
+        return Exit.ERROR
+    except BaseException:  # noqa: BLE001 — the full command says why
+        hand_over(deadline)
+        if stdin is not None:
+            _restore_stdin(stdin)
+        return None
+    if write_out(out, "Error: cannot write the result"):
+        return Exit.ERROR
+    return Exit.of(decision["status"])
+
+
+def write_out(data: bytes, failure: str) -> int:
+    """Write ``data`` to standard output: 0, or UNDELIVERED with ``failure`` and the reason on
+    stderr when it cannot be written (a full disk, a closed pipe)."""
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except OSError as error:
+        sys.stderr.write(f"{failure}: {error.strerror or error}\n")
+        try:  # what is left unwritten would fail again when Python flushes stdout at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # no file descriptor (a test's captured output)
+            pass
+        return UNDELIVERED
+    return 0
+
+
+def options(args: Sequence[str]) -> tuple[dict, list[str]] | None:
+    """(options, positional arguments) when every option is one of the usual ones, well
+    formed (``-m FILE``, ``--name VALUE`` or ``--name=VALUE``; cutoffs in [0, 1], the ham
+    cutoff not above the spam cutoff when both are given, a timeout of finite seconds >= 0); else None."""
+    found: dict = {}
+    positional: list[str] = []
+    args = list(args)
+    while args:
+        arg = args.pop(0)
+        if not arg.startswith("-") or arg == "-":
+            positional.append(arg)
+            continue
+        name, equals, value = arg.partition("=")
+        if name not in _OPTIONS or (equals and name == "-m") or (not equals and not args):
+            return None
+        value = value if equals else args.pop(0)
+        key = _OPTIONS[name]
+        if key == "timeout":
+            try:
+                value = float(value)
+            except ValueError:
+                return None
+            if not (math.isfinite(value) and value >= 0):
+                return None
+        elif key.endswith(("cutoff", "threshold")):
+            try:
+                value = float(value)
+            except ValueError:
+                return None
+            if not 0.0 <= value <= 1.0:
+                return None
+        found[key] = value
+    if "model" not in found:
+        from ..paths import default_model_path
+        found["model"] = default_model_path()
+    if found.get("ham_cutoff", 0.0) > found.get("spam_cutoff", 1.0):
+        return None
+    return found, positional
+
+
+def _restore_stdin(data: bytes) -> None:
+    """Standard input again as it was before ``data`` was read from it."""
+    sys.stdin = io.TextIOWrapper(io.BytesIO(data))

@@ -1,0 +1,1 @@
+"""Spam decisions: cutoffs applied (numpy-free rules) and learned."""

@@ -1,0 +1,1 @@
+"""Evaluation: metrics, cross-validation, tuning by cross-validation, plots."""

@@ -1,0 +1,1 @@
+"""The mail filter: one message's score without numpy, and its X-TextNB-* headers."""

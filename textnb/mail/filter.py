@@ -1,0 +1,88 @@
+"""message bytes + header lines → the same bytes with X-TextNB-* headers at the top.
+
+A procmail filter must give back the message it was given: only the X-TextNB-* lines change.
+The work is done on bytes, without the email package, so that a message's encoding, folding,
+line endings and malformed parts are untouched and a large message costs one copy.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+from ..decision.rules import decide, headers, spam_cutoffs
+
+HEADER_PREFIX = "X-TextNB-"
+
+# A header field line: a field name (printable ASCII but ":") and a colon.
+_FIELD = re.compile(rb"[!-9;-~]+:")
+_OURS = re.compile(re.escape(HEADER_PREFIX.encode()) + rb"[!-9;-~]*:", re.IGNORECASE)
+_BREAK = re.compile(rb"\r\n|\r|\n")
+_NAME = re.compile(re.escape(HEADER_PREFIX) + r"[!-9;-~]+", re.IGNORECASE)
+
+
+def add_headers(raw: bytes, headers: Sequence[tuple[str, str]]) -> bytes:
+    """raw with ``headers`` first in its header block and its old X-TextNB-* fields removed.
+
+    The new lines go after a leading mbox "From " line and end as the message's first line
+    does (CRLF, LF, or CR alone as old Macs wrote). Header values are made one line. Input
+    without a header block gets a blank line after the new headers, so that its first line
+    stays out of them.
+    """
+    # Lines end at LF; in a message whose first line break is a CR alone (old Macs), at CR.
+    first_break = _BREAK.search(raw)
+    sep = b"\r" if first_break and first_break[0] == b"\r" else b"\n"
+    first_end = raw.find(sep) + 1
+    eol = sep if sep == b"\r" else b"\r\n" if raw[:first_end].endswith(b"\r\n") else b"\n"
+    start = first_end if first_end and raw.startswith(b"From ") else 0
+    lines = b"".join(_line(name, value, eol) for name, value in headers)
+
+    chunks = [raw[:start], lines]
+    kept = pos = start  # raw[kept:pos] is still to be copied
+    dropping = False  # inside an X-TextNB-* field, whose continuation lines go with it
+    while pos < len(raw):
+        end = raw.find(sep, pos) + 1 or len(raw)
+        if raw[pos:pos + 1] in (b" ", b"\t") and pos > start:
+            drop = dropping
+        elif _FIELD.match(raw, pos):
+            drop = dropping = _OURS.match(raw, pos) is not None
+        else:  # the blank line ending the header block, or the body of a message without one
+            if pos == start and raw[pos:end].strip(b"\r\n"):
+                chunks.append(eol)
+            break
+        if drop:
+            chunks.append(raw[kept:pos])
+            kept = end
+        pos = end
+    chunks.append(raw[kept:])
+    return b"".join(chunks)
+
+
+def _line(name: str, value: str, eol: bytes) -> bytes:
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"header name must be {HEADER_PREFIX} and a field name, not {name!r}")
+    # One line: a CR or LF in a value would end the header early or start a forged one.
+    return f"{name}: {' '.join(value.split())}".encode() + eol
+
+
+def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str | None = None,
+                   spam_cutoff: float | None = None, ham_cutoff: float | None = None) -> bytes:
+    """raw with the X-TextNB-* headers of its classification by the model file ``model``.
+
+    A two-class model with a spam class (``spam_class``, else the one its cutoffs were learned
+    for, else "spam") gives Class (spam, ham or unsure by the cutoffs on the log-odds: those
+    given on P(spam|x), else those the model learned, see :func:`~textnb.decision.rules.spam_cutoffs`),
+    Status (Yes, No, Unsure), Probability (P(spam|x)) and Log-Odds
+    (ln P(spam|x) − ln P(ham|x), which does not saturate); any other model gives the most
+    probable class, its probability and its log-odds over the runner-up. Raises on any
+    failure: the caller delivers the message unchanged.
+    """
+    from ..documents.message import read_bytes
+    from .scorer import score
+
+    document = read_bytes(raw)
+    classes, row, learned = score(model, document.text, document.fields)
+    cutoffs = spam_cutoffs(classes, learned, spam_class, spam_cutoff, ham_cutoff)
+    decision = decide(classes, row, "-", cutoffs)
+    return add_headers(raw, headers(decision))

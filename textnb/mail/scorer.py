@@ -1,0 +1,177 @@
+"""model file → log P(c|x) of one document, without numpy: the mail filter's fast path.
+
+A TextClassifier's scores decompose as jll(x) = bias + Σ_k x'_k W_k, where x' is the
+document's weighted counts over the vocabulary (:meth:`~textnb.nb.discrete._DiscreteNB.
+decomposition`). Scoring one message needs the settings, the sorted terms, and the weights W_k
+of the terms the message holds. A file of format 3 holds the counts by term (CSR: row k of
+``count_indptr``, ``count_classes``, ``count_values`` is term k), and W_k follows from term
+k's counts and two numbers per class (``score_constants``, see
+:func:`textnb.classifier._score_constants`); a file of format 2 holds W_k itself, row k of
+``score_weights``. The terms are searched as UTF-8 bytes, whose order is the code-point order
+they were sorted in, so they are never decoded. So ``textnb filter`` costs milliseconds more
+than Python's start-up, where importing numpy and reading the whole model took 200
+(scripts/bench_filter.py).
+
+The file is read by :func:`textnb.store.container.read` and its values checked by
+:meth:`~textnb.store.container.ModelFile.plain`: the rules of every reader, so a file this scorer
+scores is one :func:`~textnb.classifier.load_model` loads, and one it refuses is refused there
+too, in the same words (tests/test_hostile_models.py). A file of format 1 (terms in meta.json)
+or of a hashed vocabulary is scored through :func:`~textnb.classifier.load_model`.
+
+The arithmetic is that of :meth:`TextClassifier.predict_log_proba`, in the same order, with
+the same score constants (load_model scores with those the file holds), so the two agree to
+rounding (tests/test_scorer.py).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+
+from ..store.container import TEXT_CLASSIFIER, read
+from ..text.tokens import Tokenizer
+
+
+class Declined(Exception):
+    """A sound model file this scorer leaves to load_model: format 1, a hashed vocabulary."""
+
+
+class Scorer:
+    """Scores of single documents from a TextClassifier's model file."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = os.fspath(path)
+        model = read(self.path, TEXT_CLASSIFIER, writable=False)
+        meta = model.meta
+        params = meta["params"]
+        if model.version < 2 or params.get("hash_bits") is not None:
+            raise Declined("format 1" if model.version < 2 else "a hashed vocabulary")
+        values = model.plain()
+        self.classes = list(meta["classes"])
+        self.cutoffs = meta.get("cutoffs")
+        self.tokenizer = Tokenizer(
+            lowercase=params["lowercase"], stop_words=meta["stop_words"],
+            stemmer=params["stemmer"],
+            ngram_range=meta.get("ngram_range") or params["ngram_range"],
+            max_length=params["max_token_length"])
+        self._model, self._alpha = params["model"], float(params["alpha"])
+        self._binary = params["model"] == "bernoulli" or params["tf"] == "binary"
+        self._log_tf = params["tf"] == "log" and not self._binary
+        self._l2 = params["norm"] == "l2" and params["model"] != "bernoulli"
+        self._terms, self._ends = values["terms"]
+        self._class_count = list(values["class_count"])
+        self.bias = list(values["score_bias"])
+        if model.version == 2:
+            self._weights = values["score_weights"]
+            # Term k's weight for class c, at k·C + c (C order) or c·T + k (Fortran order).
+            n_terms, n_classes = model.sizes["T"], model.sizes["C"]
+            self._step = ((1, n_terms) if model.raw["score_weights"].fortran
+                          else (n_classes, 1))
+        else:
+            self._weights = None
+            self._indptr, self._count_classes = values["count_indptr"], values["count_classes"]
+            self._count_values = values["count_values"]
+            constants = values["score_constants"]
+            n_classes = len(self.classes)
+            self._a, self._b = list(constants[:n_classes]), list(constants[n_classes:])
+            # The multinomial and Bernoulli weights of a term no class has (count 0).
+            log_alpha = math.log(0.0 + self._alpha)
+            self._absent = [log_alpha - a_c if self._model == "multinomial" else
+                            (log_alpha - a_c) - (math.log(max(total, 0.0) + self._alpha) - a_c)
+                            for a_c, total in zip(self._a, self._class_count)]
+
+    def _rows(self, terms: list[int]) -> list:
+        """The weights of each of ``terms``, one per class
+        (:meth:`~textnb.nb.discrete._DiscreteNB.decomposition`): rows of score_weights (format 2),
+        or from the term's counts n_c with the expressions of
+        :func:`textnb.classifier._score_constants`, a class without the term taking the
+        weight of a count of 0, computed once."""
+        n_classes = len(self.classes)
+        if self._weights is not None:
+            weights, (by_term, by_class) = self._weights, self._step
+            return [[weights[k * by_term + c * by_class] for c in range(n_classes)]
+                    for k in terms]
+        indptr, classes, values = self._indptr, self._count_classes, self._count_values
+        alpha, a, b, absent, log = self._alpha, self._a, self._b, self._absent, math.log
+        model, class_count, divisors = self._model, self._class_count, list(zip(a, b))
+        rows = []
+        # One loop for all terms, locals only, array slices, no max(): 5 µs a term where
+        # a method call per term with max() took 8 (2 classes, a loaded machine).
+        for k in terms:
+            lo, hi = indptr[k], indptr[k + 1]
+            cs, vs = classes[lo:hi], values[lo:hi]
+            if model == "complement":
+                total = 0.0
+                for n in vs:  # in class order, as numpy sums feature_count_ over classes
+                    total += n
+                zero = log(total + alpha)
+                row = [(zero - a_c) / b_c for a_c, b_c in divisors]
+                for c, n in zip(cs, vs):
+                    x = total - n + alpha
+                    row[c] = (log(x if x > alpha else alpha) - a[c]) / b[c]
+            elif model == "multinomial":
+                row = absent[:]
+                for c, n in zip(cs, vs):
+                    row[c] = log(n + alpha) - a[c]
+            else:
+                row = absent[:]
+                for c, n in zip(cs, vs):
+                    x = class_count[c] - n
+                    row[c] = (log(n + alpha) - a[c]) - (
+                        log((x if x > 0.0 else 0.0) + alpha) - a[c])
+            rows.append(row)
+        return rows
+
+    def log_proba(self, text: str, fields: tuple[tuple[str, str], ...] = ()) -> list[float]:
+        """log P(c|x) per class, in ``classes`` order, of a text and its header fields."""
+        counts = sorted(self._counts(self.tokenizer.document(text, fields)).items())
+        values = [1.0 if self._binary else math.log1p(n) if self._log_tf else float(n)
+                  for _, n in counts]
+        if self._l2 and values:
+            length = math.sqrt(sum(v * v for v in values))
+            values = [v / length for v in values]
+        n_classes = len(self.classes)
+        sums = [0.0] * n_classes
+        for value, row in zip(values, self._rows([k for k, _ in counts])):
+            for c in range(n_classes):
+                sums[c] += value * row[c]
+        # Finite: a file's counts, weights and constants are bounded (textnb.store.container).
+        jll = [s + b for s, b in zip(sums, self.bias)]
+        top = max(jll)
+        norm = top + math.log(sum(math.exp(j - top) for j in jll))
+        return [j - norm for j in jll]
+
+    def _counts(self, tokens: list[str]) -> dict[int, int]:
+        """Column → count of the tokens that are vocabulary terms (Mitchell's positions)."""
+        blob, ends, found = self._terms, self._ends, {}
+        for token, n in Counter(tokens).items():
+            key = token.encode("utf-8", "surrogatepass")
+            lo, hi = 0, len(ends)
+            while lo < hi:  # bisect_left over the terms, each a slice of the blob
+                mid = (lo + hi) // 2
+                if blob[ends[mid - 1] if mid else 0:ends[mid] - 1] < key:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < len(ends) and blob[ends[lo - 1] if lo else 0:ends[lo] - 1] == key:
+                found[lo] = n
+        return found
+
+
+def score(path: str | os.PathLike, text: str,
+          fields: tuple[tuple[str, str], ...] = ()) -> tuple[list, list[float], dict | None]:
+    """(classes, log P(c|x) per class, learned cutoffs or None) of one text and its fields by
+    the model file at path: read by a Scorer, or, for a file it leaves to load_model (format
+    1, a hashed vocabulary), by :func:`~textnb.classifier.load_model`. ModelFileError, from
+    either, for a file every reader refuses."""
+    try:
+        scorer = Scorer(path)
+    except Declined:
+        from ..classifier import load_model
+        from ..documents.message import Document
+        classifier = load_model(path)
+        classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
+        return (classes, classifier.predict_log_proba([Document("-", text, fields)])[0].tolist(),
+                classifier.cutoffs_)
+    return scorer.classes, scorer.log_proba(text, fields), scorer.cutoffs

@@ -1,0 +1,1 @@
+"""Naive Bayes on count matrices: the discrete models, EM, training on error, explanations."""

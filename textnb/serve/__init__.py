@@ -1,0 +1,1 @@
+"""The daemon (spamd's protocol, as spamc speaks it) and its client."""

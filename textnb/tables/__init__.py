@@ -1,0 +1,1 @@
+"""Naive Bayes on tables: CSV reading, per-column likelihoods, the model."""

@@ -1,0 +1,1 @@
+"""Text features: tokens, stop words, counting, vocabularies (exact or hashed), term weights."""
