@@ -150,7 +150,7 @@ def drift(fit_variant, X, y: np.ndarray, paths: list[str], seed: int) -> tuple[f
 
 def keep_columns(X, keep: np.ndarray):
     """CSR ``X`` with only the columns ``keep`` marks, renumbered in their order."""
-    from textnb.nb.discrete import CSR
+    from textnb.nb.sparse import CSR
     from textnb.text.vocabulary import to_scipy
     kept = to_scipy(X)[:, np.flatnonzero(keep)]
     return CSR(kept.data, kept.indices.astype(np.int32), kept.indptr.astype(np.int64), kept.shape)

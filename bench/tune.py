@@ -150,7 +150,7 @@ def load_spamassassin(directory: Path, read) -> tuple[list, np.ndarray, list[Pat
 
 def weigh(X, tf: str, norm: str | None):
     """TextClassifier._weigh for a counting model: log(1 + count) if tf='log', then L2 rows."""
-    from textnb.nb.discrete import CSR
+    from textnb.nb.sparse import CSR
     if tf == "raw" and norm is None:
         return X
     data = np.log1p(X.data) if tf == "log" else X.data.copy()

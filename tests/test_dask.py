@@ -64,7 +64,7 @@ def _generated() -> dict[str, list[bytes]]:
 
 def _texts(root: Path) -> tuple[list[bytes], list[str]]:
     """The documents as `textnb train` reads them here (bytes, in order) and their labels."""
-    from textnb.documents.message import iter_files, read_raw
+    from textnb.documents.sources import iter_files, read_raw
     texts, labels = [], []
     for label in ("spam", "ham"):
         for path in iter_files(str(root / label), lambda *_: None):
@@ -171,7 +171,7 @@ def test_fit_files_and_classify_files(cluster, corpus):
 
 
 def _read_here(root: Path) -> list[bytes]:
-    from textnb.documents.message import read_raw
+    from textnb.documents.sources import read_raw
     return [raw for _, raw in read_raw([str(root)], on_error=lambda *_: None)]
 
 

@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from textnb.documents import message as documents
-from textnb.documents.message import Document, iter_files, parse_message, read_bytes, read_documents
+from textnb.documents import sources
+from textnb.documents.message import Document, parse_message, read_bytes, read_documents
+from textnb.documents.sources import iter_files
 from textnb.errors import DocumentError
 
 DATA = Path(__file__).parent / "data" / "documents"
@@ -155,7 +157,7 @@ def test_single_message_with_from_line_in_body_is_not_an_mbox():
 
 
 def test_mbox_whose_first_message_is_longer_than_the_cap(tmp_path, monkeypatch):
-    monkeypatch.setattr(documents, "MAX_BYTES", 256)
+    monkeypatch.setattr(sources, "MAX_BYTES", 256)
     path = tmp_path / "big.mbox"
     path.write_text("From a@example.com Mon Jan  6 10:00:00 2003\nSubject: big\n\n"
                     + "filler line\n" * 100
@@ -192,10 +194,10 @@ def test_an_mbox_splits_where_the_standard_library_splits_it(lines, chunk):
         file.write(b"".join(lines))
         file.flush()
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(documents, "_MBOX_CHUNK", chunk)
-            patch.setattr(documents, "_READ_CHUNK", chunk)  # a "From " line read in pieces
-            patch.setattr(documents, "MAX_BYTES", 2 * chunk)  # a text longer than a read
-            found = [raw for _, raw in documents._read_mbox(file.name, None)]
+            patch.setattr(sources, "_MBOX_CHUNK", chunk)
+            patch.setattr(sources, "_READ_CHUNK", chunk)  # a "From " line read in pieces
+            patch.setattr(sources, "MAX_BYTES", 2 * chunk)  # a text longer than a read
+            found = [raw for _, raw in sources._read_mbox(file.name, None)]
         assert found == [raw[:2 * chunk + 1] for raw in _mailbox_messages(file.name)]
 
 
@@ -203,7 +205,7 @@ def test_a_large_mbox_splits_as_the_standard_library_splits_it(tmp_path):
     path = tmp_path / "large.mbox"
     path.write_bytes(b"".join(b"From a Mon Jan  6 10:00:00 2003\nSubject: %d\n\n%s\n%s"
                               % (i, b"line\n" * (i % 7), b"\n" * (i % 3)) for i in range(3000)))
-    found = [raw for _, raw in documents._read_mbox(str(path), None)]
+    found = [raw for _, raw in sources._read_mbox(str(path), None)]
     assert len(found) == 3000 and found == _mailbox_messages(path)
 
 
@@ -257,7 +259,7 @@ def test_stdin(monkeypatch):
 
 
 def test_cap_cuts_at_a_line_end(monkeypatch):
-    monkeypatch.setattr(documents, "MAX_BYTES", 20)
+    monkeypatch.setattr(sources, "MAX_BYTES", 20)
     # A cut inside "é" would make the whole text fail UTF-8 and decode as cp1252.
     assert read_bytes("été line\nété again and more\n".encode()).text == "été line\n"
     assert parse_message(b"Subject: s\n\nword\n" + b"more " * 10).text == "word"

@@ -15,7 +15,8 @@ from textnb.cli.app import main
 from textnb.nb.em import (MixtureNB, SemiSupervisedNB, cluster_texts, expectation_maximization,
                           log_prior)
 from textnb.evaluation.metrics import adjusted_rand_index, normalized_mutual_info, purity
-from textnb.nb.discrete import ComplementNB, MultinomialNB, logsumexp
+from textnb.nb.discrete import ComplementNB, MultinomialNB
+from textnb.nb.sparse import logsumexp
 
 _PER_CLASS = 250
 

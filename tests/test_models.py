@@ -9,9 +9,10 @@ import pytest
 import scipy.sparse as sp
 
 import textnb.nb.discrete
+import textnb.nb.sparse
 import textnb.text.vocabulary
-from textnb.nb.discrete import (CSR, BernoulliNB, ComplementNB, MultinomialNB, StoredCounts,
-                                as_csr, class_log_prior, logsumexp)
+from textnb.nb.sparse import CSR, StoredCounts, as_csr, logsumexp
+from textnb.nb.discrete import BernoulliNB, ComplementNB, MultinomialNB, class_log_prior
 
 # Why scikit-learn tests skip: it is no dependency of textnb, only a yardstick.
 NO_SKLEARN = "scikit-learn is optional (the bench extra): no yardstick to compare with"
@@ -378,7 +379,7 @@ def test_bad_input_leaves_no_half_fitted_model(Model):
 def test_not_fitted_error_is_a_value_and_attribute_error():
     """Without scikit-learn loaded it is textnb's own; check_estimator (with it loaded) requires
     scikit-learn's NotFittedError, which tests/test_sklearn_conformance.py checks."""
-    with pytest.raises(textnb.nb.discrete.NotFittedError) as caught:
+    with pytest.raises(textnb.nb.estimator.NotFittedError) as caught:
         MultinomialNB().predict_proba(np.eye(2))
     assert isinstance(caught.value, ValueError) and isinstance(caught.value, AttributeError)
 
@@ -644,13 +645,14 @@ def test_counting_row_sums_and_relabelling_in_c_equal_numpys_to_the_bit(Model, m
     for name, fast in (("C", textnb.nb.discrete._fast), ("numpy", None)):
         with monkeypatch.context() as patch:
             patch.setattr(textnb.nb.discrete, "_fast", fast)
+            patch.setattr(textnb.nb.sparse, "_fast", fast)
             patch.setattr(textnb.text.vocabulary, "_scores", fast)
             model = Model(alpha=0.3).fit(X, y, sample_weight=weight)
             model.unlearn(X[:50], y[:50], sample_weight=weight[:50])
             weighed = clf._weigh(CSR(X.data.copy(), X.indices, X.indptr, X.shape))
             found[name] = (model.feature_count_, model.class_count_, weighed.data,
-                           textnb.nb.discrete.row_sums(X.data, X.indptr),
-                           textnb.nb.discrete._used_terms(wide.indices, 300),
+                           textnb.nb.sparse.row_sums(X.data, X.indptr),
+                           textnb.nb.sparse.used_terms(wide.indices, 300),
                            [(part.data, part.indices, part.indptr)
                             for part in (_relabel(X, column, int(column.max()) + 1),
                                          _relabel(wide, np.arange(300), 300))])
@@ -676,7 +678,7 @@ def test_the_terms_a_batch_uses_are_numpys_unique(n_terms, n_entries):
     """Marked (many entries) or sorted (few beside many terms): np.unique's terms and inverse,
     the same dtypes."""
     indices = np.random.default_rng(n_entries).integers(0, n_terms, n_entries).astype(np.int32)
-    used, inverse = textnb.nb.discrete._used_terms(indices, n_terms)
+    used, inverse = textnb.nb.sparse.used_terms(indices, n_terms)
     expected_used, expected_inverse = np.unique(indices, return_inverse=True)
     np.testing.assert_array_equal(used, expected_used)
     np.testing.assert_array_equal(inverse, expected_inverse)

@@ -15,7 +15,8 @@ import textnb.nb.on_error
 from textnb import TextClassifier, load_model, save_model
 from textnb.classifier import _misplaced
 from textnb.cli.app import main
-from textnb.nb.discrete import CSR, BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
+from textnb.nb.sparse import CSR
+from textnb.nb.discrete import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
 from textnb.nb.on_error import _Tables, take_rows, train_on_error
 from textnb.text.vocabulary import to_scipy
 

@@ -388,6 +388,8 @@ def test_the_same_model_with_or_without_c(monkeypatch):
     monkeypatch.setattr(textnb.nb.on_error, "_fast", None)
     monkeypatch.setattr(textnb.documents.html, "_fast", None)
     monkeypatch.setattr(textnb.nb.discrete, "_fast", None)
+    monkeypatch.setattr(textnb.nb.sparse, "_fast", None)
+    monkeypatch.setattr(textnb.text.vocabulary, "_scores", None)
     without, scores = fitted()
     assert with_c.on_error_ == without.on_error_ and with_c.cutoffs_["training"] == "on-error"
     assert with_c.vocabulary_.terms_ == without.vocabulary_.terms_

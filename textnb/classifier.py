@@ -25,9 +25,9 @@ from .decision import cutoffs as _cutoffs
 from .decision.rules import check_cutoffs, spam_cutoffs
 from .nb.explain import Explanation, explain_document, informative_terms
 from .nb.on_error import MARGIN, MAX_PASSES, take_rows, train_on_error, trained_on_error
-from .nb.discrete import (CSR, BernoulliNB, Parameters, ComplementNBWithPrior, MultinomialNB,
-                          StoredCounts, _DiscreteNB, _sklearn_tags, check_labels, divide_rows,
-                          row_sums)
+from .nb.sparse import CSR, StoredCounts, divide_rows, row_sums
+from .nb.discrete import BernoulliNB, ComplementNBWithPrior, MultinomialNB, DiscreteNB
+from .nb.estimator import Parameters, sklearn_tags, check_labels
 from .text.stopwords import load_stop_words
 from .text.tokens import MAX_TOKEN_LENGTH, Tokenizer
 from .store import container as modelfile
@@ -197,7 +197,7 @@ class TextClassifier(Parameters):
     def __sklearn_tags__(self) -> Any:
         """scikit-learn >= 1.6 tags (GridSearchCV asks, to stratify its folds): a classifier of
         strings. Only scikit-learn calls this; it is imported there."""
-        return _sklearn_tags(one_d_array=True, two_d_array=False, string=True)
+        return sklearn_tags(one_d_array=True, two_d_array=False, string=True)
 
     @property
     def classes_(self) -> np.ndarray:
@@ -343,7 +343,7 @@ class TextClassifier(Parameters):
         from .nb.em import MAX_ITER, expectation_maximization, split_rows
         X, U = split_rows(X, len(labels))
 
-        def fit(Xf: Any, yf: Any, report: Any = None) -> _DiscreteNB:
+        def fit(Xf: Any, yf: Any, report: Any = None) -> DiscreteNB:
             model = self._new_model()
             self.em_history_, _ = expectation_maximization(
                 model, Xf, yf, U, unlabeled_weight=em_weight,
@@ -362,7 +362,7 @@ class TextClassifier(Parameters):
         self.em_history_ = history  # the folds' EM runs (cutoffs) overwrote it
         return self
 
-    def _on_error(self, X: Any, y: Any) -> _DiscreteNB:
+    def _on_error(self, X: Any, y: Any) -> DiscreteNB:
         return train_on_error(X, y, self._new_model, self.margin, self.max_passes,
                               n_jobs=self.n_jobs)[0]
 
@@ -437,7 +437,7 @@ class TextClassifier(Parameters):
         return self.spam_class is not None and len(classes) == 2 and self.spam_class in classes
 
     def _learn_cutoffs(self, X: CSR, labels: list, fit=None, raw: CSR | None = None,
-                       whole: _DiscreteNB | None = None, groups: np.ndarray | None = None,
+                       whole: DiscreteNB | None = None, groups: np.ndarray | None = None,
                        weight: np.ndarray | None = None
                        ) -> tuple[dict[str, Any] | None, np.ndarray | None, np.ndarray | None]:
         """(cutoffs, suspect, as_new): the spam and ham cutoffs on the spam log-odds, chosen on
@@ -474,7 +474,7 @@ class TextClassifier(Parameters):
                 "target_fnr": self.target_fnr, "target_unsure": self.target_unsure}, suspect, as_new
 
     def _out_of_fold(self, X: CSR, raw: CSR | None, y: np.ndarray, folds: np.ndarray, fit=None,
-                     whole: _DiscreteNB | None = None,
+                     whole: DiscreteNB | None = None,
                      weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """(log_odds, as_new): the log-odds of the second class over the first of each row of
         X (weighted counts, labelled ``y``, two classes) by the model of the other folds
@@ -510,7 +510,7 @@ class TextClassifier(Parameters):
                                                              cut=fit is not None))
         return log_odds, as_new
 
-    def _as_new(self, model: _DiscreteNB, raw: CSR, cut: bool) -> CSR:
+    def _as_new(self, model: DiscreteNB, raw: CSR, cut: bool) -> CSR:
         """The rows of raw counts ``raw`` as :meth:`predict` weighs a new document's, for
         ``model``, whose terms without counts it deletes: cut to the terms it has counts of,
         then weighted (the unknown words left out before a row is made unit length). A hashed
@@ -545,7 +545,7 @@ class TextClassifier(Parameters):
                                             cutoffs["ham"]), "rated": how}
 
     def _left_out(self, raw: CSR, X: CSR, labels: Sequence, groups: np.ndarray,
-                  whole: _DiscreteNB | None = None,
+                  whole: DiscreteNB | None = None,
                   weight: np.ndarray | None = None) -> np.ndarray | None:
         """The log-odds of the second class over the first (by their names, as
         :meth:`_out_of_fold`'s) of each row of raw counts ``raw`` (``X``: weighted; ``labels``,
@@ -609,7 +609,7 @@ class TextClassifier(Parameters):
         return log_odds
 
     def _learn_threshold(self, X: CSR, raw: CSR | None, labels: list, training: str,
-                         as_new: np.ndarray | None, whole: _DiscreteNB | None = None,
+                         as_new: np.ndarray | None, whole: DiscreteNB | None = None,
                          groups: np.ndarray | None = None,
                          weight: np.ndarray | None = None) -> float | None:
         """``decision_threshold_``: the setting's number, or for "auto" and two classes of at
@@ -1091,7 +1091,7 @@ class TextClassifier(Parameters):
             return Vocabulary(**settings)
         return HashedVocabulary(hash_bits=self.hash_bits, **settings)
 
-    def _new_model(self) -> _DiscreteNB:
+    def _new_model(self) -> DiscreteNB:
         return MODELS[self.model](alpha=self.alpha, fit_prior=self.fit_prior,
                                   class_prior=self.class_prior)
 
@@ -1213,7 +1213,7 @@ def _text_iterable(texts: Iterable[Text]) -> Iterable[Text]:
     return texts
 
 
-def _log_odds(model: _DiscreteNB, X: CSR) -> np.ndarray:
+def _log_odds(model: DiscreteNB, X: CSR) -> np.ndarray:
     """ln P(second class|x) − ln P(first class|x) of each row of X, for a two-class model."""
     log_proba = model.predict_log_proba(X)
     return log_proba[:, 1] - log_proba[:, 0]
@@ -1423,7 +1423,7 @@ def _unsigned(top: int) -> type:
     return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if top <= np.iinfo(t).max)
 
 
-def _score_constants(model: _DiscreteNB) -> np.ndarray:
+def _score_constants(model: DiscreteNB) -> np.ndarray:
     """(a, b), each of shape (n_classes,), from which term k's weights w_kc follow from its
     counts n_kc alone (N_c = class_count, α = alpha), with the expressions of
     :mod:`textnb.nb.discrete`, so that the scorer's weights are these to the rounding of a log:
@@ -1477,7 +1477,7 @@ def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> TextClassi
     return classifier
 
 
-def _score_with(model: _DiscreteNB, arrays: dict[str, np.ndarray]) -> None:
+def _score_with(model: DiscreteNB, arrays: dict[str, np.ndarray]) -> None:
     """Have a model read from a file score with the file's score_bias and score_constants
     (format 3) or score_weights (format 2), as the mail filter's scorer does, rather than
     derive them from the counts again: for every file textnb wrote these are the numbers it

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from .classifier import _SAMPLE_DOCUMENTS, TextClassifier, _check_training, _count_part, _text_list
-from .documents.message import _tree, first_raw, read_raw
+from .documents.sources import first_raw, read_raw, walk
 from .errors import DocumentError, TextnbError
 from .text.tokens import Tokenizer
 
@@ -207,7 +207,7 @@ def _units(paths: Sequence[str], report: ErrorHandler) -> Iterator[str]:
         if path == "-":
             raise ValueError("standard input cannot be read on a Dask worker; give file paths")
         if os.path.isdir(path):
-            yield from (found for found, _ in _tree(path, report))
+            yield from (found for found, _ in walk(path, report))
         else:
             yield path
 

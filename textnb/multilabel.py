@@ -26,7 +26,7 @@ from .store import container as modelfile
 from .classifier import TextClassifier, _join_terms, _text_list
 from .errors import DocumentError
 from .text.tokens import MAX_TOKEN_LENGTH
-from .nb.discrete import Parameters
+from .nb.estimator import Parameters
 from .text.vocabulary import Vocabulary, to_scipy
 
 KIND = modelfile.MULTILABEL

@@ -27,7 +27,7 @@ from ..decision.cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE, extrapolat
 from ..nb.on_error import MARGIN, MAX_PASSES
 from ..decision.rules import (HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, logit, spam_class_of,
                               spam_cutoffs, threshold_rule)
-from ..documents.message import first_raw, is_maildir, iter_files, mbox_messages, read_raw
+from ..documents.sources import first_raw, is_maildir, iter_files, mbox_messages, read_raw
 from ..errors import DocumentError, ModelFileError, TextnbError
 from ..text.hashing import MAX_HASH_BITS
 from ..mail.filter import filter_message

@@ -16,7 +16,7 @@ import numpy as np
 from ..classifier import TextClassifier, save_model
 from .options import FloatRange
 from ..decision.rules import decide, line
-from ..documents.message import is_maildir, read_raw
+from ..documents.sources import is_maildir, read_raw
 from ..nb.em import CLUSTER_ALPHA, CLUSTER_MIN_DF, MAX_ITER, cluster_texts
 from ..errors import DocumentError
 from ..paths import default_model_path

@@ -18,7 +18,7 @@ import click
 
 from ..classifier import TextClassifier, load_model, save_model
 from ..decision.rules import decide, spam_cutoffs, threshold_rule
-from ..documents.message import read_raw
+from ..documents.sources import read_raw
 from ..store.dump import load_dump, merge_models, read_dump, write_dump
 from ..nb.explain import Explanation
 from ..store.container import locked

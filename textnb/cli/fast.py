@@ -122,7 +122,8 @@ def _classify(args: Sequence[str]) -> int | None:
     deadline = None
     try:
         with budget(settings.get("timeout")) as deadline:
-            from ..documents.message import read_bytes, read_raw
+            from ..documents.message import read_bytes
+            from ..documents.sources import read_raw
             from ..mail.scorer import score
             if stdin is not None:
                 _restore_stdin(stdin)

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import click
 import numpy as np
 
-from ..documents.message import read_raw
+from ..documents.sources import read_raw
 from ..errors import DocumentError
 from ..multilabel import (MultiLabelClassifier, decide, label_matrix, load_model, merge_duplicates,
                           read_label_file, save_model)

@@ -21,7 +21,10 @@ import re
 from collections.abc import Iterable
 
 from ..decoding import POSSESSIVE
-from ..text.tokens import _fast
+try:  # the C twins of the scans (textnb/_tokens.c), where they were built
+    from .. import _tokens as _fast
+except ImportError:
+    _fast = None
 
 # At most this much of one header value is read: real ones are under a kilobyte.
 MAX_VALUE = 4096

@@ -1,7 +1,7 @@
 """model file → log P(c|x) of one document, without numpy: the mail filter's fast path.
 
 A TextClassifier's scores decompose as jll(x) = bias + Σ_k x'_k W_k, where x' is the
-document's weighted counts over the vocabulary (:meth:`~textnb.nb.discrete._DiscreteNB.
+document's weighted counts over the vocabulary (:meth:`~textnb.nb.discrete.DiscreteNB.
 decomposition`). Scoring one message needs the settings, the sorted terms, and the weights W_k
 of the terms the message holds. A file of format 3 holds the counts by term (CSR: row k of
 ``count_indptr``, ``count_classes``, ``count_values`` is term k), and W_k follows from term
@@ -83,7 +83,7 @@ class Scorer:
 
     def _rows(self, terms: list[int]) -> list:
         """The weights of each of ``terms``, one per class
-        (:meth:`~textnb.nb.discrete._DiscreteNB.decomposition`): rows of score_weights (format 2),
+        (:meth:`~textnb.nb.discrete.DiscreteNB.decomposition`): rows of score_weights (format 2),
         or from the term's counts n_c with the expressions of
         :func:`textnb.classifier._score_constants`, a class without the term taking the
         weight of a count of 0, computed once."""

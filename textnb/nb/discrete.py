@@ -29,14 +29,13 @@ Examples
 
 from __future__ import annotations
 
-import functools
-import inspect
 import numbers
-import sys
-import warnings
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
+
+from .estimator import BaseNB, check_labels, check_weights
+from .sparse import CSR, StoredCounts, as_csr, used_terms
 
 try:  # documents' scores summed in C (textnb/_scores.c), where it was built
     from .. import _scores as _fast
@@ -46,181 +45,6 @@ except ImportError:  # no C compiler at install time: numpy's bincount, the same
 # Terms whose weights are derived at once when scoring: 4,096 × 20 classes × 8 bytes = 0.6 MB
 # a temporary, below glibc's mmap threshold growth, and as fast as one block (20 Newsgroups).
 _WEIGHT_BLOCK = 4096
-
-
-class CSR(NamedTuple):
-    """The three arrays of a compressed sparse row matrix, and its shape (no scipy needed)."""
-
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    shape: tuple[int, int]
-
-
-class StoredCounts(NamedTuple):
-    """``feature_count_`` as a model file holds it: the non-zero counts, term by term (CSR over
-    terms: term k's counts are ``values[indptr[k]:indptr[k + 1]]``, of the classes ``classes``
-    there, ascending). A model restored from them scores without the dense (n_classes, n_terms)
-    array (20 Newsgroups: 27 MB dense, 4 MB stored), which is built when first asked for."""
-
-    indptr: np.ndarray
-    classes: np.ndarray
-    values: np.ndarray
-    shape: tuple[int, int]
-
-    @classmethod
-    def of(cls, counts: np.ndarray) -> "StoredCounts":
-        """The non-zero counts of dense ``counts`` (n_classes, n_terms), by term."""
-        term, classes = np.nonzero(counts.T)
-        indptr = np.zeros(counts.shape[1] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term, minlength=counts.shape[1]), out=indptr[1:])
-        return cls(indptr, classes, counts[classes, term], counts.shape)
-
-    def _terms(self) -> np.ndarray:
-        return np.repeat(np.arange(self.shape[1]), np.diff(self.indptr).astype(np.int64))
-
-    def dense(self) -> np.ndarray:
-        """ndarray of shape (n_classes, n_terms), float64."""
-        counts = np.zeros(self.shape)
-        counts.ravel()[self.classes.astype(np.int64) * self.shape[1] + self._terms()] = self.values
-        return counts
-
-    def columns(self, columns: np.ndarray) -> np.ndarray:
-        """The dense counts of the given terms: ndarray of shape (n_classes, len(columns))."""
-        starts, lengths = self.indptr[columns].astype(np.int64), np.diff(self.indptr)[columns]
-        lengths = lengths.astype(np.int64)
-        column = np.repeat(np.arange(len(columns)), lengths)
-        ends = np.cumsum(lengths)
-        entry = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(starts - ends + lengths,
-                                                                          lengths)
-        block = np.zeros((self.shape[0], len(columns)))
-        block[self.classes[entry].astype(np.int64), column] = self.values[entry]
-        return block
-
-    def rows(self) -> Iterator[np.ndarray]:
-        """Each class's counts in turn, ndarray of shape (n_terms,)."""
-        for c in range(self.shape[0]):
-            at = np.flatnonzero(self.classes == c)  # its entries; their terms by the indptr
-            row = np.zeros(self.shape[1])
-            row[np.searchsorted(self.indptr, at, side="right") - 1] = self.values[at]
-            yield row
-
-    def total(self) -> np.ndarray:
-        """Σ_c n_kc, ndarray of shape (n_terms,): the classes added in order, as a sum over the
-        rows of the dense counts adds them (a zero count adds nothing)."""
-        return np.bincount(self._terms(), weights=self.values, minlength=self.shape[1])
-
-
-def as_csr(X: Any) -> CSR:
-    """Return X's CSR arrays: from scipy.sparse, a CSR tuple, or a dense array-like.
-
-    ValueError for complex numbers (a cast to float would drop their imaginary parts silently)
-    and for anything but two dimensions.
-    """
-    if isinstance(X, CSR):
-        csr = X
-    elif hasattr(X, "tocsr"):
-        X = X.tocsr()
-        if not X.has_canonical_format:
-            X = X.copy()
-            X.sum_duplicates()
-        csr = CSR(X.data, X.indices, X.indptr, X.shape)
-    else:
-        csr = None
-    if csr is not None:
-        if np.iscomplexobj(csr.data):
-            raise ValueError("Complex data not supported: X holds complex numbers, not counts")
-        return csr
-    dense = np.asarray(X)
-    if np.iscomplexobj(dense):
-        raise ValueError("Complex data not supported: X holds complex numbers, not counts")
-    dense = np.asarray(dense, dtype=float)
-    if dense.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional (documents × terms), got shape {dense.shape}. "
-                         f"Reshape your data: X.reshape(1, -1) for one document")
-    rows, cols = np.nonzero(dense)
-    indptr = np.zeros(dense.shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=indptr[1:])
-    return CSR(dense[rows, cols], cols, indptr, dense.shape)
-
-
-class NotFittedError(ValueError, AttributeError):
-    """A model was used before ``fit``; a ValueError, and an AttributeError as scikit-learn's is."""
-
-
-class DataConversionWarning(UserWarning):
-    """Input was converted to what the model expects, e.g. y of shape (n, 1) flattened."""
-
-
-def _sklearn_compatible(ours: type) -> type:
-    """``ours``, or, if scikit-learn is already imported, a subclass of ``ours`` and of the class
-    of the same name in ``sklearn.exceptions``, so that scikit-learn code catching its own
-    exception (``check_is_fitted``, ``check_estimator``) catches ours. Never imports it."""
-    theirs = getattr(sys.modules.get("sklearn.exceptions"), ours.__name__, None)
-    return ours if theirs is None else _joined(ours, theirs)
-
-
-@functools.lru_cache(maxsize=None)
-def _joined(ours: type, theirs: type) -> type:
-    return type(ours.__name__, (ours, theirs), {"__module__": ours.__module__})
-
-
-def _sklearn_tags(poor_score: bool = False, **input_tags: bool) -> Any:
-    """scikit-learn >= 1.6 tags of a classifier taking ``input_tags`` (imported here: only
-    scikit-learn calls ``__sklearn_tags__``, so other users never pay for importing it)."""
-    from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
-    return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
-                classifier_tags=ClassifierTags(poor_score=poor_score),
-                input_tags=InputTags(**input_tags))
-
-
-def check_labels(y: Any, n_documents: int) -> np.ndarray:
-    """y as a 1-D array of ``n_documents`` class labels; ValueError for anything else.
-
-    A column vector (n, 1) is flattened with a DataConversionWarning; whole numbers in a float
-    array are labels, other floats a regression target (refused, as scikit-learn does).
-    """
-    if y is None:
-        raise ValueError("a classifier requires y to be passed, but the target y is None")
-    labels = np.asarray(y if hasattr(y, "__len__") or hasattr(y, "__array__") else list(y))
-    if labels.ndim == 2 and labels.shape[1] == 1:
-        warnings.warn(_sklearn_compatible(DataConversionWarning)(
-            "A column-vector y was passed when a 1d array was expected; it was flattened"),
-            stacklevel=3)
-        labels = labels.ravel()
-    if labels.ndim != 1:
-        raise ValueError(f"y should be a 1d array of labels, got an array of shape {labels.shape}")
-    if labels.shape[0] != n_documents:
-        raise ValueError(f"X has {n_documents} documents but y has {labels.shape[0]} labels")
-    if np.iscomplexobj(labels):
-        raise ValueError("Complex data not supported: y holds complex numbers, not labels")
-    if labels.dtype.kind == "f" and not (np.isfinite(labels) & (labels == np.round(labels))).all():
-        raise ValueError("Unknown label type: continuous (y holds fractional numbers; a "
-                         "classifier needs class labels)")
-    return labels
-
-
-def check_weights(sample_weight: Any, n_documents: int) -> np.ndarray:
-    """One finite, non-negative weight per document, not all zero: ndarray of shape (n,)."""
-    if sample_weight is None:
-        return np.ones(n_documents)
-    weight = np.asarray(sample_weight, dtype=float)
-    if weight.shape != (n_documents,):
-        raise ValueError(f"sample_weight must have one weight per document ({n_documents})")
-    if weight.size and not (np.isfinite(weight).all() and weight.min() >= 0):
-        raise ValueError("sample_weight must hold finite numbers >= 0")
-    if weight.size and not weight.any():
-        raise ValueError("sample_weight is all zero: Sample weights must contain at least one "
-                         "non-zero number")
-    return weight
-
-
-def logsumexp(a: np.ndarray, axis: int = -1) -> np.ndarray:
-    """log Σ exp(a) along ``axis``, computed as m + log Σ exp(a − m) so nothing overflows."""
-    m = np.max(a, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.squeeze(m + np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)), axis)
 
 
 def class_log_prior(class_count: np.ndarray, fit_prior: bool = True,
@@ -244,101 +68,11 @@ def class_log_prior(class_count: np.ndarray, fit_prior: bool = True,
     return np.full(n_classes, -np.log(n_classes))
 
 
-class Parameters:
-    """scikit-learn's parameter conventions over a class's constructor arguments, as its
-    ``BaseEstimator`` has them (without importing scikit-learn): ``get_params``,
-    ``set_params`` (which refuses unknown names) and a repr that lists them."""
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in _parameters(type(self))}
-
-    def set_params(self, **params: Any) -> Any:
-        names = _parameters(type(self))
-        for name, value in params.items():
-            if name not in names:
-                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; "
-                                 f"valid: {', '.join(names)}")
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        settings = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({settings})"
-
-
-@functools.cache
-def _parameters(cls: type) -> tuple[str, ...]:
-    return tuple(p.name for p in inspect.signature(cls).parameters.values()
-                 if p.kind != p.VAR_KEYWORD)
-
-
-class BaseNB(Parameters):
-    """Log-space prediction shared by every model: subclasses supply the joint log-likelihood.
-
-    A subclass sets ``classes_`` and implements ``_joint_log_likelihood(X)`` returning
-    ``log P(c) + log P(x|c)`` as an ndarray of shape (n_documents, n_classes).
-    """
-
-    classes_: np.ndarray
-
-    # scikit-learn conventions, without importing scikit-learn.
-    _estimator_type = "classifier"  # what scikit-learn < 1.6 reads; newer versions ask for tags
-
-    def __sklearn_tags__(self) -> Any:
-        """Tags for scikit-learn >= 1.6, whose Pipeline and check_is_fitted require them:
-        sparse input, counts only (``positive_only``: negative X is refused), and, as
-        scikit-learn's own naive Bayes models declare, ``poor_score``: check_estimator's
-        accuracy test uses Gaussian blobs, which are no term counts."""
-        return _sklearn_tags(poor_score=True, sparse=True, positive_only=True)
-
-    def set_params(self, **params: Any) -> "BaseNB":
-        super().set_params(**params)
-        if hasattr(self, "classes_"):
-            self._update()
-        return self
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "classes_"):
-            raise _sklearn_compatible(NotFittedError)(
-                f"this {type(self).__name__} is not fitted yet; call fit first")
-
-    def _update(self) -> None:
-        """Derive log parameters from counts; subclasses override."""
-
-    def _joint_log_likelihood(self, X: Any) -> np.ndarray:
-        raise NotImplementedError
-
-    def predict_joint_log_proba(self, X: Any) -> np.ndarray:
-        """log P(c) + log P(x|c), unnormalised: ndarray of shape (n_documents, n_classes)."""
-        self._check_fitted()
-        return self._joint_log_likelihood(X)
-
-    def predict_log_proba(self, X: Any) -> np.ndarray:
-        """log P(c|x) = jll − logsumexp(jll): ndarray of shape (n_documents, n_classes)."""
-        jll = self.predict_joint_log_proba(X)
-        return jll - logsumexp(jll, axis=1)[:, None]
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """P(c|x), rows summing to 1: ndarray of shape (n_documents, n_classes)."""
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X: Any) -> np.ndarray:
-        """argmax_c log P(c) + log P(x|c): ndarray of shape (n_documents,) of labels."""
-        jll = self.predict_joint_log_proba(X)   # first: it says "not fitted" when classes_ is absent
-        return self.classes_[np.argmax(jll, axis=1)]
-
-    def score(self, X: Any, y: Iterable, sample_weight: Sequence[float] | None = None) -> float:
-        """Mean accuracy of ``predict(X)`` against ``y`` (scikit-learn's default classifier score)."""
-        predicted = self.predict(X)   # first: it checks X
-        hits = predicted == check_labels(y, len(predicted))
-        return float(np.average(hits, weights=sample_weight))
-
-
-# What _DiscreteNB._cached keeps when only α or the priors change: it follows from the counts.
+# What DiscreteNB._cached keeps when only α or the priors change: it follows from the counts.
 _OF_COUNTS = frozenset({"total", "complement_sums"})
 
 
-class _DiscreteNB(BaseNB):
+class DiscreteNB(BaseNB):
     """Naive Bayes over term counts: the state is ``class_count_`` and ``feature_count_``."""
 
     _binary = False
@@ -403,14 +137,14 @@ class _DiscreteNB(BaseNB):
 
     # -- learning: counts in, counts out --------------------------------------------------
 
-    def fit(self, X: Any, y: Iterable, sample_weight: Sequence[float] | None = None) -> "_DiscreteNB":
+    def fit(self, X: Any, y: Iterable, sample_weight: Sequence[float] | None = None) -> "DiscreteNB":
         """Count X's terms per class of y (Mitchell's LEARN_NAIVE_BAYES_TEXT); returns self."""
         for name in ("classes_", "class_count_", "_feature_count", "_stored_counts"):
             self.__dict__.pop(name, None)
         return self.partial_fit(X, y, sample_weight=sample_weight)
 
     def partial_fit(self, X: Any, y: Iterable, classes: Iterable | None = None,
-                    sample_weight: Sequence[float] | None = None) -> "_DiscreteNB":
+                    sample_weight: Sequence[float] | None = None) -> "DiscreteNB":
         """Add documents to the counts; labels never seen before become new classes."""
         self._check_alpha()   # before any count changes: a bad alpha must not leave half a model
         X, labels = self._check_xy(X, y)
@@ -428,7 +162,7 @@ class _DiscreteNB(BaseNB):
         self._update()
         return self
 
-    def unlearn(self, X: Any, y: Iterable, sample_weight: Sequence[float] | None = None) -> "_DiscreteNB":
+    def unlearn(self, X: Any, y: Iterable, sample_weight: Sequence[float] | None = None) -> "DiscreteNB":
         """Subtract documents learned before; ValueError (model unchanged) if they were not."""
         self._check_fitted()
         X, labels = self._check_xy(X, y)
@@ -450,7 +184,7 @@ class _DiscreteNB(BaseNB):
         self._update()
         return self
 
-    def merge(self, other: "_DiscreteNB") -> "_DiscreteNB":
+    def merge(self, other: "DiscreteNB") -> "DiscreteNB":
         """Add another model's counts over the same terms: equals fitting on both data sets."""
         self._check_fitted()
         other._check_fitted()
@@ -610,7 +344,7 @@ class _DiscreteNB(BaseNB):
         n_docs, n_classes = X.shape[0], len(self.classes_)
         # The weights of the terms X uses only (a part of 1,000 news posts: 20,000 of 172,000),
         # unless every weight is at hand already.
-        used, inverse = _used_terms(X.indices, X.shape[1])
+        used, inverse = used_terms(X.indices, X.shape[1])
         derived = self.__dict__.get("_derived", {})
         if "weights" in derived:
             weights = derived["weights"][:, used]
@@ -638,45 +372,7 @@ class _DiscreteNB(BaseNB):
         return jll + self._bias()
 
 
-def row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
-    """Each CSR row's values (float64), added in the row's order from 0.0, as scipy's
-    X.sum(axis=1) adds them: in C where it was built (textnb/_scores.c)."""
-    values = np.ascontiguousarray(values, dtype=float)
-    if _fast is not None:
-        return np.frombuffer(_fast.row_sums(values, np.ascontiguousarray(indptr)))
-    rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
-    return np.bincount(rows, weights=values, minlength=indptr.size - 1)
-
-
-def divide_rows(values: np.ndarray, indptr: np.ndarray, by: np.ndarray) -> None:
-    """Each CSR row r's values divided by ``by[r]``, in place."""
-    if _fast is not None and values.dtype == np.float64 and values.flags.c_contiguous:
-        _fast.divide_rows(values, np.ascontiguousarray(indptr),
-                          np.ascontiguousarray(by, dtype=float))
-    else:
-        values /= np.repeat(by, np.diff(indptr))
-
-
-def _used_terms(indices: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(indices, return_inverse=True)`` for term numbers in [0, n_terms): for a
-    batch of many entries, by marking them rather than sorting them (a SpamAssassin fold's
-    200,000 entries 7.7 → 1 ms); a few, beside many terms, sort faster than n_terms are marked
-    (one message: 21 against 34 µs; even at one entry in 32 terms, as fast either way)."""
-    if indices.size * 32 < n_terms:
-        return np.unique(indices, return_inverse=True)
-    if _fast is not None:  # the same marking in C (textnb/_scores.c), two passes, not five
-        used, inverse = _fast.used_terms(np.ascontiguousarray(indices), n_terms)
-        return (np.frombuffer(used, dtype=np.int64).astype(indices.dtype),
-                np.frombuffer(inverse, dtype=np.intp))
-    mark = np.zeros(n_terms, dtype=bool)
-    mark[indices] = True
-    used = np.flatnonzero(mark).astype(indices.dtype, copy=False)
-    place = np.empty(n_terms, dtype=np.intp)
-    place[used] = np.arange(used.size)
-    return used, place[indices]
-
-
-class MultinomialNB(_DiscreteNB):
+class MultinomialNB(DiscreteNB):
     """Multinomial Naive Bayes: a document is a bag of term occurrences.
 
     P(w_k|c) = (n_kc + α) / (n_c + α|V|), where n_kc counts occurrences of term k in class c's
@@ -708,7 +404,7 @@ class MultinomialNB(_DiscreteNB):
             [np.log((count + self.alpha).sum()) for count in self._count_rows()]))
 
 
-class BernoulliNB(_DiscreteNB):
+class BernoulliNB(DiscreteNB):
     """Multivariate Bernoulli Naive Bayes: a document is the set of terms present in it.
 
     P(w_k present|c) = p_kc = (df_kc + α) / (N_c + 2α), where df_kc counts class-c documents
@@ -752,7 +448,7 @@ class BernoulliNB(_DiscreteNB):
              for c, count in enumerate(self._count_rows())]))
 
 
-class ComplementNB(_DiscreteNB):
+class ComplementNB(DiscreteNB):
     """Complement Naive Bayes (Rennie et al., 2003) as scikit-learn's ``ComplementNB``: each class
     is scored by how unlike the *other* classes' text a document is, which corrects multinomial
     NB's bias towards classes with more training text.

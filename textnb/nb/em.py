@@ -43,8 +43,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .discrete import (CSR, BaseNB, BernoulliNB, MultinomialNB, _DiscreteNB, as_csr, check_labels,
-                       logsumexp)
+from .sparse import CSR, as_csr, logsumexp
+from .estimator import BaseNB, check_labels
+from .discrete import BernoulliNB, MultinomialNB, DiscreteNB
 
 # scikit-learn's mark of an unlabeled sample (sklearn.semi_supervised).
 UNLABELED = -1
@@ -60,7 +61,7 @@ GENERATIVE = (MultinomialNB, BernoulliNB)
 Callback = Callable[[int, float], None]
 
 
-def log_prior(model: _DiscreteNB) -> float:
+def log_prior(model: DiscreteNB) -> float:
     """log P(θ) up to a constant: the Dirichlet (Beta) prior whose MAP estimate α smoothing is."""
     alpha = model.alpha
     if isinstance(model, BernoulliNB):
@@ -79,7 +80,7 @@ def _check_generative(model: Any) -> None:
                          f"{type(model).__name__}: complement NB has no likelihood to maximise")
 
 
-def expectation_maximization(model: _DiscreteNB, X_labeled: Any, y_labeled: Sequence,
+def expectation_maximization(model: DiscreteNB, X_labeled: Any, y_labeled: Sequence,
                              X_unlabeled: Any, *, unlabeled_weight: float = 1.0,
                              max_iter: int = MAX_ITER, tol: float = TOL, hard: bool = False,
                              classes: Sequence | None = None,

@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .discrete import _DiscreteNB, as_csr
+from .discrete import DiscreteNB
+from .sparse import as_csr
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Explanation:
     rest: float
 
 
-def explain_document(model: _DiscreteNB, terms: Sequence[str], X: Any, top: int = 10,
+def explain_document(model: DiscreteNB, terms: Sequence[str], X: Any, top: int = 10,
                      label: Any = None) -> Explanation:
     """Explain the decision ``label`` (default: the most probable class) on the single document
     ``X`` (shape (1, n_terms)) against the most probable other class; where a decision
@@ -74,7 +75,7 @@ def explain_document(model: _DiscreteNB, terms: Sequence[str], X: Any, top: int 
         rest=float(pushes[hidden].sum()))
 
 
-def informative_terms(model: _DiscreteNB, terms: Sequence[str],
+def informative_terms(model: DiscreteNB, terms: Sequence[str],
                       top: int = 10) -> dict[Any, list[tuple[str, float]]]:
     """Per class c, the ``top`` terms with the largest w_ck − max_{c'≠c} w_c'k.
 

@@ -27,8 +27,9 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .discrete import (CSR, BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB,
-                       as_csr, class_log_prior, row_sums)
+from .sparse import CSR, as_csr, row_sums
+from .discrete import (BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB,
+                       class_log_prior)
 from ..workers import imap, n_workers
 
 try:  # two-class walks in C (textnb/_onerror.c), where it was built
@@ -64,7 +65,7 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
                    max_passes: int = MAX_PASSES, orders: int = ORDERS,
                    n_jobs: int | None = 1) -> tuple[Any, np.ndarray, list[int]]:
     """(model, weight, per_pass): the model trained on error over the rows of the CSR matrix
-    ``X`` (scipy.sparse or :class:`~textnb.nb.discrete.CSR`, shape (n_documents, n_terms)) labelled
+    ``X`` (scipy.sparse or :class:`~textnb.nb.sparse.CSR`, shape (n_documents, n_terms)) labelled
     ``y``, walked in ``orders``
     orders (the given one, then seeded shuffles), in ``n_jobs`` processes
     (:mod:`textnb.workers`; None: every core); ``weight``, float array of shape (n_documents,),
@@ -196,7 +197,7 @@ def _walk(X: Any, truth: np.ndarray, model: Any, n_classes: int, margin: float,
           sums: np.ndarray | None = None) -> tuple[np.ndarray, list[int]]:
     """(learned, per_pass) of one walk over the rows of X in ``order`` (None: as they are),
     ``learned`` indexing that order; ``truth`` holds each row's class number, ``sums``, if
-    given, each row's Σ_k x_k (:func:`textnb.nb.discrete.row_sums`)."""
+    given, each row's Σ_k x_k (:func:`textnb.nb.sparse.row_sums`)."""
     if _fast is not None and n_classes == 2 and _Tables.kind_of(model) in _FAST_KINDS:
         # The C walk visits the rows in order where they are: no copy of X a walk, nor of the
         # rows a walk visits (``order``: X's rows, a fold's).

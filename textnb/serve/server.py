@@ -139,7 +139,7 @@ class Weights:
     it moves the log-odds of the second class over the first, so that scoring one message is
     a dictionary look-up per distinct token and one sum.
 
-    The classifier's decomposition (:meth:`~textnb.nb.discrete._DiscreteNB.decomposition`) is
+    The classifier's decomposition (:meth:`~textnb.nb.discrete.DiscreteNB.decomposition`) is
     jll_c(x) = bias_c + Σ_k x'_k W_ck over the message's terms k, with x' its counts weighted
     as :meth:`TextClassifier.transform` weighs them (presence for Bernoulli; raw, log1p or
     binary, then unit length for ``norm="l2"``). Of two classes only the difference counts:

@@ -1,7 +1,7 @@
 """CSV rows → column distributions → TableNB: Naive Bayes over tables of categories and numbers.
 
 Each column gets a class-conditional distribution, and a row's score is the shared log-space
-one of :class:`~textnb.nb.discrete.BaseNB`::
+one of :class:`~textnb.nb.estimator.BaseNB`::
 
     jll[r, c] = log P(c) + Σ_j log p(x_rj | c)        (missing cells add 0)
 
@@ -41,7 +41,8 @@ import numpy as np
 from ..store import container as modelfile
 from ..decoding import decode
 from ..errors import ModelFileError, TextnbError
-from ..nb.discrete import BaseNB, class_log_prior
+from ..nb.estimator import BaseNB
+from ..nb.discrete import class_log_prior
 
 KINDS = ("categorical", "gaussian", "poisson", "exponential", "equal-width", "equal-frequency")
 MODEL_KIND = "table"
@@ -687,7 +688,7 @@ def fit_em(model: TableNB, X: Sequence[Sequence[Any]], y: Sequence[Any],
 
 def _em_objective(model: TableNB, rows, labels, weight, unlabeled, w_unlabeled) -> float:
     """The log-likelihood fit_em maximises (see there)."""
-    from ..nb.discrete import logsumexp
+    from ..nb.sparse import logsumexp
     jll = model.predict_joint_log_proba(rows)
     at = np.searchsorted(model.classes_, np.asarray(labels))
     total = float((weight * jll[np.arange(len(rows)), at]).sum())

@@ -26,7 +26,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..nb.discrete import CSR
+from ..nb.sparse import CSR
 from .vocabulary import Counts, Vocabulary, _as_count, _presence, _relabel, _stack
 
 # scikit-learn's HashingVectorizer allows up to 2**31 − 1 columns; a column number here must

@@ -15,7 +15,12 @@ from typing import Iterable, NamedTuple, Sequence
 import numpy as np
 
 from . import counting
-from ..nb.discrete import CSR, _fast as _scores
+from ..nb.sparse import CSR
+
+try:  # relabelling columns in C (textnb/_scores.c), where it was built
+    from .. import _scores
+except ImportError:  # numpy's indexing, the same arrays
+    _scores = None
 
 
 class Vocabulary:
