@@ -182,7 +182,7 @@ def set_field(data: bytearray, member: str, offset: int, value: int, size: int =
 
 def save_v2(classifier: Any, path: Path, fortran: bool = False) -> Path:
     """Format 2, as save_model wrote it before format 3: dense counts and score weights."""
-    from textnb.store import container as modelfile
+    from textnb.store import schema
     from textnb.classifier import saved_meta
     model = classifier.model_
     terms = "\n".join(classifier.vocabulary_.terms_).encode()
@@ -195,7 +195,7 @@ def save_v2(classifier: Any, path: Path, fortran: bool = False) -> Path:
               "digest_classes": np.array([row[c] for c in classifier.digest_labels_], np.int64),
               "terms": np.frombuffer(terms, np.uint8), "term_ends": ends.astype(np.uint64),
               "score_bias": bias, "score_weights": weights}
-    header = {"format": modelfile.FORMAT, "version": 2, "kind": modelfile.TEXT_CLASSIFIER,
+    header = {"format": schema.FORMAT, "version": 2, "kind": schema.TEXT_CLASSIFIER,
               **saved_meta(classifier)}
     return write_zip(path, [("meta.json", json.dumps(header).encode())]
                      + [(f"{name}.npy", npy(array)) for name, array in arrays.items()])
@@ -205,7 +205,7 @@ def synthetic(path: Path, n_classes: int, n_terms: int, word: str = "t") -> Path
     """A valid format-3 file of ``n_classes`` classes and ``n_terms`` terms, one count each."""
     from textnb import TextClassifier
     from textnb.classifier import saved_meta
-    from textnb.store.container import FORMAT, TEXT_CLASSIFIER, VERSION
+    from textnb.store.schema import FORMAT, TEXT_CLASSIFIER, VERSION
     labels = (["ham", "spam"] if n_classes == 2 else [f"c{i:04d}" for i in range(n_classes)])
     terms = [f"{word}{i:07d}" for i in range(n_terms)]
     blob = "\n".join(terms).encode()
@@ -239,7 +239,7 @@ def _saved(classifier: Any, path: Path) -> Path:
 def crafted(directory: str | os.PathLike) -> list[Case]:
     """Write the crafted files into ``directory``; their cases."""
     from textnb import TextClassifier, save_model
-    from textnb.store import container as mf
+    from textnb.store import container, schema
     d = Path(directory)
     texts, labels = SPAM + HAM, ["spam"] * len(SPAM) + ["ham"] * len(HAM)
     good = _saved(TextClassifier(stop_words="none", spam_class="spam", training="full")
@@ -274,10 +274,10 @@ def crafted(directory: str | os.PathLike) -> list[Case]:
     save_model(TextClassifier(stop_words="none", spam_class="spam", training="full", hash_bits=10)
                .fit(texts, labels), case("valid-hashed-vocabulary", True))
     save_model(TextClassifier(stop_words="none", spam_class="spam", training="full",
-                              ngram_range=(1, mf.MAX_NGRAM),
-                              max_token_length=mf.MAX_TOKEN_LENGTH_LIMIT).fit(texts, labels),
+                              ngram_range=(1, schema.MAX_NGRAM),
+                              max_token_length=schema.MAX_TOKEN_LENGTH_LIMIT).fit(texts, labels),
                case("valid-settings-at-their-limits", True))
-    edited(good, case("valid-alpha-at-its-limit", True), params(alpha=mf.MAX_ALPHA))
+    edited(good, case("valid-alpha-at-its-limit", True), params(alpha=schema.MAX_ALPHA))
     edited(good, case("valid-alpha-tiny", True), params(alpha=5e-324))
     edited(good, case("valid-counts-at-2-53", True),
            arrays={"count_values": lambda a: np.where(a == a.max(), 2.0 ** 53, a)})
@@ -296,19 +296,19 @@ def crafted(directory: str | os.PathLike) -> list[Case]:
     synthetic(case("valid-many-short-terms-4MB", True), 2, 360_000)
     synthetic(case("valid-100-classes", True, two_classes=False), 100, 5_000)
     synthetic(case("wide-at-the-limit", True, two_classes=False), 100,
-              mf.MAX_COMPARISONS // 100 ** 2)
+              schema.MAX_COMPARISONS // 100 ** 2)
 
     # Sizes beyond the limits: refused before any array is read.
     synthetic(case("classes-over-the-limit", False, corrupt + r"classes must be 1 to 1000"),
               1001, 3)
     synthetic(case("classes-squared-by-terms-over", False, large + r"\d+ classes² × terms"),
-              1000, mf.MAX_COMPARISONS // 1000 ** 2 + 1)
+              1000, schema.MAX_COMPARISONS // 1000 ** 2 + 1)
     members = members_of(good)
-    over = mf.MAX_TERMS + 1
+    over = schema.MAX_TERMS + 1
     write_zip(case("terms-over-the-limit", False, large + f"{over} terms"),
               [(n, npy(np.zeros(over, np.uint8)) if n == "term_ends.npy" else b) for n, b in members])
     raw_meta(good, case("meta-over-16-MiB", False, large + "meta.json of"),
-             b" " * (mf.MAX_META_BYTES + 1))
+             b" " * (container.MAX_META_BYTES + 1))
     raw_meta(good, case("meta-json-bomb-3.7MB", False, large + "meta.json of up to"),
              b"[" + b"[]," * 1_250_000 + b"[]]")
     raw_meta(good, case("meta-json-bomb-9MB", False, large + "meta.json of up to"),

@@ -81,7 +81,7 @@ def table(header: list[str], rows: list[list]) -> str:
 
 def save_v2(path: Path, classifier) -> None:
     """Write ``classifier`` in format 2, as save_model did before format 3."""
-    from textnb.store import container as modelfile
+    from textnb.store import schema
     from textnb.classifier import saved_meta
     model = classifier.model_
     terms = "\n".join(classifier.vocabulary_.terms_).encode()
@@ -93,7 +93,7 @@ def save_v2(path: Path, classifier) -> None:
               "digest_classes": np.array([row[c] for c in classifier.digest_labels_], np.int64),
               "terms": np.frombuffer(terms, np.uint8), "term_ends": ends.astype(np.uint64),
               "score_bias": bias, "score_weights": np.ascontiguousarray(weights.T)}
-    header = {"format": modelfile.FORMAT, "version": 2, "kind": modelfile.TEXT_CLASSIFIER,
+    header = {"format": schema.FORMAT, "version": 2, "kind": schema.TEXT_CLASSIFIER,
               **saved_meta(classifier)}
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
         archive.writestr("meta.json", json.dumps(header, ensure_ascii=False))

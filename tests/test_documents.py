@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from textnb.documents import message as documents
 from textnb.documents import sources
 from textnb.documents.message import Document, parse_message, read_bytes, read_documents
 from textnb.documents.sources import iter_files

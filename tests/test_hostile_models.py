@@ -27,6 +27,7 @@ import textnb.mail.filter  # noqa: F401
 import textnb.serve.server  # noqa: F401 — serve's Model
 from textnb import TextClassifier, save_model
 from textnb.store import container as modelfile
+from textnb.store import plain, schema
 from textnb.classifier import MODELS
 from textnb.decision.rules import Exit
 
@@ -129,12 +130,12 @@ def test_every_reader_refuses_the_same_crafted_files_and_scores_the_others_alike
 
 def test_the_plain_reader_refuses_the_same_files_with_its_python_fallback(cases, monkeypatch):
     """The mail filter's checks in C (textnb/_modelfile.c) and their Python definition."""
-    if modelfile._fast is None:
+    if plain._fast is None:
         pytest.skip("textnb._modelfile is not built")
 
     def verdict(path):
         try:
-            model = modelfile.read(path, modelfile.TEXT_CLASSIFIER)
+            model = modelfile.read(path, schema.TEXT_CLASSIFIER)
             if model.version < 2 or "columns" in model.raw:
                 return "declined"
             values = model.plain()
@@ -144,7 +145,7 @@ def test_the_plain_reader_refuses_the_same_files_with_its_python_fallback(cases,
             return str(error)
 
     fast = [verdict(case.path) for case in cases]
-    monkeypatch.setattr(modelfile, "_fast", None)
+    monkeypatch.setattr(plain, "_fast", None)
     assert [verdict(case.path) for case in cases] == fast
 
 
@@ -212,14 +213,14 @@ def test_a_fifo_or_a_device_is_refused_without_blocking_or_reading_it(tmp_path):
 
 def test_the_limits_name_the_classifiers_event_models_and_kinds():
     from textnb import multilabel
-    assert modelfile.EVENT_MODELS == tuple(MODELS)
-    assert multilabel.KIND == modelfile.MULTILABEL
+    assert schema.EVENT_MODELS == tuple(MODELS)
+    assert multilabel.KIND == schema.MULTILABEL
 
 
 def test_the_settings_table_names_every_setting_of_the_classifiers():
     from textnb.multilabel import MultiLabelClassifier
-    assert set(modelfile.TEXT_SETTINGS) == set(TextClassifier().get_params())
-    assert set(modelfile.MULTILABEL_SETTINGS) == set(MultiLabelClassifier().get_params())
+    assert set(schema.TEXT_SETTINGS) == set(TextClassifier().get_params())
+    assert set(schema.MULTILABEL_SETTINGS) == set(MultiLabelClassifier().get_params())
 
 
 def test_a_classifier_the_readers_would_refuse_is_never_written(tmp_path):

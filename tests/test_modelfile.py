@@ -14,6 +14,8 @@ import pytest
 from textnb import ModelFileError, load_model, save_model
 from textbook import TextClassifier
 from textnb.store import container as modelfile
+from textnb.store import plain
+from textnb.store import schema
 
 TEXTS = ["cheap pills now", "cheap money now!!!", "win money, win cheap pills",
          "meeting at noon", "lunch at noon with notes", "notes from the meeting",
@@ -473,7 +475,7 @@ def test_stale_temporary_files_of_dead_writers_are_removed(model_path):
 
 def test_a_classifier_beyond_the_file_limits_is_not_saved(tmp_path):
     """textnb never writes a file it would refuse to read."""
-    clf = TextClassifier(stop_words="none", ngram_range=(1, modelfile.MAX_NGRAM + 1)).fit(
+    clf = TextClassifier(stop_words="none", ngram_range=(1, schema.MAX_NGRAM + 1)).fit(
         TEXTS, LABELS)
     with pytest.raises(ValueError, match=r"cannot save this classifier: ngram_range must be"):
         save_model(clf, tmp_path / "m.model")
@@ -497,7 +499,7 @@ def _both(function_c, function_python, *args):
     return function_c(*args), function_python(*args)
 
 
-@pytest.mark.skipif(modelfile._fast is None, reason="textnb._modelfile is not built")
+@pytest.mark.skipif(plain._fast is None, reason="textnb._modelfile is not built")
 def test_sorted_lines_in_c_is_its_python_definition():
     """sorted_lines (C) and _line_ends (Python) agree on every kind of terms blob: sorted or
     not, equal or prefix lines, every kind of UTF-8 sequence and broken ones."""
@@ -519,15 +521,15 @@ def test_sorted_lines_in_c_is_its_python_definition():
             blob = blob[:at] + rng.choice(raw) + blob[at:]
         blobs.append(blob)
     for blob in blobs:
-        expected = modelfile._line_ends(blob)
+        expected = plain._line_ends(blob)
         lines = len(expected) if expected is not None else blob.count(b"\n") + bool(blob)
-        found = modelfile._fast.sorted_lines(blob, lines)
+        found = plain._fast.sorted_lines(blob, lines)
         assert (list(memoryview(found).cast("Q")) if found is not None else None) == expected, blob
         if expected:   # the number of lines must be the one the file declares
-            assert modelfile._fast.sorted_lines(blob, lines + 1) is None
+            assert plain._fast.sorted_lines(blob, lines + 1) is None
 
 
-@pytest.mark.skipif(modelfile._fast is None, reason="textnb._modelfile is not built")
+@pytest.mark.skipif(plain._fast is None, reason="textnb._modelfile is not built")
 def test_rows_in_c_is_its_python_definition():
     import random
     from array import array
@@ -547,8 +549,8 @@ def test_rows_in_c_is_its_python_definition():
         indptr = [max(i, 0) for i in indptr]
         for typecode in ("B", "H", "I", "Q"):
             a, b = array(typecode, indptr), array(typecode, classes)
-            assert (modelfile._fast.rows(a, b, n_classes)
-                    == modelfile._rows_problem(a, b, n_classes)), (indptr, classes, n_classes)
+            assert (plain._fast.rows(a, b, n_classes)
+                    == plain._rows_problem(a, b, n_classes)), (indptr, classes, n_classes)
 
 
 # -- multi-label files: the same container, their own table ---------------------------------------

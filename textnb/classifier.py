@@ -31,6 +31,7 @@ from .nb.estimator import Parameters, sklearn_tags, check_labels
 from .text.stopwords import load_stop_words
 from .text.tokens import MAX_TOKEN_LENGTH, Tokenizer
 from .store import container as modelfile
+from .store import schema
 from .text.hashing import HashedVocabulary, check_hash_bits
 from .text.vocabulary import Counts, Vocabulary, _relabel, part_counts
 from .workers import imap
@@ -1367,7 +1368,7 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
     classifier._check_fitted()
     model = classifier.model_
     meta = saved_meta(classifier)
-    problem = modelfile.text_classifier_problem(meta)
+    problem = schema.text_classifier_problem(meta)
     if problem:
         raise ValueError(f"cannot save this classifier: {problem}")
     # The constants first: their passes over the terms' counts are this function's largest
@@ -1508,7 +1509,7 @@ def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
     (class_count of shape (n_classes,), feature_count of shape (n_classes, n_terms) or as a
     model file stores it, finite and non-negative) and each learned document's digest, class
     number and weight (default 1). ValueError says what is wrong."""
-    problem = modelfile.text_classifier_problem(meta)
+    problem = schema.text_classifier_problem(meta)
     if problem:
         raise ValueError(problem)
     params = dict(meta["params"])

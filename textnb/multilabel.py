@@ -23,13 +23,15 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from .store import container as modelfile
+
+from .store import schema
 from .classifier import TextClassifier, _join_terms, _text_list
 from .errors import DocumentError
 from .text.tokens import MAX_TOKEN_LENGTH
 from .nb.estimator import Parameters
 from .text.vocabulary import Vocabulary, to_scipy
 
-KIND = modelfile.MULTILABEL
+KIND = schema.MULTILABEL
 # Folds of the cross-validation that chooses the thresholds: 5, as the text classifier's cutoffs.
 FOLDS = 5
 # A label absent from a fold's training part (a rare Reuters topic has one or two documents)
@@ -355,7 +357,7 @@ def save_model(classifier: MultiLabelClassifier, path: str | os.PathLike) -> Non
         params["stop_words"] = sorted(params["stop_words"])
     meta = {"params": params, "labels": classifier.labels_.tolist(),
             "stop_words": list(classifier.stop_words_), "cv": classifier.cv_}
-    problem = modelfile.multilabel_problem({**meta, "kind": KIND})
+    problem = schema.multilabel_problem({**meta, "kind": KIND})
     if problem:
         raise ValueError(f"cannot save this classifier: {problem}")
     arrays = {"terms": np.frombuffer(_join_terms(classifier.vocabulary_.terms_), dtype=np.uint8),

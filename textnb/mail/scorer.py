@@ -29,7 +29,8 @@ import math
 import os
 from collections import Counter
 
-from ..store.container import TEXT_CLASSIFIER, read
+from ..store.schema import TEXT_CLASSIFIER
+from ..store.container import read
 from ..text.tokens import Tokenizer
 
 
