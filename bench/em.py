@@ -48,7 +48,8 @@ from bench.common.measure import measure
 from bench.common.splits import stratified_folds, stratified_split
 from bench.common.systems import command_run, latin1, textnb_command
 from textnb.classifier import TextClassifier
-from textnb.nb.em import CLUSTER_ALPHA, WEIGHTS, MixtureNB, SemiSupervisedNB
+from textnb.cluster import CLUSTER_ALPHA
+from textnb.nb.em import WEIGHTS, MixtureNB, SemiSupervisedNB
 from textnb.evaluation.metrics import adjusted_rand_index, normalized_mutual_info, purity
 from textnb.nb.discrete import MultinomialNB
 from textnb.text.vocabulary import Vocabulary, to_scipy

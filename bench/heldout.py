@@ -24,7 +24,7 @@ the test ham called spam and the test spam not caught (in the inbox or unsure). 
 (``textnb info``; ``--no-command`` leaves it out).
 
 These scorings are TextClassifier's private steps (``_fit_vocabulary``, ``_weigh``,
-``_out_of_fold``, ``_left_out``, textnb.classifier's ``_folds``): no public call gives them.
+``_out_of_fold``, ``_left_out``, textnb.classifier's ``usable_folds``): no public call gives them.
 
 Run (from the repository root)::
 
@@ -63,7 +63,7 @@ def run(args) -> None:
 
     from textnb import TextClassifier
     from textnb.decision import cutoffs as rules
-    from textnb.classifier import _folds
+    from textnb.folds import usable_folds
 
     paths, y = list_spam(spam_dir(args.data, args.archive))
     raws = [Path(p).read_bytes() for p in paths]
@@ -92,7 +92,7 @@ def run(args) -> None:
         is_spam = labels == "spam"
         first_is_spam = np.unique(labels)[0] == "spam"      # class 2 over class 1, by name
         folds, as_new = classifier._out_of_fold(X, raw, labels,
-                                                _folds(labels, classifier.cutoff_folds,
+                                                usable_folds(labels, classifier.cutoff_folds,
                                                        kept["digests"]))
         scorings = {"folds": folds, "as new": as_new,
                     "left out": classifier._left_out(raw, X, labels, kept["digests"])}

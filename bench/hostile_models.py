@@ -14,7 +14,7 @@ terms, settings at their limits). Each says whether a reader must score it or re
 Each file is then read by every reader, each in a fresh process (``python -m textnb`` or
 ``python -c``), the message :data:`MESSAGE` on standard input:
 
-* ``load_model`` — :func:`textnb.classifier.load_model`;
+* ``load_model`` — :func:`textnb.store.text_model.load_model`;
 * ``filter`` — ``textnb filter`` (the numpy-free scorer, the mail filter's);
 * ``classify`` — ``textnb classify -``;
 * ``info`` — ``textnb info``;
@@ -183,7 +183,7 @@ def set_field(data: bytearray, member: str, offset: int, value: int, size: int =
 def save_v2(classifier: Any, path: Path, fortran: bool = False) -> Path:
     """Format 2, as save_model wrote it before format 3: dense counts and score weights."""
     from textnb.store import schema
-    from textnb.classifier import saved_meta
+    from textnb.store.text_model import saved_meta
     model = classifier.model_
     terms = "\n".join(classifier.vocabulary_.terms_).encode()
     ends = np.append(np.flatnonzero(np.frombuffer(terms, np.uint8) == 10), len(terms)) + 1
@@ -204,7 +204,7 @@ def save_v2(classifier: Any, path: Path, fortran: bool = False) -> Path:
 def synthetic(path: Path, n_classes: int, n_terms: int, word: str = "t") -> Path:
     """A valid format-3 file of ``n_classes`` classes and ``n_terms`` terms, one count each."""
     from textnb import TextClassifier
-    from textnb.classifier import saved_meta
+    from textnb.store.text_model import saved_meta
     from textnb.store.schema import FORMAT, TEXT_CLASSIFIER, VERSION
     labels = (["ham", "spam"] if n_classes == 2 else [f"c{i:04d}" for i in range(n_classes)])
     terms = [f"{word}{i:07d}" for i in range(n_terms)]

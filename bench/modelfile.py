@@ -82,7 +82,7 @@ def table(header: list[str], rows: list[list]) -> str:
 def save_v2(path: Path, classifier) -> None:
     """Write ``classifier`` in format 2, as save_model did before format 3."""
     from textnb.store import schema
-    from textnb.classifier import saved_meta
+    from textnb.store.text_model import saved_meta
     model = classifier.model_
     terms = "\n".join(classifier.vocabulary_.terms_).encode()
     ends = np.append(np.flatnonzero(np.frombuffer(terms, np.uint8) == ord("\n")), len(terms)) + 1

@@ -27,7 +27,7 @@ on the 2002 parts, of the 2003 ones), scored alike: what a user gets, every step
 leave out included (word pairs or not, learned cutoffs, suspects). It trains once a fold, so it
 takes most of the run's time (``--no-command`` leaves it out).
 
-The tail's cutoff is textnb's FPR rule, ``textnb.decision.cutoffs._allowed``: no public name gives it yet.
+The tail's cutoff is textnb's FPR rule, ``textnb.decision.cutoffs.ham_allowed``: no public name gives it yet.
 
 Run (from the repository root)::
 
@@ -159,9 +159,9 @@ def keep_columns(X, keep: np.ndarray):
 def figures(is_spam: np.ndarray, log_odds: np.ndarray) -> tuple[float, float]:
     """(1 − AUC %, the % of spam at or below the spam cutoff textnb's FPR rule sets at 0.1 %
     on these scores)."""
-    from textnb.decision.cutoffs import _allowed
+    from textnb.decision.cutoffs import ham_allowed
     ham = np.sort(log_odds[~is_spam])
-    bound = ham[ham.size - 1 - _allowed(0.001, ham.size)]
+    bound = ham[ham.size - 1 - ham_allowed(0.001, ham.size)]
     return (100 * (1 - roc_auc(is_spam, log_odds)),
             100 * float((log_odds[is_spam] <= bound).mean()))
 
@@ -170,7 +170,7 @@ def command(paths: list[str], y: np.ndarray, labels: np.ndarray, seed: int, fold
             fold_seed: int, split: str) -> tuple[float, float]:
     """The figures of the command at its defaults: on ``folds`` folds of the 70 % training
     part (trained on ``labels``, judged by ``y``), or by time."""
-    from textnb.evaluation.metrics import stratified_folds
+    from textnb.folds import stratified_folds
     with tempfile.TemporaryDirectory(prefix="ranking-") as scratch:
         def scores(train: np.ndarray, held: np.ndarray) -> np.ndarray:
             run = command_run(Path(scratch), {c: [Path(paths[i]) for i in train if labels[i] == c]
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args, known: dict) -> None:
     from textnb import TextClassifier
-    from textnb.evaluation.metrics import stratified_folds
+    from textnb.folds import stratified_folds
     from textnb.nb.on_error import take_rows
 
     paths, y = list_spam(spam_dir(args.data, args.archive))

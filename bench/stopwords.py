@@ -36,7 +36,7 @@ from bench.common.corpora import (NEWSGROUP_PAIRS, REVIEW_SOURCES, load_reviews,
 from bench.common.splits import stratified_split
 from bench.common.systems import command_run
 from textnb import TextClassifier
-from textnb.evaluation.metrics import stratified_folds
+from textnb.folds import stratified_folds
 
 LISTS = ("english", "english-without-negations", "none")
 

@@ -160,8 +160,8 @@ def test_partial_fit_of_an_iterator_counts_part_by_part_as_fit_does(monkeypatch)
     """partial_fit reads an iterator once, its labels filled as it is read, and adds each part
     (here 3 documents) before reading the next: fit's counts, bit for bit, fractional ones
     (unit-length documents) too."""
-    import textnb.classifier
-    monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 3)
+    import textnb.text.features
+    monkeypatch.setattr(textnb.text.features, "_PART_DOCUMENTS", 3)
     settings = {"model": "complement", "alpha": 0.03, "norm": "l2", "stop_words": "none"}
     whole = TextClassifier(**settings).fit(TEXTS, LABELS)
     labels: list[str] = []
@@ -361,9 +361,9 @@ def test_a_single_string_is_refused_not_split_into_characters():
 @pytest.mark.parametrize("settings", [{}, {"min_df": 2, "max_features": 5},
                                       {"model": "bernoulli"}])
 def test_counting_in_worker_processes_gives_the_same_model(monkeypatch, settings):
-    import textnb.classifier
-    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_DOCUMENTS", 1)
-    monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 3)
+    import textnb.text.features
+    monkeypatch.setattr(textnb.text.features, "_PARALLEL_MIN_DOCUMENTS", 1)
+    monkeypatch.setattr(textnb.text.features, "_PART_DOCUMENTS", 3)
     # 8 parts of 3 documents each, every part with terms of its own and terms shared.
     texts = [f"{text} part{i // 3} doc{i}" for i, text in enumerate(TEXTS * 6)][:24]
     labels = (LABELS * 6)[:24]
@@ -388,9 +388,9 @@ def test_counting_in_worker_processes_gives_the_same_model(monkeypatch, settings
 
 
 def test_an_iterator_of_texts_is_counted_as_it_is_read(monkeypatch):
-    import textnb.classifier
-    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_DOCUMENTS", 3)
-    monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 3)
+    import textnb.text.features
+    monkeypatch.setattr(textnb.text.features, "_PARALLEL_MIN_DOCUMENTS", 3)
+    monkeypatch.setattr(textnb.text.features, "_PART_DOCUMENTS", 3)
     texts = [f"{text} part{i // 3} doc{i}" for i, text in enumerate(TEXTS * 3)]
     labels = LABELS * 3
     read, read_when_counted = [], []
@@ -400,13 +400,13 @@ def test_an_iterator_of_texts_is_counted_as_it_is_read(monkeypatch):
             read.append(label)
             yield text
 
-    count_part = textnb.classifier._count_part
+    count_part = textnb.text.features.counted_part
 
     def spy(tokenizer, part, digests):
         read_when_counted.append(len(read))
         return count_part(tokenizer, part, digests)
 
-    monkeypatch.setattr(textnb.classifier, "_count_part", spy)
+    monkeypatch.setattr(textnb.text.features, "counted_part", spy)
     streamed = TextClassifier(stop_words="none", n_jobs=1).fit(stream(), read)
     # Each part was counted once read, before the next was read: never all texts at once.
     assert read_when_counted == list(range(3, 25, 3))
@@ -424,30 +424,30 @@ def test_parts_hold_a_bounded_number_of_bytes_and_large_texts_go_to_the_workers(
     """A part ends at _PART_DOCUMENTS texts or at the text that brings it to _PART_BYTES, so
     that large documents (mail with attachments) are never held a thousand at a time; and as
     few texts as hold _PARALLEL_MIN_BYTES are worth the worker processes."""
-    import textnb.classifier
-    monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 4)
-    monkeypatch.setattr(textnb.classifier, "_PART_BYTES", 100)
+    import textnb.text.features
+    monkeypatch.setattr(textnb.text.features, "_PART_DOCUMENTS", 4)
+    monkeypatch.setattr(textnb.text.features, "_PART_BYTES", 100)
     texts = [f"{text} doc{i}" + " long" * (i % 5) for i, text in enumerate(TEXTS * 3)]
     labels = LABELS * 3
-    parts = list(textnb.classifier._parts(iter(texts), 4))
+    parts = list(textnb.text.features.in_parts(iter(texts), 4))
     assert [text for part in parts for text in part] == texts
     sizes = [[len(text) for text in part] for part in parts]
     assert all(len(part) <= 4 and sum(part[:-1]) < 100 for part in sizes)
     assert all(len(part) == 4 or sum(part) >= 100 for part in sizes[:-1])
     assert [len(part) for part in sizes] == [4, 3, 3, 4, 3, 3, 4]  # 124, 106, 126, 141, ...
     # 24 texts, 883 characters: below the documents' bound, above the bytes' one.
-    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_DOCUMENTS", 1000)
-    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_BYTES", 800)
-    imap, jobs = textnb.classifier.imap, []
+    monkeypatch.setattr(textnb.text.features, "_PARALLEL_MIN_DOCUMENTS", 1000)
+    monkeypatch.setattr(textnb.text.features, "_PARALLEL_MIN_BYTES", 800)
+    imap, jobs = textnb.text.features.imap, []
 
     def spy(function, parts, n_jobs):
         return imap(function, (jobs.append(part) or part for part in parts), n_jobs)
 
-    monkeypatch.setattr(textnb.classifier, "imap", spy)
+    monkeypatch.setattr(textnb.text.features, "imap", spy)
     parallel = TextClassifier(stop_words="none", n_jobs=2).fit(texts, labels)
     assert [len(part) for _, part, _ in jobs] == [len(part) for part in sizes]
     _same_model(parallel, TextClassifier(stop_words="none", n_jobs=1).fit(texts, labels))
-    monkeypatch.setattr(textnb.classifier, "_PARALLEL_MIN_BYTES", 900)
+    monkeypatch.setattr(textnb.text.features, "_PARALLEL_MIN_BYTES", 900)
     jobs.clear()
     TextClassifier(stop_words="none", n_jobs=2).fit(texts, labels)
     assert jobs == []
@@ -465,12 +465,12 @@ def test_modules_imported_meanwhile_load_or_fail_without_a_word(monkeypatch):
     will), and none is imported twice."""
     import sys
     import threading
-    from textnb.classifier import _import_meanwhile
+    from textnb.text.features import import_meanwhile
     raised = []
     monkeypatch.setattr(threading, "excepthook", raised.append)
     monkeypatch.delitem(sys.modules, "colorsys", raising=False)
-    thread = _import_meanwhile("colorsys", "textnb_no_such_module")
+    thread = import_meanwhile("colorsys", "textnb_no_such_module")
     thread.join()
     assert "colorsys" in sys.modules and "textnb_no_such_module" not in sys.modules
     assert raised == []
-    assert _import_meanwhile("colorsys", "numpy") is None   # all there: no thread
+    assert import_meanwhile("colorsys", "numpy") is None   # all there: no thread

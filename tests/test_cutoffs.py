@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from textnb import TextClassifier, load_model, save_model
 from textnb.cli.app import main
 from textnb.text.counting import count_part
+from textnb.decision import cutoffs as drivers
 from textnb.decision.cutoffs import SUSPECT_MIN, choose_cutoffs, rates, suspects
 from textnb.decision.rules import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_class_of, spam_cutoffs
 from textnb.mail.filter import filter_message
@@ -86,9 +87,9 @@ def test_the_unsure_band_is_bounded_by_raising_the_ham_cutoff():
     (998, 0.001, True), (1998, 0.001, True), (1999, 0.001, False), (2905, 0.001, False),
     (150, 0.001, True), (198, 0.01, True), (199, 0.01, False), (5000, 0.0, False)])
 def test_too_few_ham_to_read_the_spam_cutoff_off(n, target, extrapolated):
-    from textnb.decision.cutoffs import _allowed, extrapolated as too_few
+    from textnb.decision.cutoffs import ham_allowed, extrapolated as too_few
     assert too_few(n, target) is extrapolated  # (1 + 1)/(n + 1) > target
-    assert too_few(n, target) is (target > 0 and _allowed(target, n) == 0)  # the highest decides
+    assert too_few(n, target) is (target > 0 and ham_allowed(target, n) == 0)  # the highest decides
 
 
 def test_with_too_few_ham_the_spam_cutoff_is_extrapolated_from_their_tail():
@@ -157,8 +158,8 @@ def test_info_says_nothing_more_where_the_ham_are_enough():
     (0.001, 2905, 1), (0.001, 1999, 1), (0.001, 1998, 0), (0.001, 999, 0), (0.001, 10, 0),
     (0.01, 102, 0), (0.01, 199, 1), (0.0, 5000, 0), (0.1, 99, 9)])
 def test_how_many_may_lie_beyond_a_cutoff(target, n, allowed):
-    from textnb.decision.cutoffs import _allowed
-    assert _allowed(target, n) == allowed  # the largest a with (a + 1)/(n + 1) <= target
+    from textnb.decision.cutoffs import ham_allowed
+    assert ham_allowed(target, n) == allowed  # the largest a with (a + 1)/(n + 1) <= target
 
 
 def test_separated_classes_get_no_unsure_band():
@@ -668,7 +669,7 @@ def test_copies_of_a_document_share_a_fold():
     """The copies of a document (one group key, its digest) go where the first of them goes,
     whatever their class; every other document, and every document where there are no copies,
     where it would go without groups."""
-    from textnb.evaluation.metrics import stratified_folds
+    from textnb.folds import stratified_folds
     y = np.array(["spam"] * 40 + ["ham"] * 60)
     unique = np.arange(100)
     np.testing.assert_array_equal(stratified_folds(y, 5, groups=unique), stratified_folds(y, 5))
@@ -688,8 +689,8 @@ def test_copies_across_the_classes_that_leave_a_class_in_one_fold_give_no_folds(
     spam (with a learned prior, log 0: every score NaN and the fit a ValueError). No folds,
     so no cutoffs, as for a class of one distinct text."""
     texts, labels = ["", "", "", "", "ab", "ab"], ["ham", "ham", "spam", "ham", "spam", "ham"]
-    from textnb.classifier import _folds
-    assert _folds(np.array(labels), 5, np.array([0, 0, 0, 0, 1, 1])) is None
+    from textnb.folds import usable_folds
+    assert usable_folds(np.array(labels), 5, np.array([0, 0, 0, 0, 1, 1])) is None
     classifier = TextClassifier(spam_class="spam", training="full", fit_prior=True,
                                 ngram_range=(1, 1)).fit(texts, labels)
     assert classifier.cutoffs_ is None and classifier.predict(["ab"]).tolist() in (["spam"],
@@ -712,12 +713,12 @@ def test_a_sample_takes_out_every_copy_the_model_learned():
     """learn_thresholds takes a held-out text out of the model as many times as the model
     learned it: every message learned twice and given once, each one's out-of-fold score (as
     a new document's) is the score a model of the other folds' messages, twice each, gives."""
-    from textnb.evaluation.metrics import stratified_folds
+    from textnb.folds import stratified_folds
     texts, labels = bundled_sample()
     twice = TextClassifier(spam_class="spam").partial_fit(texts * 2, labels * 2)
     raw = twice.vocabulary_.count_parts(part for part, _ in twice._count(texts))
     y, folds = np.array(labels), stratified_folds(np.array(labels), 5)
-    _, as_new = twice._out_of_fold(twice._weigh(raw), raw, y, folds, whole=twice.model_,
+    _, as_new = drivers.out_of_fold(twice, twice._weigh(raw), raw, y, folds, whole=twice.model_,
                                    weight=np.full(y.size, 2.0))
     expected = np.empty(y.size)
     for fold in range(5):

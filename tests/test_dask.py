@@ -19,7 +19,8 @@ import joblib  # noqa: E402
 
 from conftest import spamassassin_sample  # noqa: E402
 from textnb import distributed as textnb_distributed  # noqa: E402
-from textnb.classifier import TextClassifier, load_model, save_model  # noqa: E402
+from textnb.classifier import TextClassifier  # noqa: E402
+from textnb.store.text_model import load_model, save_model
 from textnb.cli.app import main  # noqa: E402
 from textnb.distributed import classify_files, fit_bag, fit_files, predict_log_proba_bag
 

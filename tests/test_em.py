@@ -10,10 +10,11 @@ from click.testing import CliRunner
 from conftest import SPAMASSASSIN, spamassassin_sample
 from scipy.sparse import csr_matrix
 
-from textnb.classifier import TextClassifier, load_model, save_model
+from textnb.classifier import TextClassifier
+from textnb.store.text_model import load_model, save_model
 from textnb.cli.app import main
-from textnb.nb.em import (MixtureNB, SemiSupervisedNB, cluster_texts, expectation_maximization,
-                          log_prior)
+from textnb.nb.em import MixtureNB, SemiSupervisedNB, expectation_maximization, log_prior
+from textnb.cluster import cluster_texts
 from textnb.evaluation.metrics import adjusted_rand_index, normalized_mutual_info, purity
 from textnb.nb.discrete import ComplementNB, MultinomialNB
 from textnb.nb.sparse import logsumexp

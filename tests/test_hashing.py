@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from scipy.sparse import csr_matrix
 
 from textnb import TextClassifier
-from textnb.classifier import load_model, save_model
+from textnb.store.text_model import load_model, save_model
 from textnb.cli.app import main
 from textnb.errors import ModelFileError
 from textnb.text.hashing import HashedVocabulary, hash_columns
@@ -205,7 +205,7 @@ def test_cli_train_in_chunks_equals_fit(tmp_path, monkeypatch, bits):
     # textnb train learns as it reads, part by part (partial_fit), which gives fit's model:
     # here parts of 3 documents, the classes arriving one after the other.
     import textnb.classifier
-    monkeypatch.setattr(textnb.classifier, "_PART_DOCUMENTS", 3)
+    monkeypatch.setattr(textnb.text.features, "_PART_DOCUMENTS", 3)
     _write_corpus(tmp_path)
     paths = [tmp_path / label / name for label in ("spam", "ham")
              for name in sorted(os.listdir(tmp_path / label))]

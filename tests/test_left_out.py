@@ -1,5 +1,5 @@
-"""Full training's left-out scores (TextClassifier._left_out): each text scored by a model of
-all the others, as that model scores a new text; the learned cutoffs' rates are read off them."""
+"""Full training's left-out scores (textnb.decision.cutoffs.left_out): each text scored by a model
+of all the others, as that model scores a new text; the learned cutoffs' rates are read off them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-import textnb.classifier
+import textnb.decision.cutoffs as drivers
 from textnb import TextClassifier
 from textnb.decision import cutoffs as rules
 
@@ -36,14 +36,14 @@ def left_out(monkeypatch):
     """The left-out scores of each fit or learn_thresholds, as they were computed, five rows
     at a time (textnb's blocks hold 1,000)."""
     found = []
-    method = TextClassifier._left_out
-    monkeypatch.setattr(textnb.classifier, "_LEFT_OUT_ROWS", 5)
+    method = drivers.left_out
+    monkeypatch.setattr(drivers, "LEFT_OUT_ROWS", 5)
 
-    def record(self, *args, **kwargs):
-        found.append(method(self, *args, **kwargs))
+    def record(*args, **kwargs):
+        found.append(method(*args, **kwargs))
         return found[-1]
 
-    monkeypatch.setattr(TextClassifier, "_left_out", record)
+    monkeypatch.setattr(drivers, "left_out", record)
     return found
 
 
@@ -65,7 +65,7 @@ def test_left_out_scores_are_those_of_a_model_of_the_other_texts(left_out, setti
     assert np.ptp(got) > 1 and abs(got[0] - _spam_log_odds(classifier, TEXTS[:1])[0]) > 1e-3
 
 
-def test_the_folds_choose_the_cutoffs_and_the_left_out_scores_rate_them(left_out):
+def test_the_folds_choose_the_cutoffs_and_the_left_out_scores_rate_them(left_out, monkeypatch):
     """The bundled sample (150 spam, 150 ham), full training with the default settings."""
     texts = [path.read_bytes() for label in ("spam", "ham")
              for path in sorted((SAMPLE / label).iterdir())]
@@ -75,8 +75,9 @@ def test_the_folds_choose_the_cutoffs_and_the_left_out_scores_rate_them(left_out
     assert len(left_out) == 1   # once, for the rates and the decision threshold both
     # The cutoffs are the folds' (the same settings without the left-out scores choose them).
     folds = TextClassifier(spam_class="spam", training="full")
-    folds._left_out = lambda *args, **kwargs: None
-    folds.fit(texts, labels)
+    with monkeypatch.context() as patch:
+        patch.setattr(drivers, "left_out", lambda *args, **kwargs: None)
+        folds.fit(texts, labels)
     assert (cutoffs["spam"], cutoffs["ham"]) == (folds.cutoffs_["spam"], folds.cutoffs_["ham"])
     assert "rated" not in folds.cutoffs_
     kept = np.delete(np.array(labels), classifier.suspects_) == "spam"
@@ -108,13 +109,13 @@ def test_training_on_error_rates_its_folds_held_out_messages_as_new_ones(left_ou
     scores of their held-out messages taken as new ones (cut to the fold model's terms and
     weighted again), which differ from the folds' own; the Bernoulli model keeps the folds'."""
     found = {}
-    method = TextClassifier._out_of_fold
+    method = drivers.out_of_fold
 
-    def record(self, *args, **kwargs):
-        found["folds"], found["as_new"] = method(self, *args, **kwargs)
+    def record(*args, **kwargs):
+        found["folds"], found["as_new"] = method(*args, **kwargs)
         return found["folds"], found["as_new"]
 
-    monkeypatch.setattr(TextClassifier, "_out_of_fold", record)
+    monkeypatch.setattr(drivers, "out_of_fold", record)
     texts = [path.read_bytes() for label in ("spam", "ham")
              for path in sorted((SAMPLE / label).iterdir())]
     labels = ["spam"] * 150 + ["ham"] * 150
@@ -177,17 +178,17 @@ def test_left_out_scores_of_random_corpora(words, rng, model, tf, norm, fit_prio
     assume(all(len({t for t, l in zip(texts, labels) if l == c}) >= 2 for c in ("spam", "ham")))
     settings = {**FULL, "model": model, "tf": tf, "norm": norm, "fit_prior": fit_prior}
     found = []
-    method = TextClassifier._left_out
+    method = drivers.left_out
 
-    def record(self, *args, **kwargs):
-        found.append(method(self, *args, **kwargs))
+    def record(*args, **kwargs):
+        found.append(method(*args, **kwargs))
         return found[-1]
 
-    TextClassifier._left_out = record
+    drivers.left_out = record
     try:
         TextClassifier(**settings).fit(texts, labels)
     finally:
-        TextClassifier._left_out = method
+        drivers.left_out = method
     assume(found)   # the cutoffs need two distinct texts of each class
     for i, text in enumerate(texts):
         others = [j for j in range(len(texts)) if texts[j] != text]

@@ -630,7 +630,7 @@ def test_counting_row_sums_and_relabelling_in_c_equal_numpys_to_the_bit(Model, m
     unlearning a part, with sample weights; documents weighed by l2; columns renamed and
     dropped; int32 and int64 index arrays, an empty row."""
     from textnb.classifier import TextClassifier
-    from textnb.text.vocabulary import _relabel
+    from textnb.text.vocabulary import relabel
     rng = np.random.default_rng(11)
     X = sp.random(400, 300, density=0.04, random_state=5, format="csr",
                   data_rvs=lambda n: rng.random(n) * 3)
@@ -654,8 +654,8 @@ def test_counting_row_sums_and_relabelling_in_c_equal_numpys_to_the_bit(Model, m
                            textnb.nb.sparse.row_sums(X.data, X.indptr),
                            textnb.nb.sparse.used_terms(wide.indices, 300),
                            [(part.data, part.indices, part.indptr)
-                            for part in (_relabel(X, column, int(column.max()) + 1),
-                                         _relabel(wide, np.arange(300), 300))])
+                            for part in (relabel(X, column, int(column.max()) + 1),
+                                         relabel(wide, np.arange(300), 300))])
     c, numpy = found["C"], found["numpy"]
     for ours, theirs in zip(c[:4], numpy[:4]):
         np.testing.assert_array_equal(ours, theirs)

@@ -139,7 +139,8 @@ def test_a_corrupt_multilabel_model_is_refused(tmp_path):
     with pytest.raises(ModelFileError, match="more documents than there are"):
         load_model(path)
     with pytest.raises(ModelFileError, match="not a 'multi-label-classifier'"):
-        from textnb.classifier import TextClassifier, save_model as save_text
+        from textnb.classifier import TextClassifier
+        from textnb.store.text_model import save_model as save_text
         save_text(TextClassifier(stop_words="none").fit(["a", "b"], ["x", "y"]), path)
         load_model(path)
 

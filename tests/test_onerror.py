@@ -13,7 +13,6 @@ from scipy.sparse import csr_matrix
 import textnb.decision.cutoffs
 import textnb.nb.on_error
 from textnb import TextClassifier, load_model, save_model
-from textnb.classifier import _misplaced
 from textnb.cli.app import main
 from textnb.nb.sparse import CSR
 from textnb.nb.discrete import BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB
@@ -290,12 +289,12 @@ def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(
     monkeypatch.setattr(textnb.decision.cutoffs, "extrapolated", lambda ham, target_fpr: False)
     with monkeypatch.context() as patch:
         # The comparison is of the folds' rates, which full training then reports from its
-        # left-out scores instead (TextClassifier._rated): here, the folds' alone.
-        patch.setattr(TextClassifier, "_rated", lambda self, cutoffs, *args: cutoffs)
+        # left-out scores instead (textnb.decision.cutoffs.rated): here, the folds' alone.
+        patch.setattr(textnb.decision.cutoffs, "rated", lambda classifier, cutoffs, *args: cutoffs)
         full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
         walked = TextClassifier(spam_class="spam", training="on-error").fit(texts, y)
         default = TextClassifier(spam_class="spam").fit(texts, y)
-    misplaced = {t: _misplaced(m.cutoffs_) for t, m in (("full", full), ("on-error", walked))}
+    misplaced = {t: textnb.decision.cutoffs.misplaced(m.cutoffs_) for t, m in (("full", full), ("on-error", walked))}
     assert misplaced == {"full": pytest.approx(11), "on-error": pytest.approx(11)}
     assert default.cutoffs_["training"] == "full" and default.on_error_ is None
     assert default.cutoffs_ == full.cutoffs_
@@ -338,7 +337,7 @@ def test_a_document_some_walks_learned_is_unlearned_exactly(tmp_path):
     assert before.digests_.size == weights.size - 1 and int(clf.digests_[part]) not in before.digests_
     # The counts left are exactly those of the other learned documents with their weights.
     X = clf.transform([texts[by_digest[int(d)]] for d in before.digests_])
-    expected = clf._new_model().fit(X, before.digest_labels_, sample_weight=before.digest_weights_)
+    expected = clf.new_model().fit(X, before.digest_labels_, sample_weight=before.digest_weights_)
     columns = [clf.vocabulary_.index_[t] for t in before.vocabulary_.terms_]
     np.testing.assert_array_equal(before.model_.feature_count_, expected.feature_count_[:, columns])
     np.testing.assert_array_equal(before.model_.class_count_, expected.class_count_)

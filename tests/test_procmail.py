@@ -151,7 +151,7 @@ def test_the_guides_give_these_recipes():
 
 def test_body_spam_is_spam_by_its_body_alone(model):
     """The premise of the recipe tests below: the header alone says ham."""
-    from textnb.classifier import load_model
+    from textnb.store.text_model import load_model
     raw = MESSAGES["body spam"].read_bytes()
     classifier = load_model(model)
     header = raw.split(b"\n\n", 1)[0] + b"\n\n"

@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 
 from textnb.serve import client
-from textnb.classifier import TextClassifier, load_model, save_model
+from textnb.classifier import TextClassifier
+from textnb.store.text_model import load_model, save_model
 from textnb.decision.rules import decide, logit as _logit, spam_cutoffs
 from textnb.mail.filter import filter_message
 from textnb.mail.scorer import score

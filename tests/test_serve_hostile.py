@@ -27,7 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from textnb.serve import client
-from textnb.classifier import TextClassifier, save_model
+from textnb.classifier import TextClassifier
+from textnb.store.text_model import save_model
 from test_serve import (CUTOFF, HAM, SPAM, Daemon, free_port, model, request,  # noqa: F401
                         short_dir, textnb, trained)
 

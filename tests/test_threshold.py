@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from textnb import TextClassifier, load_model, save_model
 from textnb.cli.app import main
+from textnb.decision import cutoffs as drivers
 from textnb.decision.cutoffs import THRESHOLD_MIN, accuracy_threshold
 from textnb.decision.rules import decide, line
 from textnb.errors import ModelFileError
@@ -237,7 +238,7 @@ def test_out_of_fold_scores_are_what_a_model_of_the_other_folds_gives_a_new_docu
     """The threshold's out-of-fold scores: each held-out document scored as the model of the
     other folds, trained by itself, scores it (its unknown words left out before its row is
     made unit length), not on every training term as the cutoffs' folds score it."""
-    from textnb.evaluation.metrics import stratified_folds
+    from textnb.folds import stratified_folds
     texts, labels = reviews(150, 60, seed=3)
     texts = [f"{text} rare{i}" for i, text in enumerate(texts)]  # a word no other one has
     y = np.array(labels)
@@ -245,8 +246,8 @@ def test_out_of_fold_scores_are_what_a_model_of_the_other_folds_gives_a_new_docu
                     training=training)
     counts = TextClassifier(**settings, norm=None).fit(texts, labels).transform(texts)
     classifier = TextClassifier(**settings)
-    fit = None if training == "full" else classifier._on_error
-    on_every_term, as_new = classifier._out_of_fold(classifier._weigh(counts), counts, y,
+    fit = None if training == "full" else classifier.on_error_model
+    on_every_term, as_new = drivers.out_of_fold(classifier, classifier._weigh(counts), counts, y,
                                                     stratified_folds(y, 5), fit)
     expected = np.empty(y.size)
     for fold in range(5):

@@ -137,7 +137,7 @@ def test_train_tune_keeps_its_choice_in_the_model(tmp_path):
 
 
 def test_stop_words_are_tried_removed_and_kept_exactly():
-    from textnb.evaluation.metrics import stratified_folds
+    from textnb.folds import stratified_folds
     from textnb.text.vocabulary import Vocabulary, to_scipy
     texts = ([f"it was not good at all, not {i}" for i in range(9)]
              + [f"it was good, very good {i}" for i in range(6)] + ["was it good or not"] * 3)

@@ -177,7 +177,7 @@ def test_the_command_counts_in_spawned_workers_without_joblib(tmp_path):
 
     import numpy as np
 
-    from textnb.classifier import load_model
+    from textnb.store.text_model import load_model
 
     rng = random.Random(3)
     for label in ("sport", "tech"):

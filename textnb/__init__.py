@@ -12,11 +12,12 @@ __version__ = "0.1.0"
 
 # name → the module defining it
 _EXPORTS = {
-    "TextClassifier": "classifier", "load_model": "classifier", "save_model": "classifier",
+    "TextClassifier": "classifier", "load_model": "store.text_model",
+    "save_model": "store.text_model",
     "DocumentError": "errors", "ModelFileError": "errors", "TextnbError": "errors",
     "Contribution": "nb.explain", "Explanation": "nb.explain", "explain_document": "nb.explain",
     "informative_terms": "nb.explain",
-    "BaseNB": "nb.discrete", "BernoulliNB": "nb.discrete", "ComplementNB": "nb.discrete",
+    "BaseNB": "nb.estimator", "BernoulliNB": "nb.discrete", "ComplementNB": "nb.discrete",
     "ComplementNBWithPrior": "nb.discrete", "MultinomialNB": "nb.discrete",
     "Tokenizer": "text.tokens", "Vocabulary": "text.vocabulary",
 }

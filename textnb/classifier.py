@@ -1,70 +1,44 @@
 """raw texts → tokens → Vocabulary → weighted counts → Naive Bayes model: TextClassifier.
 
-Also the model file of a TextClassifier: vocabulary, counts, parameters and a format version in
-one file (see :mod:`textnb.store.container`), and the digests of learned documents, so that
-unlearning a document the model never learned is an error rather than corrupt counts.
+Its model file is :mod:`textnb.store.text_model`'s; the cross-validations of its cutoffs and
+decision threshold are :mod:`textnb.decision.cutoffs`'; how it reads and counts its texts is
+:mod:`textnb.text.features`'.
 """
 
 from __future__ import annotations
 
-from collections import Counter, deque
-import copy
+from collections import Counter
 import math
-import operator
-import os
 import statistics
-import threading
-from itertools import chain, islice
+from itertools import chain
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .text.counting import Part, count_part, document_tokens
+from .text.counting import document_tokens
 from .documents.message import relayed
 from .decision import cutoffs as _cutoffs
-from .decision.rules import check_cutoffs, spam_cutoffs
+from .decision.rules import spam_cutoffs
 from .nb.explain import Explanation, explain_document, informative_terms
-from .nb.on_error import MARGIN, MAX_PASSES, take_rows, train_on_error, trained_on_error
-from .nb.sparse import CSR, StoredCounts, divide_rows, row_sums
+from .nb.on_error import MARGIN, MAX_PASSES, take_rows, train_on_error
+from .nb.sparse import CSR
 from .nb.discrete import BernoulliNB, ComplementNBWithPrior, MultinomialNB, DiscreteNB
-from .nb.estimator import Parameters, sklearn_tags, check_labels
+from .nb.estimator import Parameters, sklearn_tags
 from .text.stopwords import load_stop_words
 from .text.tokens import MAX_TOKEN_LENGTH, Tokenizer
-from .store import container as modelfile
-from .store import schema
 from .text.hashing import HashedVocabulary, check_hash_bits
-from .text.vocabulary import Counts, Vocabulary, _relabel, part_counts
-from .workers import imap
+from .text.vocabulary import Counts, Vocabulary, relabel
+from .text.features import (Added, Text, count_stream, import_meanwhile, noting_digests, peek,
+                            text_iterable, text_length, text_list, weigh)
 
 # "complement" keeps the class prior in its score (scikit-learn's ComplementNB drops it), so
 # that fit_prior and class_prior take effect; with the default uniform priors the two agree.
 MODELS = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB,
           "complement": ComplementNBWithPrior}
-_KIND = "text-classifier"
-# Below this many documents, and this many bytes of them, starting worker processes costs more
-# than tokenizing.
-_PARALLEL_MIN_DOCUMENTS = 2000
-_PARALLEL_MIN_BYTES = 8 << 20
-# Documents counted as one part, in a worker or here: a part's texts, tokens and term list are
-# held at once (1,000 news posts: 2 MB of bytes), and each part sends back its distinct terms,
-# so that fewer, larger parts repeat fewer common terms.
-_PART_DOCUMENTS = 1000
-# ... or fewer, as many as hold this many bytes (the last one passing it): what a part holds in
-# flight is bounded whatever the documents' sizes (2,400 messages with 400 kB attachments:
-# 1.36 GB peak with parts of 1,000). On SpamAssassin it keeps the workers busy to the end
-# rather than one counting the last thousand messages, hard_ham's long ones (8.5 MB), alone.
-_PART_BYTES = 4 << 20
-# Rows scored at a time by the left-out scores (_left_out): their temporaries, some ten arrays
-# of the rows' entries, are a block's, not a 20,000-message sample's (SpamAssassin ten times
-# over: 240 → 406 MiB peak RSS when all at once).
-_LEFT_OUT_ROWS = 1000
 # Documents scored as one part: its texts, tokens, counts and weights are held at once, and
 # nothing of it is kept, so a smaller part costs no more time (20 Newsgroups' classify peak
 # RSS, 2 workers: 105-108 MB with parts of 1,000 posts, 99 with 250; CPU time alike).
 _SCORE_PART_DOCUMENTS = 250
-
-# A Document (textnb.documents.message) is recognised by its ``text`` and ``fields`` attributes.
-Text = Any
 
 
 class TextClassifier(Parameters):
@@ -230,14 +204,14 @@ class TextClassifier(Parameters):
         >>> clf.predict(["viagra"]).tolist(), len(clf.em_history_) > 0
         (['spam'], True)
         """
-        texts = _text_iterable(texts)
+        texts = text_iterable(texts)
         if hasattr(texts, "__len__") and hasattr(y, "__len__"):
-            _check_training(texts, list(y))  # before any work, where the lengths are known
+            check_training(texts, list(y))  # before any work, where the lengths are known
         labels = y if hasattr(y, "__len__") else ()
         sample, texts = self._peek(texts, labels)
         self.ngram_range_ = self.default_ngram_range(labels, sample)
         self._build(labels, sample)
-        extra = [] if unlabeled is None else _text_list(unlabeled)
+        extra = [] if unlabeled is None else text_list(unlabeled)
         if extra and self.training == "on-error":
             raise ValueError("training on error and EM on unlabeled texts do not combine")
         return self._fit_counted(self._count_stream(chain(texts, extra)), y, len(extra),
@@ -251,10 +225,10 @@ class TextClassifier(Parameters):
         ``labels`` is read after the parts, so a reader may fill it as it reads the texts."""
         vocabulary = self._vocabulary()
         found: list[np.ndarray] = []
-        _import_meanwhile("numpy.random", "numpy.ma")  # the cross-validations' folds import them
+        import_meanwhile("numpy.random", "numpy.ma")  # the cross-validations' folds import them
         X = vocabulary.fit_parts(noting_digests(parts, found))
         labels = list(labels)
-        _check_training(range(X.shape[0] - unlabeled), labels)
+        check_training(range(X.shape[0] - unlabeled), labels)
         digests = np.concatenate(found)[:len(labels)]
         del found
         return self._fit_vocabulary(vocabulary, X, labels, digests, unlabeled, em_weight,
@@ -275,8 +249,8 @@ class TextClassifier(Parameters):
         if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
                                 callback)
-        if self._learns_cutoffs(labels):
-            training, (self.cutoffs_, suspect, as_new) = self._cross_validate(X, counts, labels,
+        if self.learns_cutoffs(labels):
+            training, (self.cutoffs_, suspect, as_new) = _cutoffs.choose_training(self, X, counts, labels,
                                                                               digests)
         else:
             training = "full" if self.training == "auto" else self.training
@@ -292,14 +266,14 @@ class TextClassifier(Parameters):
             labels = np.array(labels, dtype=object)[keep].tolist()
         if self.cutoffs_:
             if training == "full":  # scores the threshold's too
-                as_new = self._left_out(counts, X, labels, digests)
-            self.cutoffs_ = self._rated(self.cutoffs_, as_new, labels,
+                as_new = _cutoffs.left_out(self, counts, X, labels, digests)
+            self.cutoffs_ = _cutoffs.rated(self, self.cutoffs_, as_new, labels,
                                         "left out" if training == "full" else "as new")
-        self.decision_threshold_ = self._learn_threshold(X, raw, labels, training, as_new,
+        self.decision_threshold_ = _cutoffs.learn_threshold(self, X, raw, labels, training, as_new,
                                                          groups=digests)
         del raw, counts
         if training == "full":
-            self.vocabulary_, self.model_ = vocabulary, self._new_model().fit(X, labels)
+            self.vocabulary_, self.model_ = vocabulary, self.new_model().fit(X, labels)
             self._learned(digests, labels)
             self.on_error_ = None
         else:
@@ -308,36 +282,6 @@ class TextClassifier(Parameters):
             self.cutoffs_["training"] = training
         return self
 
-    def _cross_validate(self, X: CSR, raw: CSR | None, labels: list, digests: np.ndarray
-                        ) -> tuple[str, tuple]:
-        """(training, (cutoffs, suspect, as_new)): the training to fit mail by and what the
-        cross-validation of its cutoffs gave (:meth:`_learn_cutoffs`). "auto" trains on error
-        where the ham are too few to read the spam cutoff off their scores (it is extrapolated:
-        the two trainings' out-of-fold estimates are then too noisy to choose by, and the one
-        that looked better had been lucky — on Subject-and-body samples of 100 ham and 100
-        spam it called 0.47 % of new ham spam, full training alone 0.38 %, training on error
-        alone 0.16 %; README, Spam decisions); else it keeps the one whose out-of-fold decisions
-        misplace fewer messages, full training on a tie or with too few documents to
-        cross-validate. Training on error's held-out rows are scored as new documents too
-        (as_new, for the decision threshold); full training's threshold has scores of its own
-        (:meth:`_learn_threshold`)."""
-        def learn(kind: str, raw: CSR | None) -> tuple:
-            return self._learn_cutoffs(X, labels, fit=None if kind == "full" else self._on_error,
-                                       raw=None if kind == "full" else raw, groups=digests)
-
-        if self.training != "auto":
-            return self.training, learn(self.training, raw)
-        walked = learn("on-error", raw)
-        ham = sum(str(label) != self.spam_class for label in labels)
-        if (walked[0] is not None and _cutoffs.extrapolated(ham, self.target_fpr)
-                and min(ham, len(labels) - ham) >= _cutoffs.SUSPECT_MIN):
-            return "on-error", walked
-        full = learn("full", None)
-        if walked[0] is not None and full[0] is not None \
-                and _misplaced(walked[0]) < _misplaced(full[0]):
-            return "on-error", walked
-        return "full", full
-
     def _fit_em(self, vocabulary: Vocabulary, X: CSR, labels: list, digests: np.ndarray,
                 em_weight: float, em_iterations: int | None, callback: Any) -> "TextClassifier":
         """Semi-supervised fit: X holds the labeled rows, then the unlabeled ones."""
@@ -345,7 +289,7 @@ class TextClassifier(Parameters):
         X, U = split_rows(X, len(labels))
 
         def fit(Xf: Any, yf: Any, report: Any = None) -> DiscreteNB:
-            model = self._new_model()
+            model = self.new_model()
             self.em_history_, _ = expectation_maximization(
                 model, Xf, yf, U, unlabeled_weight=em_weight,
                 max_iter=em_iterations or MAX_ITER, callback=report)
@@ -355,7 +299,7 @@ class TextClassifier(Parameters):
         history = self.em_history_
         self._learned(digests, labels)
         self.on_error_ = None
-        self.cutoffs_, _, _ = self._learn_cutoffs(X, labels, fit=fit, groups=digests)
+        self.cutoffs_, _, _ = _cutoffs.learn_cutoffs(self, X, labels, fit=fit, groups=digests)
         self.suspects_ = np.empty(0, int)
         self.decision_threshold_ = None
         if self.cutoffs_:
@@ -363,8 +307,10 @@ class TextClassifier(Parameters):
         self.em_history_ = history  # the folds' EM runs (cutoffs) overwrote it
         return self
 
-    def _on_error(self, X: Any, y: Any) -> DiscreteNB:
-        return train_on_error(X, y, self._new_model, self.margin, self.max_passes,
+    def on_error_model(self, X: Any, y: Any) -> DiscreteNB:
+        """A model of the weighted counts X and labels y trained on error with these settings
+        (``margin``, ``max_passes``, ``n_jobs``; :func:`textnb.nb.on_error.train_on_error`)."""
+        return train_on_error(X, y, self.new_model, self.margin, self.max_passes,
                               n_jobs=self.n_jobs)[0]
 
     def _fit_on_error(self, vocabulary: Vocabulary, X: CSR, labels: list,
@@ -374,7 +320,7 @@ class TextClassifier(Parameters):
         that learned it, but for pruning (``min_df``, ``max_df``, ``max_features``), which saw
         them all. ``on_error_`` says how many documents were learned and how many each pass of
         the first walk learned, of how many of each class."""
-        _, weight, per_pass = train_on_error(X, labels, self._new_model, self.margin,
+        _, weight, per_pass = train_on_error(X, labels, self.new_model, self.margin,
                                              self.max_passes, n_jobs=self.n_jobs)
         learned = weight > 0
         rows = take_rows(X, learned)
@@ -387,7 +333,7 @@ class TextClassifier(Parameters):
             self.vocabulary_.terms_ = [vocabulary.terms_[j] for j in used.tolist()]
         chosen = np.array(labels, dtype=object)[learned].tolist()
         column = np.cumsum(np.bincount(used, minlength=X.shape[1])) - 1  # each used one's place
-        self.model_ = self._new_model().fit(_relabel(rows, column, used.size), chosen,
+        self.model_ = self.new_model().fit(relabel(rows, column, used.size), chosen,
                                             sample_weight=weight[learned])
         self._learned(digests[learned], chosen, weight[learned])
         self.on_error_ = {"documents": len(labels), "learned": int(learned.sum()),
@@ -409,9 +355,9 @@ class TextClassifier(Parameters):
         sample = list(sample)
         if 2 * sum(map(relayed, sample)) >= len(sample):  # full mail, or nothing to tell by
             return (1, 1)
-        if self._learns_cutoffs(labels) or len(set(map(str, labels))) == 2:
+        if self.learns_cutoffs(labels) or len(set(map(str, labels))) == 2:
             return (1, 2)
-        return (1, 2) if statistics.median(map(_length, sample)) < SHORT_TEXT else (1, 1)
+        return (1, 2) if statistics.median(map(text_length, sample)) < SHORT_TEXT else (1, 1)
 
     def _may_pair(self, labels: list, documents: int | None = None) -> bool:
         """Whether documents of these labels may count word pairs by default, as their first
@@ -419,7 +365,7 @@ class TextClassifier(Parameters):
         or :data:`PAIRS_DOCUMENTS` documents (``documents``, else one a label)."""
         low, high = PAIRS_DOCUMENTS
         enough = low <= (len(labels) if documents is None else documents) <= high
-        return self.ngram_range is None and (enough or self._learns_cutoffs(labels))
+        return self.ngram_range is None and (enough or self.learns_cutoffs(labels))
 
     def _peek(self, texts: Iterable[Text], labels: Sequence) -> tuple[list[Text], Iterable[Text]]:
         """The first documents of ``texts`` if ``default_ngram_range`` or
@@ -427,215 +373,17 @@ class TextClassifier(Parameters):
         no further ahead than counting reads it), and ``texts``."""
         labels = list(labels)
         needed = self._may_pair(labels) or self.stop_words_by_length(labels)
-        return _peek(texts) if needed else ([], texts)
+        return peek(texts) if needed else ([], texts)
 
     def _ngrams(self) -> tuple[int, int]:
         """The n-grams counted: as fitted (``ngram_range_``), else as set (None: words)."""
         return self.__dict__.get("ngram_range_") or tuple(self.ngram_range or (1, 1))
 
-    def _learns_cutoffs(self, labels: list) -> bool:
+    def learns_cutoffs(self, labels: list) -> bool:
+        """Whether ``fit`` on documents of these labels learns spam cutoffs: ``spam_class`` is
+        one of exactly two classes."""
         classes = set(map(str, labels))
         return self.spam_class is not None and len(classes) == 2 and self.spam_class in classes
-
-    def _learn_cutoffs(self, X: CSR, labels: list, fit=None, raw: CSR | None = None,
-                       whole: DiscreteNB | None = None, groups: np.ndarray | None = None,
-                       weight: np.ndarray | None = None
-                       ) -> tuple[dict[str, Any] | None, np.ndarray | None, np.ndarray | None]:
-        """(cutoffs, suspect, as_new): the spam and ham cutoffs on the spam log-odds, chosen on
-        out-of-fold scores of the weighted counts X (:func:`textnb.decision.cutoffs.choose_cutoffs`),
-        with their estimated rates and how many messages were left out as likely mis-sorted
-        (``suspects``; ``suspect`` says which, :func:`textnb.decision.cutoffs.suspects`), and the
-        out-of-fold log-odds scored as new documents are, given the raw counts
-        (:meth:`_out_of_fold`); (None, None, None) without a spam class among exactly two
-        classes, or with too few messages.
-
-        The folds share the vocabulary of all of X, but each fold's model holds only the counts
-        of the other folds: a held-out document's terms are known, its counts are not.
-        ``fit(X, y)`` gives a fold's model (default: the counts of X, or of the model
-        ``whole``, less the held part's, :meth:`_out_of_fold`); the messages of a group (their
-        digests: copies) share a fold.
-        """
-        y = np.array(labels, dtype=str)
-        if not self._learns_cutoffs(labels):
-            return None, None, None
-        is_spam = y == self.spam_class
-        folds = _folds(y, self.cutoff_folds, groups)
-        if folds is None:
-            return None, None, None
-        k = int(folds.max()) + 1
-        log_odds, as_new = self._out_of_fold(X, raw, y, folds, fit, whole, weight)
-        if np.unique(y)[0] == self.spam_class:   # the log-odds of the spam class
-            log_odds = -log_odds
-        suspect = (np.zeros(y.size, dtype=bool) if self.keep_suspects
-                   else _cutoffs.suspects(log_odds, is_spam))
-        chosen = _cutoffs.choose_cutoffs(log_odds[~suspect], is_spam[~suspect], self.target_fpr,
-                                         self.target_fnr, self.target_unsure)
-        return {"spam_class": self.spam_class, **chosen, "folds": k,
-                "suspects": int(suspect.sum()), "target_fpr": self.target_fpr,
-                "target_fnr": self.target_fnr, "target_unsure": self.target_unsure}, suspect, as_new
-
-    def _out_of_fold(self, X: CSR, raw: CSR | None, y: np.ndarray, folds: np.ndarray, fit=None,
-                     whole: DiscreteNB | None = None,
-                     weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-        """(log_odds, as_new): the log-odds of the second class over the first of each row of
-        X (weighted counts, labelled ``y``, two classes) by the model of the other folds
-        (``folds``, each row's number) — ``fit(X, y)``, or the counts of X (or of the model
-        ``whole``, which learned X's rows among others, each ``weight`` times) less the held
-        fold's — over every term of X; and, given the rows' ``raw`` counts, the same models'
-        log-odds of the rows taken as a new document is, its counts cut to the terms the model
-        has counts of and then weighted (None without ``raw``): for full training, the
-        log-odds a model trained on the other folds alone gives them (to rounding); training
-        on error walks the other folds over every term of X, which moves them a little (under
-        0.05 in tests/test_threshold.py)."""
-        log_odds = np.empty(y.size)
-        as_new = None if raw is None else np.empty(y.size)
-        # Without `fit`, a fold's model is the whole's counts less its held part's: X counted
-        # once and a fifth of it taken out k times, rather than four fifths counted k times.
-        if fit is None and whole is None:
-            whole = self._new_model().fit(X, y)
-        k = int(folds.max()) + 1
-        # Training on error's folds walked together: a fold's model scored while the next walk.
-        walked = (trained_on_error(X, y, [np.flatnonzero(folds != fold) for fold in range(k)],
-                                   self._new_model, self.margin, self.max_passes,
-                                   n_jobs=self.n_jobs) if fit == self._on_error else None)
-        for fold in range(k):
-            held = folds == fold
-            X_held = take_rows(X, held)
-            model = (next(walked)[0] if walked is not None
-                     else fit(take_rows(X, ~held), y[~held]) if fit is not None
-                     else copy.deepcopy(whole).unlearn(X_held, y[held], sample_weight=(
-                         None if weight is None else weight[held])))
-            log_odds[held] = _log_odds(model, X_held)
-            if raw is not None:  # the fold's model is its own: cut to its terms in place
-                as_new[held] = _log_odds(model, self._as_new(model, take_rows(raw, held),
-                                                             cut=fit is not None))
-        return log_odds, as_new
-
-    def _as_new(self, model: DiscreteNB, raw: CSR, cut: bool) -> CSR:
-        """The rows of raw counts ``raw`` as :meth:`predict` weighs a new document's, for
-        ``model``, whose terms without counts it deletes: cut to the terms it has counts of,
-        then weighted (the unknown words left out before a row is made unit length). A hashed
-        vocabulary keeps every column after full training, so there the rows are only
-        weighted, unless ``cut`` (training on error keeps the learned documents' columns)."""
-        if self.hash_bits is not None and not cut:
-            return self._weigh(raw)
-        used = model.feature_count_.sum(axis=0) > 0
-        column = np.where(used, np.cumsum(used) - 1, -1)
-        model.delete_terms(np.flatnonzero(~used))
-        return self._weigh(_relabel(raw, column, int(used.sum())))
-
-    def _rated(self, cutoffs: dict[str, Any], scores: np.ndarray | None, labels: Sequence,
-               how: str) -> dict[str, Any]:
-        """``cutoffs`` with the rates they give on ``scores`` (the classes in the order of their
-        names; None: as they were), held-out scores that stand for new mail's: for full training
-        each message's by a model of the others ("left out", :meth:`_left_out`), for training
-        on error the folds' models' of their held-out messages taken as new ones ("as new",
-        :meth:`_out_of_fold`). The folds' own scores choose the cutoffs, but they are no
-        estimate of what the cutoffs do: a fold's model knows a held-out message's own terms
-        without counts, each adding log((N_ham + α|V|)/(N_spam + α|V|)) to its log-odds, where
-        the trained model ignores a new message's unknown terms. On the SMS texts (seeds 0–15)
-        they promised 7.4 % of the spam not caught where the test parts left 14.5 % and the
-        left-out scores say 15.2 %; trained on error, 32 % where the test parts left 66 %
-        (README, Spam decisions). The spam cutoff they set stays, for it kept every split's ham
-        called spam under 0.1 %, where cutoffs read off the left-out scores did not."""
-        if scores is None:
-            return cutoffs
-        y = np.asarray(labels, dtype=str)
-        spam = -scores if np.unique(y)[0] == self.spam_class else scores
-        return {**cutoffs, **_cutoffs.rates(spam, y == self.spam_class, cutoffs["spam"],
-                                            cutoffs["ham"]), "rated": how}
-
-    def _left_out(self, raw: CSR, X: CSR, labels: Sequence, groups: np.ndarray,
-                  whole: DiscreteNB | None = None,
-                  weight: np.ndarray | None = None) -> np.ndarray | None:
-        """The log-odds of the second class over the first (by their names, as
-        :meth:`_out_of_fold`'s) of each row of raw counts ``raw`` (``X``: weighted; ``labels``,
-        two classes) by a model of the other rows — or of ``whole``, which learned each row
-        ``weight`` times among others — less its group's (``groups``: copies, equal rows), the
-        row taken as :meth:`predict` takes a new text (cut to the terms the rest hold, then
-        weighted). Exact, in passes over X's entries, for two-class multinomial or complement
-        NB, whose log-odds are the same; with 1 the second class and 0 the first:
-
-            Σ_k x'_k [log(n'_k1 + α) − log(n'_k0 + α)]
-                + (Σ_k x'_k)·log((N'_0 + α|V'|) / (N'_1 + α|V'|)) + log P'(1)/P'(0)
-
-        with n'_kc class c's counts of term k less the group's (m_c times the row: a group's
-        rows are equal), N'_c their sum, |V'| the terms the rest hold, x' the row cut to them
-        and weighted, and P' the prior (given, learned from the rest, or uniform). None for the
-        Bernoulli model, whose absent terms score too."""
-        if self.model == "bernoulli":
-            return None
-        y = np.asarray(labels, dtype=str)
-        second = np.unique(y)[1]
-        pos = y == second
-        if whole is None:  # the counts of X's rows, each once
-            whole = self._new_model().fit(X, list(labels))
-        # Its column in the model's classes (sorted as given, not as names) and the prior's.
-        s = [str(c) for c in whole.classes_].index(second)
-        n1, n0 = whole.feature_count_[s], whole.feature_count_[1 - s]
-        docs1, docs0 = whole.class_count_[s], whole.class_count_[1 - s]
-        w = np.ones(y.size) if weight is None else weight
-        n_docs = X.shape[0]
-        blocks = [np.arange(start, min(start + _LEFT_OUT_ROWS, n_docs))
-                  for start in range(0, n_docs, _LEFT_OUT_ROWS)]
-        _, key = np.unique(groups, return_inverse=True)
-        m1 = np.bincount(key, weights=w * pos)[key]
-        m0 = np.bincount(key, weights=w * ~pos)[key]
-        held, alpha = np.count_nonzero(n0 + n1), self.alpha
-        log_odds = np.empty(n_docs)
-        for block in blocks:
-            part, counts = take_rows(X, block), take_rows(raw, block)
-            cols, at = part.indices, np.repeat(block, np.diff(part.indptr))
-            c1 = np.maximum(n1[cols] - m1[at] * part.data, 0.0)
-            c0 = np.maximum(n0[cols] - m0[at] * part.data, 0.0)
-            known = c0 + c1 > 1e-9 * (n0[cols] + n1[cols])  # rounding: a term only the group holds
-            terms = held - row_sums(~known, part.indptr)                            # |V'|
-            indptr = np.concatenate([[0], np.cumsum(row_sums(known, part.indptr))]).astype(
-                part.indptr.dtype)
-            cut = self._weigh(CSR(counts.data[known], counts.indices[known], indptr, counts.shape))
-            mass = row_sums(part.data, part.indptr)                               # Σ_k x_k
-            total0 = np.maximum(n0.sum() - m0[block] * mass, 0.0) + alpha * terms
-            total1 = np.maximum(n1.sum() - m1[block] * mass, 0.0) + alpha * terms
-            cut_mass = row_sums(cut.data, indptr)
-            with np.errstate(divide="ignore", invalid="ignore"):  # |V'| = 0: nothing to weigh
-                log_ratio = np.where(cut_mass > 0, np.log(total0) - np.log(total1), 0.0)
-            log_odds[block] = (
-                row_sums(cut.data * (np.log(c1[known] + alpha) - np.log(c0[known] + alpha)), indptr)
-                + cut_mass * log_ratio)
-        if self.class_prior is not None:
-            prior = np.asarray(self.class_prior, dtype=float)
-            log_odds += np.log(prior[s]) - np.log(prior[1 - s])
-        elif self.fit_prior:
-            log_odds += np.log(docs1 - m1) - np.log(docs0 - m0)
-        return log_odds
-
-    def _learn_threshold(self, X: CSR, raw: CSR | None, labels: list, training: str,
-                         as_new: np.ndarray | None, whole: DiscreteNB | None = None,
-                         groups: np.ndarray | None = None,
-                         weight: np.ndarray | None = None) -> float | None:
-        """``decision_threshold_``: the setting's number, or for "auto" and two classes of at
-        least THRESHOLD_MIN documents each, the accuracy threshold
-        (:func:`textnb.decision.cutoffs.accuracy_threshold`) on held-out log-odds taken as new
-        documents' are: for full training each document's by a model of the others
-        (:meth:`_left_out`, copies (``groups``) left out together, of the model ``whole`` if
-        given), else ``as_new`` (the cutoffs' folds'), else those of folds of its own, copies
-        together (:meth:`_out_of_fold`); None: the most probable class decides."""
-        setting = self.decision_threshold
-        if raw is None:  # None or a number (_build checked it)
-            return None if setting is None else float(setting)
-        y = np.asarray(labels)
-        classes, counts = np.unique(y, return_counts=True)  # in the model's order
-        folds = _folds(y, _cutoffs.FOLDS, groups)   # None: a class of one distinct document
-        if classes.size != 2 or counts.min() < _cutoffs.THRESHOLD_MIN or folds is None:
-            return None
-        named = (self._left_out(raw, X, labels, np.arange(y.size) if groups is None else groups,
-                                whole, weight) if as_new is None and training == "full" else as_new)
-        if named is not None:  # the classes in the order of their names
-            as_new = -named if str(classes[1]) != np.unique(y.astype(str))[1] else named
-        else:
-            fit = None if training == "full" else self._on_error
-            _, as_new = self._out_of_fold(X, raw, y, folds, fit, whole, weight)
-        return _cutoffs.accuracy_threshold(as_new, y == classes[1])
 
     def partial_fit(self, texts: Iterable[Text], y: Iterable,
                     classes: Iterable | None = None) -> "TextClassifier":
@@ -651,7 +399,7 @@ class TextClassifier(Parameters):
         added before the next is read, so its documents are never all held; ``y`` is read as
         they are (a reader may fill a list of labels as it yields the texts).
         """
-        texts = _text_iterable(texts)
+        texts = text_iterable(texts)
         labels = y if isinstance(y, list) else list(y)
         if classes is not None:
             classes = np.unique(np.asarray(list(classes)))
@@ -670,7 +418,7 @@ class TextClassifier(Parameters):
         else:
             vocabulary = self.vocabulary_
         first = len(vocabulary) if fitted else 0
-        added = _Added(self._new_model()._binary)
+        added = Added(self.new_model()._binary)
         digests, n_texts = [], 0
         try:
             for counts, found in self._count_stream(texts):
@@ -690,7 +438,7 @@ class TextClassifier(Parameters):
             vocabulary._forget(first)
             raise
         if n_texts:
-            model = self._new_model()
+            model = self.new_model()
             model.classes_, class_count, counts = added.counts(len(vocabulary), order)
             model.restore_counts(class_count, counts)
             if fitted:
@@ -733,7 +481,7 @@ class TextClassifier(Parameters):
                              "one was trained on error")
         found: list[np.ndarray] = []
         raw = self.vocabulary_.count_parts(
-            noting_digests(self._count_stream(_text_iterable(texts)), found))
+            noting_digests(self._count_stream(text_iterable(texts)), found))
         labels = list(y)
         _check_labels(range(raw.shape[0]), labels)
         if len(self.classes_) != 2 or set(map(str, labels)) != set(map(str, self.classes_)):
@@ -744,7 +492,7 @@ class TextClassifier(Parameters):
         counts, X = raw, self._weigh(raw)
         raw = counts if self.decision_threshold == "auto" else None
         # None without a spam class, or, as fit learns none, for fewer than two texts of a class.
-        self.cutoffs_, suspect, _ = self._learn_cutoffs(X, labels, whole=self.model_,
+        self.cutoffs_, suspect, _ = _cutoffs.learn_cutoffs(self, X, labels, whole=self.model_,
                                                         groups=digests, weight=weight)
         self.suspects_ = np.empty(0, int)
         if self.cutoffs_:
@@ -764,11 +512,11 @@ class TextClassifier(Parameters):
                 X, labels = take_rows(X, keep), np.array(labels, dtype=object)[keep].tolist()
                 digests, weight, counts = digests[keep], weight[keep], take_rows(counts, keep)
                 raw = None if raw is None else counts
-        left_out = (self._left_out(counts, X, labels, digests, self.model_, weight)
+        left_out = (_cutoffs.left_out(self, counts, X, labels, digests, self.model_, weight)
                     if self.cutoffs_ or raw is not None else None)
         if self.cutoffs_:
-            self.cutoffs_ = self._rated(self.cutoffs_, left_out, labels, "left out")
-        self.decision_threshold_ = self._learn_threshold(X, raw, labels, "full", left_out,
+            self.cutoffs_ = _cutoffs.rated(self, self.cutoffs_, left_out, labels, "left out")
+        self.decision_threshold_ = _cutoffs.learn_threshold(self, X, raw, labels, "full", left_out,
                                                          self.model_, digests, weight)
         return self
 
@@ -816,7 +564,7 @@ class TextClassifier(Parameters):
     def unlearn(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Remove documents learned before under the same labels; ValueError if one was not."""
         self._check_fitted()
-        texts, labels = _text_list(texts), list(y)
+        texts, labels = text_list(texts), list(y)
         _check_labels(texts, labels)
         parts = self._count(texts)
         remove = []
@@ -880,14 +628,14 @@ class TextClassifier(Parameters):
     def transform(self, texts: Iterable[Text]) -> CSR:
         """Weighted counts of the vocabulary's terms: CSR of shape (n_documents, n_terms)."""
         self._check_fitted()
-        parts = self._count_stream(_text_iterable(texts), digests=False)
+        parts = self._count_stream(text_iterable(texts), digests=False)
         return self._weigh(self.vocabulary_.count_parts(counts for counts, _ in parts))
 
     def _scores(self, texts: Iterable[Text], score: Any) -> np.ndarray:
         """``score(X)`` of each part of the texts' weighted counts, stacked: a document's score
         is its own row's, and the parts' counts are let go as they are scored."""
         self._check_fitted()   # first: it says "not fitted" when model_ is absent
-        parts = self._count_stream(_text_iterable(texts), digests=False,
+        parts = self._count_stream(text_iterable(texts), digests=False,
                                    size=_SCORE_PART_DOCUMENTS)
         scored = [score(self._weigh(self.vocabulary_.count_parts([counts])))
                   for counts, _ in parts]
@@ -919,7 +667,7 @@ class TextClassifier(Parameters):
         self._check_fitted()
         if len(self.classes_) != 2:
             return self.predict_log_proba(texts)
-        return self._scores(texts, lambda X: _log_odds(self.model_, X))
+        return self._scores(texts, lambda X: _cutoffs.two_class_log_odds(self.model_, X))
 
     def spam_status(self, texts: Iterable[Text]) -> np.ndarray:
         """Each text's status, spam, ham or unsure, as ``textnb classify`` and ``filter``
@@ -946,7 +694,7 @@ class TextClassifier(Parameters):
         threshold = self.__dict__.get("decision_threshold_")
         if threshold is None or len(self.classes_) != 2:
             return self.model_.predict(X)
-        return self.classes_[(_log_odds(self.model_, X) >= threshold).astype(int)]
+        return self.classes_[(_cutoffs.two_class_log_odds(self.model_, X) >= threshold).astype(int)]
 
     def score(self, texts: Iterable[Text], y: Iterable,
               sample_weight: Sequence[float] | None = None) -> float:
@@ -954,7 +702,7 @@ class TextClassifier(Parameters):
 
         scikit-learn's default classifier score, so that GridSearchCV and cross_val_score work.
         """
-        texts, labels = _text_list(texts), list(y)
+        texts, labels = text_list(texts), list(y)
         _check_labels(texts, labels)
         hits = self.predict(texts) == np.asarray(labels)
         return float(np.average(hits, weights=sample_weight))
@@ -981,7 +729,7 @@ class TextClassifier(Parameters):
     def tokenize(self, texts: Iterable[Text]) -> list[list[str]]:
         """Token lists of ``texts``, in order."""
         tokenizer = self._tokenizer()
-        return [document_tokens(tokenizer, text) for text in _text_list(texts)]
+        return [document_tokens(tokenizer, text) for text in text_list(texts)]
 
     def _count(self, texts: list[Text], digests: bool = True) -> list[tuple[Counts, np.ndarray]]:
         """:meth:`_count_stream`'s parts as a list."""
@@ -989,38 +737,13 @@ class TextClassifier(Parameters):
 
     def _count_stream(self, texts: Iterable[Text], digests: bool = True,
                       size: int = 0) -> Iterator[tuple[Counts, np.ndarray]]:
-        """Texts counted in parts of ``size`` (default ``_PART_DOCUMENTS``), in order, each with
-        its documents' digests: in this process, or in worker processes (``n_jobs``) that parse,
-        tokenize and count, so that only distinct tokens and arrays travel back. ``texts`` is
-        read as the parts are counted (a few parts ahead), so an iterator's texts are never all
-        held."""
-        tokenizer = self._tokenizer()
-        texts = iter(texts)
-        first, held = deque(), 0
-        end = object()  # not None: a None among the texts is counting's to refuse, by name
-        while len(first) < _PARALLEL_MIN_DOCUMENTS and held < _PARALLEL_MIN_BYTES:
-            if (text := next(texts, end)) is end:
-                break
-            first.append(text)
-            held += _length(text)
-        # The first texts are let go as they are counted, not held until all are (3 MB of news).
-        parts = _parts(chain(_drain(first), texts), size or _PART_DOCUMENTS)
-        if self.n_jobs == 1 or (len(first) < _PARALLEL_MIN_DOCUMENTS
-                                and held < _PARALLEL_MIN_BYTES):
-            for part in parts:
-                yield _count_part(tokenizer, part, digests)
-        else:
-            yield from map(_counted, imap(count_part, ((tokenizer, part, digests)
-                                                       for part in parts), self.n_jobs))
+        """:func:`textnb.text.features.count_stream` with this classifier's tokenizer and
+        ``n_jobs``."""
+        return count_stream(self._tokenizer(), texts, self.n_jobs, digests, size)
 
     def _weigh(self, X: CSR) -> CSR:
-        if self.model == "bernoulli" or (self.tf == "raw" and self.norm is None):
-            return X
-        data = (np.log1p(X.data) if self.tf == "log" else np.ones_like(X.data, dtype=float)
-                if self.tf == "binary" else X.data.copy())
-        if self.norm == "l2":
-            divide_rows(data, X.indptr, np.sqrt(row_sums(data ** 2, X.indptr)))
-        return CSR(data, X.indices, X.indptr, X.shape)
+        """X weighed as this classifier weighs documents (:func:`textnb.text.features.weigh`)."""
+        return weigh(X, self.model, self.tf, self.norm)
 
     def default_stop_words(self, labels: Iterable = (), sample: Iterable[Text] = ()) -> Any:
         """The stop words for documents of these labels (a list of them, or just the class
@@ -1033,7 +756,7 @@ class TextClassifier(Parameters):
         if not self.stop_words_by_length(labels):
             return "english"
         sample = list(sample)
-        if sample and statistics.median(map(_length, sample)) < SHORT_TEXT:
+        if sample and statistics.median(map(text_length, sample)) < SHORT_TEXT:
             return "none"
         return "english-without-negations"
 
@@ -1092,7 +815,8 @@ class TextClassifier(Parameters):
             return Vocabulary(**settings)
         return HashedVocabulary(hash_bits=self.hash_bits, **settings)
 
-    def _new_model(self) -> DiscreteNB:
+    def new_model(self) -> DiscreteNB:
+        """An unfitted model of these settings: the event model, ``alpha`` and the priors."""
         return MODELS[self.model](alpha=self.alpha, fit_prior=self.fit_prior,
                                   class_prior=self.class_prior)
 
@@ -1101,75 +825,6 @@ class TextClassifier(Parameters):
             raise ValueError("this TextClassifier is not fitted yet; call fit first")
 
 
-
-
-class _Added:
-    """Weighted counts added a part at a time (partial_fit), kept sparse: the non-zero cells
-    (a class, a term) as sorted keys and their sums (20 Newsgroups: 430,000 of 3.4 million
-    cells, 7 MB where a dense row per class took 31 MB). Classes and terms are numbered as they
-    come. ``np.add.at`` adds each entry in turn, from 0, as one bincount over every document
-    does (the model's ``_count``): the same sums, bit for bit, however the documents are parted."""
-
-    def __init__(self, binary: bool) -> None:
-        self.binary = binary
-        self.classes: dict[Any, int] = {}   # label → its number
-        self.documents: list[int] = []      # per class number
-        self.keys = np.zeros(0, dtype=np.int64)  # class number << 32 | term, ascending
-        self.sums = np.zeros(0)
-
-    def add(self, X: CSR, labels: Sequence) -> None:
-        y = check_labels(labels, X.shape[0])
-        found, inverse = np.unique(y, return_inverse=True)
-        for label in found.tolist():
-            if label not in self.classes:
-                self.classes[label] = len(self.classes)
-                self.documents.append(0)
-        number = np.array([self.classes[label] for label in found.tolist()], dtype=np.int64)
-        row_class = number[inverse.ravel()]
-        for c, n in zip(*np.unique(row_class, return_counts=True)):
-            self.documents[c] += int(n)
-        values = (X.data > 0).astype(float) if self.binary else X.data.astype(float, copy=False)
-        keys = np.repeat(row_class << 32, np.diff(X.indptr)) | X.indices
-        cells = np.unique(keys)
-        at = np.searchsorted(self.keys, cells)
-        new = at == self.keys.size
-        new[~new] = self.keys[at[~new]] != cells[~new]
-        if new.any():  # new cells, each put in its place, with a sum of 0
-            self.keys = np.insert(self.keys, at[new], cells[new])
-            self.sums = np.insert(self.sums, at[new], 0.0)
-        del cells, at, new
-        np.add.at(self.sums, np.searchsorted(self.keys, keys), values)
-
-    def counts(self, n_terms: int, order: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        """classes_ (sorted), class_count_ and the counts as a model file stores them, by term
-        (terms in the vocabulary's ``order``). The last call: the cells and sums are let go
-        as they are used (their copies by term take their place)."""
-        labels = list(self.classes)
-        classes = np.unique(check_labels(labels, len(labels)))
-        rank = np.searchsorted(classes, check_labels(labels, len(labels)))  # number → row
-        place = (np.arange(n_terms) if order is None
-                 else np.argsort(order, kind="stable"))  # term number → column
-        # Each cell's place, term-major: column × classes + row, built in place, and each
-        # temporary (8 bytes a cell: 2.8 MB for 20 Newsgroups' 350,000) let go when done.
-        keys, sums, self.keys, self.sums = self.keys, self.sums, None, None
-        cell = place[keys & 0xFFFFFFFF]
-        cell *= classes.size
-        cell += rank[keys >> 32]
-        del keys
-        by_term = np.argsort(cell, kind="stable")
-        cell = cell[by_term]
-        sums = sums[by_term]
-        del by_term
-        indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(np.bincount(cell // classes.size, minlength=n_terms), out=indptr[1:])
-        cell %= classes.size
-        class_count = np.zeros(classes.size)
-        class_count[rank] = self.documents
-        return classes, class_count, StoredCounts(indptr, cell, sums, (classes.size, n_terms))
-
-
-# Documents looked at to tell full mail from other texts (default_ngram_range).
-_SAMPLE_DOCUMENTS = 100
 # Two-class text (and short text, below) counts word pairs from the first number of documents
 # to the second. By 5-fold CV of the training part, pairs against words: Rotten Tomatoes
 # snippets (5,972) 0.7401 against 0.7304, IMDB reviews (17,500) 0.8890 against 0.8676, four
@@ -1185,127 +840,12 @@ PAIRS_DOCUMENTS = (500, 100_000)
 SHORT_TEXT = 500
 
 
-def _length(text: Any) -> int:
-    """A text's length in characters (a document's body and fields), or bytes as read; 0 for
-    what is no text (counting refuses it, saying why)."""
-    body = getattr(text, "text", text)
-    if not isinstance(body, (str, bytes)):
-        return 0
-    return len(body) + sum(len(value) for _, value in getattr(text, "fields", ()))
-
-
-def _peek(texts: Iterable[Text]) -> tuple[list[Text], Iterable[Text]]:
-    """The first documents of ``texts``, and ``texts`` as they were (an iterator, rebuilt)."""
-    if isinstance(texts, Sequence):
-        return list(texts[:_SAMPLE_DOCUMENTS]), texts
-    texts = iter(texts)
-    sample = list(islice(texts, _SAMPLE_DOCUMENTS))
-    return sample, chain(sample, texts)
-
-
-def _text_iterable(texts: Iterable[Text]) -> Iterable[Text]:
-    """``texts`` as given (a list, or an iterator to read once); a single str or bytes is
-    refused, not split into characters."""
-    if isinstance(texts, (str, bytes, bytearray)):
-        raise ValueError(f"expected a list of texts, got a single {type(texts).__name__}; "
-                         f"wrap it in a list: [text]")
-    if texts is None:  # else "'NoneType' object is not iterable", from deep inside
-        raise ValueError("expected a list of texts, got None")
-    return texts
-
-
-def _log_odds(model: DiscreteNB, X: CSR) -> np.ndarray:
-    """ln P(second class|x) − ln P(first class|x) of each row of X, for a two-class model."""
-    log_proba = model.predict_log_proba(X)
-    return log_proba[:, 1] - log_proba[:, 0]
-
-
-def _folds(y: np.ndarray, most: int, groups: np.ndarray | None) -> np.ndarray | None:
-    """Each document's number among stratified folds of the labels ``y``: ``most``, or fewer
-    where a class has fewer distinct documents (copies, one ``groups`` key, are one and share a
-    fold); None where that is under two, or where a class ends in one fold (copies of another
-    class's documents go where those go), whose model of the other folds would have none of it."""
-    from .evaluation.metrics import stratified_folds
-    sizes = [np.unique(groups[y == c]).size if groups is not None else int((y == c).sum())
-             for c in np.unique(y)]
-    k = min(most, *sizes)
-    if k < 2:
-        return None
-    folds = stratified_folds(y, k, groups=groups)
-    return folds if all(np.unique(folds[y == c]).size >= 2 for c in np.unique(y)) else None
-
-
-def noting_digests(parts: Iterable[tuple[Counts, np.ndarray]],
-                   found: list[np.ndarray]) -> Iterator[Counts]:
-    """The counts of :meth:`TextClassifier._count_stream`'s parts, each part's digests
-    appended to ``found`` as it is taken."""
-    for part, digests in parts:
-        found.append(digests)
-        yield part
-
-
-def _import_meanwhile(*modules: str) -> threading.Thread | None:
-    """Import ``modules`` in a thread (returned; None if all are imported already): numpy imports
-    its submodules when first used, and the cross-validations after counting would wait 16 ms for
-    numpy.random and numpy.ma (SpamAssassin) where this process mostly waits on the workers."""
-    import importlib
-    import sys
-
-    def load() -> None:
-        try:
-            for name in modules:
-                importlib.import_module(name)
-        except Exception:  # no traceback from here: the cross-validation's own import will say
-            pass
-
-    if all(name in sys.modules for name in modules):
-        return None
-    thread = threading.Thread(target=load, daemon=True)
-    thread.start()
-    return thread
-
-
-def _text_list(texts: Iterable[Text]) -> list[Text]:
-    """``texts`` as a list; a single str or bytes is refused, not split into characters."""
-    return list(_text_iterable(texts))
-
-
 def _check_in(labels: Sequence, classes: np.ndarray) -> None:
     """ValueError for labels not among ``classes`` (partial_fit's, as scikit-learn's)."""
     unknown = np.setdiff1d(np.asarray(labels), classes).tolist() if len(labels) else []
     if unknown:
         raise ValueError(f"label {unknown[0]!r} of y is not among the classes given: "
                          f"{classes.tolist()}")
-
-
-def _parts(texts: Iterator[Text], size: int) -> Iterator[list[Text]]:
-    """``texts`` in lists of ``size``, or of fewer that hold :data:`_PART_BYTES`."""
-    part, held = [], 0
-    for text in texts:
-        part.append(text)
-        held += _length(text)
-        if len(part) == size or held >= _PART_BYTES:
-            yield part
-            part, held = [], 0
-    if part:
-        yield part
-
-
-def _drain(texts: deque) -> Iterator[Text]:
-    """The texts of ``texts``, each removed as it is given."""
-    while texts:
-        yield texts.popleft()
-
-
-def _count_part(tokenizer: Tokenizer, texts: list[Text],
-                digests: bool) -> tuple[Counts, np.ndarray]:
-    """Counts of ``texts`` and, if asked, their digests (else an empty array)."""
-    return _counted(count_part(tokenizer, texts, digests))
-
-
-def _counted(part: Part) -> tuple[Counts, np.ndarray]:
-    """A part as :func:`textnb.text.counting.count_part` gives it → its counts and digests."""
-    return part_counts(part), np.frombuffer(part.digests, dtype=np.uint64)
 
 
 def _merge_settings(classifier: TextClassifier) -> dict[str, Any]:
@@ -1327,7 +867,7 @@ def _check_labels(texts: list, labels: list) -> None:
         raise ValueError(f"got {len(texts)} texts but {len(labels)} labels")
 
 
-def _check_training(texts: list, labels: list) -> None:
+def check_training(texts: list, labels: list) -> None:
     _check_labels(texts, labels)
     if not texts:
         raise ValueError("cannot fit on an empty training set")
@@ -1341,73 +881,6 @@ def _check_training(texts: list, labels: list) -> None:
 
 # -- model file --------------------------------------------------------------------------
 
-def saved_meta(classifier: TextClassifier) -> dict[str, Any]:
-    """What a model file's meta.json (and a dump's header) says of a fitted classifier: its
-    settings as JSON values (tuples and sets as lists), classes and stop words, and the cutoffs
-    and tuning record it learned, if any; :func:`restore` reads it back."""
-    params = classifier.get_params()
-    if params["ngram_range"] is not None:
-        params["ngram_range"] = list(params["ngram_range"])
-    if params["class_prior"] is not None:
-        params["class_prior"] = [float(p) for p in params["class_prior"]]
-    if not isinstance(params["stop_words"], str) and params["stop_words"] is not None:
-        params["stop_words"] = sorted(params["stop_words"])
-    meta = {"params": params, "classes": [_json_label(c) for c in classifier.model_.classes_],
-            "stop_words": list(classifier.stop_words_),
-            "ngram_range": list(classifier._ngrams())}  # as counted
-    for name in ("cutoffs", "tuning"):
-        if getattr(classifier, f"{name}_", None):
-            meta[name] = getattr(classifier, f"{name}_")
-    if getattr(classifier, "decision_threshold_", None) is not None:
-        meta["decision_threshold"] = classifier.decision_threshold_
-    return meta
-
-
-def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
-    """Write a fitted classifier to ``path`` atomically (a zip of .npy arrays and JSON)."""
-    classifier._check_fitted()
-    model = classifier.model_
-    meta = saved_meta(classifier)
-    problem = schema.text_classifier_problem(meta)
-    if problem:
-        raise ValueError(f"cannot save this classifier: {problem}")
-    # The constants first: their passes over the terms' counts are this function's largest
-    # temporaries (20 Newsgroups: 7 MB), better not added to the arrays built below.
-    constants = _score_constants(model)
-    row = {str(label): i for i, label in enumerate(model.classes_)}
-    # A hashed vocabulary keeps no terms: its column numbers take their place.
-    hashed = isinstance(classifier.vocabulary_, HashedVocabulary)
-    names = [] if hashed else classifier.vocabulary_.terms_
-    terms = np.frombuffer(_join_terms(names), dtype=np.uint8)
-    # Where each term's line ends (after its line break): the scorer's index into the terms.
-    breaks = np.append(np.flatnonzero(terms == ord("\n")), terms.size)
-    term_ends = breaks[:len(names)] + 1
-    # The counts by term (or hashed column), non-zero ones only (format 3): row k of the CSR
-    # arrays is term k, so the scorer reads the rows of a message's terms. Integral counts are
-    # stored as the smallest unsigned integers that hold them, others as float64: exact either way.
-    indptr, cls, values, _ = model.stored_counts()
-    if values.size and (values == np.trunc(values)).all() and values.max() < 2.0 ** 64:
-        values = values.astype(_unsigned(values.max()))
-    bias = model._bias()
-    arrays = {"class_count": model.class_count_,
-              "digests": classifier.digests_,
-              "digest_classes": np.array([row[name] for name in classifier._digest_names],
-                                         dtype=_unsigned(len(model.classes_) - 1)
-                                         )[classifier._digest_codes],
-              "terms": terms,
-              "term_ends": term_ends.astype(_unsigned(terms.size + 1)),
-              "count_indptr": indptr.astype(_unsigned(values.size)),
-              "count_classes": cls.astype(_unsigned(len(model.classes_) - 1)),
-              "count_values": values,
-              # What textnb.mail.scorer scores one message with, without numpy: a term's weights
-              # follow from its counts and these (score_constants), the prior from score_bias.
-              "score_bias": bias, "score_constants": constants}
-    if hashed:
-        arrays["columns"] = classifier.vocabulary_.columns_
-    if (classifier.digest_weights_ != 1).any():  # training on error: shares of walks
-        arrays["digest_weights"] = classifier.digest_weights_
-    modelfile.save(path, _KIND, meta, arrays)
-
 
 def _encode(labels: Iterable, names: list[str] | None = None) -> tuple[list[str], np.ndarray]:
     """(names, codes): each label's number among the distinct names (``names`` first, then new
@@ -1419,172 +892,3 @@ def _encode(labels: Iterable, names: list[str] | None = None) -> tuple[list[str]
     return list(index), codes
 
 
-def _unsigned(top: int) -> type:
-    """The smallest unsigned integer type that holds 0 to ``top``."""
-    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if top <= np.iinfo(t).max)
-
-
-def _score_constants(model: DiscreteNB) -> np.ndarray:
-    """(a, b), each of shape (n_classes,), from which term k's weights w_kc follow from its
-    counts n_kc alone (N_c = class_count, α = alpha), with the expressions of
-    :mod:`textnb.nb.discrete`, so that the scorer's weights are these to the rounding of a log:
-
-    * multinomial: w = log(n + α) − a, a = log Σ_k (n_kc + α)
-    * Bernoulli: w = (log(n + α) − a) − (log(max(N − n, 0) + α) − a), a = log(N + 2α)
-    * complement: w = (log max(Σ_c' n_kc' − n + α, α) − a) / b, a = log Σ_k of that
-      complement count, b = −1, or Σ_k log θ_kc with weight normalisation (``norm``).
-    """
-    # The model's own per-class sums (one class's row at a time, no (n_classes, n_terms)
-    # temporaries): the numbers its weights are computed with.
-    b = -np.ones(len(model.classes_))
-    if isinstance(model, BernoulliNB):
-        a = np.log(model.class_count_ + 2 * model.alpha)
-    elif isinstance(model, MultinomialNB):
-        a = model._log_totals()
-    else:
-        a, sums = model._normalisers()
-        if model.norm:
-            b = sums
-    return np.array([a, b])
-
-
-def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> TextClassifier:
-    """Read a classifier written by :func:`save_model` (format 1, 2 or 3); ModelFileError, one
-    line naming the file, if it is not one by :mod:`textnb.store.container`'s rules (the mail
-    filter's too): its members, settings and sizes within bounds, its arrays of the shapes its
-    classes and terms imply, its counts finite and non-negative, its terms sorted.
-
-    The model scores with the score constants the file holds (:func:`_score_with`), as the
-    mail filter does, and works in ``n_jobs`` processes (default 1) where it works in
-    parallel, not in as many as it was trained with: a file starts no processes.
-    """
-    model = modelfile.read(path, _KIND)
-    arrays = model.arrays()
-    meta, sizes = model.meta, model.sizes
-    terms = (list(meta["terms"]) if model.version == 1 else
-             arrays["columns"] if "columns" in arrays else arrays["terms"])
-    feature_count = (StoredCounts(arrays["count_indptr"], arrays["count_classes"],
-                                  arrays["count_values"], (sizes["C"], sizes["T"]))
-                     if model.version >= 3 else arrays["feature_count"])
-    try:
-        classifier = restore(meta, terms, arrays["class_count"], feature_count,
-                             arrays["digests"], arrays["digest_classes"],
-                             arrays.get("digest_weights"))
-    except ValueError as error:  # what only restore knows: format 1's terms, hashed columns
-        raise model.corrupt(str(error)) from None
-    classifier.n_jobs = n_jobs
-    if model.version >= 2:
-        _score_with(classifier.model_, arrays)
-    return classifier
-
-
-def _score_with(model: DiscreteNB, arrays: dict[str, np.ndarray]) -> None:
-    """Have a model read from a file score with the file's score_bias and score_constants
-    (format 3) or score_weights (format 2), as the mail filter's scorer does, rather than
-    derive them from the counts again: for every file textnb wrote these are the numbers it
-    would derive (:func:`_score_constants`), and for any file every reader scores alike.
-    Learning derives them again from the counts."""
-    bias = arrays["score_bias"]
-    derived = model._derived
-    if isinstance(model, BernoulliNB):
-        derived["bias"] = bias
-    else:  # multinomial and complement: the bias is the log prior
-        model.class_log_prior_ = bias
-    if "score_weights" in arrays:
-        derived["weights"] = np.asfortranarray(arrays["score_weights"].T)
-        return
-    a, b = arrays["score_constants"]
-    if isinstance(model, MultinomialNB):
-        derived["log_totals"] = a
-    elif isinstance(model, ComplementNBWithPrior):
-        derived["normalisers"] = np.array([a, b if model.norm else np.zeros_like(b)])
-
-
-def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
-            feature_count: np.ndarray | StoredCounts, digests: np.ndarray,
-            digest_classes: np.ndarray, digest_weights: np.ndarray | None = None) -> TextClassifier:
-    """A fitted classifier from what a model file or a dump holds: ``meta`` (params, classes,
-    stop_words, and learned cutoffs and tuning if any, all checked as a model file's are), the
-    sorted distinct terms (for a hashed vocabulary, its increasing column numbers), the counts
-    (class_count of shape (n_classes,), feature_count of shape (n_classes, n_terms) or as a
-    model file stores it, finite and non-negative) and each learned document's digest, class
-    number and weight (default 1). ValueError says what is wrong."""
-    problem = schema.text_classifier_problem(meta)
-    if problem:
-        raise ValueError(problem)
-    params = dict(meta["params"])
-    if params["ngram_range"] is not None:
-        params["ngram_range"] = tuple(params["ngram_range"])
-    classifier = TextClassifier(**params)
-    classifier.ngram_range_ = tuple(meta.get("ngram_range") or params["ngram_range"])
-    classifier.stop_words_ = list(meta["stop_words"])
-    settings = {name: params[name] for name in ("min_df", "max_df", "max_features")}
-    if params.get("hash_bits") is not None:  # terms: the hashed columns
-        vocabulary = HashedVocabulary.restore(params["hash_bits"], terms, **settings)
-    else:
-        vocabulary = Vocabulary(**settings)
-        vocabulary.terms_ = terms
-        # Sorted terms are distinct, and are looked up by bisection until a dict is asked for
-        # (Vocabulary.index_): classifying keeps no dict of every term. Others get one now.
-        if any(map(operator.ge, terms, terms[1:])):
-            vocabulary.index_ = dict(zip(terms, range(len(terms))))
-            if len(vocabulary.index_) != len(terms):
-                raise ValueError("the terms are not distinct")
-    model = classifier._new_model()
-    model.classes_ = np.array(meta["classes"])
-    shape = (len(model.classes_), len(terms))
-    if class_count.shape != shape[:1] or feature_count.shape != shape:
-        raise ValueError(f"counts of shapes {class_count.shape} and {feature_count.shape}, "
-                         f"expected {shape[:1]} and {shape}")
-    if isinstance(feature_count, StoredCounts):
-        _counts(feature_count.values)
-    else:
-        feature_count = _counts(feature_count)
-    if digest_classes.size and not 0 <= digest_classes.min() <= digest_classes.max() < shape[0]:
-        raise ValueError("digest_classes holds a class number out of range")
-    model.restore_counts(_counts(class_count), feature_count)
-    classifier.vocabulary_, classifier.model_ = vocabulary, model
-    if digest_weights is not None and not (np.isfinite(digest_weights).all()
-                                           and (digest_weights > 0).all()):
-        raise ValueError("digest_weights holds a weight that is not a positive number")
-    classifier._learned(digests, model.classes_.astype(str), digest_weights, codes=digest_classes)
-    classifier.cutoffs_ = check_cutoffs(meta.get("cutoffs"), meta["classes"])
-    classifier.decision_threshold_ = meta.get("decision_threshold")  # checked with the meta
-    classifier.tuning_ = meta.get("tuning")  # what --tune found: shown by info, not used
-    if classifier.tuning_ is not None and not isinstance(classifier.tuning_, dict):
-        raise ValueError("its tuning record is not an object")
-    return classifier
-
-
-def _counts(counts: np.ndarray) -> np.ndarray:
-    """Counts as floats, checked finite and non-negative (NaN would make every score NaN)."""
-    if not np.isfinite(counts).all() or (counts < 0).any():
-        raise ValueError("counts must be finite and non-negative")
-    return counts.astype(float, copy=False)
-
-
-def _misplaced(cutoffs: dict[str, Any]) -> float:
-    """How many messages learned cutoffs misplace on the out-of-fold scores: spam or ham called
-    the other, or unsure."""
-    n, n_spam = cutoffs["messages"], cutoffs["spam_messages"]
-    # A message left out as mis-sorted is one its out-of-fold score misplaces too.
-    return (cutoffs["fpr"] * (n - n_spam) + cutoffs["fnr"] * n_spam + cutoffs["unsure"] * n
-            + cutoffs.get("suspects", 0))
-
-
-def _join_terms(terms: list[str]) -> bytearray:
-    """The sorted terms as UTF-8 lines: read in a millisecond, where JSON takes ten."""
-    if any("\n" in term for term in terms):  # no tokenizer makes one; a caller's Vocabulary may
-        raise ValueError("a term holds a line break; it cannot be saved")
-    # Joined a few thousand at a time: one str of them all takes four bytes a character once a
-    # term holds a character beyond the BMP (20 Newsgroups: 7 MB for 1.7 MB of UTF-8).
-    out = bytearray()
-    for start in range(0, len(terms), 4096):
-        if start:
-            out += b"\n"
-        out += "\n".join(terms[start:start + 4096]).encode("utf-8")
-    return out
-
-
-def _json_label(label: Any) -> Any:
-    return label.item() if isinstance(label, np.generic) else label

@@ -2,7 +2,7 @@
 log P(c|x) of many documents, computed where they are read.
 
 Each worker reads (from paths), parses, tokenizes and counts its partitions with the
-classifier's tokenizer — the ``_count_part`` that ``fit``'s joblib workers run — and sends back
+classifier's tokenizer — the ``counted_part`` that ``fit``'s joblib workers run — and sends back
 only a partition's distinct terms, three arrays and its documents' digests, never its tokens.
 Here the parts are stacked in partition order (:meth:`~textnb.text.vocabulary.Vocabulary.fit_parts`)
 and the model adds up their rows per class: the count matrix, and so ``class_count_``,
@@ -28,7 +28,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .classifier import _SAMPLE_DOCUMENTS, TextClassifier, _check_training, _count_part, _text_list
+from .text.features import SAMPLE_DOCUMENTS, counted_part, text_list
+from .classifier import TextClassifier, check_training
 from .documents.sources import first_raw, read_raw, walk
 from .errors import DocumentError, TextnbError
 from .text.tokens import Tokenizer
@@ -71,7 +72,7 @@ def fit_bag(classifier: TextClassifier, bag: Any, client: Any = None) -> TextCla
     classes, sample, documents = (), (), 0
     if classifier.ngram_range is None or classifier._stop_words_auto():
         classes, documents = _compute([bag.pluck(1).distinct(), bag.count()], client)
-        sample = [text for text, _ in bag.take(_SAMPLE_DOCUMENTS, warn=False)]
+        sample = [text for text, _ in bag.take(SAMPLE_DOCUMENTS, warn=False)]
     classifier.ngram_range_ = classifier.default_ngram_range(classes, sample, documents)
     classifier._build(classes, sample)  # validates the settings, loads the stop words, as fit
     tokenizer = delayed(classifier._tokenizer(), pure=True)
@@ -145,7 +146,7 @@ def _count_pairs(tokenizer: Tokenizer, pairs: Iterable[tuple[Any, Any]]):
             labels.append(label)
             yield text
 
-    counts, digests = _count_part(tokenizer, texts(), True)
+    counts, digests = counted_part(tokenizer, texts(), True)
     return counts, digests, labels
 
 
@@ -161,12 +162,12 @@ def _count_files(files: list[tuple[str, str]], tokenizer: Tokenizer):
                 labels.append(label)
                 yield raw
 
-    counts, digests = _count_part(tokenizer, texts(), True)
+    counts, digests = counted_part(tokenizer, texts(), True)
     return counts, digests, labels, skipped
 
 
 def _log_proba(classifier: TextClassifier, texts: list) -> np.ndarray | None:
-    texts = _text_list(texts)
+    texts = text_list(texts)
     return classifier.predict_log_proba(texts) if texts else None
 
 
@@ -181,7 +182,7 @@ def _classify_paths(paths: list[str], classifier: TextClassifier):
 def _fit(classifier: TextClassifier, parts: list) -> TextClassifier:
     """The model of the parts' counts, stacked in order (as ``fit`` stacks its own parts)."""
     labels = [label for _, _, part_labels in parts for label in part_labels]
-    _check_training(labels, labels)
+    check_training(labels, labels)
     return classifier._fit_counted([(counts, digests) for counts, digests, part_labels in parts
                                     if part_labels], labels)
 

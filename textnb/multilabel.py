@@ -25,7 +25,9 @@ import numpy as np
 from .store import container as modelfile
 
 from .store import schema
-from .classifier import TextClassifier, _join_terms, _text_list
+from .classifier import TextClassifier
+from .store.text_model import join_terms
+from .text.features import text_list
 from .errors import DocumentError
 from .text.tokens import MAX_TOKEN_LENGTH
 from .nb.estimator import Parameters
@@ -107,7 +109,7 @@ class MultiLabelClassifier(Parameters):
         cross-validation (``cv_`` keeps the out-of-fold precision, recall and F1 per label)."""
         if not 0 < self.alpha < np.inf:
             raise ValueError(f"alpha must be a finite number > 0, not {self.alpha!r}")
-        texts = _text_list(texts)
+        texts = text_list(texts)
         labels, Y = label_matrix(y)
         if len(texts) != Y.shape[0]:
             raise ValueError(f"got {len(texts)} texts but {Y.shape[0]} label sets")
@@ -159,7 +161,7 @@ class MultiLabelClassifier(Parameters):
         """Weighted counts of the vocabulary's terms: csr_matrix (n_documents, n_terms)."""
         self._check_fitted()
         text = self._text_classifier()
-        parts = text._count(_text_list(texts), digests=False)
+        parts = text._count(text_list(texts), digests=False)
         return to_scipy(text._weigh(self.vocabulary_.count_parts(c for c, _ in parts)))
 
     def decision_function(self, texts: Iterable[Any]) -> np.ndarray:
@@ -360,7 +362,7 @@ def save_model(classifier: MultiLabelClassifier, path: str | os.PathLike) -> Non
     problem = schema.multilabel_problem({**meta, "kind": KIND})
     if problem:
         raise ValueError(f"cannot save this classifier: {problem}")
-    arrays = {"terms": np.frombuffer(_join_terms(classifier.vocabulary_.terms_), dtype=np.uint8),
+    arrays = {"terms": np.frombuffer(join_terms(classifier.vocabulary_.terms_), dtype=np.uint8),
               "label_count": classifier.label_count_,
               "feature_count": classifier.feature_count_,
               "total_count": classifier.total_count_,

@@ -2,7 +2,7 @@
 
 ``stratified_split(y, 0.7, seed)`` is the 70/30 split the spam studies share (bench.spam,
 bench.tune, bench.filter, ...); ``stratified_folds`` deals each class round robin to the folds.
-(textnb.evaluation.metrics.stratified_folds, which textnb's own cross-validation uses, starts each class at
+(textnb.folds.stratified_folds, which textnb's own cross-validation uses, starts each class at
 a random fold: bench.ngrams, bench.stopwords and bench.ranking use that one.)
 """
 

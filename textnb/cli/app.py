@@ -21,7 +21,8 @@ import click
 import numpy as np
 
 from .. import __version__
-from ..classifier import TextClassifier, load_model, save_model
+from ..classifier import TextClassifier
+from ..store.text_model import load_model, save_model
 from .options import FloatRange
 from ..decision.cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE, extrapolated, ham_needed
 from ..nb.on_error import MARGIN, MAX_PASSES
@@ -429,7 +430,7 @@ def _streams(classifier: TextClassifier, classes: Sequence[str], sampled: bool =
     threshold to cross-validate (they need every document's scores), unless they are
     ``sampled``: learned on a sample of the documents, read again (:func:`_sampled_thresholds`)."""
     return (classifier.training in ("full", "auto")
-            and (sampled or not (classifier._learns_cutoffs(classes) or (
+            and (sampled or not (classifier.learns_cutoffs(classes) or (
                 len(set(map(str, classes))) == 2 and classifier.decision_threshold == "auto")))
             and type(classifier.min_df) is int and classifier.min_df <= 1
             and classifier.max_df == 1.0 and classifier.max_features is None)
@@ -505,7 +506,7 @@ def _sampled_thresholds(classifier: TextClassifier, sources: list[tuple[str, str
     classes, codes = np.unique(learned, return_inverse=True)
     share, rng = min(1.0, SAMPLE / len(learned)), np.random.default_rng(0)
     target = classifier.target_fpr
-    least = ham_needed(target) if target > 0 and classifier._learns_cutoffs(classes.tolist()) else 0
+    least = ham_needed(target) if target > 0 and classifier.learns_cutoffs(classes.tolist()) else 0
     chosen: set[int] = set()
     for code in range(classes.size):
         members = np.flatnonzero(codes == code)
@@ -621,7 +622,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     # Two classes too large to hold: every document counted as it is read, the threshold (and
     # mail's cutoffs) learned on a sample of them, read again; mail counts words only (their
     # pairs could outgrow memory; other texts count pairs only up to PAIRS_DOCUMENTS).
-    mail = classifier._learns_cutoffs(classes)
+    mail = classifier.learns_cutoffs(classes)
     sampled = (len(set(classes)) == 2 and (mail or classifier.decision_threshold == "auto")
                and training != "on-error" and not (dask_address or tune or unlabeled)
                and _streams(classifier, classes, sampled=True)
@@ -634,7 +635,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     if classifier.ngram_range is None:
         # The files counted (without reporting: reading reports what cannot be read, once)
         # unless a spam class decides, and the first of each directory read if they may.
-        files = None if classifier._learns_cutoffs(classes) else sum(
+        files = None if classifier.learns_cutoffs(classes) else sum(
             1 for _, path in sources if path != "-" for _ in iter_files(path, lambda *_: None))
         sample = _sample(sources) if classifier._may_pair(classes, files) else []
         classifier.set_params(ngram_range=classifier.default_ngram_range(
@@ -643,7 +644,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     if stream or dask_address:
         _return_large_frees()
     # Each document's file, to name the ones left out as mis-sorted (with learned cutoffs only).
-    where: list[str] | None = [] if classifier._learns_cutoffs(classes) else None
+    where: list[str] | None = [] if classifier.learns_cutoffs(classes) else None
     texts, y = ((None, classes) if dask_address or stream
                 else _stream_labelled(sources, skips, quiet, where))
     em = em_setup(classifier, options, unlabeled, em_weight, em_iterations,
@@ -1274,7 +1275,7 @@ def _cross_validate(texts: list, y: np.ndarray, k: int, seed: int, spam_class: s
     threshold too. cutoffs: None, or (spam class, spam cutoff per document, ham cutoff per
     document, learned by every fold); threshold: each document's fold's (NaN where none).
     Copies of a file (the same bytes) share a fold: no model scores a document it learned."""
-    from ..evaluation.metrics import stratified_folds
+    from ..folds import stratified_folds
     if len(set(y.tolist())) < 2:
         raise click.UsageError("cross-validation needs at least two classes")
     folds = stratified_folds(y, k, seed, groups=np.array([hash(text) for text in texts]))

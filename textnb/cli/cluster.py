@@ -13,11 +13,13 @@ from typing import Any, Sequence
 import click
 import numpy as np
 
-from ..classifier import TextClassifier, save_model
+from ..classifier import TextClassifier
+from ..store.text_model import save_model
 from .options import FloatRange
 from ..decision.rules import decide, line
 from ..documents.sources import is_maildir, read_raw
-from ..nb.em import CLUSTER_ALPHA, CLUSTER_MIN_DF, MAX_ITER, cluster_texts
+from ..cluster import CLUSTER_ALPHA, CLUSTER_MIN_DF, cluster_texts
+from ..nb.em import MAX_ITER
 from ..errors import DocumentError
 from ..paths import default_model_path
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import click
 
-from ..classifier import TextClassifier, load_model, save_model
+from ..classifier import TextClassifier
+from ..store.text_model import load_model, save_model
 from ..decision.rules import decide, spam_cutoffs, threshold_rule
 from ..documents.sources import read_raw
 from ..store.dump import load_dump, merge_models, read_dump, write_dump

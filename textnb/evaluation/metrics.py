@@ -54,30 +54,6 @@ def roc_auc(positive: Sequence[bool], scores: Sequence[float]) -> float:
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
-def stratified_folds(labels: Sequence[Any], k: int, seed: int = 0,
-                     groups: np.ndarray | None = None) -> np.ndarray:
-    """Fold number (0..k−1) of each document: each class is shuffled and dealt round-robin,
-    so every fold holds about 1/k of every class. With ``groups`` (a key a document, such as
-    its digest), the documents of a group all go where the first of them goes, whatever their
-    class: a copy of a held-out document is never in the model that scores it, and every other
-    document is dealt as without groups."""
-    labels = np.asarray(labels)
-    if k < 2:
-        raise ValueError(f"cross-validation needs at least 2 folds, got {k}")
-    _, counts = np.unique(labels, return_counts=True)
-    if counts.min() < k:
-        raise ValueError(f"a class has {counts.min()} documents, fewer than the {k} folds")
-    rng = np.random.default_rng(seed)
-    fold = np.empty(labels.size, dtype=np.int64)
-    for label in np.unique(labels):
-        members = rng.permutation(np.flatnonzero(labels == label))
-        fold[members] = (np.arange(members.size) + rng.integers(k)) % k
-    if groups is not None:
-        _, first, group = np.unique(groups, return_index=True, return_inverse=True)
-        fold = fold[first[group.ravel()]]
-    return fold
-
-
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), 0.0)

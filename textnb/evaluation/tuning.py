@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .metrics import stratified_folds
+from ..folds import stratified_folds
 from ..text.stopwords import load_stop_words
 from ..workers import n_workers
 
@@ -107,7 +107,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     """Cross-validate the grid of settings around ``classifier`` (a TextClassifier whose other
     settings — stemming, pruning, priors, spam_class — stay; its stop words are tried removed
     and kept) on ``texts``."""
-    from ..classifier import noting_digests
+    from ..text.features import noting_digests
     from ..text.vocabulary import Vocabulary, to_scipy
 
     y = np.array(labels, dtype=str)

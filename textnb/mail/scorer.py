@@ -6,7 +6,7 @@ decomposition`). Scoring one message needs the settings, the sorted terms, and t
 of the terms the message holds. A file of format 3 holds the counts by term (CSR: row k of
 ``count_indptr``, ``count_classes``, ``count_values`` is term k), and W_k follows from term
 k's counts and two numbers per class (``score_constants``, see
-:func:`textnb.classifier._score_constants`); a file of format 2 holds W_k itself, row k of
+:func:`textnb.store.text_model._score_constants`); a file of format 2 holds W_k itself, row k of
 ``score_weights``. The terms are searched as UTF-8 bytes, whose order is the code-point order
 they were sorted in, so they are never decoded. So ``textnb filter`` costs milliseconds more
 than Python's start-up, where importing numpy and reading the whole model took 200
@@ -14,9 +14,9 @@ than Python's start-up, where importing numpy and reading the whole model took 2
 
 The file is read by :func:`textnb.store.container.read` and its values checked by
 :meth:`~textnb.store.container.ModelFile.plain`: the rules of every reader, so a file this scorer
-scores is one :func:`~textnb.classifier.load_model` loads, and one it refuses is refused there
+scores is one :func:`~textnb.store.text_model.load_model` loads, and one it refuses is refused there
 too, in the same words (tests/test_hostile_models.py). A file of format 1 (terms in meta.json)
-or of a hashed vocabulary is scored through :func:`~textnb.classifier.load_model`.
+or of a hashed vocabulary is scored through :func:`~textnb.store.text_model.load_model`.
 
 The arithmetic is that of :meth:`TextClassifier.predict_log_proba`, in the same order, with
 the same score constants (load_model scores with those the file holds), so the two agree to
@@ -86,7 +86,7 @@ class Scorer:
         """The weights of each of ``terms``, one per class
         (:meth:`~textnb.nb.discrete.DiscreteNB.decomposition`): rows of score_weights (format 2),
         or from the term's counts n_c with the expressions of
-        :func:`textnb.classifier._score_constants`, a class without the term taking the
+        :func:`textnb.store.text_model._score_constants`, a class without the term taking the
         weight of a count of 0, computed once."""
         n_classes = len(self.classes)
         if self._weights is not None:
@@ -164,12 +164,12 @@ def score(path: str | os.PathLike, text: str,
           fields: tuple[tuple[str, str], ...] = ()) -> tuple[list, list[float], dict | None]:
     """(classes, log P(c|x) per class, learned cutoffs or None) of one text and its fields by
     the model file at path: read by a Scorer, or, for a file it leaves to load_model (format
-    1, a hashed vocabulary), by :func:`~textnb.classifier.load_model`. ModelFileError, from
+    1, a hashed vocabulary), by :func:`~textnb.store.text_model.load_model`. ModelFileError, from
     either, for a file every reader refuses."""
     try:
         scorer = Scorer(path)
     except Declined:
-        from ..classifier import load_model
+        from ..store.text_model import load_model
         from ..documents.message import Document
         classifier = load_model(path)
         classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]

@@ -59,7 +59,8 @@ from typing import Any
 
 import numpy as np
 
-from ..classifier import TextClassifier, load_model, save_model
+from ..classifier import TextClassifier
+from ..store.text_model import load_model, save_model
 from .client import MAX_SIZE, TIMEOUT, default_socket_path
 from ..decision.rules import decide, headers, spam_cutoffs
 from ..documents.message import read_bytes

@@ -31,7 +31,8 @@ from typing import IO, Any, Iterable, Iterator
 import numpy as np
 
 from .. import __version__
-from ..classifier import TextClassifier, load_model, restore, saved_meta
+from ..classifier import TextClassifier
+from .text_model import load_model, restore, saved_meta
 from ..errors import ModelFileError
 
 MAGIC = "#textnb-dump"

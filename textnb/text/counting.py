@@ -15,7 +15,12 @@ from itertools import count, repeat
 from typing import NamedTuple, Union
 
 from ..documents.message import Document, read_bytes
-from .tokens import Tokenizer, _fast, with_subject
+from .tokens import Tokenizer, with_subject
+
+try:  # numbering and counting tokens in C (textnb/_tokens.c), where it was built
+    from .. import _tokens as _fast
+except ImportError:  # the same numbers in Python
+    _fast = None
 
 Text = Union[str, bytes, Document]
 

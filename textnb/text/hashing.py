@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..nb.sparse import CSR
-from .vocabulary import Counts, Vocabulary, _as_count, _presence, _relabel, _stack
+from .vocabulary import Counts, Vocabulary, as_count, presence, relabel, stack
 
 # scikit-learn's HashingVectorizer allows up to 2**31 − 1 columns; a column number here must
 # fit the CSR's int32 indices.
@@ -87,15 +87,15 @@ class HashedVocabulary(Vocabulary):
     def fit_parts(self, parts: Iterable[Counts]) -> CSR:
         """Choose the columns of documents counted in parts; their counts over them, stacked."""
         bits = check_hash_bits(self.hash_bits)
-        X = _stack([_rename(part.matrix, hash_columns(part.terms, bits)[part.matrix.indices],
+        X = stack([_rename(part.matrix, hash_columns(part.terms, bits)[part.matrix.indices],
                             1 << bits) for part in parts])
         if X.shape[0] == 0:
             raise ValueError("cannot build a vocabulary from no documents")
         # The columns used, numbered in increasing order: renumbering keeps rows sorted.
         used, inverse = np.unique(X.indices, return_inverse=True)
         df = np.bincount(inverse, minlength=used.size)
-        keep = (df >= _as_count(self.min_df, X.shape[0], "min_df")) & \
-               (df <= _as_count(self.max_df, X.shape[0], "max_df"))
+        keep = (df >= as_count(self.min_df, X.shape[0], "min_df")) & \
+               (df <= as_count(self.max_df, X.shape[0], "max_df"))
         if self.max_features is not None:
             if int(self.max_features) < 1:
                 raise ValueError(f"max_features must be a positive number, got {self.max_features}")
@@ -107,15 +107,15 @@ class HashedVocabulary(Vocabulary):
             raise ValueError("empty vocabulary: every token was a stop word or was pruned by "
                              "min_df/max_df; try fewer stop words or a lower min_df")
         self.columns_ = used[keep]
-        X = _relabel(CSR(X.data, inverse.ravel(), X.indptr, X.shape),
+        X = relabel(CSR(X.data, inverse.ravel(), X.indptr, X.shape),
                      np.where(keep, np.cumsum(keep) - 1, -1), self.columns_.size)
-        return _presence(X) if self.binary else X
+        return presence(X) if self.binary else X
 
     def count_parts(self, parts: Iterable[Counts]) -> CSR:
         """Counts over the kept columns (CSR of shape (n_documents, len(self))), stacked."""
-        X = _stack([_rename(part.matrix, self._positions(part.terms)[part.matrix.indices],
+        X = stack([_rename(part.matrix, self._positions(part.terms)[part.matrix.indices],
                             len(self)) for part in parts])
-        return _presence(X) if self.binary else X
+        return presence(X) if self.binary else X
 
     def grow(self, token_lists: Iterable[Sequence[str]]) -> np.ndarray:
         """Add the columns of tokens not yet kept; the positions, in the old column order,

@@ -156,8 +156,8 @@ class Vocabulary:
         if X.shape[0] == 0:
             raise ValueError("cannot build a vocabulary from no documents")
         df = np.bincount(X.indices, minlength=len(terms))
-        keep = (df >= _as_count(self.min_df, X.shape[0], "min_df")) & \
-               (df <= _as_count(self.max_df, X.shape[0], "max_df"))
+        keep = (df >= as_count(self.min_df, X.shape[0], "min_df")) & \
+               (df <= as_count(self.max_df, X.shape[0], "max_df"))
         if self.max_features is not None:
             if int(self.max_features) < 1:
                 raise ValueError(f"max_features must be a positive number, got {self.max_features}")
@@ -171,14 +171,14 @@ class Vocabulary:
             raise ValueError("empty vocabulary: every token was a stop word or was pruned by "
                              "min_df/max_df; try fewer stop words or a lower min_df")
         if kept.size < len(terms):
-            X = _relabel(X, np.cumsum(keep) - 1 - np.where(keep, 0, len(terms)), kept.size)
+            X = relabel(X, np.cumsum(keep) - 1 - np.where(keep, 0, len(terms)), kept.size)
             terms = [terms[i] for i in kept.tolist()]
         # The index is built when first asked for: scoring finds terms without it (_lookup), and
         # word pairs' 1.2 million terms took a second to index (20 Newsgroups' --tune).
         self.terms_ = terms
         for name in ("_index", "_hashed", "_looked_up"):
             self.__dict__.pop(name, None)
-        return _presence(X) if self.binary else X
+        return presence(X) if self.binary else X
 
     def count(self, token_lists: Iterable[Sequence[str]]) -> CSR:
         """Counts (or presence) of the vocabulary's terms: CSR of shape (n_documents, n_terms)."""
@@ -187,10 +187,10 @@ class Vocabulary:
     def count_parts(self, parts: Iterable[Counts]) -> CSR:
         """``count`` of documents counted in parts (see :func:`count_tokens`), stacked."""
         n_terms = len(self.terms_)
-        X = _stack([_relabel(part.matrix, self._lookup(part.terms), n_terms) for part in parts]
+        X = stack([relabel(part.matrix, self._lookup(part.terms), n_terms) for part in parts]
                    or [CSR(np.zeros(0), np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64),
                            (0, n_terms))])
-        return _presence(X) if self.binary else X
+        return presence(X) if self.binary else X
 
     def transform(self, token_lists: Iterable[Sequence[str]]):
         """``count`` as a ``scipy.sparse.csr_matrix`` of shape (n_documents, n_terms)."""
@@ -274,7 +274,9 @@ def to_scipy(X: CSR):
     return csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
 
 
-def _as_count(value: int | float, n_documents: int, name: str) -> float:
+def as_count(value: int | float, n_documents: int, name: str) -> float:
+    """A document frequency setting as a number of documents: a proportion (a float in (0, 1])
+    of ``n_documents``, else the number itself (``name``: the setting, for the error)."""
     if isinstance(value, float) and 0.0 < value <= 1.0:
         return value * n_documents
     if value >= 1 and float(value).is_integer():
@@ -283,7 +285,7 @@ def _as_count(value: int | float, n_documents: int, name: str) -> float:
                      f"got {value!r}")
 
 
-def _relabel(X: CSR, column: np.ndarray, n_terms: int) -> CSR:
+def relabel(X: CSR, column: np.ndarray, n_terms: int) -> CSR:
     """X with column j renamed column[j], or dropped where that is negative (−1). The renaming
     must keep the order of the kept columns, so that rows stay sorted."""
     if _scores is not None and X.data.dtype == np.float64:  # in C (textnb/_scores.c): one pass
@@ -306,7 +308,7 @@ def _relabel(X: CSR, column: np.ndarray, n_terms: int) -> CSR:
     return CSR(X.data[kept], new[kept].astype(np.int32), indptr, (X.shape[0], n_terms))
 
 
-def _stack(parts: list[CSR]) -> CSR:
+def stack(parts: list[CSR]) -> CSR:
     """Rows of the parts one after another (all over the same columns)."""
     if len(parts) == 1:
         return parts[0]
@@ -338,5 +340,6 @@ def _stack_renamed(parts: list[tuple[CSR, np.ndarray]], rank: np.ndarray, n_term
     return CSR(data, indices, indptr, (n_documents, n_terms))
 
 
-def _presence(X: CSR) -> CSR:
+def presence(X: CSR) -> CSR:
+    """X with every stored count 1."""
     return CSR(np.ones(X.data.size), X.indices, X.indptr, X.shape)
