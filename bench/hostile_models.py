@@ -18,7 +18,7 @@ Each file is then read by every reader, each in a fresh process (``python -m tex
 * ``filter`` — ``textnb filter`` (the numpy-free scorer, the mail filter's);
 * ``classify`` — ``textnb classify -``;
 * ``info`` — ``textnb info``;
-* ``serve`` — ``textnb.serve.server.Model(path)``, the daemon's load.
+* ``serve`` — ``textnb.serve.model.Model(path)``, the daemon's load.
 
 Printed: per file, each reader's verdict (scored, or refused: one line naming the file), its
 wall time and its peak RSS (``wait4``'s ru_maxrss), whether every reader agrees with the file's
@@ -581,7 +581,7 @@ def read_in_this_process(reader: str, path: str) -> dict[str, Any]:
             classes, row, _ = score(path, document.text, document.fields)
             return _scored(classes, row)
         if reader == "serve":
-            from textnb.serve.server import Model
+            from textnb.serve.model import Model
             model = Model(path)
             weights = model.version.weights
             row = weights.log_proba(weights.classifier.tokenize([MESSAGE])[0])

@@ -14,7 +14,7 @@ without textnb; with ``--baseline DIR``, a fourth: another version's ``textnb se
 N`` from the source tree DIR, so that before and after are measured in the same minutes.
 
 0. **Stages** in this process, on the test messages (each timed 5 times, the fastest kept):
-   parsing (textnb.documents.message.read_bytes), tokenizing, scoring (textnb.serve.server.Weights; again
+   parsing (textnb.documents.message.read_bytes), tokenizing, scoring (textnb.serve.model.Weights; again
    right after the message's parsing and tokenizing, untimed, as in the daemon, whose caches
    the other stages fill), and the decision with its answer (PROCESS's bytes), the median
    and the mean message. The decision is composed here of the daemon's public parts, as
@@ -193,7 +193,7 @@ def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
     from textnb.decision.rules import headers
     from textnb.documents.message import read_bytes
     from textnb.mail.filter import add_headers
-    from textnb.serve.server import Model
+    from textnb.serve.model import Model
 
     version = Model(model).version
     documents = [read_bytes(raw) for raw in messages]
@@ -237,7 +237,7 @@ def verdict(version, raw: bytes) -> dict:
     its public parts."""
     from textnb.decision.rules import decide
     from textnb.documents.message import read_bytes
-    from textnb.serve.server import spamc_score
+    from textnb.serve.protocol import spamc_score
     tokens = version.classifier.tokenize([read_bytes(raw)])[0]
     row = version.weights.log_proba(tokens)
     _, spam_cutoff, ham_cutoff = version.cutoffs

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from textnb import load_model
 from textnb.cli.app import main
-from textnb.serve.server import learn
+from textnb.store.learning import learn
 from imapfixtures import (assert_each_once, corpus, digest, imap, model, needs_dovecot,  # noqa: F401
                           server, statuses, tagged, trained, where)
 

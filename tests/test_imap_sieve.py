@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from textnb.imap.dovecot import LDA, Dovecot, free_port, missing
-from textnb.serve.server import learn
+from textnb.store.learning import learn
 from imapfixtures import corpus, digest, tagged, trained, where  # noqa: F401
 
 CONTRIB = Path(__file__).resolve().parent.parent / "contrib" / "sieve"

@@ -30,7 +30,9 @@ from textnb.decision.rules import decide, logit as _logit, spam_cutoffs
 from textnb.mail.filter import filter_message
 from textnb.mail.scorer import score
 from textnb.documents.message import read_bytes
-from textnb.serve.server import _WARM_UP, THRESHOLD, Weights, _allowed, spamc_score
+from textnb.serve.server import _WARM_UP, _allowed
+from textnb.serve.protocol import THRESHOLD, spamc_score
+from textnb.serve.model import Weights
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpora" / "spamassassin"

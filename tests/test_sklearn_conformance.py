@@ -65,9 +65,9 @@ def test_errors_are_scikit_learns_when_it_is_loaded():
 
 def test_the_library_does_not_import_scikit_learn():
     """Validation and errors work without importing scikit-learn (it is no dependency)."""
-    code = ("import sys, numpy as np, textnb.nb.discrete as m\n"
+    code = ("import sys, numpy as np, textnb.nb.discrete as m, textnb.nb.estimator as est\n"
             "try:\n    m.MultinomialNB().predict(np.eye(2))\n"
-            "except m.NotFittedError as e:\n    print(type(e).__mro__[1].__name__)\n"
+            "except est.NotFittedError as e:\n    print(type(e).__mro__[1].__name__)\n"
             "m.ComplementNB().fit(np.eye(2), [0, 1]).predict(np.eye(2))\n"
             "print('sklearn' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -79,7 +79,9 @@ def serve(model_path, socket_path, addresses, allowed, workers, max_connections,
     """
     # Imported here: asyncio alone would add 30 ms to every other textnb command's start.
     import ipaddress
-    from ..serve.server import Model, PidFile, Settings, bind_tcp, bind_unix, run, systemd_listeners
+    from ..serve.model import Model
+    from ..serve.sockets import PidFile, bind_tcp, bind_unix, systemd_listeners
+    from ..serve.server import Settings, run
     if spam_cutoff is not None and ham_cutoff is not None and ham_cutoff > spam_cutoff:
         raise click.BadParameter(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
     try:

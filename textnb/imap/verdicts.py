@@ -10,7 +10,7 @@ from typing import Sequence
 from .. import load_model
 from ..decision.rules import spam_cutoffs
 from ..errors import ModelFileError
-from ..serve.server import learn
+from ..store.learning import learn
 
 SPAM, HAM = "spam", "ham"
 
