@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from textnb import load_model
-from textnb.cli import app as cli
-from textnb.cli.app import Exit, _class_name, main
+from textnb import TextClassifier, load_model
+from textnb.cli import common as cli
+from textnb.cli.app import Exit, main
+from textnb.documents.corpus import class_name
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -148,7 +149,7 @@ def test_classes_from_mailboxes_drop_the_mbox_suffix(tmp_path):
     write_texts(tmp_path / "top" / "ham.mbox", {"mbox": "agenda for the meeting"})
     assert run("train", "-q", "-m", model, tmp_path / "top").exit_code == 0
     assert load_model(model).classes_.tolist() == ["ham", "spam"]
-    assert _class_name(".mbox") == ".mbox" and _class_name("a/x.mbox/") == "x"
+    assert class_name(".mbox") == ".mbox" and class_name("a/x.mbox/") == "x"
 
 
 def test_a_label_path_that_does_not_exist_is_an_error(tmp_path):
@@ -172,15 +173,15 @@ def test_the_progress_bar_shows_count_rate_and_time_left(monkeypatch):
     ticks = iter(range(0, 1000, 2))  # two seconds a call, for the bar's rate and click's ETA
     monkeypatch.setattr(time, "monotonic", lambda: float(next(ticks)))
     monkeypatch.setattr(time, "time", lambda: float(next(ticks)))
-    with cli._progress(list(range(5)), "reading", quiet=False, stream=terminal) as bar:
+    with cli.progress(list(range(5)), "reading", quiet=False, stream=terminal) as bar:
         assert list(bar) == [0, 1, 2, 3, 4]
     shown = terminal.getvalue()
     assert "reading" in shown and "5/5" in shown
     assert re.search(r"  \d/5  \d\d:\d\d:\d\d  0\.\d files/s", shown)  # count, ETA, rate
-    with cli._progress([1, 2], "reading", quiet=True, stream=terminal) as items:
+    with cli.progress([1, 2], "reading", quiet=True, stream=terminal) as items:
         assert items == [1, 2]
     quiet = io.StringIO()  # not a terminal: no bar
-    with cli._progress([1, 2], "reading", quiet=False, stream=quiet) as items:
+    with cli.progress([1, 2], "reading", quiet=False, stream=quiet) as items:
         assert list(items) == [1, 2] and quiet.getvalue() == ""
 
 
@@ -611,13 +612,11 @@ def test_evaluate_cross_validation_shows_the_spread_over_folds(tmp_path):
 
 def test_evaluate_cross_validation_keeps_copies_of_a_file_in_one_fold():
     """A message filed twice: dealt apart, a fold's model would have learned what it scores."""
-    from textnb.cli.app import _cross_validate
+    from textnb.evaluation.crossval import cross_validate
     texts = [p.read_bytes() for p in sorted(SPAM_DIR.iterdir())[:20] + sorted(HAM_DIR.iterdir())[:20]]
     texts += texts[:10] + texts[20:30]   # the first ten of each class twice
     y = np.array((["spam"] * 20 + ["ham"] * 20) + ["spam"] * 10 + ["ham"] * 10)
-    options = dict.fromkeys(["event_model", "alpha", "min_df", "max_df", "max_features",
-                             "stop_words", "stem", "ngrams", "tf", "norm", "jobs"])
-    folds = _cross_validate(texts, y, 3, 0, None, options)[-1]
+    folds = cross_validate(texts, y, 3, 0, None, lambda labels: TextClassifier())[-1]
     np.testing.assert_array_equal(folds[40:50], folds[:10])
     np.testing.assert_array_equal(folds[50:], folds[20:30])
 

@@ -144,13 +144,13 @@ def test_where_the_highest_ham_alone_would_set_it_the_spam_cutoff_is_extrapolate
 
 
 def test_info_says_nothing_more_where_the_ham_are_enough():
-    from textnb.cli.app import _cutoffs_line
+    from textnb.cli.output import cutoffs_line
     cutoffs = {"spam": 1.0, "ham": 0.0, "folds": 5, "fpr": 0.0, "fnr": 0.0, "unsure": 0.0,
                "spam_not_caught": 0.0, "target_fpr": 0.001}
-    assert "note" not in _cutoffs_line({**cutoffs, "messages": 2399, "spam_messages": 400})
-    assert "1998 training ham are too few" in _cutoffs_line({**cutoffs, "messages": 2398,
+    assert "note" not in cutoffs_line({**cutoffs, "messages": 2399, "spam_messages": 400})
+    assert "1998 training ham are too few" in cutoffs_line({**cutoffs, "messages": 2398,
                                                               "spam_messages": 400})
-    assert "note" not in _cutoffs_line({k: v for k, v in cutoffs.items() if k != "target_fpr"}
+    assert "note" not in cutoffs_line({k: v for k, v in cutoffs.items() if k != "target_fpr"}
                                        | {"messages": 10, "spam_messages": 5})
 
 
@@ -584,12 +584,13 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
     """Beyond CUTOFFS_MAX_MESSAGES (or CUTOFFS_MAX_BYTES) of mail textnb train counts every
     message as it reads it (fit, which holds them all, is never called), words only, and learns
     the cutoffs on a random sample of SAMPLE of the messages, read again; it says so."""
-    import textnb.cli.app
-    monkeypatch.setattr(textnb.cli.app, "CUTOFFS_MAX_MESSAGES", 300)   # all 300: held, fit
+    import textnb.training
+    import textnb.training
+    monkeypatch.setattr(textnb.training, "CUTOFFS_MAX_MESSAGES", 300)   # all 300: held, fit
     result = run("train", "-q", "-m", tmp_path / "held.model", SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0 and "sampled_from" not in load_model(tmp_path / "held.model").cutoffs_
-    monkeypatch.setattr(textnb.cli.app, "CUTOFFS_MAX_MESSAGES", 299)
-    monkeypatch.setattr(textnb.cli.app, "SAMPLE", 200)  # 100 of each class, their share, unless
+    monkeypatch.setattr(textnb.training, "CUTOFFS_MAX_MESSAGES", 299)
+    monkeypatch.setattr(textnb.training, "SAMPLE", 200)  # 100 of each class, their share, unless
     # the spam cutoff needs more ham: for an FPR of 1.6 %, 2/0.016 - 1 = 124 (ham_needed)
 
     def no_fit(*args, **kwargs):
@@ -619,7 +620,7 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
     assert "a sample of" in result.output and (tuned.model_.feature_count_ == counts).all()
     # Trained on error, as asked, it is held: the walks pass over every message again.
     monkeypatch.undo()
-    monkeypatch.setattr(textnb.cli.app, "CUTOFFS_MAX_BYTES", 0)
+    monkeypatch.setattr(textnb.training, "CUTOFFS_MAX_BYTES", 0)
     result = run("train", "-q", "--training", "on-error", "-m", model, SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0 and "sampled_from" not in load_model(model).cutoffs_
     result = run("train", "-q", "-m", model, SPAM_DIR, HAM_DIR)   # beyond the bytes: sampled
@@ -629,20 +630,20 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
 def test_training_files_that_change_between_the_two_readings_are_an_error(tmp_path, monkeypatch):
     """The sample is read again by position: a message filed meanwhile (new mail in a Maildir)
     is one the model never learned, and training says what happened."""
-    import textnb.cli.app
+    import textnb.training
     ham = tmp_path / "ham"
     ham.mkdir()
     for path in sorted(HAM_DIR.iterdir()):
         (ham / path.name).write_bytes(path.read_bytes())
-    monkeypatch.setattr(textnb.cli.app, "CUTOFFS_MAX_BYTES", 0)
-    streaming = textnb.cli.app._train_streaming
+    monkeypatch.setattr(textnb.training, "CUTOFFS_MAX_BYTES", 0)
+    streaming = textnb.training.train_streaming
 
     def then_new_mail(*args, **kwargs):
         learned = streaming(*args, **kwargs)
         (ham / "0-new.eml").write_bytes(b"Subject: lunch\n\nMeet at noon by the fountain?\n")
         return learned
 
-    monkeypatch.setattr(textnb.cli.app, "_train_streaming", then_new_mail)
+    monkeypatch.setattr(textnb.training, "train_streaming", then_new_mail)
     result = run("train", "-q", "-m", tmp_path / "m.model", SPAM_DIR, ham)
     assert result.exit_code == 1 and result.output == (
         "Error: the training files changed while training read them: train again\n")
@@ -651,7 +652,7 @@ def test_training_files_that_change_between_the_two_readings_are_an_error(tmp_pa
 def test_the_messages_of_a_large_mbox_are_counted_by_their_from_lines(tmp_path):
     """What decides whether mail is held: bytes and messages, an mbox of a megabyte or more
     counted by its lines starting "From ", a smaller file or another one as one message."""
-    from textnb.cli.app import _input_size
+    from textnb.training import input_size
     body = b"x" * 400_000 + b"\n"
     (tmp_path / "box").mkdir()
     mbox = b"".join(b"From a@b Sat Jan  1 00:00:00 2000\n\n" + body for _ in range(3))
@@ -660,7 +661,7 @@ def test_the_messages_of_a_large_mbox_are_counted_by_their_from_lines(tmp_path):
     (tmp_path / "big.eml").write_bytes(b"Subject: big\n\nFrom here\n" + 3 * body)
     sources = [("spam", str(tmp_path / "box")), ("ham", str(tmp_path / "big.eml"))]
     size = sum(path.stat().st_size for path in tmp_path.rglob("*") if path.is_file())
-    assert size > 2 << 20 and _input_size(sources) == (size, 3 + 1 + 1)
+    assert size > 2 << 20 and input_size(sources) == (size, 3 + 1 + 1)
 
 
 # -- copies of a message: one fold ---------------------------------------------------------------

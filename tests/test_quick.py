@@ -146,8 +146,9 @@ def test_quick_classify_times_out_with_one_error_line(spam_model, monkeypatch):
 def test_full_filter_and_classify_time_out(spam_model, monkeypatch):
     from click.testing import CliRunner
     import textnb.cli.app
-    monkeypatch.setattr(textnb.cli.app, "filter_message", _slow)
-    monkeypatch.setattr(textnb.cli.app, "_load", _slow)
+    import textnb.cli.classify
+    monkeypatch.setattr(textnb.cli.classify, "filter_message", _slow)
+    monkeypatch.setattr(textnb.cli.classify, "load_classifier", _slow)
     runner = CliRunner()
     filtered = runner.invoke(textnb.cli.app.main, ["filter", "--timeout", "0.2"], input=RAW)
     assert (filtered.exit_code, filtered.stdout_bytes, filtered.stderr) == (
@@ -230,12 +231,13 @@ def test_a_full_disk_on_stdout_is_one_line_and_filter_exits_75(spam_model):
 def test_recursion_and_memory_errors_get_their_own_message(spam_model, monkeypatch, error, reason):
     from click.testing import CliRunner
     import textnb.cli.app
+    import textnb.cli.classify
 
     def fail(*args, **kwargs):
         raise error()
 
-    monkeypatch.setattr(textnb.cli.app, "filter_message", fail)
-    monkeypatch.setattr(textnb.cli.app, "_load", fail)
+    monkeypatch.setattr(textnb.cli.classify, "filter_message", fail)
+    monkeypatch.setattr(textnb.cli.classify, "load_classifier", fail)
     runner = CliRunner()
     filtered = runner.invoke(textnb.cli.app.main, ["filter", "-m", str(spam_model)], input=RAW)
     assert (filtered.exit_code, filtered.stdout_bytes) == (0, RAW)

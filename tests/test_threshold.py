@@ -309,17 +309,18 @@ def test_a_large_two_class_corpus_trains_as_it_is_read_and_learns_its_threshold_
     (partial_fit), in bounded memory, and learns the threshold on a sample of the documents,
     read again (TextClassifier.learn_thresholds): on all of them (a sample as large), the
     threshold fit learns holding them all; on fewer, the one their scores give."""
-    import textnb.cli.app
+    import textnb.training
+    import textnb.training
     texts, labels = reviews(300, 60, seed=0)
     for i, (text, label) in enumerate(zip(texts, labels)):
         (tmp_path / label).mkdir(exist_ok=True)
         (tmp_path / label / f"{i:03d}.txt").write_text(text)
     size = sum(len(text.encode()) for text in texts)
     held, model = tmp_path / "held.model", tmp_path / "m.model"
-    monkeypatch.setattr(textnb.cli.app, "THRESHOLD_MAX_BYTES", size)   # all of it: held
+    monkeypatch.setattr(textnb.training, "THRESHOLD_MAX_BYTES", size)   # all of it: held
     train = ["train", "-q", str(tmp_path / "pos"), str(tmp_path / "neg"), "-m"]
     assert CliRunner().invoke(main, train + [str(held)]).exit_code == 0
-    monkeypatch.setattr(textnb.cli.app, "THRESHOLD_MAX_BYTES", size - 1)
+    monkeypatch.setattr(textnb.training, "THRESHOLD_MAX_BYTES", size - 1)
 
     def no_fit(*args, **kwargs):
         raise AssertionError("fit called: textnb train did not stream")
@@ -331,7 +332,7 @@ def test_a_large_two_class_corpus_trains_as_it_is_read_and_learns_its_threshold_
     assert streamed.decision_threshold_ == pytest.approx(whole.decision_threshold_)
     assert streamed.decision_threshold == "auto" and streamed.cutoffs_ is None
     np.testing.assert_allclose(streamed.model_.feature_count_, whole.model_.feature_count_)
-    monkeypatch.setattr(textnb.cli.app, "SAMPLE", 180)   # 150 pos, 30 neg: their shares (the
+    monkeypatch.setattr(textnb.training, "SAMPLE", 180)   # 150 pos, 30 neg: their shares (the
     # least mail's cutoffs take, 1,999 of a class, does not apply)
     sizes, learn = [], TextClassifier.learn_thresholds
 

@@ -7,29 +7,29 @@ decision threshold are :mod:`textnb.decision.cutoffs`'; how it reads and counts 
 
 from __future__ import annotations
 
-from collections import Counter
 import math
 import statistics
+from collections import Counter
 from itertools import chain
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .text.counting import document_tokens
-from .documents.message import relayed
 from .decision import cutoffs as _cutoffs
 from .decision.rules import spam_cutoffs
+from .documents.message import relayed
+from .nb.discrete import BernoulliNB, ComplementNBWithPrior, DiscreteNB, MultinomialNB
+from .nb.estimator import Parameters, sklearn_tags
 from .nb.explain import Explanation, explain_document, informative_terms
 from .nb.on_error import MARGIN, MAX_PASSES, take_rows, train_on_error
 from .nb.sparse import CSR
-from .nb.discrete import BernoulliNB, ComplementNBWithPrior, MultinomialNB, DiscreteNB
-from .nb.estimator import Parameters, sklearn_tags
-from .text.stopwords import load_stop_words
-from .text.tokens import MAX_TOKEN_LENGTH, Tokenizer
-from .text.hashing import HashedVocabulary, check_hash_bits
-from .text.vocabulary import Counts, Vocabulary, relabel
+from .text.counting import document_tokens
 from .text.features import (Added, Text, count_stream, import_meanwhile, noting_digests, peek,
                             text_iterable, text_length, text_list, weigh)
+from .text.hashing import HashedVocabulary, check_hash_bits
+from .text.stopwords import load_stop_words
+from .text.tokens import MAX_TOKEN_LENGTH, Tokenizer
+from .text.vocabulary import Counts, Vocabulary, relabel
 
 # "complement" keeps the class prior in its score (scikit-learn's ComplementNB drops it), so
 # that fit_prior and class_prior take effect; with the default uniform priors the two agree.

@@ -89,7 +89,7 @@ def train(ctx: click.Context, config_file, spam_folders, ham_folders, quiet, tra
     train given after these (--training, --ngrams, --target-fpr, ...) is passed on to it.
     The classes are named spam and ham.
     """
-    from .app import train as train_files
+    from .train import train as train_files
     from ..imap.account import password
     from ..imap.connection import connect, server_errors
     from ..imap.training import download

@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from .. import load_model
 from ..decision.rules import spam_cutoffs
 from ..errors import ModelFileError
 from ..store.learning import learn
+from ..store.text_model import load_model
 
 SPAM, HAM = "spam", "ham"
 

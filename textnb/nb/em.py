@@ -43,9 +43,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .sparse import CSR, as_csr, logsumexp
+from .discrete import BernoulliNB, DiscreteNB, MultinomialNB
 from .estimator import BaseNB, check_labels
-from .discrete import BernoulliNB, MultinomialNB, DiscreteNB
+from .sparse import CSR, as_csr, logsumexp
 
 # scikit-learn's mark of an unlabeled sample (sklearn.semi_supervised).
 UNLABELED = -1

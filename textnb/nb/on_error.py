@@ -27,10 +27,10 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .sparse import CSR, as_csr, row_sums
+from ..workers import imap, n_workers
 from .discrete import (BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB,
                        class_log_prior)
-from ..workers import imap, n_workers
+from .sparse import CSR, as_csr, row_sums
 
 try:  # two-class walks in C (textnb/_onerror.c), where it was built
     from .. import _onerror as _fast

@@ -23,7 +23,7 @@ from ..errors import ModelFileError, TextnbError
 from ..mail.filter import add_headers
 from ..store.learning import forget, learn
 from ..store.text_model import load_model
-from .protocol import (THRESHOLD, Code, Request, RequestError, bad_request, header_block,
+from .protocol import (Code, Request, RequestError, THRESHOLD, bad_request, header_block,
                        printable, shown_score, spam_field_value, spamassassin_fields, spamc_score,
                        symbol)
 

@@ -49,10 +49,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .client import MAX_SIZE, TIMEOUT
-from .model import Model, Version, now, decide_message, scored_answer
-from .protocol import (MAX_FIELDS, MAX_LINE, Code, Request, RequestError, bad_request,
+from .model import Model, Version, decide_message, now, scored_answer, tell_job
+from .protocol import (Code, MAX_FIELDS, MAX_LINE, Request, RequestError, bad_request,
                        check_length, printable, request_line, too_big)
-from .model import tell_job
 
 # Seconds from a connection's accept to the end of its header block (at most --timeout).
 # spamc writes the block at once (under 200 bytes); a client dripping it holds a connection

@@ -9,8 +9,8 @@ import operator
 from itertools import islice
 from typing import Any, Callable
 
-from .schema import COUNT_BITS, LOG_BITS, RULES, SCORE_BITS
 from .plain import Array
+from .schema import COUNT_BITS, LOG_BITS, RULES, SCORE_BITS
 
 
 def numpy_array(array: Array, np: Any) -> Any:

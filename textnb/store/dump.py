@@ -26,14 +26,14 @@ import json
 import math
 import os
 import re
-from typing import IO, Any, Iterable, Iterator
+from typing import Any, IO, Iterable, Iterator
 
 import numpy as np
 
 from .. import __version__
 from ..classifier import TextClassifier
-from .text_model import load_model, restore, saved_meta
 from ..errors import ModelFileError
+from .text_model import load_model, restore, saved_meta
 
 MAGIC = "#textnb-dump"
 VERSION = 1

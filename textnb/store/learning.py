@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from .text_model import load_model, save_model
 from ..classifier import TextClassifier
 from ..errors import ModelFileError
 from .container import locked
+from .text_model import load_model, save_model
 
 
 def learn(path: str | os.PathLike, raw: bytes, label: Any, other: Any) -> bool:
