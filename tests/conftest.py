@@ -1,4 +1,4 @@
-"""Shared test data: seed 003's eight e-mails, as texts and as the printed count table; the
+"""Shared test data: the eight e-mails of the event models' worked example, as texts and as the printed count table; the
 first SpamAssassin messages of the shared archive."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from scipy.sparse import csr_matrix
 
 import textnb.text.tokens
 
-# Seed 003 (003_0fe36a3a8c0776f8.txt): e1..e4 are spam (+), e5..e8 ham (−); d and e are stop words.
-SEED003_TEXTS = [
+# The eight e-mails of the two event models' worked example (McCallum & Nigam 1998): e1..e4
+# are spam (+), e5..e8 ham (−); d and e are stop words.
+EIGHT_EMAILS_TEXTS = [
     "b d e b b d e",          # e1
     "b c e b b d d e c c",    # e2
     "a d a d e a e e",        # e3
@@ -23,8 +24,8 @@ SEED003_TEXTS = [
     "e a e d a e a",          # e7
     "d e d e d",              # e8: only stop words, an empty document
 ]
-SEED003_LABELS = ["spam"] * 4 + ["ham"] * 4
-SEED003_STOP_WORDS = {"d", "e"}
+EIGHT_EMAILS_LABELS = ["spam"] * 4 + ["ham"] * 4
+EIGHT_EMAILS_STOP_WORDS = {"d", "e"}
 
 NO_C = "textnb's C parts were not built (no C compiler at install time)"
 
@@ -64,10 +65,10 @@ def spamassassin_sample(per_class: int) -> dict[str, list[bytes]] | None:
     return {"spam": found["spam"], "ham": found["easy_ham"]}
 
 # The seed's count table (#a, #b, #c) for e1..e8, as printed.
-SEED003_COUNTS = np.array([[0, 3, 0], [0, 3, 3], [3, 0, 0], [2, 3, 0],
+EIGHT_EMAILS_COUNTS = np.array([[0, 3, 0], [0, 3, 3], [3, 0, 0], [2, 3, 0],
                            [4, 3, 0], [4, 0, 3], [3, 0, 0], [0, 0, 0]])
 # The seed's bit vectors (a?, b?, c?), as printed.
-SEED003_BITS = np.array([[0, 1, 0], [0, 1, 1], [1, 0, 0], [1, 1, 0],
+EIGHT_EMAILS_BITS = np.array([[0, 1, 0], [0, 1, 1], [1, 0, 0], [1, 1, 0],
                          [1, 1, 0], [1, 0, 1], [1, 0, 0], [0, 0, 0]])
 
 
@@ -82,15 +83,15 @@ def no_shapes(monkeypatch) -> None:
 
 
 @pytest.fixture
-def seed_emails() -> tuple[list[str], list[str]]:
-    """Seed 003's e-mails as real texts and their labels."""
-    return list(SEED003_TEXTS), list(SEED003_LABELS)
+def eight_emails() -> tuple[list[str], list[str]]:
+    """The eight e-mails' e-mails as real texts and their labels."""
+    return list(EIGHT_EMAILS_TEXTS), list(EIGHT_EMAILS_LABELS)
 
 
 @pytest.fixture
-def seed_counts() -> tuple[np.ndarray, list[str]]:
-    """Seed 003's count vectors (columns a, b, c) and their labels."""
-    return SEED003_COUNTS.copy(), list(SEED003_LABELS)
+def eight_counts() -> tuple[np.ndarray, list[str]]:
+    """The eight e-mails' count vectors (columns a, b, c) and their labels."""
+    return EIGHT_EMAILS_COUNTS.copy(), list(EIGHT_EMAILS_LABELS)
 
 
 @pytest.fixture

@@ -108,9 +108,9 @@ def test_empty_documents_in_training_and_prediction():
                                rtol=1e-15)
 
 
-def test_long_document_through_the_classifier(seed_emails):
-    """003_0fe36a3a8c0776f8.txt θ on a 100 000-token text: finite scores and the right class."""
-    texts, labels = seed_emails
+def test_long_document_through_the_classifier(eight_emails):
+    """The eight e-mails' θ on a 100 000-token text: finite scores and the right class."""
+    texts, labels = eight_emails
     clf = TextClassifier(stop_words={"d", "e"}).fit(texts, labels)
     text = "a " * 56932 + "b d e " * 43068
     jll = clf.predict_joint_log_proba([text])

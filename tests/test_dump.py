@@ -297,14 +297,14 @@ def test_command_errors_are_one_line(tmp_path, two_models):
     _one_line_error(run("dump", "-m", tmp_path / "none.model"), "does not exist")
 
 
-def test_explain_prints_the_seed_003_log_odds(tmp_path):
-    """Seed 003 (003_0fe36a3a8c0776f8.txt), multinomial with Laplace smoothing: each b pushes
+def test_explain_prints_the_eight_emails_log_odds(tmp_path):
+    """The eight e-mails, multinomial with Laplace smoothing: each b pushes
     log 2.5 towards spam, each a log 2 towards ham; the priors are equal (4 and 4 e-mails)."""
-    from conftest import SEED003_LABELS, SEED003_STOP_WORDS, SEED003_TEXTS
+    from conftest import EIGHT_EMAILS_LABELS, EIGHT_EMAILS_STOP_WORDS, EIGHT_EMAILS_TEXTS
     model = tmp_path / "seed.model"
     save_model(TextClassifier(model="multinomial", alpha=1.0, norm=None, fit_prior=True,
-                              stop_words=SEED003_STOP_WORDS, n_jobs=1)
-               .fit(SEED003_TEXTS, SEED003_LABELS), model)
+                              stop_words=EIGHT_EMAILS_STOP_WORDS, n_jobs=1)
+               .fit(EIGHT_EMAILS_TEXTS, EIGHT_EMAILS_LABELS), model)
     (tmp_path / "mail").write_text("b a b d e")
     result = run("explain", tmp_path / "mail", "-m", model)
     assert result.exit_code == 0, result.output

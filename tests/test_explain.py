@@ -1,4 +1,4 @@
-"""Explanations add up to the model's own scores; informative terms on seed 003's e-mails."""
+"""Explanations add up to the model's own scores; informative terms on the eight e-mails' e-mails."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ DOCUMENTS = ["cheap pills at noon, win!!! notes notes", "football results at the
              "", "nothing known here"]
 
 
-def _seed003(seed_emails, model: str, **kwargs) -> TextClassifier:
-    texts, labels = seed_emails
+def _eight_emails(eight_emails, model: str, **kwargs) -> TextClassifier:
+    texts, labels = eight_emails
     return TextClassifier(model=model, stop_words={"d", "e"}, **kwargs).fit(texts, labels)
 
 
@@ -69,10 +69,10 @@ def test_contributions_name_the_terms_and_their_counts():
     assert terms["football"].log_odds < 0 < terms["cheap"].log_odds
 
 
-def test_seed003_multinomial_explanation(seed_emails):
-    """003_0fe36a3a8c0776f8.txt: x = (3, 1, 0); three a's give 3 log(0.6/0.3) towards ham and one b
+def test_eight_emails_multinomial_explanation(eight_emails):
+    """The eight e-mails: x = (3, 1, 0); three a's give 3 log(0.6/0.3) towards ham and one b
     gives log(0.2/0.5); the log-odds for ham are log(16/5), the inverse of the ratio 5/16."""
-    e = _seed003(seed_emails, "multinomial").explain("a a a b d e", top=5)
+    e = _eight_emails(eight_emails, "multinomial").explain("a a a b d e", top=5)
     assert (e.label, e.against) == ("ham", "spam")
     assert e.log_odds == pytest.approx(log(16 / 5), abs=1e-12)
     assert e.prior_log_odds == 0.0 and e.baseline == 0.0 and e.rest == 0.0
@@ -81,13 +81,13 @@ def test_seed003_multinomial_explanation(seed_emails):
     assert e.terms[1].log_odds == pytest.approx(-log(2.5), abs=1e-12)
 
 
-def test_seed003_bernoulli_explanation_with_prior(seed_emails):
-    """003_0fe36a3a8c0776f8.txt: x = (1, 1, 0), likelihood ratio 3/2 for spam; with 1/3 spam the
+def test_eight_emails_bernoulli_explanation_with_prior(eight_emails):
+    """The eight e-mails: x = (1, 1, 0), likelihood ratio 3/2 for spam; with 1/3 spam the
     prior odds are 1/2 and the posterior odds 3/4, so ham wins by log(4/3).
 
     The absent-word baseline is Σ_k log((1 − θ⊖_k)/(1 − θ⊕_k)) = log(2/3 · 2 · 1) for ham.
     """
-    e = _seed003(seed_emails, "bernoulli", class_prior=[2 / 3, 1 / 3]).explain("a b", top=5)
+    e = _eight_emails(eight_emails, "bernoulli", class_prior=[2 / 3, 1 / 3]).explain("a b", top=5)
     assert (e.label, e.against) == ("ham", "spam")
     assert e.log_odds == pytest.approx(log(4 / 3), abs=1e-12)
     assert e.prior_log_odds == pytest.approx(log(2), abs=1e-12)
@@ -97,17 +97,17 @@ def test_seed003_bernoulli_explanation_with_prior(seed_emails):
     assert by_term == pytest.approx({"a": log(2), "b": -log(4)}, abs=1e-12)
 
 
-def test_seed003_informative_terms(seed_emails):
-    """003_0fe36a3a8c0776f8.txt: multinomial θ⊕ = (0.3, 0.5, 0.2), θ⊖ = (0.6, 0.2, 0.2): the top
+def test_eight_emails_informative_terms(eight_emails):
+    """The eight e-mails: multinomial θ⊕ = (0.3, 0.5, 0.2), θ⊖ = (0.6, 0.2, 0.2): the top
     ham term is a (log 0.6/0.3 = log 2), the top spam term b (log 0.5/0.2 = log 2.5), c is neutral."""
-    terms = _seed003(seed_emails, "multinomial").informative_terms(top=3)
+    terms = _eight_emails(eight_emails, "multinomial").informative_terms(top=3)
     assert [t for t, _ in terms["ham"]] == ["a", "c", "b"]
     assert [t for t, _ in terms["spam"]] == ["b", "c", "a"]
     assert terms["ham"][0][1] == pytest.approx(log(2), abs=1e-12)
     assert terms["spam"][0][1] == pytest.approx(log(2.5), abs=1e-12)
     assert terms["spam"][1][1] == pytest.approx(0.0, abs=1e-12)
     # Bernoulli weighs presence: b is in 3 of 4 spam e-mails and 1 of 4 ham ones.
-    bernoulli = _seed003(seed_emails, "bernoulli").informative_terms(top=1)
+    bernoulli = _eight_emails(eight_emails, "bernoulli").informative_terms(top=1)
     assert bernoulli["spam"] == [("b", pytest.approx(log(4), abs=1e-12))]
     assert bernoulli["ham"] == [("a", pytest.approx(log(2), abs=1e-12))]
 

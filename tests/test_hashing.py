@@ -23,7 +23,7 @@ from textnb.text.hashing import HashedVocabulary, hash_columns
 from textnb.nb.discrete import MultinomialNB
 from textnb.mail.scorer import score
 
-from conftest import SEED003_LABELS, SEED003_TEXTS
+from conftest import EIGHT_EMAILS_LABELS, EIGHT_EMAILS_TEXTS
 
 TEXTS = ["cheap pills now", "cheap money now now", "meeting at noon", "lunch at noon",
          "cheap lunch offer", "noon meeting moved", "pills offer money", "lunch moved"]
@@ -99,7 +99,7 @@ def test_classifier_with_pruning_and_predict():
 
 
 def test_save_load_roundtrip_keeps_no_terms(tmp_path):
-    clf = TextClassifier(stop_words="none", hash_bits=12).fit(SEED003_TEXTS, SEED003_LABELS)
+    clf = TextClassifier(stop_words="none", hash_bits=12).fit(EIGHT_EMAILS_TEXTS, EIGHT_EMAILS_LABELS)
     path = tmp_path / "hashed.model"
     save_model(clf, path)
     with zipfile.ZipFile(path) as z:
@@ -109,7 +109,7 @@ def test_save_load_roundtrip_keeps_no_terms(tmp_path):
     loaded = load_model(path)
     np.testing.assert_array_equal(loaded.vocabulary_.columns_, clf.vocabulary_.columns_)
     np.testing.assert_array_equal(loaded.model_.feature_count_, clf.model_.feature_count_)
-    np.testing.assert_array_equal(loaded.predict_proba(SEED003_TEXTS), clf.predict_proba(SEED003_TEXTS))
+    np.testing.assert_array_equal(loaded.predict_proba(EIGHT_EMAILS_TEXTS), clf.predict_proba(EIGHT_EMAILS_TEXTS))
     # The mail filter's numpy-free scorer declines a hashed model; load_model scores it.
     classes, row, _ = score(path, "b c b a")
     np.testing.assert_allclose(row, clf.predict_log_proba(["b c b a"])[0])

@@ -172,10 +172,10 @@ def test_bernoulli_absent_probability_keeps_precision_near_one():
 
 
 @pytest.mark.parametrize("Model", [MultinomialNB, ComplementNB])
-def test_long_document_does_not_underflow(Model, seed_counts):
-    """A 100 000-token document over seed 003 (003_0fe36a3a8c0776f8.txt): Π P(w|c) is 0.0 in
+def test_long_document_does_not_underflow(Model, eight_counts):
+    """A 100 000-token document over the eight e-mails' terms: Π P(w|c) is 0.0 in
     floats; its log is finite and decides."""
-    X, y = seed_counts
+    X, y = eight_counts
     model = Model().fit(X, y)
     # Multinomial seed-003 θ: each a is log 2 towards ham, each b log 2.5 towards spam;
     # 56 932 a's and 43 068 b's nearly balance.

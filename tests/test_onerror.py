@@ -405,7 +405,7 @@ def test_mail_that_is_a_subject_and_a_body_counts_word_pairs_too(tmp_path):
 
 def test_two_classes_or_short_texts_count_word_pairs_when_there_are_many(tmp_path):
     # Reviews, two newsgroups, headlines: word pairs for PAIRS_DOCUMENTS documents, of two
-    # classes or short texts; fewer (the lecture notes' worked examples), more (whose pairs
+    # classes or short texts; fewer (the textbooks' worked examples), more (whose pairs
     # could outgrow memory), long texts of more classes or full mail count words.
     from textnb.classifier import PAIRS_DOCUMENTS, SHORT_TEXT
     low, high = PAIRS_DOCUMENTS

@@ -49,7 +49,7 @@ def tennis(tmp_path):
 
 
 def test_train_classify_playtennis(tennis):
-    """001_8077009318d87acb.txt: ⟨sunny, cool, high, strong⟩ → no with P = .795; 004's
+    """Mitchell, Machine Learning, ch. 6: ⟨sunny, cool, high, strong⟩ → no with P = .795; 004's
     ⟨rain, hot, high, false⟩ → no with .018286 / (.018286 + .010582)."""
     rows = "outlook,temperature,humidity,wind\nsunny,cool,high,strong\nrain,hot,high,weak\n"
     out = records(ok("classify", "-m", tennis, "-", input=rows).stdout)
@@ -73,7 +73,7 @@ def test_train_reports_and_saves_a_table_model(tmp_path):
 
 
 def test_model_options_reach_the_model(tmp_path):
-    """--ddof 0 divides by n (seed 000's E[(X − μ)²]); --bins and -k reach the binned column."""
+    """--ddof 0 divides by n (the person example's E[(X − μ)²]); --bins and -k reach the binned column."""
     path = tmp_path / "m.model"
     ok("train", TABLES / "gender.csv", "-t", "sex", "-m", path, "--ddof", "0", "--bins", "2",
        "-c", "foot_size=equal-frequency", "-k", "0.5")
@@ -84,7 +84,7 @@ def test_model_options_reach_the_model(tmp_path):
 
 
 def test_gender_given_prior_classify_from_file(tmp_path):
-    """000_997c31e0ddd26b35.txt: P(male) = 0.5 given; numerators 6.1984e-9 vs 5.3778e-4."""
+    """The person example (Wikipedia, Naive Bayes classifier): P(male) = 0.5 given; numerators 6.1984e-9 vs 5.3778e-4."""
     model, rows, out = tmp_path / "g.model", tmp_path / "rows.csv", tmp_path / "out.csv"
     ok("train", TABLES / "gender.csv", "-t", "sex", "-m", model,
        "--prior", "male=0.5", "--prior", "female=0.5")
@@ -115,7 +115,7 @@ def test_uniform_prior(tmp_path):
 
 
 def test_weighted_lung_cancer_with_explanations(tmp_path):
-    """002_99d26394b53113b9.txt: the count column weights the 8 rows; --explain adds each
+    """The lung cancer count table: the count column weights the 8 rows; --explain adds each
     column's log p(value|class): log(1100/1950) for gender = M given cancer = yes."""
     model = tmp_path / "m.model"
     ok("train", TABLES / "lungcancer.csv", "-t", "cancer", "--weight", "count", "-m", model,

@@ -1,4 +1,4 @@
-"""TableNB: the seeds' worked tables, the model's identities, and bad input."""
+"""TableNB: the textbooks' worked tables, the model's identities, and bad input."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def prob(model: TableNB, column: str, value: str) -> dict:
 # -- the seeds ------------------------------------------------------------------------------
 
 def test_playtennis_mitchell_query():
-    """001_8077009318d87acb.txt: ⟨sunny, cool, high, strong⟩: .005 vs .021, P(no) = .795."""
+    """Mitchell, Machine Learning, ch. 6: ⟨sunny, cool, high, strong⟩: .005 vs .021, P(no) = .795."""
     model = fit_csv("playtennis.csv", "play", alpha=0)
     assert prob(model, "wind", "strong") == pytest.approx({"yes": 3 / 9, "no": 3 / 5})
     scores = joint(model, ["sunny", "cool", "high", "strong"])
@@ -56,7 +56,7 @@ def test_playtennis_mitchell_query():
 
 
 def test_playtennis_004_table_and_query():
-    """004_773894e7b2e77100.txt: the P(x|C) table, and ⟨rain, hot, high, false⟩: 0.010582 vs
+    """The PlayTennis and flu tables: the P(x|C) table, and ⟨rain, hot, high, false⟩: 0.010582 vs
     0.018286, class n. (004 writes Mitchell's wind weak/strong as windy false/true, and
     misprints P(normal|n) as 2/5: one of the five n days is normal, and 4/5 + 2/5 ≠ 1.)"""
     model = fit_csv("playtennis.csv", "play", alpha=0)
@@ -91,7 +91,7 @@ def test_laplace_smoothing_k():
 
 
 def test_gender_gaussian():
-    """000_997c31e0ddd26b35.txt: the means and n − 1 variances, p(height|male) ≈ 1.5789,
+    """The person example (Wikipedia, Naive Bayes classifier): the means and n − 1 variances, p(height|male) ≈ 1.5789,
     numerators 6.1984e-9 (male) and 5.3778e-4 (female) with P(male) = 0.5; female.
 
     The seed multiplies densities computed from its 5-digit rounded variances, so the exact
@@ -124,7 +124,7 @@ def test_gender_ddof_zero_divides_by_n():
 
 
 def test_meningitis():
-    """004_773894e7b2e77100.txt: (headache = true, fever = false, vomiting = true) gives
+    """The PlayTennis and flu tables: (headache = true, fever = false, vomiting = true) gives
     0.7·(5/7)(4/7)(4/7) ≈ 0.1633 for false. For true, the seed's table (rows 5, 8, 10) gives
     P(fever = false|true) = 2/3, so 0.3·(2/3)(2/3)(2/3) ≈ 0.0889, not the issue's
     0.3·(2/3)(1/3)(2/3) ≈ 0.0444; meningitis = false either way."""
@@ -138,7 +138,7 @@ def test_meningitis():
 
 
 def test_lung_cancer_weighted_rows():
-    """002_99d26394b53113b9.txt: 8 weighted rows; priors and conditionals are count ratios,
+    """The lung cancer count table: 8 weighted rows; priors and conditionals are count ratios,
     Pr(Cancer = Y) = 0.0610 and Pr(Gender = M) = 0.5039."""
     model = fit_csv("lungcancer.csv", "cancer", weight="count", alpha=0)
     assert model.class_count_.tolist() == [30000, 1950]
@@ -210,7 +210,7 @@ def test_probabilities_are_consistent():
 
 
 def test_missing_cells_are_skipped():
-    """Empty cells count neither in training nor in prediction (seed 001's missing values)."""
+    """Empty cells count neither in training nor in prediction (Mitchell's missing values)."""
     model = mixed()
     length = model.distributions_["length"]
     assert length.n.tolist() == [4, 3]  # class b has one empty length

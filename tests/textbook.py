@@ -1,4 +1,5 @@
-"""The seeds' textbook text classifier, for tests whose numbers come from the lecture notes.
+"""The textbook text classifier, for tests whose numbers come from the worked examples of
+Mitchell's Machine Learning (ch. 6) and McCallum & Nigam (1998).
 
 The library's defaults (complement NB, α = 0.03, unit-length documents, uniform priors) were
 chosen for accuracy; these tests pin Mitchell's multinomial model with Laplace smoothing and
