@@ -7,7 +7,6 @@ decision threshold are :mod:`textnb.decision.cutoffs`'; how it reads and counts 
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import Counter
 from itertools import chain
@@ -15,6 +14,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from . import settings
 from .decision import cutoffs as _cutoffs
 from .decision.rules import spam_cutoffs
 from .documents.message import relayed
@@ -24,8 +24,9 @@ from .nb.explain import Explanation, explain_document, informative_terms
 from .nb.on_error import MARGIN, MAX_PASSES, take_rows, train_on_error
 from .nb.sparse import CSR
 from .text.counting import document_tokens
-from .text.features import (Added, Text, count_stream, import_meanwhile, noting_digests, peek,
-                            text_iterable, text_length, text_list, weigh)
+from .text.features import (Added, Text, check_in, check_lengths, check_training, count_stream,
+                            encode_labels, import_meanwhile, noting_digests, peek, text_iterable,
+                            text_length, text_list, weigh)
 from .text.hashing import HashedVocabulary, check_hash_bits
 from .text.stopwords import load_stop_words
 from .text.tokens import MAX_TOKEN_LENGTH, Tokenizer
@@ -46,83 +47,89 @@ class TextClassifier(Parameters):
 
     A text is a ``str``, a :class:`~textnb.documents.message.Document` (whose header fields give
     prefixed tokens) or ``bytes``, read as a file's contents are
-    (:func:`~textnb.documents.message.read_bytes`): a mail or news message is parsed into a Document,
-    other bytes are decoded with a fallback, never an error. Bytes are parsed where they are
-    tokenized, so in the worker processes too.
+    (:func:`~textnb.documents.message.read_bytes`): a mail or news message is parsed into a
+    Document, other bytes are decoded with a fallback, never an error. Bytes are parsed where
+    they are tokenized, so in the worker processes too.
 
-    The defaults — complement NB, α = 0.03, unit-length documents, uniform priors — won 5-fold
-    cross-validation on the training parts of 20 Newsgroups and SpamAssassin together
-    (scripts/tune.py, 160 settings); ``TextClassifier(model="multinomial", alpha=1.0, norm=None,
-    fit_prior=True)`` is the textbook model of the seeds.
+    The defaults (complement NB, α = 0.03, unit-length documents, uniform priors) won a 5-fold
+    cross-validation of 160 settings on 20 Newsgroups and SpamAssassin together
+    (docs/design/text-classification.md); ``TextClassifier(model="multinomial", alpha=1.0,
+    norm=None, fit_prior=True)`` is the textbook model (Mitchell, Machine Learning, ch. 6).
 
     Parameters
     ----------
-    model : "multinomial", "bernoulli" or "complement" — the event model.
-    alpha, fit_prior, class_prior : smoothing and priors, as in :class:`~textnb.nb.discrete.MultinomialNB`.
-    stop_words : "english" (NLTK's list), "english-without-negations" (that list less its
-        negations and "very": :data:`textnb.text.stopwords.NEGATIONS`), "none", a file path, a
-        collection of words, or "auto" (the default, :meth:`default_stop_words`): the whole
-        English list for mail, where ``spam_class`` is one of the classes, none for short texts
-        (snippets, headlines: Rotten Tomatoes 0.758 → 0.784), else the list without its
-        negations. Mail ranks worse with any of them kept (SpamAssassin, 70/30 splits of
-        seeds 0–7: every one kept, spam not caught 6.3 → 8.5 % and 1 − AUC 0.020 → 0.028 %; the
-        negations kept, 4 → 7 of 9,960 test ham called spam).
-    stemmer : None, "porter" or "snowball".
-    ngram_range : (min_n, max_n) word n-grams; None (the default): words and word pairs,
-        (1, 2), for two-class mail that is not full mail (``spam_class`` one of exactly two
-        classes, and most of the first documents without a Received field: a Subject and a
-        body, or short texts), else words, (1, 1). ``ngram_range_`` says which were counted.
-        There pairs catch more spam (SpamAssassin rewritten so, scripts/reduce_corpus.py, 5-fold
-        CV: spam not caught 11 → 9 % and 52 → 41 %); on full mail, whose headers say much
-        already, they called more ham spam, and on 20 Newsgroups they would multiply the terms
-        by seven.
-    lowercase, max_token_length : tokenizer settings.
-    min_df, max_df, max_features : vocabulary pruning at ``fit`` (see :class:`Vocabulary`).
-    hash_bits : None (a vocabulary of terms), or N: terms hashed to 2**N columns and no terms
-        kept (:mod:`textnb.text.hashing`), for vocabularies too large to hold; pruning applies to
-        columns, and explanations name a column by its number or the document's tokens in it.
-    tf : "raw" counts, "log" for log(1 + count), which damps a word repeated many times, or
-        "binary" for presence (1 if the term occurs), which often wins on short texts and
-        sentiment (Wang & Manning, 2012).
-    norm : None, or "l2" to scale each document's weighted counts to unit length, so a long
-        document does not outvote many short ones (Rennie et al., 2003).
-    n_jobs : worker processes (:mod:`textnb.workers`) that parse, tokenize and count, and that
-        walk when training on error (threads, for two classes with the C walk built); None:
-        every core for 2000 texts or more, else this process; 1: this process; -1: every core.
-    spam_class : for two-class mail, the spam class: ``fit`` then also learns the cutoffs on the
-        spam log-odds (``cutoffs_``) from out-of-fold scores (:mod:`textnb.decision.cutoffs`), which
-        ``textnb classify`` and ``filter`` decide by, and leaves out of the cutoffs' choice and
-        of the model the messages those scores place among the other class, likely mis-sorted
-        (``suspects_``: their places in ``texts``). None (the default here; the CLI's
-        ``train`` sets "spam"): no cutoffs.
-    target_fpr, target_fnr, target_unsure : the share of ham the spam cutoff may call spam, of
-        spam the ham cutoff may call ham, and of all messages left between them (the ham cutoff
-        rises to keep it), on the out-of-fold scores.
-    cutoff_folds : folds of that cross-validation (fewer when a class has fewer documents).
-    keep_suspects : keep the messages the out-of-fold scores place among the other class
-        (default False: they are left out, as likely mis-sorted; see ``spam_class``).
-    training : "full" (every document counts), "on-error" (only those the model gets wrong or
-        is unsure of, pass after pass: :mod:`textnb.nb.on_error`, with ``margin`` and
-        ``max_passes``), or "auto" (the default, as ``textnb train``'s): with a spam class,
-        the one whose out-of-fold decisions misplace fewer messages (a spam or ham called the
-        other, or unsure), or "on-error" where the ham are too few to read the spam cutoff off
-        their scores (:func:`textnb.decision.cutoffs.extrapolated`, with 20 or more of each class), else
-        "full".
-    decision_threshold : how ``predict`` decides between two classes: "auto" (the default) at
-        the log-odds threshold (of ``classes_[1]`` over ``classes_[0]``) with the fewest
-        mistakes on out-of-fold scores, learned by ``fit`` (``decision_threshold_``), as
-        scikit-learn's TunedThresholdClassifierCV tunes one; None: the most probable class;
-        a number: that threshold. Complement NB leaves the class prior out, which with one
-        class far larger than the other calls too many documents the smaller one (SMS Spam
-        Collection, 70/30 splits of seeds 0–3: 56 of 5,792 test ham called spam; accuracy
-        0.9840 → 0.9867 with the threshold; one newsgroup against the other nineteen, four of
-        them: 0.9594–0.9713 → 0.9653–0.9789; IMDB 0.8957 → 0.8976, Rotten Tomatoes 0.7850 →
-        0.7830: scripts/bench_twoclass.py). The out-of-fold scores are taken as a new
-        document's are (its row cut to the fold model's terms, then weighted), since the fold
-        models' own scores of their held rows, on every training term, lie higher or lower by
-        up to 3 in log-odds. Learned only with at least :data:`~textnb.decision.cutoffs.THRESHOLD_MIN`
-        documents in each class.
+    model : {"complement", "multinomial", "bernoulli"}, default="complement"
+        The event model.
+    alpha : float, default=0.03
+        Smoothing, as in :class:`~textnb.nb.discrete.MultinomialNB`.
+    fit_prior : bool, default=False
+        Learn the class priors from the counts (else uniform, unless ``class_prior``).
+    class_prior : sequence of float, default=None
+        The class priors, one a class in the order of their names.
+    stop_words : str, collection of str or path, default="auto"
+        "english" (NLTK's list), "english-without-negations" (that list less its negations
+        and "very": :data:`textnb.text.stopwords.NEGATIONS`), "none", a file path, a
+        collection of words, or "auto" (:meth:`default_stop_words`): the whole English list
+        for mail, where ``spam_class`` is one of the classes, none for short texts, else the
+        list without its negations (docs/design/text-classification.md).
+    stemmer : {None, "porter", "snowball"}, default=None
+        Stem tokens with NLTK.
+    ngram_range : (int, int), default=None
+        Word n-grams (min_n, max_n); None: words and word pairs, (1, 2), for two-class mail
+        that is not full mail (``spam_class`` one of exactly two classes, and most of the first
+        documents without a Received field) and for texts :meth:`default_ngram_range` finds
+        short or numerous enough, else words, (1, 1). ``ngram_range_`` says which were counted.
+    lowercase : bool, default=True
+        Fold tokens to lower case.
+    max_token_length : int, default=MAX_TOKEN_LENGTH
+        Longer tokens are dropped.
+    min_df, max_df, max_features : int or float, default=1, 1.0, None
+        Vocabulary pruning at ``fit`` (see :class:`~textnb.text.vocabulary.Vocabulary`).
+    tf : {"raw", "log", "binary"}, default="raw"
+        Term weights: counts, log(1 + count), or presence (Wang & Manning, 2012).
+    norm : {None, "l2"}, default="l2"
+        Scale each document's weighted counts to unit length, so that a long document does not
+        outvote many short ones (Rennie et al., 2003).
+    n_jobs : int, default=None
+        Worker processes (:mod:`textnb.workers`) that parse, tokenize and count, and that walk
+        when training on error; None: every core for 2000 texts or more, else this process;
+        1: this process; -1: every core.
+    spam_class : str, default=None
+        For two-class mail, the spam class: ``fit`` then also learns the cutoffs on the spam
+        log-odds (``cutoffs_``) from out-of-fold scores (:mod:`textnb.decision.cutoffs`), which
+        ``textnb classify`` and ``filter`` decide by, and leaves out of them and of the model
+        the messages those scores place among the other class (``suspects_``). None (the
+        CLI's ``train`` sets "spam"): no cutoffs.
+    target_fpr, target_fnr, target_unsure : float, default=0.001, 0.01, 0.02
+        The share of ham the spam cutoff may call spam, of spam the ham cutoff may call ham,
+        and of all messages left between them, on the out-of-fold scores.
+    cutoff_folds : int, default=5
+        Folds of that cross-validation (fewer when a class has fewer documents).
+    keep_suspects : bool, default=False
+        Keep the messages the out-of-fold scores place among the other class.
+    training : {"auto", "full", "on-error"}, default="auto"
+        Count every document ("full"), or only those the model gets wrong or is unsure of,
+        pass after pass ("on-error": :mod:`textnb.nb.on_error`, with ``margin`` and
+        ``max_passes``); "auto": with a spam class, the one whose out-of-fold decisions
+        misplace fewer messages, or "on-error" where the ham are too few to read the spam
+        cutoff off their scores (:func:`textnb.decision.cutoffs.extrapolated`); else "full".
+    margin : float, default=MARGIN
+        On error: the log-odds by which the right class must lead.
+    max_passes : int, default=MAX_PASSES
+        On error: at most this many passes.
+    hash_bits : int, default=None
+        None: a vocabulary of terms; N: terms hashed to 2**N columns and no terms kept
+        (:mod:`textnb.text.hashing`), pruning applying to columns.
+    decision_threshold : "auto", None or float, default="auto"
+        How ``predict`` decides between two classes: "auto" at the log-odds threshold (of
+        ``classes_[1]`` over ``classes_[0]``) with the fewest mistakes on out-of-fold scores
+        taken as a new document's are, learned by ``fit`` (``decision_threshold_``) with at
+        least :data:`~textnb.decision.cutoffs.THRESHOLD_MIN` documents a class, as
+        scikit-learn's TunedThresholdClassifierCV tunes one; None: the most probable class; a
+        number: that threshold (docs/design/decision-threshold.md).
 
+    Examples
+    --------
     >>> clf = TextClassifier(stop_words="none").fit(
     ...     ["cheap pills now", "cheap money now", "meeting at noon", "lunch at noon"],
     ...     ["spam", "spam", "ham", "ham"])
@@ -404,9 +411,9 @@ class TextClassifier(Parameters):
         if classes is not None:
             classes = np.unique(np.asarray(list(classes)))
             if hasattr(texts, "__len__"):
-                _check_in(labels, classes)
+                check_in(labels, classes)
         if hasattr(texts, "__len__"):
-            _check_labels(texts, labels)  # before any work, where the lengths are known
+            check_lengths(texts, labels)  # before any work, where the lengths are known
         fitted = hasattr(self, "model_")
         if not fitted:
             sample, texts = self._peek(texts, labels)
@@ -428,9 +435,9 @@ class TextClassifier(Parameters):
                     added.add(X, labels[n_texts - X.shape[0]:n_texts])
                 digests.append(found)
                 del counts, X  # before the next part is counted
-            _check_labels(range(n_texts), labels)
+            check_lengths(range(n_texts), labels)
             if classes is not None:
-                _check_in(labels, classes)  # the labels of an iterator, read with its texts
+                check_in(labels, classes)  # the labels of an iterator, read with its texts
             if not fitted and not n_texts:
                 raise ValueError("cannot fit on an empty training set")
             order = vocabulary._settle(first)
@@ -458,86 +465,18 @@ class TextClassifier(Parameters):
         if len(self.model_.classes_) != 2:
             self.cutoffs_ = None  # spam and ham cutoffs say nothing once a third class is added
             self.decision_threshold_ = None
-        names, codes = _encode(labels, self._digest_names.tolist())
+        names, codes = encode_labels(labels, self._digest_names.tolist())
         self._learned(np.concatenate([self.digests_, *digests]), names,
                       np.append(self.digest_weights_, np.ones(len(labels))),
                       codes=np.concatenate([self._digest_codes, codes]))
         return self
 
     def learn_thresholds(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
-        """Learn what ``fit`` cross-validates for two classes — a mail model's spam and ham
-        cutoffs, the decision threshold — for a model that counted every document it learned
-        (``partial_fit``, or ``training="full"``), from some of them: ``texts`` labelled ``y``,
-        each learned under its label (ValueError otherwise). The folds are ``fit``'s, but each
-        fold's model is this one less the fold's texts, so a corpus too large to hold need not
-        be: ``textnb train`` counts one as it reads it and learns these on a sample of it, read
-        again. The texts the out-of-fold scores place among the other class are taken out of a
-        mail model, as ``fit`` leaves them out (``suspects_`` numbers them among ``texts``).
-
-        ``texts`` may be an iterator, read once; ``y`` is read after it."""
-        self._check_fitted()
-        if getattr(self, "on_error_", None) is not None:
-            raise ValueError("learn_thresholds needs a model that counted every document; this "
-                             "one was trained on error")
-        found: list[np.ndarray] = []
-        raw = self.vocabulary_.count_parts(
-            noting_digests(self._count_stream(text_iterable(texts)), found))
-        labels = list(y)
-        _check_labels(range(raw.shape[0]), labels)
-        if len(self.classes_) != 2 or set(map(str, labels)) != set(map(str, self.classes_)):
-            raise ValueError("learning thresholds needs a two-class model and texts of both "
-                             "its classes")
-        digests = np.concatenate(found)
-        weight, codes = self._copies_learned(digests, labels)
-        counts, X = raw, self._weigh(raw)
-        raw = counts if self.decision_threshold == "auto" else None
-        # None without a spam class, or, as fit learns none, for fewer than two texts of a class.
-        self.cutoffs_, suspect, _ = _cutoffs.learn_cutoffs(self, X, labels, whole=self.model_,
-                                                        groups=digests, weight=weight)
-        self.suspects_ = np.empty(0, int)
-        if self.cutoffs_:
-            self.cutoffs_.update(training="full", sampled_from=int(self.digests_.size))
-            self.suspects_ = np.flatnonzero(suspect)
-            if self.suspects_.size:  # out of the model, every copy
-                self.model_.unlearn(take_rows(X, suspect),
-                                    np.array(labels, dtype=object)[suspect].tolist(),
-                                    sample_weight=weight[suspect])
-                gone = np.zeros(self.digests_.size, dtype=bool)
-                for code in np.unique(codes[suspect]):
-                    gone |= (self._digest_codes == code) & np.isin(
-                        self.digests_, digests[suspect & (codes == code)])
-                self._learned(self.digests_[~gone], self._digest_names,
-                              self.digest_weights_[~gone], codes=self._digest_codes[~gone])
-                keep = ~suspect
-                X, labels = take_rows(X, keep), np.array(labels, dtype=object)[keep].tolist()
-                digests, weight, counts = digests[keep], weight[keep], take_rows(counts, keep)
-                raw = None if raw is None else counts
-        left_out = (_cutoffs.left_out(self, counts, X, labels, digests, self.model_, weight)
-                    if self.cutoffs_ or raw is not None else None)
-        if self.cutoffs_:
-            self.cutoffs_ = _cutoffs.rated(self, self.cutoffs_, left_out, labels, "left out")
-        self.decision_threshold_ = _cutoffs.learn_threshold(self, X, raw, labels, "full", left_out,
-                                                         self.model_, digests, weight)
-        return self
-
-    def _copies_learned(self, digests: np.ndarray, labels: list) -> tuple[np.ndarray, np.ndarray]:
-        """(weight, codes) of the documents of these digests and labels: the copies of each
-        the model learned under its label over its copies among them, the times each must be
-        taken out of the model to take every learned copy out with it (copies share a fold),
-        and each label's number among ``_digest_names``. ValueError for a document the model
-        never learned under its label."""
-        names, codes = _encode(labels, self._digest_names.tolist())
-        weight = np.empty(digests.size)
-        for code in np.unique(codes):
-            mine = codes == code
-            learned, times = np.unique(self.digests_[self._digest_codes == code],
-                                       return_counts=True)
-            at = np.minimum(np.searchsorted(learned, digests[mine]), max(learned.size - 1, 0))
-            if not learned.size or (learned[at] != digests[mine]).any():
-                raise ValueError(f"a text labelled {names[code]!r} was not learned as one")
-            _, here, copies = np.unique(digests[mine], return_inverse=True, return_counts=True)
-            weight[mine] = times[at] / copies[here.ravel()]
-        return weight, codes
+        """Learn what ``fit`` cross-validates for two classes, a mail model's spam and ham
+        cutoffs and the decision threshold, for a model that counted every document it learned,
+        from some of them: ``texts`` labelled ``y``, each learned under its label
+        (:func:`textnb.decision.cutoffs.learn_thresholds`)."""
+        return _cutoffs.learn_thresholds(self, texts, y)
 
     def _learned(self, digests: np.ndarray, labels: Any, weights: Any = None,
                  codes: np.ndarray | None = None) -> None:
@@ -546,7 +485,7 @@ class TextClassifier(Parameters):
         takes back. With ``codes``, ``labels`` are the distinct names that they number."""
         self.digests_ = np.asarray(digests, dtype=np.uint64)
         if codes is None:
-            labels, codes = _encode(labels)
+            labels, codes = encode_labels(labels)
         # A number a document, not its label's string: a million documents of 20 Newsgroups'
         # names took 92 MB as a numpy string array.
         self._digest_names, self._digest_codes = np.asarray(labels, dtype=str), codes
@@ -565,7 +504,7 @@ class TextClassifier(Parameters):
         """Remove documents learned before under the same labels; ValueError if one was not."""
         self._check_fitted()
         texts, labels = text_list(texts), list(y)
-        _check_labels(texts, labels)
+        check_lengths(texts, labels)
         parts = self._count(texts)
         remove = []
         names = self._digest_names.tolist()
@@ -703,7 +642,7 @@ class TextClassifier(Parameters):
         scikit-learn's default classifier score, so that GridSearchCV and cross_val_score work.
         """
         texts, labels = text_list(texts), list(y)
-        _check_labels(texts, labels)
+        check_lengths(texts, labels)
         hits = self.predict(texts) == np.asarray(labels)
         return float(np.average(hits, weights=sample_weight))
 
@@ -775,25 +714,14 @@ class TextClassifier(Parameters):
     def _build(self, labels: Iterable = (), sample: Iterable[Text] = ()) -> None:
         """Validate the settings and load the stop words for documents of these labels, of
         which ``sample`` are some (kept for the model file)."""
-        if self.model not in MODELS:
-            raise ValueError(f"model must be one of {', '.join(MODELS)}, not {self.model!r}")
-        if self.tf not in ("raw", "log", "binary"):
-            raise ValueError(f"tf must be 'raw', 'log' or 'binary', not {self.tf!r}")
-        if self.norm not in (None, "l2"):
-            raise ValueError(f"norm must be None or 'l2', not {self.norm!r}")
-        if self.training not in ("full", "on-error", "auto"):
-            raise ValueError(f"training must be 'full', 'on-error' or 'auto', not {self.training!r}")
-        if self.n_jobs is not None and (not isinstance(self.n_jobs, int) or self.n_jobs == 0):
-            raise ValueError(f"n_jobs must be a number of processes (-1: every core) or None, "
-                             f"not {self.n_jobs!r}")
+        problem = settings.problem(self.get_params())
+        if problem:
+            raise ValueError(problem)
         if self.hash_bits is not None:
             check_hash_bits(self.hash_bits)
-        threshold = self.decision_threshold
-        if not (threshold is None or (isinstance(threshold, str) and threshold == "auto")
-                or (isinstance(threshold, (int, float)) and not isinstance(threshold, bool)
-                    and math.isfinite(threshold))):
-            raise ValueError(f"decision_threshold must be 'auto', None or a number, "
-                             f"not {threshold!r}")
+        problem = settings.threshold_problem(self.decision_threshold)
+        if problem:
+            raise ValueError(problem)
         self.stop_words_ = sorted(load_stop_words(self.default_stop_words(labels, sample)))
         self.__dict__.pop("_cached_tokenizer", None)
 
@@ -840,14 +768,6 @@ PAIRS_DOCUMENTS = (500, 100_000)
 SHORT_TEXT = 500
 
 
-def _check_in(labels: Sequence, classes: np.ndarray) -> None:
-    """ValueError for labels not among ``classes`` (partial_fit's, as scikit-learn's)."""
-    unknown = np.setdiff1d(np.asarray(labels), classes).tolist() if len(labels) else []
-    if unknown:
-        raise ValueError(f"label {unknown[0]!r} of y is not among the classes given: "
-                         f"{classes.tolist()}")
-
-
 def _merge_settings(classifier: TextClassifier) -> dict[str, Any]:
     """The settings two classifiers must share to merge, spelled alike whether fitted here or
     loaded (a model file stores tuples and sets as lists), with the stop words actually used."""
@@ -862,33 +782,6 @@ def _merge_settings(classifier: TextClassifier) -> dict[str, Any]:
     return settings
 
 
-def _check_labels(texts: list, labels: list) -> None:
-    if len(texts) != len(labels):
-        raise ValueError(f"got {len(texts)} texts but {len(labels)} labels")
-
-
-def check_training(texts: list, labels: list) -> None:
-    _check_labels(texts, labels)
-    if not texts:
-        raise ValueError("cannot fit on an empty training set")
-    if any(label is None or isinstance(label, (list, tuple, set, dict, np.ndarray))
-           for label in labels):  # else a TypeError of set() or of sorting, further in
-        raise ValueError("y must hold one class label per text, not None or a collection "
-                         "(several labels a text: textnb.multilabel.MultiLabelClassifier)")
-    if len(set(labels)) < 2:
-        raise ValueError(f"need at least two classes to train, got only {sorted(set(map(str, labels)))}")
-
-
 # -- model file --------------------------------------------------------------------------
-
-
-def _encode(labels: Iterable, names: list[str] | None = None) -> tuple[list[str], np.ndarray]:
-    """(names, codes): each label's number among the distinct names (``names`` first, then new
-    ones in the order they come), without a string array of every label."""
-    index = {name: i for i, name in enumerate(names or [])}
-    labels = labels if isinstance(labels, (list, tuple, np.ndarray)) else list(labels)
-    codes = np.fromiter((index.setdefault(str(label), len(index)) for label in labels),
-                        dtype=np.int64, count=len(labels))
-    return list(index), codes
 
 

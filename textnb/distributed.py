@@ -28,8 +28,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .text.features import SAMPLE_DOCUMENTS, counted_part, text_list
-from .classifier import TextClassifier, check_training
+from .text.features import SAMPLE_DOCUMENTS, check_training, counted_part, text_list
+from .classifier import TextClassifier
 from .documents.sources import first_raw, read_raw, walk
 from .errors import DocumentError, TextnbError
 from .text.tokens import Tokenizer

@@ -13,6 +13,7 @@ from ..classifier import TextClassifier
 from ..decision.cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE
 from ..decision.rules import HAM_CUTOFF, SPAM_CUTOFF
 from ..paths import MODEL_ENV, default_model_path
+from ..settings import choices
 from ..store.text_model import load_model
 from ..text.hashing import MAX_HASH_BITS
 from .table import parse_priors
@@ -51,7 +52,7 @@ def number(text: str) -> int | float:
 
 
 TRAINING_OPTIONS = [
-    click.option("--event-model", type=click.Choice(["multinomial", "bernoulli", "complement"]),
+    click.option("--event-model", type=click.Choice(choices("model")),
                  help="Document model (default: the library's)."),
     click.option("--alpha", type=FloatRange(min=0, min_open=True),
                  help="Smoothing α > 0; 1 is Laplace's (n_k+1)/(n+|V|)."),
@@ -68,14 +69,14 @@ TRAINING_OPTIONS = [
                  help="Stop words to drop (default: NLTK's English list when --spam-class is "
                       "one of the classes, else that list without no, not, n't words and "
                       "very)."),
-    click.option("--stem", type=click.Choice(["porter", "snowball"]), help="Stem tokens with NLTK."),
+    click.option("--stem", type=click.Choice(choices("stemmer")), help="Stem tokens with NLTK."),
     click.option("--ngrams", type=click.IntRange(min=1),
                  help="Use word n-grams up to N (default: 2 for texts that are not full mail, "
                       "two classes with a spam class, or 500 to 100,000 documents of two "
                       "classes or of short texts; else 1)."),
-    click.option("--tf", type=click.Choice(["raw", "log", "binary"]),
+    click.option("--tf", type=click.Choice(choices("tf")),
                  help="Term weights: counts, log(1+count) or presence."),
-    click.option("--norm", type=click.Choice(["none", "l2"]), help="Scale documents to unit length."),
+    click.option("--norm", type=click.Choice(choices("norm")), help="Scale documents to unit length."),
     click.option("-j", "--jobs", type=int,
                  help="Processes that parse and tokenize, threads that train on error "
                       "(default: every core for 2000 documents or more; 1: none; -1: every "

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import click
 
+from .. import training as plan
 from ..classifier import TextClassifier
 from ..decision.rules import spam_class_of
 from ..documents.corpus import labelled_sources
 from ..documents.sources import iter_files
 from ..errors import DocumentError
 from ..nb.on_error import MARGIN, MAX_PASSES
+from ..settings import choices
 from ..store.container import locked
 from ..store.text_model import load_model, save_model
-from .. import training as plan
 from ..training import CUTOFFS_MAX_BYTES, CUTOFFS_MAX_MESSAGES, SAMPLE, THRESHOLD_MAX_BYTES
 from .cluster import em_setup
 from .common import OK, Skips, echo_suspects, reading, return_large_frees
@@ -29,7 +30,7 @@ from .output import cutoffs_line, threshold_line, tuning_table
 @model_option()
 @training_options
 @cutoff_learning_options
-@click.option("--training", type=click.Choice(["auto", "full", "on-error"]), default="auto",
+@click.option("--training", type=click.Choice(choices("training")), default="auto",
               show_default=True,
               help="Learn every document (full), only those the model gets wrong or is unsure "
                    "of, pass after pass (on-error, as bogominitrain), or for two-class mail "

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from ..folds import usable_folds
 from ..nb.discrete import DiscreteNB
 from ..nb.on_error import take_rows, trained_on_error
 from ..nb.sparse import CSR, row_sums
-from ..text.features import weigh
+from ..text.features import check_lengths, encode_labels, noting_digests, text_iterable, weigh
 from ..text.vocabulary import relabel
 
 # Defaults: at most one ham in a thousand called spam (bogofilter's and SpamBayes' aim), at
@@ -506,3 +506,80 @@ def learn_threshold(classifier: Any, X: CSR, raw: CSR | None, labels: list, trai
         fit = None if training == "full" else classifier.on_error_model
         _, as_new = out_of_fold(classifier, X, raw, y, folds, fit, whole, weight)
     return accuracy_threshold(as_new, y == classes[1])
+
+
+def learn_thresholds(classifier: Any, texts: Iterable[Any], y: Iterable) -> Any:
+    """Learn what ``fit`` cross-validates for two classes — a mail model's spam and ham
+    cutoffs, the decision threshold — for a model that counted every document it learned
+    (``partial_fit``, or ``training="full"``), from some of them: ``texts`` labelled ``y``,
+    each learned under its label (ValueError otherwise). The folds are ``fit``'s, but each
+    fold's model is this one less the fold's texts, so a corpus too large to hold need not
+    be: ``textnb train`` counts one as it reads it and learns these on a sample of it, read
+    again. The texts the out-of-fold scores place among the other class are taken out of a
+    mail model, as ``fit`` leaves them out (``suspects_`` numbers them among ``texts``).
+
+    ``texts`` may be an iterator, read once; ``y`` is read after it."""
+    classifier._check_fitted()
+    if getattr(classifier, "on_error_", None) is not None:
+        raise ValueError("learn_thresholds needs a model that counted every document; this "
+                         "one was trained on error")
+    found: list[np.ndarray] = []
+    raw = classifier.vocabulary_.count_parts(
+        noting_digests(classifier._count_stream(text_iterable(texts)), found))
+    labels = list(y)
+    check_lengths(range(raw.shape[0]), labels)
+    if len(classifier.classes_) != 2 or set(map(str, labels)) != set(map(str, classifier.classes_)):
+        raise ValueError("learning thresholds needs a two-class model and texts of both "
+                         "its classes")
+    digests = np.concatenate(found)
+    weight, codes = copies_learned(classifier, digests, labels)
+    counts, X = raw, classifier._weigh(raw)
+    raw = counts if classifier.decision_threshold == "auto" else None
+    # None without a spam class, or, as fit learns none, for fewer than two texts of a class.
+    classifier.cutoffs_, suspect, _ = learn_cutoffs(classifier, X, labels, whole=classifier.model_,
+                                                    groups=digests, weight=weight)
+    classifier.suspects_ = np.empty(0, int)
+    if classifier.cutoffs_:
+        classifier.cutoffs_.update(training="full", sampled_from=int(classifier.digests_.size))
+        classifier.suspects_ = np.flatnonzero(suspect)
+        if classifier.suspects_.size:  # out of the model, every copy
+            classifier.model_.unlearn(take_rows(X, suspect),
+                                np.array(labels, dtype=object)[suspect].tolist(),
+                                sample_weight=weight[suspect])
+            gone = np.zeros(classifier.digests_.size, dtype=bool)
+            for code in np.unique(codes[suspect]):
+                gone |= (classifier._digest_codes == code) & np.isin(
+                    classifier.digests_, digests[suspect & (codes == code)])
+            classifier._learned(classifier.digests_[~gone], classifier._digest_names,
+                          classifier.digest_weights_[~gone], codes=classifier._digest_codes[~gone])
+            keep = ~suspect
+            X, labels = take_rows(X, keep), np.array(labels, dtype=object)[keep].tolist()
+            digests, weight, counts = digests[keep], weight[keep], take_rows(counts, keep)
+            raw = None if raw is None else counts
+    scores = (left_out(classifier, counts, X, labels, digests, classifier.model_, weight)
+                if classifier.cutoffs_ or raw is not None else None)
+    if classifier.cutoffs_:
+        classifier.cutoffs_ = rated(classifier, classifier.cutoffs_, scores, labels, "left out")
+    classifier.decision_threshold_ = learn_threshold(classifier, X, raw, labels, "full", scores,
+                                                     classifier.model_, digests, weight)
+    return classifier
+
+
+def copies_learned(classifier: Any, digests: np.ndarray, labels: list) -> tuple[np.ndarray, np.ndarray]:
+    """(weight, codes) of the documents of these digests and labels: the copies of each
+    the model learned under its label over its copies among them, the times each must be
+    taken out of the model to take every learned copy out with it (copies share a fold),
+    and each label's number among ``_digest_names``. ValueError for a document the model
+    never learned under its label."""
+    names, codes = encode_labels(labels, classifier._digest_names.tolist())
+    weight = np.empty(digests.size)
+    for code in np.unique(codes):
+        mine = codes == code
+        learned, times = np.unique(classifier.digests_[classifier._digest_codes == code],
+                                   return_counts=True)
+        at = np.minimum(np.searchsorted(learned, digests[mine]), max(learned.size - 1, 0))
+        if not learned.size or (learned[at] != digests[mine]).any():
+            raise ValueError(f"a text labelled {names[code]!r} was not learned as one")
+        _, here, copies = np.unique(digests[mine], return_inverse=True, return_counts=True)
+        weight[mine] = times[at] / copies[here.ravel()]
+    return weight, codes

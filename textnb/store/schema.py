@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+from ..settings import CHOICES, listed
+
 TYPE_CHECKING = False  # typing costs a mail filter's start-up 2 ms
 if TYPE_CHECKING:
     from typing import Any, Callable
@@ -87,8 +89,8 @@ MAX_JOBS = 4096
 MAX_FOLDS = 1000
 
 
-# Event models of :data:`textnb.classifier.MODELS` (tests/test_hostile_models.py checks they agree).
-EVENT_MODELS = ("multinomial", "bernoulli", "complement")
+# The event models (:data:`textnb.settings.CHOICES`, as :data:`textnb.classifier.MODELS`).
+EVENT_MODELS = CHOICES["model"]
 
 
 UNSIGNED = ("u1", "u2", "u4", "u8")
@@ -209,15 +211,16 @@ _SHARED_SETTINGS: dict[str, tuple[Callable[[Any], bool], str]] = {
               f"alpha must be a finite number > 0 and at most {MAX_ALPHA:g}"),
     "stop_words": (lambda v: v is None or _string(v) or _strings(v),
                    "stop_words must be a name or a list"),
-    "stemmer": (lambda v: v in (None, "porter", "snowball"), "stemmer must be porter or snowball"),
+    "stemmer": (lambda v: v in CHOICES["stemmer"],
+                f"stemmer must be {listed(CHOICES['stemmer'])}"),
     "lowercase": (_boolean, "lowercase must be true or false"),
     "max_token_length": (_integer(1, MAX_TOKEN_LENGTH_LIMIT),
                          f"max_token_length must be 1 to {MAX_TOKEN_LENGTH_LIMIT}"),
     "min_df": (_number(0, MAX_TERMS * 2.0 ** 32), "min_df must be a number >= 0"),
     "max_df": (_number(0, MAX_TERMS * 2.0 ** 32), "max_df must be a number >= 0"),
     "max_features": (_optional(_integer(1, 2 ** 63 - 1)), "max_features must be a positive integer"),
-    "tf": (lambda v: v in ("raw", "log", "binary"), "tf must be raw, log or binary"),
-    "norm": (lambda v: v in (None, "l2"), "norm must be null or l2"),
+    "tf": (lambda v: v in CHOICES["tf"], f"tf must be {listed(CHOICES['tf'])}"),
+    "norm": (lambda v: v in CHOICES["norm"], f"norm must be null or {listed(CHOICES['norm'])}"),
     # How many processes training used: a loaded model starts none by it (its caller's n_jobs).
     "n_jobs": (_optional(lambda v: _integer(-MAX_JOBS, MAX_JOBS)(v) and v != 0),
                f"n_jobs must be null or a number of processes from -{MAX_JOBS} to {MAX_JOBS}, not 0"),
@@ -244,8 +247,8 @@ TEXT_SETTINGS: dict[str, tuple[Callable[[Any], bool], str, bool]] = {
        for name in ("target_fpr", "target_fnr", "target_unsure")},
     "cutoff_folds": (_integer(2, MAX_FOLDS), f"cutoff_folds must be 2 to {MAX_FOLDS}", False),
     "keep_suspects": (_boolean, "keep_suspects must be true or false", False),
-    "training": (lambda v: v in ("full", "on-error", "auto"),
-                 "training must be full, on-error or auto", False),
+    "training": (lambda v: v in CHOICES["training"],
+                 f"training must be {listed(CHOICES['training'])}", False),
     "margin": (_number(0, MAX_MARGIN), f"margin must be a number from 0 to {MAX_MARGIN:g}", False),
     "max_passes": (_integer(1, 1000), "max_passes must be 1 to 1000", False),
     "hash_bits": (_optional(_integer(1, 31)), "hash_bits must be null or 1 to 31", False),

@@ -248,3 +248,38 @@ def weigh(X: CSR, model: str, tf: str, norm: str | None) -> CSR:
     if norm == "l2":
         divide_rows(data, X.indptr, np.sqrt(row_sums(data ** 2, X.indptr)))
     return CSR(data, X.indices, X.indptr, X.shape)
+
+
+def check_in(labels: Sequence, classes: np.ndarray) -> None:
+    """ValueError for labels not among ``classes`` (partial_fit's, as scikit-learn's)."""
+    unknown = np.setdiff1d(np.asarray(labels), classes).tolist() if len(labels) else []
+    if unknown:
+        raise ValueError(f"label {unknown[0]!r} of y is not among the classes given: "
+                         f"{classes.tolist()}")
+
+
+def check_lengths(texts: list, labels: list) -> None:
+    if len(texts) != len(labels):
+        raise ValueError(f"got {len(texts)} texts but {len(labels)} labels")
+
+
+def check_training(texts: list, labels: list) -> None:
+    check_lengths(texts, labels)
+    if not texts:
+        raise ValueError("cannot fit on an empty training set")
+    if any(label is None or isinstance(label, (list, tuple, set, dict, np.ndarray))
+           for label in labels):  # else a TypeError of set() or of sorting, further in
+        raise ValueError("y must hold one class label per text, not None or a collection "
+                         "(several labels a text: textnb.multilabel.MultiLabelClassifier)")
+    if len(set(labels)) < 2:
+        raise ValueError(f"need at least two classes to train, got only {sorted(set(map(str, labels)))}")
+
+
+def encode_labels(labels: Iterable, names: list[str] | None = None) -> tuple[list[str], np.ndarray]:
+    """(names, codes): each label's number among the distinct names (``names`` first, then new
+    ones in the order they come), without a string array of every label."""
+    index = {name: i for i, name in enumerate(names or [])}
+    labels = labels if isinstance(labels, (list, tuple, np.ndarray)) else list(labels)
+    codes = np.fromiter((index.setdefault(str(label), len(index)) for label in labels),
+                        dtype=np.int64, count=len(labels))
+    return list(index), codes
