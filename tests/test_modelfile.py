@@ -557,16 +557,17 @@ def test_rows_in_c_is_its_python_definition():
 
 def test_a_multilabel_file_is_held_to_its_table(tmp_path):
     from textnb import multilabel
+    from textnb.store import multilabel_model
     texts = ["cheap pills now", "meeting at noon", "cheap meeting", "pills at noon"] * 3
     labels = [["spam"], ["work"], ["spam", "work"], ["spam"]] * 3
     path = tmp_path / "labels.model"
-    multilabel.save_model(multilabel.MultiLabelClassifier(stop_words="none").fit(texts, labels),
+    multilabel_model.save_model(multilabel.MultiLabelClassifier(stop_words="none").fit(texts, labels),
                           path)
     with zipfile.ZipFile(path) as archive:
         files = {name: archive.read(name) for name in archive.namelist()}
         arrays = {n[:-4]: np.lib.format.read_array(io.BytesIO(files[n])) for n in files
                   if n.endswith(".npy")}
-    assert multilabel.load_model(path).n_jobs == 1
+    assert multilabel_model.load_model(path).n_jobs == 1
 
     def refused(reason, meta=None, **members):
         header = json.loads(files["meta.json"])
@@ -574,7 +575,7 @@ def test_a_multilabel_file_is_held_to_its_table(tmp_path):
         _zip(tmp_path / "bad.model", {**files, "meta.json": json.dumps(header).encode(),
                                       **{f"{n}.npy": _npy(a) for n, a in members.items()}})
         with pytest.raises(ModelFileError, match=reason):
-            multilabel.load_model(tmp_path / "bad.model")
+            multilabel_model.load_model(tmp_path / "bad.model")
 
     refused("unknown setting 'evil'", {"params": {**json.loads(files["meta.json"])["params"],
                                                   "evil": 1}})

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from textnb.cli.app import main
 from textnb.errors import DocumentError, ModelFileError
 from textnb.evaluation.metrics import multilabel_summary
-from textnb.multilabel import (KIND, MultiLabelClassifier, _counts, _log_odds_model,
-                               choose_thresholds, decide, label_matrix, load_model,
-                               merge_duplicates, model_kind, read_label_file, save_model)
+from textnb.store.multilabel_model import KIND, load_model, model_kind, save_model
+from textnb.multilabel import (MultiLabelClassifier, _counts, _log_odds_model, choose_thresholds,
+                               decide, label_matrix, merge_duplicates, read_label_file)
 
 SAMPLE = os.path.join(os.path.dirname(__file__), "..", "corpora", "multilabel")
 TRAINING = os.path.join(SAMPLE, "training.txt")

@@ -15,7 +15,8 @@ from scipy import stats
 
 from textnb.store import container as modelfile
 from textnb.errors import ModelFileError
-from textnb.tables.model import Table, TableError, TableNB, parse_weights, read_csv
+from textnb.tables.reading import Table, TableError, parse_weights, read_csv
+from textnb.tables.model import TableNB
 
 TABLES = Path(__file__).resolve().parent.parent / "corpora" / "tables"
 

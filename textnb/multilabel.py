@@ -22,18 +22,14 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .store import container as modelfile
 
-from .store import schema
 from .classifier import TextClassifier
-from .store.text_model import join_terms
 from .text.features import text_list
 from .errors import DocumentError
 from .text.tokens import MAX_TOKEN_LENGTH
 from .nb.estimator import Parameters
 from .text.vocabulary import Vocabulary, to_scipy
 
-KIND = schema.MULTILABEL
 # Folds of the cross-validation that chooses the thresholds: 5, as the text classifier's cutoffs.
 FOLDS = 5
 # A label absent from a fold's training part (a rare Reuters topic has one or two documents)
@@ -198,8 +194,6 @@ class MultiLabelClassifier(Parameters):
             raise ValueError("this MultiLabelClassifier is not fitted yet; call fit first")
 
 
-
-
 def label_matrix(y: Iterable[Iterable[str]]) -> tuple[np.ndarray, np.ndarray]:
     """(labels sorted, bool indicator ndarray (n_documents, n_labels)) of label sets; each set
     must be a non-empty collection of names (a single str is refused, not split)."""
@@ -343,60 +337,4 @@ def merge_duplicates(texts: Sequence[bytes], label_sets: Sequence[Sequence[str]]
 
 # -- model file --------------------------------------------------------------------------
 
-def model_kind(path: str | os.PathLike) -> str | None:
-    """The "kind" a model file's meta.json declares, or None when it cannot be read as a textnb
-    model (the loader of either kind then says what is wrong with it)."""
-    meta = modelfile.read_meta(path)
-    return meta.get("kind") if meta is not None else None
 
-
-def save_model(classifier: MultiLabelClassifier, path: str | os.PathLike) -> None:
-    """Write a fitted classifier to ``path`` atomically: counts, thresholds, terms, settings."""
-    classifier._check_fitted()
-    params = classifier.get_params()
-    params["ngram_range"] = list(params["ngram_range"])
-    if not isinstance(params["stop_words"], str) and params["stop_words"] is not None:
-        params["stop_words"] = sorted(params["stop_words"])
-    meta = {"params": params, "labels": classifier.labels_.tolist(),
-            "stop_words": list(classifier.stop_words_), "cv": classifier.cv_}
-    problem = schema.multilabel_problem({**meta, "kind": KIND})
-    if problem:
-        raise ValueError(f"cannot save this classifier: {problem}")
-    arrays = {"terms": np.frombuffer(join_terms(classifier.vocabulary_.terms_), dtype=np.uint8),
-              "label_count": classifier.label_count_,
-              "feature_count": classifier.feature_count_,
-              "total_count": classifier.total_count_,
-              "n_documents": np.array([classifier.n_documents_]),
-              "thresholds": classifier.thresholds_}
-    modelfile.save(path, KIND, meta, arrays)
-
-
-def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> MultiLabelClassifier:
-    """Read a classifier written by :func:`save_model`; ModelFileError, one line naming the
-    file, if it is not one by :mod:`textnb.store.container`'s rules: settings and sizes within
-    bounds, arrays of the shapes the labels and terms imply, counts finite and non-negative,
-    no label counted in more documents than there are. It works in ``n_jobs`` processes, not
-    in as many as it was trained with."""
-    model = modelfile.read(path, KIND)
-    arrays = model.arrays()
-    meta = model.meta
-    if (arrays["label_count"] > arrays["n_documents"][0]).any():
-        raise model.corrupt("a label is counted in more documents than there are")
-    params = dict(meta["params"], ngram_range=tuple(meta["params"]["ngram_range"]),
-                  n_jobs=n_jobs)
-    classifier = MultiLabelClassifier(**params)
-    classifier.stop_words_ = list(meta["stop_words"])
-    vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
-                            max_features=params["max_features"])
-    vocabulary.terms_ = arrays["terms"]
-    vocabulary.index_ = {term: i for i, term in enumerate(vocabulary.terms_)}
-    classifier.vocabulary_ = vocabulary
-    classifier.labels_ = np.array(meta["labels"], dtype=str)
-    classifier.label_count_ = arrays["label_count"]
-    classifier.feature_count_ = arrays["feature_count"]
-    classifier.total_count_ = arrays["total_count"]
-    classifier.n_documents_ = float(arrays["n_documents"][0])
-    classifier.thresholds_ = arrays["thresholds"]
-    classifier.cv_ = meta.get("cv")
-    classifier._update()
-    return classifier

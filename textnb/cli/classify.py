@@ -27,7 +27,7 @@ from .output import column_widths, explanation_record, header_line
 
 def is_multilabel(model_path: Path | None) -> bool:
     """Whether the model file declares itself a multi-label one (meta.json's kind)."""
-    from ..multilabel import KIND, model_kind
+    from ..store.multilabel_model import KIND, model_kind
     return model_kind(resolve_model(model_path)) == KIND
 
 

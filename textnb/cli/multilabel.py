@@ -16,8 +16,9 @@ import numpy as np
 
 from ..documents.sources import read_raw
 from ..errors import DocumentError
-from ..multilabel import (MultiLabelClassifier, decide, label_matrix, load_model, merge_duplicates,
-                          read_label_file, save_model)
+from ..multilabel import (MultiLabelClassifier, decide, label_matrix, merge_duplicates,
+                          read_label_file)
+from ..store.multilabel_model import load_model, save_model
 
 
 def read_documents(label_file: str | None, sources: Sequence[tuple[str, str]],

@@ -16,7 +16,9 @@ import numpy as np
 
 from ..errors import TextnbError
 from ..paths import default_table_model_path
-from ..tables.model import KINDS, TableError, TableNB, fit_em, parse_kind, parse_weights, read_csv
+from ..tables.columns import KINDS, parse_kind
+from ..tables.reading import TableError, parse_weights, read_csv
+from ..tables.model import TableNB, fit_em
 
 _MODEL_HELP = "Model file [default: $TEXTNB_TABLE_MODEL, else ~/.local/share/textnb/table.model]."
 

@@ -5,10 +5,10 @@ one of :class:`~textnb.nb.estimator.BaseNB`::
 
     jll[r, c] = log P(c) + Σ_j log p(x_rj | c)        (missing cells add 0)
 
-Column kinds (seed 004 names all of them):
+Column kinds (:mod:`textnb.tables.columns`):
 
 - ``categorical``: P(v|c) = (n_cv + k) / (n_c + k·|domain|), k = ``alpha`` ≥ 0.
-- ``gaussian``: N(x; μ_c, σ²_c), σ² with ``ddof`` 1 (seed 000) or 0, floored.
+- ``gaussian``: N(x; μ_c, σ²_c), σ² with ``ddof`` 1 (the sample variance) or 0, floored.
 - ``poisson``: λ_c^x e^(−λ_c) / x!, λ_c the class mean; x a count.
 - ``exponential``: λ_c e^(−λ_c x), λ_c = 1 / class mean; x > 0.
 - ``equal-width`` / ``equal-frequency`` (optionally ``:bins``, e.g. ``equal-width:4``): the
@@ -16,7 +16,7 @@ Column kinds (seed 004 names all of them):
 
 A column whose cells all read as numbers is ``gaussian`` unless told otherwise; any other
 column is ``categorical``. Empty cells (``""``, ``None``, NaN) are skipped in training and
-prediction. Row weights count a row that many times (seed 002's count table). Rows are
+prediction. Row weights count a row that many times (a table of counts). Rows are
 numbered from 1 (after a CSV's header) in error messages.
 
 Examples
@@ -29,374 +29,28 @@ Examples
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 import numbers
 import os
-from typing import IO, Any, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..store import container as modelfile
-from ..decoding import decode
-from ..errors import ModelFileError, TextnbError
-from ..nb.estimator import BaseNB
+from ..errors import ModelFileError
 from ..nb.discrete import class_log_prior
+from ..nb.estimator import BaseNB
+from ..store import container
+from .columns import Categorical, DISTRIBUTIONS, parse_kind
+from .reading import TableError, clean_cell, infer_kind
 
-KINDS = ("categorical", "gaussian", "poisson", "exponential", "equal-width", "equal-frequency")
 MODEL_KIND = "table"
-# log λ needs λ > 0: a class whose counts are all 0 gets this rate instead of 0.
-_MIN_RATE = 1e-9
 
 
-class TableError(TextnbError):
-    """A table cannot be used: ragged rows, a missing column, a value of the wrong type."""
-
-
-# -- reading CSV ------------------------------------------------------------------------------
-
-class Table(NamedTuple):
-    """A CSV file's header and rows of cell strings (each row as long as the header)."""
-
-    columns: list[str]
-    rows: list[list[str]]
-
-    def column(self, name: str) -> list[str]:
-        """The cells of column ``name``; TableError naming the columns if there is none."""
-        return [row[0] for row in self.select([name])]
-
-    def index(self, names: Sequence[str]) -> list[int]:
-        """Positions of ``names`` in the header; TableError naming the columns if one is missing."""
-        missing = [name for name in names if name not in self.columns]
-        if missing:
-            raise TableError(f"no column {missing[0]!r}; the columns are "
-                             f"{', '.join(self.columns)}")
-        return [self.columns.index(name) for name in names]
-
-    def select(self, names: Sequence[str]) -> list[list[str]]:
-        """Rows restricted to ``names``, in that order; TableError for a missing column."""
-        index = self.index(names)
-        return [[row[i] for i in index] for row in self.rows]
-
-
-def read_csv(source: str | os.PathLike | IO[bytes] | IO[str]) -> Table:
-    """Read a CSV file (path or open file) with a header row into a :class:`Table`.
-
-    Bytes are decoded like documents (UTF-8, else Windows-1252; a BOM is dropped); blank lines
-    are skipped. TableError for an empty file, a blank or repeated column name, or a row
-    whose number of cells differs from the header's.
-    """
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as f:
-            raw = f.read()
-    else:
-        raw = source.read()
-    text = decode(raw) if isinstance(raw, bytes) else raw
-    # newline="": rows end at CR, LF or CRLF, as the csv module asks (a file of CR-only lines,
-    # or a stray CR, raised csv.Error: "new-line character seen in unquoted field").
-    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
-    try:
-        records = [r for r in reader if r]
-    except csv.Error as error:  # a cell over the csv module's 131,072 characters, say
-        raise TableError(f"line {reader.line_num}: {error}") from None
-    if not records:
-        raise TableError("the table is empty: a header row is needed")
-    header = [name.strip() for name in records[0]]
-    for j, name in enumerate(header):
-        if not name:
-            raise TableError(f"column {j + 1} of the header has no name")
-        if name in header[:j]:
-            raise TableError(f"column {name!r} appears twice in the header")
-    for i, row in enumerate(records[1:], 1):
-        if len(row) != len(header):
-            raise TableError(f"row {i} has {len(row)} cells but the header has {len(header)}")
-    return Table(header, records[1:])
 
 
 # -- cells ------------------------------------------------------------------------------------
 
-# A cell holding only this is missing, as an empty one is (the UCI tables' convention).
-MISSING = "?"
-
-
-def _clean(cell: Any) -> str | None:
-    """A cell as a stripped string, or None when it is empty or ``?`` (missing)."""
-    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
-        return None
-    text = str(cell).strip()
-    return text if text and text != MISSING else None
-
-
-def parse_numbers(cells: Sequence[Any], column: str) -> np.ndarray:
-    """Cells → float ndarray of shape (n,), NaN where empty; TableError naming row and column."""
-    values = np.full(len(cells), np.nan)
-    for i, cell in enumerate(cells):
-        text = _clean(cell)
-        if text is None:
-            continue
-        try:
-            values[i] = float(text)
-        except ValueError:
-            raise TableError(f"row {i + 1}, column {column!r}: {text!r} is not a number") from None
-        if np.isinf(values[i]):
-            raise TableError(f"row {i + 1}, column {column!r}: {text!r} is not a finite number")
-    return values
-
-
-def parse_weights(cells: Sequence[Any], column: str) -> np.ndarray:
-    """Cells → row weights (counts) of shape (n,); TableError for an empty or negative one."""
-    weight = parse_numbers(cells, column)
-    _first_bad(~(weight >= 0), weight, column, "a weight ≥ 0")
-    return weight
-
-
-def _infer_kind(cells: Sequence[Any]) -> str:
-    """``gaussian`` when every non-empty cell reads as a number, else ``categorical``."""
-    try:
-        parse_numbers(cells, "")
-    except TableError:
-        return "categorical"
-    return "gaussian"
-
-
-def _first_bad(mask: np.ndarray, values: np.ndarray, column: str, need: str) -> None:
-    """TableError for the first row where ``mask`` holds: its value violates ``need``."""
-    if mask.any():
-        i = int(np.argmax(mask))
-        shown = "an empty cell" if np.isnan(values[i]) else f"{values[i]:g}"
-        raise TableError(f"row {i + 1}, column {column!r}: {shown} is not {need}")
-
 
 # -- column distributions: sufficient statistics in, log-densities out -----------------------
-
-class Categorical:
-    """P(v|c) = (n_cv + k) / (n_c + k·V) over the V values (or bins) seen in training.
-
-    With k = 0 a value never seen with class c has P = 0: log-probability −inf, so c is ruled
-    out for that row, as in the seeds' unsmoothed tables. A value never seen in training at all
-    is skipped like an empty cell (``unseen="skip"``) or a TableError (``unseen="error"``).
-    Binned columns (``edges`` set) map a number x to bin b with edges[b] ≤ x < edges[b+1];
-    numbers outside the training range fall in the first or last bin.
-
-    Attributes: ``categories`` (V labels), ``count`` (n_classes, V) weighted n_cv,
-    ``log_prob`` (n_classes, V), ``edges`` (V + 1,) for binned columns, else None.
-    """
-
-    def __init__(self, name: str, kind: str = "categorical", bins: int = 5) -> None:
-        self.name, self.kind, self.bins = name, kind, bins
-        self.edges: np.ndarray | None = None
-
-    @property
-    def n(self) -> np.ndarray:
-        """Weighted number of non-empty cells per class, n_c: shape (n_classes,)."""
-        return self.count.sum(axis=1)
-
-    def fit(self, cells: Sequence[Any], cls: np.ndarray, weight: np.ndarray,
-            n_classes: int) -> "Categorical":
-        if self.kind == "categorical":
-            # the domain is what the rows show; a row of weight 0 is not there
-            self.categories = sorted({t for t, w in zip(map(_clean, cells), weight)
-                                      if t is not None and w > 0})
-        else:
-            x = parse_numbers(cells, self.name)
-            seen = ~np.isnan(x) & (weight > 0)  # a row of weight 0 is not there
-            if not seen.any():
-                raise TableError(f"column {self.name!r} has no values")
-            self.edges = _bin_edges(x[seen], weight[seen], self.bins, self.kind)
-            self.categories = [f"[{a:g}, {b:g})" for a, b in zip(self.edges, self.edges[1:])]
-            self.categories[-1] = self.categories[-1][:-1] + "]"  # the last bin holds the max
-        code = self._encode(cells, unseen="skip")
-        seen = code >= 0
-        cell = cls[seen] * len(self.categories) + code[seen]
-        self.count = np.bincount(cell, weights=weight[seen],
-                                 minlength=n_classes * len(self.categories)
-                                 ).reshape(n_classes, -1)
-        return self
-
-    def _encode(self, cells: Sequence[Any], unseen: str) -> np.ndarray:
-        """Cells → value indices of shape (n,), −1 for empty (or skipped unseen) cells."""
-        if self.edges is not None:
-            x = parse_numbers(cells, self.name)
-            code = np.searchsorted(self.edges[1:-1], x, side="right")
-            return np.where(np.isnan(x), -1, code)
-        index = {v: i for i, v in enumerate(self.categories)}
-        text = [_clean(cell) for cell in cells]
-        code = np.array([index.get(t, -1) if t is not None else -1 for t in text], dtype=int)
-        if unseen == "error" and (bad := [i for i, t in enumerate(text)
-                                          if t is not None and code[i] < 0]):
-            raise TableError(f"row {bad[0] + 1}, column {self.name!r}: {text[bad[0]]!r} was "
-                             f"never seen in training (values: {', '.join(self.categories)})")
-        return code
-
-    def update(self, model: "TableNB") -> None:
-        smoothed = self.count + model.alpha
-        with np.errstate(divide="ignore"):
-            self.log_prob = np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True))
-
-    def log_likelihood(self, cells: Sequence[Any], model: "TableNB") -> np.ndarray:
-        """log P(x_r|c) of shape (n, n_classes); 0 for skipped cells."""
-        code = self._encode(cells, model.unseen)
-        return np.where(code[:, None] >= 0, self.log_prob.T[code], 0.0)
-
-    def sample(self, cls: np.ndarray, rng: np.random.Generator) -> list:
-        # Inverse CDF per row; the min guards a cumulative sum that ends a hair below 1.
-        cdf = np.cumsum(np.exp(self.log_prob), axis=1)[cls]
-        code = np.minimum((rng.random(len(cls))[:, None] > cdf).sum(axis=1), cdf.shape[1] - 1)
-        if self.edges is None:
-            return [self.categories[i] for i in code]
-        return rng.uniform(self.edges[code], self.edges[code + 1]).tolist()
-
-    def state(self) -> tuple[dict, dict]:
-        arrays = {"count": self.count}
-        if self.edges is not None:
-            arrays["edges"] = self.edges
-        return {"categories": self.categories}, arrays
-
-    def set_state(self, meta: dict, arrays: dict) -> None:
-        self.categories = list(meta["categories"])
-        self.count = arrays["count"]
-        self.edges = arrays.get("edges")
-
-
-def _bin_edges(x: np.ndarray, weight: np.ndarray, bins: int, kind: str) -> np.ndarray:
-    """Bin edges of shape (≤ bins + 1,): equal widths over [min, max], or weighted quantiles.
-
-    Equal frequency takes edge i as the smallest x whose cumulative weight exceeds i/bins of
-    the total, so 1…8 in 4 bins gives {1, 2}, {3, 4}, {5, 6}, {7, 8}, and a row of weight w
-    bins exactly like w repeated rows.
-    Repeated edges (ties) are merged, so there may be fewer bins than asked.
-    """
-    if kind == "equal-width":
-        edges = np.linspace(x.min(), x.max(), bins + 1)
-    else:
-        order = np.argsort(x)
-        cumulative = np.cumsum(weight[order])
-        at = np.searchsorted(cumulative, np.arange(1, bins) / bins * cumulative[-1], side="right")
-        edges = np.concatenate([[x.min()], x[order][at], [x.max()]])
-    edges = np.unique(edges)
-    return edges if len(edges) > 1 else np.array([edges[0], edges[0]])
-
-
-class _Numeric:
-    """Weighted count n_c, mean and squared-deviation sum M2_c of a numeric column per class.
-
-    Attributes: ``n``, ``mean``, ``m2``, each of shape (n_classes,). Subclasses derive their
-    parameters in ``update`` and give ``_log_density(x) -> (n, n_classes)``.
-    """
-
-    need = "a number"
-
-    def __init__(self, name: str, kind: str, bins: int = 5) -> None:
-        self.name, self.kind = name, kind
-
-    def _parse(self, cells: Sequence[Any]) -> np.ndarray:
-        x = parse_numbers(cells, self.name)
-        _first_bad(self._invalid(x), x, self.name, self.need)
-        return x
-
-    def _invalid(self, x: np.ndarray) -> np.ndarray:
-        return np.zeros(len(x), dtype=bool)
-
-    def fit(self, cells: Sequence[Any], cls: np.ndarray, weight: np.ndarray,
-            n_classes: int) -> "_Numeric":
-        x = self._parse(cells)
-        seen = ~np.isnan(x)
-        x, cls, weight = x[seen], cls[seen], weight[seen]
-        self.n = np.bincount(cls, weights=weight, minlength=n_classes)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            self.mean = np.bincount(cls, weights=weight * x, minlength=n_classes) / self.n
-        self.m2 = np.bincount(cls, weights=weight * (x - self.mean[cls]) ** 2,
-                              minlength=n_classes)
-        return self
-
-    def log_likelihood(self, cells: Sequence[Any], model: "TableNB") -> np.ndarray:
-        x = self._parse(cells)[:, None]
-        return np.where(np.isnan(x), 0.0, self._log_density(np.nan_to_num(x)))
-
-    def state(self) -> tuple[dict, dict]:
-        return {}, {"n": self.n, "mean": self.mean, "m2": self.m2}
-
-    def set_state(self, meta: dict, arrays: dict) -> None:
-        self.n, self.mean, self.m2 = arrays["n"], arrays["mean"], arrays["m2"]
-
-
-class Gaussian(_Numeric):
-    """log N(x; μ_c, σ²_c) = −½ log(2π σ²_c) − (x − μ_c)² / (2σ²_c).
-
-    σ²_c = M2_c / (n_c − ddof), at least ``var_floor`` × the column's variance over all rows
-    (``var_floor`` itself if that is 0), so a constant column never divides by zero.
-    Attributes add ``var`` of shape (n_classes,).
-    """
-
-    def update(self, model: "TableNB") -> None:
-        total = self.n.sum()
-        grand = (self.n * self.mean).sum() / total
-        spread = (self.m2 + self.n * (self.mean - grand) ** 2).sum() / total
-        floor = model.var_floor * (spread if spread > 0 else 1.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            var = self.m2 / (self.n - model.ddof)
-        # n_c ≤ ddof (one row with ddof 1) leaves no spread to estimate: use the floor.
-        self.var = np.where(self.n > model.ddof, np.maximum(var, floor), floor)
-
-    def _log_density(self, x: np.ndarray) -> np.ndarray:
-        return -0.5 * np.log(2 * np.pi * self.var) - (x - self.mean) ** 2 / (2 * self.var)
-
-    def sample(self, cls: np.ndarray, rng: np.random.Generator) -> list:
-        return rng.normal(self.mean[cls], np.sqrt(self.var[cls])).tolist()
-
-
-class Poisson(_Numeric):
-    """log P(x; λ_c) = x log λ_c − λ_c − log x!, λ_c = the class mean; x a count ≥ 0."""
-
-    need = "a whole number ≥ 0 (poisson column)"
-
-    def _invalid(self, x: np.ndarray) -> np.ndarray:
-        return ~np.isnan(x) & ((x < 0) | (x != np.round(x)))
-
-    def update(self, model: "TableNB") -> None:
-        self.rate = np.maximum(self.mean, _MIN_RATE)
-
-    def _log_density(self, x: np.ndarray) -> np.ndarray:
-        from scipy.special import gammaln  # only Poisson columns pay for scipy
-
-        return x * np.log(self.rate) - self.rate - gammaln(x + 1)
-
-    def sample(self, cls: np.ndarray, rng: np.random.Generator) -> list:
-        return rng.poisson(self.rate[cls]).tolist()
-
-
-class Exponential(_Numeric):
-    """log E(x; λ_c) = log λ_c − λ_c x, λ_c = 1 / class mean (maximum likelihood); x > 0."""
-
-    need = "a number > 0 (exponential column)"
-
-    def _invalid(self, x: np.ndarray) -> np.ndarray:
-        return x <= 0
-
-    def update(self, model: "TableNB") -> None:
-        self.rate = 1.0 / self.mean
-
-    def _log_density(self, x: np.ndarray) -> np.ndarray:
-        return np.log(self.rate) - self.rate * x
-
-    def sample(self, cls: np.ndarray, rng: np.random.Generator) -> list:
-        return rng.exponential(1.0 / self.rate[cls]).tolist()
-
-
-_DISTRIBUTIONS = {"categorical": Categorical, "equal-width": Categorical,
-                  "equal-frequency": Categorical, "gaussian": Gaussian, "poisson": Poisson,
-                  "exponential": Exponential}
-
-
-def parse_kind(spec: str) -> tuple[str, int | None]:
-    """``"equal-width:4"`` → (``"equal-width"``, 4); ValueError for an unknown kind."""
-    kind, _, bins = str(spec).strip().lower().partition(":")
-    if kind not in KINDS or (bins and (kind not in KINDS[4:] or not bins.isdigit()
-                                       or int(bins) < 1)):
-        raise ValueError(f"unknown column kind {spec!r}; choose from {', '.join(KINDS)} "
-                         f"(binning may name its bins, e.g. equal-width:4)")
-    return kind, int(bins) if bins else None
 
 
 # -- the model --------------------------------------------------------------------------------
@@ -463,7 +117,7 @@ class TableNB(BaseNB):
             raise ValueError("cannot fit on an empty table")
         names = self._check_columns(X, columns)
         for i, label in enumerate(labels):
-            if _clean(label) is None:
+            if clean_cell(label) is None:
                 raise TableError(f"row {i + 1}{'' if target is None else f', column {target!r}'}"
                                  ": the class label is empty")
         weight = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, float)
@@ -474,7 +128,7 @@ class TableNB(BaseNB):
         distributions = {}
         for name, kind, column in zip(names, self._resolve_kinds(names, cells), cells):
             kind, bins = parse_kind(kind)
-            dist = _DISTRIBUTIONS[kind](name, kind, bins or self.bins)
+            dist = DISTRIBUTIONS[kind](name, kind, bins or self.bins)
             distributions[name] = dist.fit(column, cls, weight, len(classes))
             empty = np.flatnonzero(dist.n == 0)
             if empty.size:
@@ -535,7 +189,7 @@ class TableNB(BaseNB):
             if len(self.kinds) != len(names):
                 raise ValueError(f"kinds gives {len(self.kinds)} kinds for {len(names)} columns")
             given = dict(zip(names, self.kinds))
-        return [given.get(name) or _infer_kind(column) for name, column in zip(names, cells)]
+        return [given.get(name) or infer_kind(column) for name, column in zip(names, cells)]
 
     def _update(self) -> None:
         self._check_params()
@@ -605,13 +259,13 @@ class TableNB(BaseNB):
             meta, parts = dist.state()
             columns.append({"name": name, "kind": dist.kind, **meta})
             arrays.update({f"{j}.{key}": value for key, value in parts.items()})
-        modelfile.save(path, MODEL_KIND, {"params": params, "classes": self.classes_.tolist(),
+        container.save(path, MODEL_KIND, {"params": params, "classes": self.classes_.tolist(),
                                           "target": self.target_, "columns": columns}, arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "TableNB":
         """Read a model written by :meth:`save`; ModelFileError if it is not one."""
-        meta, arrays = modelfile.load(path, MODEL_KIND)
+        meta, arrays = container.load(path, MODEL_KIND)
         try:
             model = cls(**meta["params"])
             model.classes_ = np.asarray(meta["classes"])
@@ -619,7 +273,7 @@ class TableNB(BaseNB):
             model.target_ = meta["target"]
             model.distributions_ = {}
             for j, column in enumerate(meta["columns"]):
-                dist = _DISTRIBUTIONS[column["kind"]](column["name"], column["kind"])
+                dist = DISTRIBUTIONS[column["kind"]](column["name"], column["kind"])
                 dist.set_state(column, {key.split(".", 1)[1]: value
                                         for key, value in arrays.items()
                                         if key.startswith(f"{j}.")})
@@ -653,7 +307,7 @@ def fit_em(model: TableNB, X: Sequence[Sequence[Any]], y: Sequence[Any],
     >>> model.predict([["rain", "mild"]]).tolist(), all(b >= a for a, b in zip(history, history[1:]))
     (['yes'], True)
     """
-    labels = [_clean(label) for label in y]
+    labels = [clean_cell(label) for label in y]
     missing = np.array([label is None for label in labels], dtype=bool)
     if len(labels) != len(X):
         raise ValueError(f"X has {len(X)} rows but y has {len(labels)} labels")
