@@ -14,7 +14,7 @@ own rule (the suspects left out unless ``--keep-suspects``,
 * ``as new``: the same folds' models, each held-out text cut to the terms its fold's model has
   counts of and weighted again, as ``predict`` weighs a new text;
 * ``left out``: each text, with its copies, taken out of the counts and scored as new
-  (``TextClassifier._left_out``, exact for complement or multinomial NB; textnb reports full
+  (:func:`textnb.decision.cutoffs.left_out`, exact for complement or multinomial NB; textnb reports full
   training's rates off these scores).
 
 For each: the three highest held-out ham scores beside the test ham's, the cutoff, and at it
@@ -23,8 +23,9 @@ the test ham called spam and the test spam not caught (in the inbox or unsure). 
 (training "auto") and ``textnb classify`` of the test part, at the spam cutoff it learned
 (``textnb info``; ``--no-command`` leaves it out).
 
-These scorings are TextClassifier's private steps (``_fit_vocabulary``, ``_weigh``,
-``_out_of_fold``, ``_left_out``, textnb.classifier's ``usable_folds``): no public call gives them.
+The scorings are textnb's own: the training texts' counts (``TextClassifier.counts``), weighed
+(``textnb.text.features.weigh``), and ``textnb.decision.cutoffs``' ``out_of_fold`` and
+``left_out`` on the folds of ``textnb.folds.usable_folds``.
 
 Run (from the repository root)::
 
@@ -64,6 +65,7 @@ def run(args) -> None:
     from textnb import TextClassifier
     from textnb.decision import cutoffs as rules
     from textnb.folds import usable_folds
+    from textnb.text.features import weigh
 
     paths, y = list_spam(spam_dir(args.data, args.archive))
     raws = [Path(p).read_bytes() for p in paths]
@@ -74,28 +76,19 @@ def run(args) -> None:
           f"{'cutoff':>7}  {'ham called spam':>15}  {'spam not caught':>15}")
     for seed in args.seeds:
         train, test = stratified_split(y, 0.7, seed)
-        kept: dict = {}
-        fit = TextClassifier._fit_vocabulary
-
-        def keep(self, vocabulary, X, labels, digests, *rest, **options):
-            kept.update(raw=X, labels=labels, digests=digests)
-            return fit(self, vocabulary, X, labels, digests, *rest, **options)
-
-        TextClassifier._fit_vocabulary = keep
-        try:
-            classifier = TextClassifier(spam_class="spam", training="full").fit(
-                [raws[i] for i in train], list(y[train]))
-        finally:
-            TextClassifier._fit_vocabulary = fit
-        raw, labels = kept["raw"], np.array(kept["labels"], dtype=str)
-        X = classifier._weigh(raw)
+        training = [raws[i] for i in train]
+        classifier = TextClassifier(spam_class="spam", training="full").fit(
+            training, list(y[train]))
+        # The training texts' counts over its vocabulary, as fit counted them.
+        raw, digests = classifier.counts(training)
+        labels = np.array(y[train], dtype=str)
+        X = weigh(raw, classifier.model, classifier.tf, classifier.norm)
         is_spam = labels == "spam"
         first_is_spam = np.unique(labels)[0] == "spam"      # class 2 over class 1, by name
-        folds, as_new = classifier._out_of_fold(X, raw, labels,
-                                                usable_folds(labels, classifier.cutoff_folds,
-                                                       kept["digests"]))
+        folds, as_new = rules.out_of_fold(classifier, X, raw, labels,
+                                          usable_folds(labels, classifier.cutoff_folds, digests))
         scorings = {"folds": folds, "as new": as_new,
-                    "left out": classifier._left_out(raw, X, labels, kept["digests"])}
+                    "left out": rules.left_out(classifier, raw, X, labels, digests)}
         scorings = {name: -lo if first_is_spam else lo for name, lo in scorings.items()}
         log_proba = classifier.predict_log_proba([raws[i] for i in test])
         s = list(classifier.classes_).index("spam")

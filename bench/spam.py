@@ -148,20 +148,17 @@ def run_textnb(name: str, settings: dict, train_paths, y_train, test_paths) -> R
     """textnb as `textnb train` runs it: the cutoffs learned by CV on the training part. The
     setting ``orders=N`` is not TextClassifier's: it sets how many walks training on error
     averages (textnb.nb.on_error.ORDERS) for this row."""
-    import functools
-    from textnb import TextClassifier, classifier
-    from textnb.nb import on_error as onerror
+    from textnb import TextClassifier
+    from textnb.nb import on_error
     settings = dict(settings)
-    orders = settings.pop("orders", onerror.ORDERS)
+    orders, averaged = settings.pop("orders", on_error.ORDERS), on_error.ORDERS
     t0 = time.perf_counter()
     clf = TextClassifier(spam_class="spam", **{"training": "auto", **settings})
-    classifier.train_on_error = functools.partial(onerror.train_on_error, orders=orders)
-    classifier.trained_on_error = functools.partial(onerror.trained_on_error, orders=orders)
+    on_error.ORDERS = orders
     try:
         clf.fit(documents(train_paths), y_train)
     finally:
-        classifier.train_on_error = onerror.train_on_error
-        classifier.trained_on_error = onerror.trained_on_error
+        on_error.ORDERS = averaged
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     log_proba = clf.predict_log_proba(documents(test_paths))

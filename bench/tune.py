@@ -25,7 +25,7 @@ about 2 minutes on 2 cores (3 with --final-test; the command's folds 4 more), be
   token lists are reused by every fold;
 * per fold and stop-word setting, one :class:`textnb.Vocabulary` is built on the training folds
   (with TextClassifier's default min_df/max_df/max_features) and counts both parts;
-* per tf/norm weighting (the same arithmetic as ``TextClassifier._weigh``) and model, the model
+* per tf/norm weighting (the same arithmetic as ``textnb.text.features.weigh``) and model, the model
   is fitted once; alpha and fit_prior only change the log parameters derived from the same
   counts, so they are set with ``set_params``, which re-derives them.
 
@@ -149,7 +149,7 @@ def load_spamassassin(directory: Path, read) -> tuple[list, np.ndarray, list[Pat
 # -- the composition of TextClassifier's steps ---------------------------------------------------
 
 def weigh(X, tf: str, norm: str | None):
-    """TextClassifier._weigh for a counting model: log(1 + count) if tf='log', then L2 rows."""
+    """textnb.text.features.weigh for a counting model: log(1 + count) if tf='log', then L2 rows."""
     from textnb.nb.sparse import CSR
     if tf == "raw" and norm is None:
         return X

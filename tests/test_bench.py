@@ -25,9 +25,8 @@ from bench.common.corpora import BUNDLED, list_spam, news_sample, unpacked
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
-# The private names of textnb that a study still imports, for want of a public one: each is
-# listed in the report that moved the scripts here, for the library to make public.
-PRIVATE_IMPORTS = {("textnb.classifier", "_folds"), ("textnb.decision.cutoffs", "_allowed")}
+# The private names of textnb that a study imports: none (each has a public home).
+PRIVATE_IMPORTS: set = set()
 
 
 def bench(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -570,6 +570,15 @@ class TextClassifier(Parameters):
         parts = self._count_stream(text_iterable(texts), digests=False)
         return self._weigh(self.vocabulary_.count_parts(counts for counts, _ in parts))
 
+    def counts(self, texts: Iterable[Text]) -> tuple[CSR, np.ndarray]:
+        """The raw counts of the vocabulary's terms in ``texts``, CSR of shape (n_documents,
+        n_terms), what ``fit`` weighs, and each text's digest (uint64), as ``fit`` records it."""
+        self._check_fitted()
+        found: list[np.ndarray] = []
+        X = self.vocabulary_.count_parts(noting_digests(self._count_stream(
+            text_iterable(texts)), found))
+        return X, (np.concatenate(found) if found else np.zeros(0, dtype=np.uint64))
+
     def _scores(self, texts: Iterable[Text], score: Any) -> np.ndarray:
         """``score(X)`` of each part of the texts' weighted counts, stacked: a document's score
         is its own row's, and the parts' counts are let go as they are scored."""

@@ -62,12 +62,12 @@ _PARALLEL_MIN_DOCUMENTS = 1000
 
 
 def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: float = MARGIN,
-                   max_passes: int = MAX_PASSES, orders: int = ORDERS,
+                   max_passes: int = MAX_PASSES, orders: int | None = None,
                    n_jobs: int | None = 1) -> tuple[Any, np.ndarray, list[int]]:
     """(model, weight, per_pass): the model trained on error over the rows of the CSR matrix
     ``X`` (scipy.sparse or :class:`~textnb.nb.sparse.CSR`, shape (n_documents, n_terms)) labelled
-    ``y``, walked in ``orders``
-    orders (the given one, then seeded shuffles), in ``n_jobs`` processes
+    ``y``, walked in ``orders`` orders (default :data:`ORDERS`: the given one, then seeded
+    shuffles), in ``n_jobs`` processes
     (:mod:`textnb.workers`; None: every core); ``weight``, float array of shape (n_documents,),
     is the share of the walks that learned each row (0 or 1 for one walk), and the model is
     ``new_model().fit(X[weight > 0], y[weight > 0], sample_weight=weight[weight > 0])`` (the
@@ -78,13 +78,14 @@ def train_on_error(X: Any, y: Sequence, new_model: Callable[[], Any], margin: fl
 
 def trained_on_error(X: Any, y: Sequence, subsets: Sequence[np.ndarray | None],
                      new_model: Callable[[], Any], margin: float = MARGIN,
-                     max_passes: int = MAX_PASSES, orders: int = ORDERS,
+                     max_passes: int = MAX_PASSES, orders: int | None = None,
                      n_jobs: int | None = 1) -> Iterator[tuple[Any, np.ndarray, list[int]]]:
     """:func:`train_on_error` of the rows of X numbered by each of ``subsets`` (int arrays;
     None: every row; ``y`` labels every row of X), in order: a cross-validation's folds.
     Two-class walks in C visit the rows where they lie, and every subset's walks go to one pool
     of threads at once, so that a subset's model is fitted, and used, while the next subsets'
-    walks run (SpamAssassin's cutoffs and model: 0.27–0.32 → 0.22–0.24 s)."""
+    walks run. ``orders``: None is :data:`ORDERS` as it is when called."""
+    orders = ORDERS if orders is None else orders
     if margin < 0 or max_passes < 1 or orders < 1:
         raise ValueError(f"need margin >= 0, max_passes >= 1 and orders >= 1, got {margin}, "
                          f"{max_passes} and {orders}")
