@@ -8,7 +8,6 @@ docs/man`` (tests/test_docs.py checks that it is current).
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -70,24 +69,7 @@ man_pages = [("reference/cli", "textnb", "Naive Bayes text classification and sp
 man_show_urls = False
 
 
-# -- sphinx-click: help texts are terminal text, not reStructuredText ------------------------
-
-_INLINE = re.compile(r"([`*|\\])")
-
-
-def _escape_help(app, ctx, lines: list[str]) -> None:
-    """Escape reST's inline markup in the commands' help (a help text reading "`learn`s" is
-    not reST); keep sphinx-click's own line blocks ("| ") and directives (".. option::")."""
-    for i, line in enumerate(lines):
-        stripped = line.lstrip()
-        if stripped.startswith((".. ", ":")):  # sphinx-click's own directives and fields
-            continue
-        indent = line[: len(line) - len(stripped)]
-        bar = ""
-        if stripped.startswith("| "):
-            bar, stripped = "| ", stripped[2:]
-        lines[i] = indent + bar + _INLINE.sub(r"\\\1", stripped)
-
+# -- sphinx-click --------------------------------------------------------------------------
 
 def _command_titles(app, doctree) -> None:
     """Title each command's section with its whole command line ("textnb table train"), not
@@ -100,52 +82,5 @@ def _command_titles(app, doctree) -> None:
             section[0].children = [nodes.Text(names[0])]
 
 
-# -- docstrings: repairs in the docs, not the code -------------------------------------------
-#
-# A few docstrings are not yet numpydoc (examples straight after a Parameters section, "|V|"
-# and "classes_" in prose, which reST reads as substitutions and links). They are read here as
-# they are meant; the report of the docs change lists them for the code to fix.
-
-_SECTION = re.compile(r"^(Parameters|Attributes|Returns|Yields|Raises|Other Parameters)$")
-_ENTRY = re.compile(r"^\s*[*\w]+(\s*,\s*[*\w]+)*\s+:(\s|$)")
-_TRAILING_UNDERSCORE = re.compile(r"(?<![\w`\\])([A-Za-z]\w*?)_(?=[\s.,;:)\]]|$)")
-_BARS = re.compile(r"(?<!\\)\|")
-
-
-def _prose(line: str) -> str:
-    """Escape reST's substitution and link markup outside ``literals``."""
-    pieces = line.split("``")
-    for i in range(0, len(pieces), 2):  # even pieces are outside double backquotes
-        if "`" in pieces[i]:
-            continue  # a role (:class:`...`): left as it is
-        pieces[i] = _TRAILING_UNDERSCORE.sub(r"\1\\_", _BARS.sub(r"\\|", pieces[i]))
-    return "``".join(pieces)
-
-
-def _repair_docstring(app, what, name, obj, options, lines: list[str]) -> None:
-    section, repaired, blank = None, [], True
-    for line in lines:
-        stripped = line.strip()
-        if _SECTION.match(stripped):
-            section = stripped
-        elif stripped.startswith("Examples") or stripped.startswith("Notes"):
-            section = None
-        if stripped.startswith(">>>") and blank and section is not None:
-            repaired += ["Examples", "--------"]
-            section = None
-        if stripped.startswith((">>>", "...")) or set(stripped) <= {"-"}:
-            repaired.append(line)
-        elif _ENTRY.match(line):  # "name : type": the name as it is, the rest as prose
-            head, _, rest = line.partition(" :")
-            repaired.append(head + " :" + _prose(rest))
-        else:
-            repaired.append(_prose(line))
-        blank = not stripped
-    lines[:] = repaired
-
-
 def setup(app):
-    app.connect("autodoc-process-docstring", _repair_docstring, priority=400)
-    app.connect("sphinx-click-process-description", _escape_help)
-    app.connect("sphinx-click-process-options", _escape_help)
     app.connect("doctree-read", _command_titles)

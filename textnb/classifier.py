@@ -765,7 +765,7 @@ class TextClassifier(Parameters):
 # Two-class text (and short text, below) counts word pairs from the first number of documents
 # to the second. By 5-fold CV of the training part, pairs against words: Rotten Tomatoes
 # snippets (5,972) 0.7401 against 0.7304, IMDB reviews (17,500) 0.8890 against 0.8676, four
-# pairs of newsgroups (857-1,192 posts) +0.1 to +0.9 points each (scripts/bench_ngrams.py). Fewer documents (the lecture
+# pairs of newsgroups (857-1,192 posts) +0.1 to +0.9 points each (python -m bench.ngrams). Fewer documents (the lecture
 # notes' worked examples) count words; so do more, whose pairs could outgrow memory (a million
 # 75-word posts hold tens of millions): --ngrams 2 with --hash-bits counts them in bounded memory.
 PAIRS_DOCUMENTS = (500, 100_000)

@@ -12,7 +12,7 @@ from .nb.em import MixtureNB
 from .text.vocabulary import Vocabulary
 
 
-# α for clustering 20 Newsgroups (scripts/bench_em.py, one start each, seed 0): NMI 0.31 at
+# α for clustering 20 Newsgroups (python -m bench.em, one start each, seed 0): NMI 0.31 at
 # α = 1, 0.46 at 0.3, 0.41 at 0.1, 0.27 at 0.01.
 CLUSTER_ALPHA = 0.3
 

@@ -55,7 +55,7 @@ class MultiLabelClassifier(Parameters):
     max_features, tf, norm, n_jobs : tokenizing, vocabulary and term weights, as in
         :class:`~textnb.classifier.TextClassifier`. The defaults (Laplace's α = 1, raw
         counts) are the textbook model that scikit-learn's OneVsRestClassifier(MultinomialNB())
-        computes; scripts/bench_multilabel.py compares the two.
+        computes; python -m bench.multilabel compares the two.
     folds : folds of the cross-validation choosing the thresholds (fewer with fewer documents).
     seed : seed of those folds.
 

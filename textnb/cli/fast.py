@@ -32,7 +32,7 @@ _OPTIONS = {"-m": "model", "--model": "model", "--spam-class": "spam_class",
 
 # The filter's default budget, in seconds. Parsing and scoring a SpamAssassin message takes
 # 0.9 ms (median), the slowest of all 6,046 58 ms (a 196 KB message), to which start-up and
-# reading the model add about 50 ms (scripts/bench_filter.py): 10 s is 100 times the worst
+# reading the model add about 50 ms (python -m bench.filter): 10 s is 100 times the worst
 # honest case, and well inside the limits of what waits on the filter (procmail kills a
 # filter after TIMEOUT, 960 s; an MTA retries a delivery that hangs).
 FILTER_TIMEOUT = 10.0

@@ -224,7 +224,7 @@ def _multilabel_train(label_file, dirs, labels, model_path, quiet, tune, unlabel
 def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, target_unsure,
                  keep_suspects, quiet) -> int:
     """Choose a model's spam and ham cutoffs again, by cross-validation on labelled
-    directories (after many `learn`s, or for other target rates); its counts stay.
+    directories (after many learns, or for other target rates); its counts stay.
     Mail too large to hold is cross-validated as train does it (see train --training)."""
     sources = labelled_sources(dirs, labels)
     skips = Skips()

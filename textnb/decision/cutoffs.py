@@ -176,7 +176,7 @@ def extrapolated(ham: int, target_fpr: float) -> bool:
     (no ham called spam, as a rule) do not show it; up to 1,999, the highest of them is, but
     one newsletter more or less among them moves it.
 
-    SpamAssassin samples (scripts/bench_spam.py --sample, seeds 0–11, the rest of the corpus
+    SpamAssassin samples (python -m bench.spam --sample, seeds 0–11, the rest of the corpus
     scored), of the other ham called spam and of the spam not caught: 100 training ham 0.14 %,
     44 % (an exponential tail: 0.31 %, 31 %; the cutoff above them all, seeds 0–5: 1.06 %,
     15 %); 300 ham 0.11 %, 23 % (0.24 %, 17 %; 0.67 %, 7 %); 1,000 ham 0.09 %, 13 % (0.13 %,

@@ -8,7 +8,7 @@ spam. Each becomes a field of its own, so its tokens get their own prefix (``ip:
 
 Measured by 10-fold cross-validation on the SpamAssassin training part (the default
 complement model): 1 − ROC AUC 0.104 % with the fields of :data:`documents.HEADER_FIELDS`
-alone, 0.083 % with these as well (/work notes, scripts/bench_spam.py --cv reproduces it).
+alone, 0.083 % with these as well (/work notes, python -m bench.spam --cv reproduces it).
 
 Every pattern here matches from a token's start only (a look-behind), so it reads a header in
 one pass whatever its content: a hostile header of a megabyte costs linear time.

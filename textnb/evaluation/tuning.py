@@ -12,7 +12,7 @@ coordinate search, which costs a few plain trainings. Dropping the stop words' c
 them (their pairs would differ, so pairs keep them); with stemming or ``max_features`` it would
 not, and the classifier's own stop words are then the only ones tried.
 
-Keeping stop words won on every corpus tried (scripts/bench_sentiment.py): by 5-fold CV on the
+Keeping stop words won on every corpus tried (python -m bench.sentiment): by 5-fold CV on the
 training part, Rotten Tomatoes snippets 0.767 against 0.748 removing NLTK's English list
 ("not" and "no" are in it), IMDB reviews 0.891 for both, 20 Newsgroups 0.9345 against 0.9334.
 

@@ -52,7 +52,8 @@ def class_log_prior(class_count: np.ndarray, fit_prior: bool = True,
     """log P(c): given ``class_prior`` (normalised), else N_c/N if ``fit_prior``, else uniform.
 
     Uniform priors make the decision the maximum-likelihood rule; learned or given priors make
-    it MAP (seed 003: "ML classification is MAP with a uniform class distribution").
+    it MAP (maximum likelihood is MAP with a uniform class distribution: Mitchell, Machine
+    Learning, ch. 6).
     """
     n_classes = len(class_count)
     if class_prior is not None:
@@ -107,7 +108,7 @@ class DiscreteNB(BaseNB):
         self._feature_count = counts
 
     def restore_counts(self, class_count: np.ndarray, counts: "np.ndarray | StoredCounts") -> None:
-        """Set the counts of a model read back (classes_ set), dense or as stored."""
+        """Set the counts of a model read back (``classes_`` set), dense or as stored."""
         self.class_count_ = class_count
         if isinstance(counts, StoredCounts):
             self.__dict__.pop("_feature_count", None)
@@ -375,23 +376,32 @@ class DiscreteNB(BaseNB):
 class MultinomialNB(DiscreteNB):
     """Multinomial Naive Bayes: a document is a bag of term occurrences.
 
-    P(w_k|c) = (n_kc + α) / (n_c + α|V|), where n_kc counts occurrences of term k in class c's
-    documents and n_c = Σ_k n_kc; α = 1 is Laplace's (n_k + 1)/(n + |Vocabulary|) (Mitchell,
-    seed 001), α < 1 is Lidstone smoothing. Score: log P(c) + Σ_k x_k log P(w_k|c).
+    P(w_k|c) = (n_kc + α) / (n_c + α ``|V|``), where n_kc counts occurrences of term k in class
+    c's documents and n_c = Σ_k n_kc; α = 1 is Laplace's (n_k + 1)/(n + ``|Vocabulary|``)
+    (Mitchell, Machine Learning, ch. 6; McCallum & Nigam 1998), α < 1 is Lidstone smoothing.
+    Score: log P(c) + Σ_k x_k log P(w_k|c).
 
     Parameters
     ----------
-    alpha : float > 0, default 1.0
-    fit_prior : bool, default True — learn P(c) = N_c/N; False gives uniform priors (ML rule).
-    class_prior : sequence of float, optional — given priors, in ``classes_`` order (MAP).
+    alpha : float, default=1.0
+        Smoothing, > 0.
+    fit_prior : bool, default=True
+        Learn P(c) = N_c/N; False gives uniform priors (the maximum-likelihood rule).
+    class_prior : sequence of float, default=None
+        Given priors, in ``classes_`` order (MAP).
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,), sorted labels
-    class_count_ : ndarray of shape (n_classes,), documents (or their weights) per class
-    feature_count_ : ndarray of shape (n_classes, n_terms), n_kc
-    feature_log_prob_ : ndarray of shape (n_classes, n_terms), log P(w_k|c)
-    class_log_prior_ : ndarray of shape (n_classes,), log P(c)
+    classes_ : ndarray of shape (n_classes,)
+        The sorted labels.
+    class_count_ : ndarray of shape (n_classes,)
+        Documents (or their weights) per class.
+    feature_count_ : ndarray of shape (n_classes, n_terms)
+        n_kc.
+    feature_log_prob_ : ndarray of shape (n_classes, n_terms)
+        log P(w_k|c).
+    class_log_prior_ : ndarray of shape (n_classes,)
+        log P(c).
     """
 
     def _weights(self, counts: np.ndarray, columns: Any, classes: Any = slice(None)) -> np.ndarray:
@@ -408,7 +418,7 @@ class BernoulliNB(DiscreteNB):
     """Multivariate Bernoulli Naive Bayes: a document is the set of terms present in it.
 
     P(w_k present|c) = p_kc = (df_kc + α) / (N_c + 2α), where df_kc counts class-c documents
-    containing term k (seed 003: "adding two pseudo-documents"). Absent terms count too:
+    containing term k (α = 1: two pseudo-documents; McCallum & Nigam 1998). Absent terms count:
     log P(x|c) = Σ_k log(1 − p_kc) + Σ_{k present} log(p_kc / (1 − p_kc)), so the first sum is
     computed once per class and the second over present terms only, never densifying X.
 

@@ -2,7 +2,7 @@
 fractional counts: semi-supervised NB (Nigam et al., 2000) and clustering by a mixture of
 multinomials.
 
-EM as the lecture notes teach it (seed 001): guess the missing values (the classes of the
+EM as Nigam et al. (2000) apply it (and Mitchell, Machine Learning, ch. 6.12): guess the missing values (the classes of the
 unlabeled documents) from the model, re-estimate the model as if the guesses were observed,
 repeat until convergence. Here:
 
@@ -50,11 +50,11 @@ from .sparse import CSR, as_csr, logsumexp
 # scikit-learn's mark of an unlabeled sample (sklearn.semi_supervised).
 UNLABELED = -1
 # Nigam et al. (2000) iterate "until convergence", which took about 7–10 rounds on 20NG;
-# scripts/bench_em.py measured L still moving by ~1e-5 relative after 10 and accuracy flat.
+# python -m bench.em measured L still moving by ~1e-5 relative after 10 and accuracy flat.
 MAX_ITER = 30
 TOL = 1e-6
 # λ: Nigam et al.'s EM-λ weights unlabeled documents below 1 when labels are plentiful; 1 is
-# their basic EM. scripts/bench_em.py chooses λ by CV among these when labels allow.
+# their basic EM. python -m bench.em chooses λ by CV among these when labels allow.
 WEIGHTS = (0.01, 0.1, 0.3, 1.0)
 GENERATIVE = (MultinomialNB, BernoulliNB)
 
@@ -256,7 +256,7 @@ class MixtureNB:
     """Clustering by a mixture of multinomials (or Bernoullis) fitted by EM from random starts.
 
     Each start picks ``n_clusters`` distinct documents at random and takes each as one
-    cluster's only member (the k-means seeding of the notes, seed 001), then runs EM; the start
+    cluster's only member (k-means' seeding, as Mitchell's ch. 6.12 starts), then runs EM; the start
     with the highest L is kept. ``hard=True`` runs classification EM.
 
     Parameters

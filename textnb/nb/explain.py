@@ -2,7 +2,7 @@
 
 Both read the model's own decomposition ``jll = bias_c + Σ_k x_k w_ck``, so an explanation adds
 up to exactly the score the model gave: log-odds(label vs. runner-up) = prior log-odds +
-baseline + Σ contributions (seed 003: posterior odds = likelihood ratio × prior odds).
+baseline + Σ contributions (posterior odds = likelihood ratio × prior odds).
 """
 
 from __future__ import annotations

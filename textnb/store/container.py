@@ -442,7 +442,7 @@ def save(path: str | os.PathLike, kind: str, meta: dict[str, Any],
             # ZIP_STORED: the mail filter reads every member for each message (its CRC-32
             # checks) and inflating costs more than the whole read: deflated, a SpamAssassin
             # model is 0.62 MB, not 1.47, but takes 12 ms to inflate where opening it and
-            # scoring a message take 7 (20 Newsgroups: 3.1 MB, not 6.4; scripts/bench_modelfile.py).
+            # scoring a message take 7 (20 Newsgroups: 3.1 MB, not 6.4; python -m bench.modelfile).
             with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as archive:
                 # A fixed member date (zip's epoch): the same model is the same bytes, whenever
                 # it is written (a dump loaded back, a backup compared).

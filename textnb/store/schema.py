@@ -20,7 +20,7 @@ FORMAT = "textnb-model"
 # 1: the first format; 2: a text classifier's terms are an array of UTF-8 lines, no longer in
 # meta.json; 3: its counts are stored by term, non-zero ones only, in the smallest exact type,
 # and the weights the mail filter scores with follow from them (20 Newsgroups: 58 MB → 6.4 MB,
-# scripts/bench_modelfile.py). Files of every version from 1 to VERSION are read.
+# python -m bench.modelfile). Files of every version from 1 to VERSION are read.
 VERSION = 3
 
 
@@ -34,7 +34,7 @@ MULTILABEL = "multi-label-classifier"
 # classes, a 5,000-term message: 0.5 s of its 10 s budget). Cells (classes × terms): the dense
 # arrays info and the weights build (8 bytes each; 20 Newsgroups' word pairs, tuned: 20 ×
 # 1.2 million). Comparisons (classes × cells): info's informative terms compare each class
-# with every other, term by term (that model: 4.8e8, 1.5 s; scripts/bench_hostile_models.py).
+# with every other, term by term (that model: 4.8e8, 1.5 s; python -m bench.hostile_models).
 MAX_CLASSES = 1000
 
 

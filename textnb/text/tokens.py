@@ -88,7 +88,7 @@ def _matched(text: str) -> list[str]:
 # asks to call 08452810075 or to text 87121 and quotes £1000, ham seldom does. So a word of
 # three digits or more counts its shape too, each digit "#" ("###########", "£####"; "#" is
 # never in a token, so a shape is no word), once a message. On the SMS Spam Collection (70/30
-# splits of seeds 0 and 1, scripts/bench_spam.py) spam not caught at the learned cutoffs 15.2 /
+# splits of seeds 0 and 1, python -m bench.spam) spam not caught at the learned cutoffs 15.2 /
 # 17.0 → 12.1 / 14.7 %; SpamAssassin's mail (seeds 0-7) 6.45 → 6.33 % on average; 20 Newsgroups
 # 0.8659 → 0.8654.
 _DIGIT = re.compile(r"\d")
@@ -115,7 +115,7 @@ def with_subject(text: str | bytes, fields: Sequence[tuple[str, str]]) -> str | 
     accuracy 0.8602 → 0.8659, and 0.8796 → 0.8884 on the last 30 % of each group's training
     posts by article number after the first 70 %; SpamAssassin's 1 − AUC by 10-fold CV of the
     70 % training parts 0.0237 → 0.0222 % (another fold draw 0.0270 → 0.0245 %), the 2003
-    parts scored by a model of the 2002 ones 0.445 → 0.411 % (scripts/bench_ranking.py)."""
+    parts scored by a model of the 2002 ones 0.445 → 0.411 % (python -m bench.ranking)."""
     subject = next((value for name, value in fields if name == "subject"), "")
     if not subject:
         return text

@@ -2,7 +2,7 @@
 
 Terms are kept in sorted order, so a vocabulary built in pieces equals one built at once, and
 two vocabularies can be merged by a sorted union. Tokens outside the vocabulary are ignored
-(Mitchell's "positions that contain tokens found in Vocabulary", seed 001).
+(Mitchell's "positions that contain tokens found in Vocabulary", Machine Learning, ch. 6).
 """
 
 from __future__ import annotations
@@ -31,14 +31,20 @@ class Vocabulary:
     min_df : int or float — keep terms in at least this many documents (a float in (0, 1] is a
         proportion of the documents).
     max_df : int or float — keep terms in at most this many documents (float: proportion);
-        1.0 keeps all. Very common terms carry little class information (seed 003's stop words).
+        1.0 keeps all. Very common terms carry little class information (stop words).
     max_features : int, optional — keep the most frequent terms only (ties broken by term).
     binary : bool — presence (1) instead of counts, for the Bernoulli model.
 
     Attributes
     ----------
-    terms_ : list of str, sorted; index_ : dict term → column (a restored vocabulary builds it
-    when first asked for, and until then looks its terms up by bisection).
+    terms_ : list of str
+        The terms, sorted.
+    index_ : dict
+        Term → column (a restored vocabulary builds it when first asked for, and until then
+        looks its terms up by bisection).
+
+    Examples
+    --------
 
     >>> v = Vocabulary().fit([["b", "a", "b"], ["c"]])
     >>> v.terms_, v.count([["b", "b", "x", "a"]]).data.tolist()
