@@ -212,9 +212,9 @@ def test_a_fifo_or_a_device_is_refused_without_blocking_or_reading_it(tmp_path):
 
 
 def test_the_limits_name_the_classifiers_event_models_and_kinds():
-    from textnb import multilabel
+    from textnb.store import multilabel_model
     assert schema.EVENT_MODELS == tuple(MODELS)
-    assert multilabel.KIND == schema.MULTILABEL
+    assert multilabel_model.KIND == schema.MULTILABEL
 
 
 def test_the_settings_table_names_every_setting_of_the_classifiers():

@@ -763,17 +763,14 @@ class TextClassifier(Parameters):
 
 
 # Two-class text (and short text, below) counts word pairs from the first number of documents
-# to the second. By 5-fold CV of the training part, pairs against words: Rotten Tomatoes
-# snippets (5,972) 0.7401 against 0.7304, IMDB reviews (17,500) 0.8890 against 0.8676, four
-# pairs of newsgroups (857-1,192 posts) +0.1 to +0.9 points each (python -m bench.ngrams). Fewer documents (the lecture
-# notes' worked examples) count words; so do more, whose pairs could outgrow memory (a million
-# 75-word posts hold tens of millions): --ngrams 2 with --hash-bits counts them in bounded memory.
+# to the second: pairs cross-validated better on reviews and pairs of newsgroups
+# (docs/design/text-classification.md; python -m bench.ngrams). Fewer documents (the textbooks'
+# worked examples) count words; so do more, whose pairs could outgrow memory: --ngrams 2 with
+# --hash-bits counts them in bounded memory.
 PAIRS_DOCUMENTS = (500, 100_000)
 # Texts whose median length (characters; bytes as read) is under this are short: they count
-# word pairs for PAIRS_DOCUMENTS documents, however many classes. 20 Newsgroups' posts
-# as Subject lines, or a Subject and 200 characters of the body (20 classes, 5-fold CV of the
-# training part): 0.8314 -> 0.8503, 0.8914 -> 0.9106. Its whole posts (median 1,178 bytes)
-# count words: pairs would hold a million terms for 0.4 points.
+# word pairs for PAIRS_DOCUMENTS documents, however many classes (20 Newsgroups' Subject lines
+# gained by them; its whole posts would hold a million terms for little: same page).
 SHORT_TEXT = 500
 
 

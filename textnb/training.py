@@ -31,10 +31,9 @@ Progress = Callable[[Sequence], ContextManager]
 # document's counts at once, up to this much input (bytes of the files), and for mail these many
 # messages or bytes. Beyond, they train as they are read, every document counted, in bounded
 # memory, and learn their threshold (and cutoffs) on a sample of SAMPLE documents read again
-# (TextClassifier.learn_thresholds). Held at once, mail's counts and cross-validations peaked at
-# 1.6 times the files' size for SpamAssassin's (five times over: 30,230 messages, 215 MB, 382 MB
-# peak RSS; ten times: 430 MB, 684 MB) and at 4 kB a message for short ones (scripts/
-# bench_scale.py --mail: 100,000 messages of 50-100 words drawn from it, 57 MB, 411 MB).
+# (TextClassifier.learn_thresholds). Held at once, mail's counts and cross-validations peak at
+# under twice the files' size, and at some 4 kB a message for short ones (docs/design/scale.md;
+# python -m bench.scale --mail).
 THRESHOLD_MAX_BYTES = 100 << 20
 
 

@@ -105,9 +105,8 @@ class _Worker:
     """A fresh Python process (``python -c``) that runs the (function, args) jobs sent down its
     stdin in turn and sends each ``(True, result)`` or ``(False, exception)`` back up its
     stdout, pickled. Nothing of the caller's main module runs in it, so any script may use
-    workers, guarded by ``if __name__ == "__main__"`` or not; and two start fast (a trivial
-    job's first results in 0.10–0.16 s, where the standard library's pool of spawned processes
-    took 0.19–0.28 s and joblib's 0.84–0.90 s with its import; three interleaved runs). A
+    workers, guarded by ``if __name__ == "__main__"`` or not; and they start faster than the
+    standard library's pool of spawned processes or joblib's (docs/design/training-speed.md). A
     thread writes the jobs, so that a large job never waits on a worker that waits to send a
     large result."""
 
@@ -184,9 +183,8 @@ _pools: dict[int, list[_Worker]] = {}
 
 def _take(processes: int) -> list[_Worker] | None:
     """``processes`` workers for one call's use: the ones a call before kept (:func:`_keep`),
-    else new ones. Kept, as joblib keeps its workers: training on error walked in them once per
-    fold (SpamAssassin's `textnb train` took 12.2 s with a new pool a call, 7.4 s with one
-    kept). None where processes cannot be started: the jobs then run in this process."""
+    else new ones. Kept, as joblib keeps its workers: training on error walks in them once per
+    fold, and a new pool a call cost more than the walks. None where processes cannot be started: the jobs then run in this process."""
     pool = _pools.pop(processes, None)
     if pool is None:
         try:
@@ -207,8 +205,8 @@ def _keep(processes: int, pool: list[_Worker]) -> None:
 
 def _shut_down() -> None:
     """Stop the kept pools' processes at exit, at once: they are idle (a pool is kept once its
-    every result was taken). Each told to end instead ran a Python's teardown, one after the
-    other: 31 ms of SpamAssassin's 0.95 s `textnb train`, now 5-6."""
+    every result was taken). Each told to end instead would run a Python's teardown, one after
+    the other."""
     while _pools:
         for worker in _pools.popitem()[1]:
             worker.stop(at_once=True)

@@ -98,14 +98,9 @@ def echo_suspects(classifier: TextClassifier, where: list[str], labels: Sequence
 
 # Arrays of this many bytes or more are mapped apart and unmapped when freed (glibc's
 # M_MMAP_THRESHOLD, fixed): by default glibc raises the threshold to the largest block freed,
-# and from then on keeps the freed temporaries of scoring (a model's per-class rows, 1.4 MB
-# each) in its heap. 20 Newsgroups classify: peak RSS 99 → 89 MB, no more system time (1 MiB:
-# 85 MB, but +0.2-0.3 s system time for the mappings; 128 KiB: 84 MB, +0.4 s); train: 98-104
-# → 96-98 MiB. Only training that streams (or counts on a cluster): the cross-validations of
-# a fit map and fault in every fold's temporaries afresh (SpamAssassin, all 6,046 messages:
-# 0.37-0.43 s of system time against 0.12-0.17, the whole training 1.44-1.48 s against
-# 1.26-1.28, for 130 MiB peak against 136), and --tune's many (word pairs: 10 MB a class
-# row; 20 Newsgroups: the complement weights took 6.0 s against 3.6).
+# and from then on keeps the freed temporaries of scoring in its heap. Only for scoring and
+# for training that streams (or counts on a cluster): a fit's cross-validations would map and
+# fault in every fold's temporaries afresh (docs/design/performance.md).
 _MMAP_THRESHOLD = 2 << 20
 
 

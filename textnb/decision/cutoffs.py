@@ -112,9 +112,8 @@ def suspects(log_odds: np.ndarray, is_spam: np.ndarray) -> np.ndarray:
     that looks like spam lies in a tail that thins out towards the spam. So of the ham at or
     above the spam's lower quartile (k25), as many of the highest-scoring as the ones at or
     above the median (k50) imply, min(k25, 1.5·k50), are suspects; the same for spam against
-    the ham's scores. Clean SpamAssassin (70 % parts of seeds 0 and 1): none; with 1 % of the
-    labels swapped, 32 and 31 of the 39 swapped messages, and no other. Classes
-    of fewer than :data:`SUSPECT_MIN` messages: none (their quartiles say little); nor where
+    the ham's scores (on a clean corpus none; with labels swapped, most of them and no other
+    message: docs/design/spam.md). Classes of fewer than :data:`SUSPECT_MIN` messages: none (their quartiles say little); nor where
     more than :data:`SUSPECT_SHARE` of a class would be (then the model cannot tell the classes
     apart, or the labels say little: either way no few messages are to blame)."""
     log_odds = np.asarray(log_odds, dtype=float)
@@ -162,8 +161,8 @@ def ham_allowed(target: float, n: int) -> int:
     """How many of n scores may lie beyond a cutoff so that a new message of their class does
     at most ``target`` of the time. Of n + 1 exchangeable scores, the new one is beyond the
     (a + 1)-th most extreme of the others with probability (a + 1)/(n + 1): a + 1 ≤ target ·
-    (n + 1). (Allowing target · n of them, as the rates on the n themselves suggest, gave 0.12 %
-    of new ham called spam for a target of 0.1 %.) 0 where even that is more than the target."""
+    (n + 1); allowing target · n of them, as the rates on the n themselves suggest, calls more
+    new ham spam than the target. 0 where even that is more than the target."""
     return max(math.floor(target * (n + 1) + 1e-9) - 1, 0)
 
 
@@ -174,16 +173,9 @@ def extrapolated(ham: int, target_fpr: float) -> bool:
     2/target − 1 of them (1,999 for 0.1 %). With fewer than 1/target − 1 (999) no score of
     theirs is one a new ham passes that seldom, (0 + 1)/(n + 1) being more, and their own rates
     (no ham called spam, as a rule) do not show it; up to 1,999, the highest of them is, but
-    one newsletter more or less among them moves it.
-
-    SpamAssassin samples (python -m bench.spam --sample, seeds 0–11, the rest of the corpus
-    scored), of the other ham called spam and of the spam not caught: 100 training ham 0.14 %,
-    44 % (an exponential tail: 0.31 %, 31 %; the cutoff above them all, seeds 0–5: 1.06 %,
-    15 %); 300 ham 0.11 %, 23 % (0.24 %, 17 %; 0.67 %, 7 %); 1,000 ham 0.09 %, 13 % (0.13 %,
-    11 %; read off, 0.18 %, 9 %); 1,500 ham 0.07 %, 10 % (0.10 %, 8 %; read off 0.13 %, 8 %).
-    bogofilter on the same messages (seeds 0–5): 0.10 / 0.08 / 0.07 % of ham called spam at
-    100 / 300 / 1,000 ham, 42 / 26 / 16 % of the spam not caught, 27 / 15 / 7 % of all
-    messages unsure. 2,000 ham and more are read off."""
+    one newsletter more or less among them moves it. 2,000 ham and more are read off (how the
+    two fare on samples of SpamAssassin, beside bogofilter: docs/design/spam.md,
+    ``python -m bench.spam --sample``)."""
     return 0 < target_fpr and ham < ham_needed(target_fpr)
 
 
@@ -213,7 +205,7 @@ def rates(log_odds: np.ndarray, is_spam: np.ndarray, spam_cutoff: float,
 
 
 # Documents of each class below which no decision threshold is learned (argmax decides): the
-# lecture notes' worked examples, a handful of documents, have no folds to learn one from.
+# textbooks' worked examples, a handful of documents, have no folds to learn one from.
 THRESHOLD_MIN = 20
 
 
@@ -277,16 +269,15 @@ def choose_training(classifier: Any, X: CSR, raw: CSR | None, labels: list, dige
     cross-validation of its cutoffs gave (:func:`learn_cutoffs`). "auto" trains on error
     where the ham are too few to read the spam cutoff off their scores (it is extrapolated:
     the two trainings' out-of-fold estimates are then too noisy to choose by, and the one
-    that looked better had been lucky — on Subject-and-body samples of 100 ham and 100
-    spam it called 0.47 % of new ham spam, full training alone 0.38 %, training on error
-    alone 0.16 %; README, Spam decisions); else it keeps the one whose out-of-fold decisions
-    misplace fewer messages, full training on a tie or with too few documents to
-    cross-validate. Training on error's held-out rows are scored as new documents too
+    that looked better had been lucky: docs/design/spam.md); else it keeps the one whose
+    out-of-fold decisions misplace fewer messages, full training on a tie or with too few
+    documents to cross-validate. Training on error's held-out rows are scored as new documents too
     (as_new, for the decision threshold); full training's threshold has scores of its own
     (:func:`learn_threshold`)."""
     def learn(kind: str, raw: CSR | None) -> tuple:
-        return learn_cutoffs(classifier, X, labels, fit=None if kind == "full" else classifier.on_error_model,
-                                   raw=None if kind == "full" else raw, groups=digests)
+        return learn_cutoffs(classifier, X, labels,
+                             fit=None if kind == "full" else classifier.on_error_model,
+                             raw=None if kind == "full" else raw, groups=digests)
 
     if classifier.training != "auto":
         return classifier.training, learn(classifier.training, raw)
@@ -401,11 +392,10 @@ def rated(classifier: Any, cutoffs: dict[str, Any], scores: np.ndarray | None, l
     :func:`out_of_fold`). The folds' own scores choose the cutoffs, but they are no
     estimate of what the cutoffs do: a fold's model knows a held-out message's own terms
     without counts, each adding log((N_ham + α|V|)/(N_spam + α|V|)) to its log-odds, where
-    the trained model ignores a new message's unknown terms. On the SMS texts (seeds 0–15)
-    they promised 7.4 % of the spam not caught where the test parts left 14.5 % and the
-    left-out scores say 15.2 %; trained on error, 32 % where the test parts left 66 %
-    (README, Spam decisions). The spam cutoff they set stays, for it kept every split's ham
-    called spam under 0.1 %, where cutoffs read off the left-out scores did not."""
+    the trained model ignores a new message's unknown terms, and they promise far fewer spam
+    not caught than new mail shows (docs/design/spam.md). The spam cutoff they set stays, for
+    it kept new ham called spam under its target, where cutoffs read off the left-out scores
+    did not."""
     if scores is None:
         return cutoffs
     y = np.asarray(labels, dtype=str)

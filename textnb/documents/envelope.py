@@ -6,9 +6,8 @@ of its Message-ID, its encodings and its time zone mark the software and network
 spam. Each becomes a field of its own, so its tokens get their own prefix (``ip:64.12``,
 ``received:mx.example.com``, ``return-path-domain:example.com``, ``message-id-shape:9.a9``).
 
-Measured by 10-fold cross-validation on the SpamAssassin training part (the default
-complement model): 1 − ROC AUC 0.104 % with the fields of :data:`documents.HEADER_FIELDS`
-alone, 0.083 % with these as well (/work notes, python -m bench.spam --cv reproduces it).
+They rank spam better than the fields of :data:`textnb.documents.message.HEADER_FIELDS`
+alone (docs/design/tokens.md; ``python -m bench.spam --cv`` measures it).
 
 Every pattern here matches from a token's start only (a look-behind), so it reads a header in
 one pass whatever its content: a hostile header of a megabyte costs linear time.
@@ -21,6 +20,7 @@ import re
 from collections.abc import Iterable
 
 from ..decoding import POSSESSIVE
+
 try:  # the C twins of the scans (textnb/_tokens.c), where they were built
     from .. import _tokens as _fast
 except ImportError:

@@ -1,13 +1,11 @@
 """HTML → its text, a line per block, and the tag names and link hosts it holds.
 
 Used by :mod:`textnb.documents.message` for HTML parts (and HTML sent as plain text). One regular
-expression finds the markup and the text between is kept, as SpamBayes does: six times faster
-than the standard library's HTMLParser on the HTML of the SpamAssassin corpus, and never an
-exception on the broken HTML spam is made of. What a browser would not show is dropped:
-comments, declarations, and the contents of script and style elements. The patterns below are
-the definition; textnb/_markup.c scans the same way in C where it was built (the 1,288 HTML
-parts of SpamAssassin: 0.62–0.65 → 0.17–0.19 s of CPU, with plain links' hosts taken without
-urlsplit).
+expression finds the markup and the text between is kept, as SpamBayes does: faster than the
+standard library's HTMLParser, and never an exception on the broken HTML spam is made of
+(docs/design/performance.md). What a browser would not show is dropped: comments,
+declarations, and the contents of script and style elements. The patterns below are the
+definition; textnb/_markup.c scans the same way in C where it was built.
 """
 
 from __future__ import annotations

@@ -8,13 +8,11 @@ the smoothing α changes only the log probabilities (``_update``), not the count
 weighing and model is tried on single words at the classifier's α with stop words kept, the
 best three with the classifier's stop words removed too; every α for the best three of those;
 and word pairs, stop words kept, for the best two at the best α and its neighbours: a
-coordinate search, which costs a few plain trainings. Dropping the stop words' columns gives exactly the counts of a tokenizer that removes
-them (their pairs would differ, so pairs keep them); with stemming or ``max_features`` it would
-not, and the classifier's own stop words are then the only ones tried.
-
-Keeping stop words won on every corpus tried (python -m bench.sentiment): by 5-fold CV on the
-training part, Rotten Tomatoes snippets 0.767 against 0.748 removing NLTK's English list
-("not" and "no" are in it), IMDB reviews 0.891 for both, 20 Newsgroups 0.9345 against 0.9334.
+coordinate search, which costs a few plain trainings. Dropping the stop words' columns gives
+exactly the counts of a tokenizer that removes them (their pairs would differ, so pairs keep
+them); with stemming or ``max_features`` it would not, and the classifier's own stop words are
+then the only ones tried. Keeping stop words won on every corpus tried
+(docs/design/text-classification.md; ``python -m bench.sentiment``).
 
 The score is the accuracy of the most probable class; for two-class mail (a spam class among
 two) it is the ROC AUC of the spam log-odds, which is what learned cutoffs act on. Of the best
@@ -36,7 +34,7 @@ from ..folds import stratified_folds
 from ..text.stopwords import load_stop_words
 from ..workers import n_workers
 
-# The grid: what the lecture notes and the literature vary (Rennie et al. 2003; Wang & Manning
+# The grid: what the textbooks and the literature vary (Rennie et al. 2003; Wang & Manning
 # 2012 for presence and word pairs on sentiment).
 ALPHAS = (0.01, 0.03, 0.1, 0.3, 1.0)
 MODELS = ("complement", "multinomial", "bernoulli")
@@ -81,8 +79,8 @@ class Tuning:
     def refit(self, classifier: Any, labels: Sequence) -> bool:
         """Fit ``classifier`` (given the chosen settings) on the documents as this tuning
         counted them, if they are what its tokenizer counts — the same model, digests and
-        cutoffs as ``fit``, without reading, tokenizing and building the vocabulary again (20
-        Newsgroups' tuning: 28.0-28.3 → 26.8-27.0 s); False if they are not."""
+        cutoffs as ``fit``, without reading, tokenizing and building the vocabulary again;
+        False if they are not."""
         if self.counted is None:
             return False
         tokenizing, vocabulary, X, digests = self.counted

@@ -9,8 +9,8 @@ k's counts and two numbers per class (``score_constants``, see
 :func:`textnb.store.text_model._score_constants`); a file of format 2 holds W_k itself, row k of
 ``score_weights``. The terms are searched as UTF-8 bytes, whose order is the code-point order
 they were sorted in, so they are never decoded. So ``textnb filter`` costs milliseconds more
-than Python's start-up, where importing numpy and reading the whole model took 200
-(python -m bench.filter).
+than Python's start-up, not numpy's import and the whole model's reading (docs/design/
+delivery.md; ``python -m bench.filter``).
 
 The file is read by :func:`textnb.store.container.read` and its values checked by
 :meth:`~textnb.store.container.ModelFile.plain`: the rules of every reader, so a file this scorer

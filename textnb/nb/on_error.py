@@ -9,16 +9,13 @@ of one class than the other is not learned in that proportion. Which documents a
 depends on their order, so several walks in different orders are averaged (:data:`ORDERS`).
 
 Learning one document changes the counts of its few terms, yet refitting the model recomputes
-every weight: on SpamAssassin (6,046 messages, 124,523 terms, 629 learned) refits took 4.3 of
-the 5 s a run took. So the walk keeps its own log tables of the counts, jll(x) = bias + x·G +
-Σx·h, updates only the learned document's terms (and the per-class h and bias), and scores the
-documents ahead up to the next one it must learn, in blocks, one sparse product each: the same
-documents learned (tests/test_onerror.py checks against the definition). Two classes walk in C
-where it was built (textnb/_onerror.c), the same steps, in threads, each visiting the rows in
-its order where they lie (a copy of the matrix a walk had cost more page faults than the walk
-took): four walks over SpamAssassin 0.44–0.51 s of CPU in Python, 0.12–0.14 s in C with a copy
-each, 0.09–0.10 s without (0.06 s on two cores).
-The model returned is fitted on the learned documents alone, weighted.
+every weight, which took most of a walk's time. So the walk keeps its own log tables of the
+counts, jll(x) = bias + x·G + Σx·h, updates only the learned document's terms (and the
+per-class h and bias), and scores the documents ahead up to the next one it must learn, in
+blocks, one sparse product each: the same documents learned (tests/test_onerror.py checks
+against the definition). Two classes walk in C where it was built (textnb/_onerror.c), the
+same steps, in threads, each visiting the rows in its order where they lie
+(docs/design/training-speed.md). The model returned is fitted on the learned documents alone, weighted.
 """
 
 from __future__ import annotations
@@ -176,7 +173,7 @@ def _weighed(X: CSR, rows: np.ndarray | None, labels: np.ndarray, walks: list, r
 def take_rows(X: CSR, rows: np.ndarray) -> CSR:
     """The rows of X numbered by ``rows`` (int array), in that order, or chosen by it (bool
     array): in C where it was built (textnb/_onerror.c), else numpy; no scipy either way (its
-    import costs a training 0.3 s)."""
+    import is slow)."""
     rows = np.flatnonzero(rows) if rows.dtype == bool else np.ascontiguousarray(rows, np.int64)
     if _fast is not None:
         data, indices, indptr = _fast.rows(np.ascontiguousarray(X.data, dtype=float),

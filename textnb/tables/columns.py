@@ -21,7 +21,7 @@ class Categorical:
     """P(v|c) = (n_cv + k) / (n_c + k·V) over the V values (or bins) seen in training.
 
     With k = 0 a value never seen with class c has P = 0: log-probability −inf, so c is ruled
-    out for that row, as in the seeds' unsmoothed tables. A value never seen in training at all
+    out for that row, as in the textbooks' unsmoothed tables. A value never seen in training at all
     is skipped like an empty cell (``unseen="skip"``) or a TableError (``unseen="error"``).
     Binned columns (``edges`` set) map a number x to bin b with edges[b] ≤ x < edges[b+1];
     numbers outside the training range fall in the first or last bin.

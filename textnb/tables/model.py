@@ -63,8 +63,8 @@ class TableNB(BaseNB):
     kinds : mapping column name → kind, or a sequence of kinds (one per column), optional —
         see the module docstring; unnamed columns are inferred from their cells.
     alpha : float ≥ 0, default 1.0 — k of Laplace smoothing for categorical and binned columns
-        (k in seed 004, l in seed 000); 0 reproduces the unsmoothed textbook numbers.
-    ddof : int, default 1 — Gaussian variance M2/(n − ddof): 1 as in seed 000, 0 for the MLE.
+        (the m-estimate's pseudo-counts); 0 reproduces the unsmoothed textbook numbers.
+    ddof : int, default 1 — Gaussian variance M2/(n − ddof): 1, the sample variance, or 0 for the MLE.
     var_floor : float > 0, default 1e-9 — relative variance floor (see :class:`Gaussian`).
     bins : int ≥ 1, default 5 — bins of ``equal-width``/``equal-frequency`` without ``:bins``.
     unseen : {"skip", "error"}, default "skip" — a categorical value never seen in training
@@ -230,7 +230,7 @@ class TableNB(BaseNB):
     # -- generating ---------------------------------------------------------------------------
 
     def sample(self, n: int, seed: int | None = None) -> tuple[list[list[Any]], np.ndarray]:
-        """Draw n rows: the class from P(c), then each column from its P(x|c) (seed 002).
+        """Draw n rows: the class from P(c), then each column from its P(x|c) (the generative model).
 
         Returns (rows, labels): rows a list of n lists in ``columns_`` order (str for
         categorical, float for gaussian, exponential and binned — uniform within the bin —,
@@ -285,7 +285,7 @@ class TableNB(BaseNB):
         return model
 
 
-# -- EM for rows whose class is missing (seed 001: "guess the missing values ... repeat") -------
+# -- EM for rows whose class is missing (Mitchell, Machine Learning, ch. 6.12) -------------------
 
 def fit_em(model: TableNB, X: Sequence[Sequence[Any]], y: Sequence[Any],
            sample_weight: Sequence[float] | None = None, *, columns: Sequence[str] | None = None,

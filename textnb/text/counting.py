@@ -1,9 +1,9 @@
 """texts → tokens → each document's counts over the sorted distinct terms of them all: the job a
 worker process runs (:mod:`textnb.workers`), and what :mod:`textnb.text.vocabulary` builds on.
 
-Nothing here imports numpy where textnb's C part was built, so a worker starts in 0.08 s, not
-the 0.27 s (0.37 s of CPU) that importing numpy takes it: its results are the CSR arrays' bytes,
-which the caller views as numpy arrays (:func:`textnb.text.vocabulary.part_counts`).
+Nothing here imports numpy where textnb's C part was built, so a worker starts without paying
+for it (docs/design/training-speed.md): its results are the CSR arrays' bytes, which the caller
+views as numpy arrays (:func:`textnb.text.vocabulary.part_counts`).
 """
 
 from __future__ import annotations

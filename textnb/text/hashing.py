@@ -2,10 +2,9 @@
 
 A HashedVocabulary keeps no terms. A term's column is the low ``hash_bits`` bits of the CRC-32
 of its UTF-8 bytes, the same in every process, run and machine (Python's ``hash`` of a str is
-salted per process). CRC-32 rather than BLAKE2b: 0.3 µs a term against 1.0 µs, and its terms
-fill as many of 2**16 to 2**22 columns as a random function's would (the 171,993 terms of 20
-Newsgroups fill 60,903 of 2**16, where 60,786 are expected; python -m bench.hashing). Only
-each part's distinct terms are hashed, not every token.
+salted per process). CRC-32 rather than BLAKE2b: a third of the time, and its terms fill as
+many columns as a random function's would (docs/design/scale.md; ``python -m bench.hashing``).
+Only each part's distinct terms are hashed, not every token.
 
 Of the 2**hash_bits columns, those the training documents use and pruning keeps become the
 model's columns, in increasing order (``columns_``): memory grows with the columns used, never

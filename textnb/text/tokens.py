@@ -111,11 +111,8 @@ def _python_shapes(words: Sequence[str]) -> list[str]:
 
 def with_subject(text: str | bytes, fields: Sequence[tuple[str, str]]) -> str | bytes:
     """The body as a reader reads it: the Subject line, then the text. Its words are a topic's
-    words (as ``subject:word`` they are also evidence of their own): 20 Newsgroups' test
-    accuracy 0.8602 → 0.8659, and 0.8796 → 0.8884 on the last 30 % of each group's training
-    posts by article number after the first 70 %; SpamAssassin's 1 − AUC by 10-fold CV of the
-    70 % training parts 0.0237 → 0.0222 % (another fold draw 0.0270 → 0.0245 %), the 2003
-    parts scored by a model of the 2002 ones 0.445 → 0.411 % (python -m bench.ranking)."""
+    words (as ``subject:word`` they are also evidence of their own), which ranks news and mail
+    better (docs/design/tokens.md; ``python -m bench.ranking``)."""
     subject = next((value for name, value in fields if name == "subject"), "")
     if not subject:
         return text
