@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from ..decision.rules import Exit, decide, line, spam_cutoffs
+from ..decision.rules import Exit, line
 from ..errors import TimedOut
 
 _OPTIONS = {"-m": "model", "--model": "model", "--spam-class": "spam_class",
@@ -122,24 +122,12 @@ def _classify(args: Sequence[str]) -> int | None:
     deadline = None
     try:
         with budget(settings.get("timeout")) as deadline:
-            from ..documents.message import read_bytes
-            from ..documents.sources import read_raw
-            from ..mail.scorer import score
+            from ..mail.filter import classify_file
             if stdin is not None:
                 _restore_stdin(stdin)
-            problems: list[str] = []
-            documents = list(read_raw([path], on_error=lambda *problem: problems.append(problem)))
-            if problems or len(documents) != 1:
-                raise ValueError("not one readable document")
-            source, raw = documents[0]
-            document = read_bytes(raw, source)
-            classes, row, learned = score(settings["model"], document.text, document.fields)
-            cutoffs = spam_cutoffs(classes, learned, settings.get("spam_class"),
-                                   settings.get("spam_cutoff"), settings.get("ham_cutoff"),
-                                   settings.get("threshold"))
-            if cutoffs is None:
-                raise ValueError("no spam class")
-            decision = decide(classes, row, source, cutoffs)
+            decision = classify_file(path, settings["model"], settings.get("spam_class"),
+                                     settings.get("spam_cutoff"), settings.get("ham_cutoff"),
+                                     settings.get("threshold"))
             out = (line(decision) + "\n").encode("utf-8", "replace")
     except TimedOut as error:
         sys.stderr.write(f"Error: {error}\n")

@@ -86,3 +86,27 @@ def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str | None 
     cutoffs = spam_cutoffs(classes, learned, spam_class, spam_cutoff, ham_cutoff)
     decision = decide(classes, row, "-", cutoffs)
     return add_headers(raw, headers(decision))
+
+
+def classify_file(path: str, model: str | os.PathLike, spam_class: str | None = None,
+                  spam_cutoff: float | None = None, ham_cutoff: float | None = None,
+                  threshold: float | None = None) -> dict:
+    """The decision on the one document at ``path`` ("-": standard input) by the model file
+    ``model``, as ``classify --exit-code`` prints it (:func:`~textnb.decision.rules.decide`,
+    with the cutoffs of :func:`~textnb.decision.rules.spam_cutoffs`); ValueError unless the
+    path is one readable document and the model has a spam class."""
+    from ..documents.message import read_bytes
+    from ..documents.sources import read_raw
+    from .scorer import score
+
+    problems: list[tuple[str, str]] = []
+    documents = list(read_raw([path], on_error=lambda *problem: problems.append(problem)))
+    if problems or len(documents) != 1:
+        raise ValueError("not one readable document")
+    source, raw = documents[0]
+    document = read_bytes(raw, source)
+    classes, row, learned = score(model, document.text, document.fields)
+    cutoffs = spam_cutoffs(classes, learned, spam_class, spam_cutoff, ham_cutoff, threshold)
+    if cutoffs is None:
+        raise ValueError("no spam class")
+    return decide(classes, row, source, cutoffs)
