@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from textnb.documents import sources
-from textnb.documents.message import Document, parse_message, read_bytes, read_documents
+from textnb.documents import message, sources
+from textnb.documents.message import Document, parse_message, read_bytes
+from textnb.documents.sources import read_documents
 from textnb.documents.sources import iter_files
 from textnb.errors import DocumentError
 
@@ -156,7 +157,7 @@ def test_single_message_with_from_line_in_body_is_not_an_mbox():
 
 
 def test_mbox_whose_first_message_is_longer_than_the_cap(tmp_path, monkeypatch):
-    monkeypatch.setattr(sources, "MAX_BYTES", 256)
+    monkeypatch.setattr(message, "MAX_BYTES", 256)
     path = tmp_path / "big.mbox"
     path.write_text("From a@example.com Mon Jan  6 10:00:00 2003\nSubject: big\n\n"
                     + "filler line\n" * 100
@@ -195,7 +196,7 @@ def test_an_mbox_splits_where_the_standard_library_splits_it(lines, chunk):
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(sources, "_MBOX_CHUNK", chunk)
             patch.setattr(sources, "_READ_CHUNK", chunk)  # a "From " line read in pieces
-            patch.setattr(sources, "MAX_BYTES", 2 * chunk)  # a text longer than a read
+            patch.setattr(message, "MAX_BYTES", 2 * chunk)  # a text longer than a read
             found = [raw for _, raw in sources._read_mbox(file.name, None)]
         assert found == [raw[:2 * chunk + 1] for raw in _mailbox_messages(file.name)]
 
@@ -258,7 +259,7 @@ def test_stdin(monkeypatch):
 
 
 def test_cap_cuts_at_a_line_end(monkeypatch):
-    monkeypatch.setattr(sources, "MAX_BYTES", 20)
+    monkeypatch.setattr(message, "MAX_BYTES", 20)
     # A cut inside "é" would make the whole text fail UTF-8 and decode as cp1252.
     assert read_bytes("été line\nété again and more\n".encode()).text == "été line\n"
     assert parse_message(b"Subject: s\n\nword\n" + b"more " * 10).text == "word"

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from textnb import TextClassifier
-from textnb.documents.message import read_bytes, read_documents
+from textnb.documents.message import read_bytes
+from textnb.documents.sources import read_documents
 from textnb.documents.sources import read_raw
 from textnb.mail.filter import add_headers, filter_message
 from textnb.text.tokens import MAX_TOKEN_LENGTH, Tokenizer

@@ -250,7 +250,7 @@ def test_folds_trained_at_once_are_each_trained_on_its_rows(new_model, margin):
 
 
 def test_it_converges_on_the_sample_corpus():
-    from textnb.documents.message import read_documents
+    from textnb.documents.sources import read_documents
     spam = list(read_documents([str(SPAM_DIR)]))
     ham = list(read_documents([str(HAM_DIR)]))
     texts, y = spam + ham, ["spam"] * len(spam) + ["ham"] * len(ham)
@@ -270,7 +270,7 @@ def test_it_converges_on_the_sample_corpus():
 
 
 def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(monkeypatch):
-    from textnb.documents.message import read_documents
+    from textnb.documents.sources import read_documents
     spam = list(read_documents([str(SPAM_DIR)]))
     ham = list(read_documents([str(HAM_DIR)]))
     texts, y = spam + ham, ["spam"] * len(spam) + ["ham"] * len(ham)
@@ -316,7 +316,7 @@ def test_a_document_some_walks_learned_is_unlearned_exactly(tmp_path):
     # point, so with whole counts (norm=None) unlearning it (after a save and load, or a dump
     # and restore) subtracts exactly what training added, and the counts are those of training
     # on the rest with its weights.
-    from textnb.documents.message import read_documents
+    from textnb.documents.sources import read_documents
     from textnb.store.dump import dump_lines, read_dump
     spam = list(read_documents([str(SPAM_DIR)]))
     ham = list(read_documents([str(HAM_DIR)]))

@@ -32,10 +32,9 @@ from __future__ import annotations
 import codecs
 import re
 from collections import namedtuple
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 
 from ..decoding import decode
-from .sources import ErrorHandler, cap, read_raw
 
 try:  # the C twins of the scans (textnb/_tokens.c), where they were built
     from .. import _tokens as _fast
@@ -206,15 +205,6 @@ def _message(raw: bytes, source: str) -> Document:
         fields = _header_fields(message)
         texts = [decode(message.get_payload(decode=True) or b"")]
     return Document(source, "\n".join(texts), tuple(fields))
-
-
-def read_documents(paths: Iterable[str], on_error: ErrorHandler | None = None) -> Iterator[Document]:
-    """Documents of files, directories (recursively), mboxes, Maildirs and "-" (stdin).
-
-    A path or message that cannot be read calls ``on_error(source, reason)`` and is skipped;
-    without ``on_error`` it raises :class:`~textnb.errors.DocumentError`.
-    """
-    return (read_bytes(raw, source) for source, raw in read_raw(paths, on_error))
 
 
 _RECEIVED = re.compile(rb"^received:", re.IGNORECASE | re.MULTILINE)
@@ -640,3 +630,18 @@ def _end_line(text: str, newline: int) -> int:
             return after
         newline = after
     return -1
+
+
+# A message's text, even a long newsletter, is tens of kilobytes; what lies beyond a megabyte
+# is attachments, which give no tokens (only their MIME headers do). The cap bounds the time
+# and memory one stray file (a disk image in a corpus directory, a video mailed through
+# procmail) can cost. SpamAssassin's spamc stops at 500 KB for the same reason.
+MAX_BYTES = 1 << 20
+
+
+def cap(raw: bytes) -> bytes:
+    """The first MAX_BYTES of raw, cut after a line end when there is one."""
+    if len(raw) <= MAX_BYTES:
+        return raw
+    end = raw.rfind(b"\n", 0, MAX_BYTES)
+    return raw[:end + 1] if end >= 0 else raw[:MAX_BYTES]

@@ -1,10 +1,10 @@
 """paths → bytes: plain files, directory trees, mbox files, Maildirs and standard input.
 
 Each document is read as it is, unparsed (:mod:`textnb.documents.message` makes a Document of
-it), at most :data:`MAX_BYTES` of it (cut at a line end, so that a multibyte character or a
-base64 line is not split), with one buffer of the file's own size, never a :data:`MAX_BYTES`
-one (see :func:`_read_capped`). Only an empty file is skipped, through
-``on_error(source, "empty file")``.
+it; :func:`read_documents` does), at most :data:`~textnb.documents.message.MAX_BYTES` of it
+(cut at a line end, so that a multibyte character or a base64 line is not split), with one
+buffer of the file's own size, never a MAX_BYTES one (see :func:`_read_capped`). Only an empty
+file is skipped, through ``on_error(source, "empty file")``.
 
 * A file is an mbox when it starts with "From " and a later line is a dated From_ separator
   ("From jo@example.com Mon Jan  6 10:00:00 2003"); a SpamAssassin file, one message after a
@@ -25,16 +25,13 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import DocumentError
+from . import message
+from .message import Document, read_bytes
 
 TYPE_CHECKING = False  # typing itself costs a mail filter's start-up 3 ms
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-# A message's text, even a long newsletter, is tens of kilobytes; what lies beyond a megabyte
-# is attachments, which give no tokens (only their MIME headers do). The cap bounds the time
-# and memory one stray file (a disk image in a corpus directory, a video mailed through
-# procmail) can cost. SpamAssassin's spamc stops at 500 KB for the same reason.
-MAX_BYTES = 1 << 20
 
 ErrorHandler = Callable[[str, str], None]
 
@@ -112,7 +109,7 @@ def _read_capped(file: BinaryIO, size: int | None = None) -> bytes:
     65,530 maps per process (vm.max_map_count) and failed (issue #10).
     """
     chunks = []
-    left = MAX_BYTES + 1
+    left = message.MAX_BYTES + 1
     want = _READ_CHUNK if size is None else size + 1  # + 1: a file that grew since fstat
     while left > 0:
         ask = min(want, left)
@@ -146,7 +143,7 @@ def _is_mbox(head: bytes, file: BinaryIO) -> bool:
     somewhere (the whole file is scanned: a first message may hold a large attachment)."""
     if not head.startswith(b"From "):
         return False
-    if len(head) <= MAX_BYTES:  # _read_capped read to the end: the whole file, no more to read
+    if len(head) <= message.MAX_BYTES:  # _read_capped read to the end: all of it
         return _MBOX_SEPARATOR.search(head) is not None
     tail, chunk = b"", head
     while chunk:
@@ -180,7 +177,7 @@ def _mbox_message(fd: int, start: int, stop: int) -> bytes:
     line), at most MAX_BYTES + 1 of them (one over tells the caller to cut, as _read_capped
     reads): one read where the line is under _READ_CHUNK bytes, else more, none of more than a
     megabyte. By offset (pread): the file is being scanned for the next message meanwhile."""
-    want = _READ_CHUNK + MAX_BYTES + 1
+    want = _READ_CHUNK + message.MAX_BYTES + 1
     raw = os.pread(fd, min(stop - start, want), start)
     end = raw.find(b"\n") + 1
     while not end and raw and start + len(raw) < stop:  # a longer "From " line
@@ -189,9 +186,9 @@ def _mbox_message(fd: int, start: int, stop: int) -> bytes:
         end = raw.find(b"\n") + 1
     if not end:  # the line runs to the message's end
         return b""
-    if start + len(raw) == stop or len(raw) - end > MAX_BYTES:
-        return raw[end:end + MAX_BYTES + 1]
-    return os.pread(fd, min(stop - start - end, MAX_BYTES + 1), start + end)
+    if start + len(raw) == stop or len(raw) - end > message.MAX_BYTES:
+        return raw[end:end + message.MAX_BYTES + 1]
+    return os.pread(fd, min(stop - start - end, message.MAX_BYTES + 1), start + end)
 
 
 def _mbox_spans(file: BinaryIO) -> Iterator[tuple[int, int]]:
@@ -303,9 +300,11 @@ def walk(top: str, report: ErrorHandler) -> Iterator[tuple[str, bool]]:
         report(top, "no files")
 
 
-def cap(raw: bytes) -> bytes:
-    """The first MAX_BYTES of raw, cut after a line end when there is one."""
-    if len(raw) <= MAX_BYTES:
-        return raw
-    end = raw.rfind(b"\n", 0, MAX_BYTES)
-    return raw[:end + 1] if end >= 0 else raw[:MAX_BYTES]
+def read_documents(paths: Iterable[str],
+                   on_error: ErrorHandler | None = None) -> Iterator[Document]:
+    """Documents of files, directories (recursively), mboxes, Maildirs and "-" (stdin).
+
+    A path or message that cannot be read calls ``on_error(source, reason)`` and is skipped;
+    without ``on_error`` it raises :class:`~textnb.errors.DocumentError`.
+    """
+    return (read_bytes(raw, source) for source, raw in read_raw(paths, on_error))

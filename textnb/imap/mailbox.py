@@ -3,7 +3,7 @@ that arrived past a given one, what identifies and classifies a message (fetched
 time), and moving messages without losing or doubling one.
 
 Only a message's first megabyte is fetched: textnb reads no more of any message
-(:data:`textnb.documents.sources.MAX_BYTES`; what lies beyond is attachments), so a 20 MB message
+(:data:`textnb.documents.message.MAX_BYTES`; what lies beyond is attachments), so a 20 MB message
 costs what a 1 MB one does and is classified as ``textnb filter`` would classify it whole.
 """
 
@@ -16,7 +16,7 @@ from email.header import decode_header, make_header
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
-from ..documents.sources import MAX_BYTES
+from ..documents.message import MAX_BYTES
 from .connection import ImapError
 
 if TYPE_CHECKING:
