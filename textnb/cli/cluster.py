@@ -14,14 +14,13 @@ import click
 import numpy as np
 
 from ..classifier import TextClassifier
-from ..store.text_model import save_model
-from .options import FloatRange
+from ..cluster import CLUSTER_ALPHA, CLUSTER_MIN_DF, cluster_texts
 from ..decision.rules import decide, line
 from ..documents.sources import is_maildir, read_raw
-from ..cluster import CLUSTER_ALPHA, CLUSTER_MIN_DF, cluster_texts
-from ..nb.em import MAX_ITER
 from ..errors import DocumentError
-from ..paths import default_model_path
+from ..nb.em import MAX_ITER
+from ..store.text_model import save_model
+from .options import FloatRange, model_option, resolve_model
 
 
 def _sources(paths: Sequence[str], evaluate: bool) -> list[tuple[str, str]]:
@@ -39,8 +38,7 @@ def _sources(paths: Sequence[str], evaluate: bool) -> list[tuple[str, str]]:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("-k", "--clusters", "k", type=click.IntRange(min=2), required=True,
               help="Number of clusters.")
-@click.option("-m", "--model", "model_path", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Write the cluster model here (default: the default model path).")
+@model_option("Write the cluster model here (default: the default model path).")
 @click.option("--starts", type=click.IntRange(min=1), default=5, show_default=True,
               help="Random starts; the one of highest log-likelihood is kept.")
 @click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True,
@@ -92,7 +90,7 @@ def cluster(paths, k, model_path, starts, iterations, seed, hard, alpha, min_df,
     classifier, result = cluster_texts(texts, k, classifier=settings, n_init=starts,
                                        max_iter=iterations, hard=hard, random_state=seed,
                                        callback=progress)
-    path = model_path or default_model_path()
+    path = resolve_model(model_path)
     save_model(classifier, path)
     classes = classifier.classes_.tolist()
     with np.errstate(divide="ignore"):

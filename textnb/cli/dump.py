@@ -11,32 +11,21 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import click
 
 from ..classifier import TextClassifier
-from ..store.text_model import load_model, save_model
 from ..decision.rules import decide, spam_cutoffs, threshold_rule
 from ..documents.sources import read_raw
-from ..store.dump import load_dump, merge_models, read_dump, write_dump
 from ..nb.explain import Explanation
 from ..store.container import locked
-from ..paths import MODEL_ENV, default_model_path
+from ..store.dump import load_dump, merge_models, read_dump, write_dump
+from ..store.text_model import load_model, save_model
+from .options import model_option, resolve_model
 
 # The widest term column of ``explain``'s table; longer terms are cut with an ellipsis.
 _TERM_WIDTH = 40
-
-
-def _model_option(help_text: str = f"Model file (default: ${MODEL_ENV}, else "
-                                   f"$XDG_DATA_HOME/textnb/textnb.model)."):
-    return click.option("-m", "--model", "model_path", metavar="FILE", default=None,
-                        type=click.Path(dir_okay=False, path_type=Path), help=help_text)
-
-
-def _resolve(path: Path | None) -> Path:
-    return path if path is not None else default_model_path()
 
 
 def _summary(classifier: TextClassifier) -> str:
@@ -46,7 +35,7 @@ def _summary(classifier: TextClassifier) -> str:
 
 
 @click.command()
-@_model_option()
+@model_option()
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
               show_default=True, help="Where to write the dump ('-': standard output).")
 def dump(model_path, output) -> int:
@@ -55,7 +44,7 @@ def dump(model_path, output) -> int:
 
     textnb load reads it back into exactly the same model.
     """
-    classifier = load_model(_resolve(model_path))
+    classifier = load_model(resolve_model(model_path))
     if output == "-":
         write_dump(classifier, sys.stdout.buffer)
         sys.stdout.buffer.flush()
@@ -67,7 +56,7 @@ def dump(model_path, output) -> int:
 
 @click.command("load")
 @click.argument("dump_file", type=click.Path(dir_okay=False, allow_dash=True))
-@_model_option("Model file to write (default: as for the other commands).")
+@model_option("Model file to write (default: as for the other commands).")
 @click.option("--add", is_flag=True,
               help="Add the dump's counts to the existing model instead of replacing it.")
 def load(dump_file, model_path, add) -> int:
@@ -76,7 +65,7 @@ def load(dump_file, model_path, add) -> int:
     The model file is replaced, or with --add the dump's counts, classes and terms are added
     to it (both must have the same settings).
     """
-    path = _resolve(model_path)
+    path = resolve_model(model_path)
     if dump_file == "-":
         loaded = read_dump(sys.stdin.buffer, "<stdin>")
     else:
@@ -91,14 +80,14 @@ def load(dump_file, model_path, add) -> int:
 @click.command()
 @click.argument("models", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False))
-@_model_option("Model file to write the sum to (default: as for the other commands).")
+@model_option("Model file to write the sum to (default: as for the other commands).")
 def merge(models, model_path) -> int:
     """Add the counts of two or more models trained with the same settings:
     textnb merge A B -m C. The result equals training on all their documents."""
     if len(models) < 2:
         raise click.UsageError("give two or more models to merge, e.g. textnb merge A B -m C")
     merged = merge_models(models)
-    path = _resolve(model_path)
+    path = resolve_model(model_path)
     with locked(path):
         save_model(merged, path)
     click.echo(f"merged {len(models)} models: {_summary(merged)} -> {path}")
@@ -107,7 +96,7 @@ def merge(models, model_path) -> int:
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
-@_model_option()
+@model_option()
 @click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
               help="Terms shown, most decisive first (0: every term).")
 @click.option("--format", "output", type=click.Choice(["text", "json"]), default="text",
@@ -118,7 +107,7 @@ def explain(paths, model_path, top, output) -> int:
 
     The contributions add up to the log-odds: prior + (absent words) + terms.
     """
-    classifier = load_model(_resolve(model_path))
+    classifier = load_model(resolve_model(model_path))
     documents = list(read_raw(paths or ("-",)))
     classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
     if len(classes) < 2:

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from ..decision.rules import Exit, line
-from ..errors import TimedOut
+from ..errors import TimedOut, describe
 
 _OPTIONS = {"-m": "model", "--model": "model", "--spam-class": "spam_class",
             "--spam-cutoff": "spam_cutoff", "--ham-cutoff": "ham_cutoff",
@@ -104,7 +104,7 @@ def _filter(args: Sequence[str]) -> int | None:
             out = filter_message(raw, **settings)
     except TimedOut as error:
         out = raw
-        sys.stderr.write(f"textnb filter: message passed through unchanged: {error}\n")
+        sys.stderr.write(f"textnb filter: message passed through unchanged: {describe(error)}\n")
     except BaseException:  # noqa: BLE001 — the full command says why, and delivers
         hand_over(deadline)
         _restore_stdin(raw)
@@ -130,7 +130,7 @@ def _classify(args: Sequence[str]) -> int | None:
                                      settings.get("threshold"))
             out = (line(decision) + "\n").encode("utf-8", "replace")
     except TimedOut as error:
-        sys.stderr.write(f"Error: {error}\n")
+        sys.stderr.write(f"Error: {describe(error)}\n")
         return Exit.ERROR
     except BaseException:  # noqa: BLE001 — the full command says why
         hand_over(deadline)

@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from .options import FloatRange
 from ..paths import MODEL_ENV, default_model_path
+from .options import FloatRange, model_option
 
 OK, FAILURE = 0, 1
 
@@ -37,10 +37,8 @@ def _account_options(function):
         click.option("--ca-file", type=click.Path(dir_okay=False), metavar="FILE",
                      help="Verify the server's certificate against these CA certificates "
                           "(PEM) instead of the system's."),
-        click.option("-m", "--model", "model_path", type=click.Path(dir_okay=False, path_type=Path),
-                     metavar="FILE",
-                     help=f"Model file (default: the config's model, else ${MODEL_ENV}, else "
-                          f"$XDG_DATA_HOME/textnb/textnb.model)."),
+        model_option(f"Model file (default: the config's model, else ${MODEL_ENV}, else "
+                     f"$XDG_DATA_HOME/textnb/textnb.model)."),
     ]
     for option in reversed(options):
         function = option(function)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import click
 
@@ -16,7 +16,6 @@ from ..paths import MODEL_ENV, default_model_path
 from ..settings import choices
 from ..store.text_model import load_model
 from ..text.hashing import MAX_HASH_BITS
-from .table import parse_priors
 
 
 class FloatRange(click.FloatRange):
@@ -163,9 +162,10 @@ def classifier_of(labels: Sequence[str], prior=None, **options) -> TextClassifie
     return TextClassifier(**settings)
 
 
-def resolve_model(path: Path | None) -> Path:
-    """The model file -m names, else the default one (:func:`textnb.paths.default_model_path`)."""
-    return path if path is not None else default_model_path()
+def resolve_model(path: Path | None, default: Callable[[], Path] = default_model_path) -> Path:
+    """The model file -m names, else the default one (:func:`textnb.paths.default_model_path`;
+    a table model's: :func:`textnb.paths.default_table_model_path`)."""
+    return Path(path) if path is not None else default()
 
 
 def load_classifier(path: Path | None) -> TextClassifier:
@@ -185,3 +185,46 @@ def decision_threshold_setting(value: str) -> str | float | None:
         raise click.BadParameter(f"expected auto, none or a number, got {value!r}",
                                  param_hint="--decision-threshold")
     return number
+
+
+def parse_priors(specs: Sequence[str], classes: Sequence[Any]) -> str | list[float] | None:
+    """``--prior`` values → None (none given), "learned", "uniform", or one prior per class in
+    ``classes`` order. The same syntax in ``textnb train`` and ``textnb table train``: learned,
+    uniform, or CLASS=P for every class, comma-separated or repeated; the priors must be ≥ 0 and
+    sum to 1. BadParameter (exit 2) otherwise."""
+    if not specs:
+        return None
+    if len(specs) == 1 and specs[0] in ("learned", "uniform"):
+        return specs[0]
+    parts = [part for spec in specs for part in spec.split(",")]
+    if any(part.strip() in ("learned", "uniform") for part in parts):
+        raise click.BadParameter("give learned, uniform, or CLASS=P for every class; not a mix",
+                                 param_hint="'--prior'")
+    given: dict[str, float] = {}
+    for part in parts:
+        label, _, p = part.rpartition("=")
+        try:
+            value = float(p)
+        except ValueError:
+            raise click.BadParameter(f"{part!r} is not learned, uniform or CLASS=P",
+                                     param_hint="'--prior'") from None
+        if not value >= 0:
+            raise click.BadParameter(f"{part!r}: a prior must be ≥ 0", param_hint="'--prior'")
+        given[label.strip()] = value
+    names = [str(c) for c in classes]
+    for label in given:
+        if label not in names:
+            raise click.BadParameter(f"{label!r} is not a class; the classes are "
+                                     f"{', '.join(names)}", param_hint="'--prior'")
+    missing = [name for name in names if name not in given]
+    if missing:
+        raise click.BadParameter(f"no prior for class {missing[0]!r}", param_hint="'--prior'")
+    total = sum(given.values())
+    if abs(total - 1) > PRIOR_SUM_TOLERANCE:
+        raise click.BadParameter(f"the priors sum to {total:g}, not 1", param_hint="'--prior'")
+    return [given[name] / total for name in names]
+
+
+# Given priors must sum to 1 within this, so that thirds written as 0.333 are accepted; they
+# are then divided by their sum.
+PRIOR_SUM_TOLERANCE = 1e-3

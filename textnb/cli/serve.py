@@ -12,10 +12,9 @@ from pathlib import Path
 
 import click
 
-from ..serve.client import MAX_SIZE, TIMEOUT
-from .options import FloatRange
 from ..decision.rules import HAM_CUTOFF, SPAM_CUTOFF
-from ..paths import MODEL_ENV, default_model_path
+from ..serve.client import MAX_SIZE, TIMEOUT
+from .options import FloatRange, model_option, resolve_model
 
 # Connections answered at once (over all workers). When all are held, a new one is still
 # taken and the one whose client sent fewest bytes a second shed (textnb.serve.server.Worker._shed):
@@ -26,9 +25,7 @@ LOOPBACK = ("127.0.0.0/8", "::1/128")
 
 
 @click.command()
-@click.option("-m", "--model", "model_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, metavar="FILE",
-              help=f"Model file (default: ${MODEL_ENV}, else $XDG_DATA_HOME/textnb/textnb.model).")
+@model_option()
 @click.option("--socket", "socket_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, metavar="PATH",
               help="Unix socket, mode 0600 [default: $XDG_RUNTIME_DIR/textnb.sock].")
@@ -89,7 +86,7 @@ def serve(model_path, socket_path, addresses, allowed, workers, max_connections,
         allow += [ipaddress.ip_network(a, strict=False) for a in allowed]
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--allow") from None
-    model = Model(model_path or default_model_path(), spam_class, spam_cutoff, ham_cutoff)
+    model = Model(resolve_model(model_path), spam_class, spam_cutoff, ham_cutoff)
     settings = Settings(max_size=max_size, timeout=timeout, max_connections=max_connections,
                         allow=allow, allow_tell=allow_tell,
                         spamassassin_headers=spamassassin_headers,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import sys
-from typing import IO, Any, Iterator, Sequence
+from typing import Any, IO, Iterator, Sequence
 
 import click
 import numpy as np
@@ -17,8 +17,9 @@ import numpy as np
 from ..errors import TextnbError
 from ..paths import default_table_model_path
 from ..tables.columns import KINDS, parse_kind
-from ..tables.reading import TableError, parse_weights, read_csv
 from ..tables.model import TableNB, fit_em
+from ..tables.reading import TableError, parse_weights, read_csv
+from .options import model_option, parse_priors, resolve_model
 
 _MODEL_HELP = "Model file [default: $TEXTNB_TABLE_MODEL, else ~/.local/share/textnb/table.model]."
 
@@ -44,10 +45,6 @@ def _line(message: Any) -> str:
 def _name(file: IO) -> str:
     """The name to put before a data error: the path, or <stdin>."""
     return getattr(file, "name", "<stdin>")
-
-
-def _model_path(path: str | None) -> str:
-    return path or str(default_table_model_path())
 
 
 def _write_csv(output: str | None, header: Sequence[str], rows: Iterator[Sequence[Any]]) -> None:
@@ -77,49 +74,6 @@ def _kinds(specs: Sequence[str]) -> dict[str, str]:
     return kinds
 
 
-# Given priors must sum to 1 within this, so that thirds written as 0.333 are accepted; they
-# are then divided by their sum.
-PRIOR_SUM_TOLERANCE = 1e-3
-
-
-def parse_priors(specs: Sequence[str], classes: Sequence[Any]) -> str | list[float] | None:
-    """``--prior`` values → None (none given), "learned", "uniform", or one prior per class in
-    ``classes`` order. The same syntax in ``textnb train`` and ``textnb table train``: learned,
-    uniform, or CLASS=P for every class, comma-separated or repeated; the priors must be ≥ 0 and
-    sum to 1. BadParameter (exit 2) otherwise."""
-    if not specs:
-        return None
-    if len(specs) == 1 and specs[0] in ("learned", "uniform"):
-        return specs[0]
-    parts = [part for spec in specs for part in spec.split(",")]
-    if any(part.strip() in ("learned", "uniform") for part in parts):
-        raise click.BadParameter("give learned, uniform, or CLASS=P for every class; not a mix",
-                                 param_hint="'--prior'")
-    given: dict[str, float] = {}
-    for part in parts:
-        label, _, p = part.rpartition("=")
-        try:
-            value = float(p)
-        except ValueError:
-            raise click.BadParameter(f"{part!r} is not learned, uniform or CLASS=P",
-                                     param_hint="'--prior'") from None
-        if not value >= 0:
-            raise click.BadParameter(f"{part!r}: a prior must be ≥ 0", param_hint="'--prior'")
-        given[label.strip()] = value
-    names = [str(c) for c in classes]
-    for label in given:
-        if label not in names:
-            raise click.BadParameter(f"{label!r} is not a class; the classes are "
-                                     f"{', '.join(names)}", param_hint="'--prior'")
-    missing = [name for name in names if name not in given]
-    if missing:
-        raise click.BadParameter(f"no prior for class {missing[0]!r}", param_hint="'--prior'")
-    total = sum(given.values())
-    if abs(total - 1) > PRIOR_SUM_TOLERANCE:
-        raise click.BadParameter(f"the priors sum to {total:g}, not 1", param_hint="'--prior'")
-    return [given[name] / total for name in names]
-
-
 @click.group("table", invoke_without_command=True)
 @click.pass_context
 def table(ctx: click.Context) -> None:
@@ -131,7 +85,7 @@ def table(ctx: click.Context) -> None:
 @table.command()
 @click.argument("data", type=click.File("rb"))
 @click.option("-t", "--target", required=True, metavar="COLUMN", help="The class column.")
-@click.option("-m", "--model", "model_path", type=click.Path(dir_okay=False), help=_MODEL_HELP)
+@model_option(_MODEL_HELP, metavar=None)
 @click.option("-c", "--column", "columns", multiple=True, metavar="NAME=KIND",
               help=f"A column's kind, one of {', '.join(KINDS)}; binning takes :BINS "
                    "(age=equal-width:4). Default: gaussian if numeric, else categorical.")
@@ -157,7 +111,7 @@ def train(data: IO[bytes], target: str, model_path: str | None, columns: Sequenc
     mode = priors[0] if len(priors) == 1 and priors[0] in ("learned", "uniform") else None
     model = TableNB(kinds=kinds, alpha=alpha, ddof=ddof, var_floor=var_floor, bins=bins,
                     unseen=unseen, fit_prior=mode != "uniform")
-    path = _model_path(model_path)
+    path = resolve_model(model_path, default_table_model_path)
     with _reporting(_name(data)):
         t = read_csv(data)
         t.index([target, *([weight] if weight else []), *kinds])  # every named column exists
@@ -181,7 +135,7 @@ def train(data: IO[bytes], target: str, model_path: str | None, columns: Sequenc
 
 @table.command()
 @click.argument("rows", type=click.File("rb"))
-@click.option("-m", "--model", "model_path", type=click.Path(dir_okay=False), help=_MODEL_HELP)
+@model_option(_MODEL_HELP, metavar=None)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="CSV out [default: stdout].")
 @click.option("--explain", is_flag=True,
               help="Add each column's log p(value|class), one CSV column per column and class.")
@@ -191,7 +145,7 @@ def classify(rows: IO[bytes], model_path: str | None, output: str | None, explai
     Writes the rows with a column "predicted" and one column P(class) per class.
     """
     with _reporting():
-        model = TableNB.load(_model_path(model_path))
+        model = TableNB.load(resolve_model(model_path, default_table_model_path))
     with _reporting(_name(rows)):
         t = read_csv(rows)
         X = t.select(model.columns_)
@@ -207,7 +161,7 @@ def classify(rows: IO[bytes], model_path: str | None, output: str | None, explai
 
 
 @table.command()
-@click.option("-m", "--model", "model_path", type=click.Path(dir_okay=False), help=_MODEL_HELP)
+@model_option(_MODEL_HELP, metavar=None)
 @click.option("-n", "count", type=click.IntRange(min=0), default=10, show_default=True,
               help="Number of rows to draw.")
 @click.option("--seed", type=int, help="Random seed, for the same rows every time.")
@@ -215,7 +169,7 @@ def classify(rows: IO[bytes], model_path: str | None, output: str | None, explai
 def sample(model_path: str | None, count: int, seed: int | None, output: str | None) -> None:
     """Draw new rows from the model: a class from P(c), then each column from P(x|c)."""
     with _reporting():
-        model = TableNB.load(_model_path(model_path))
+        model = TableNB.load(resolve_model(model_path, default_table_model_path))
         X, y = model.sample(count, seed=seed)
         _write_csv(output, [*model.columns_, model.target_ or "class"],
                    ([*row, label] for row, label in zip(X, y.tolist())))
