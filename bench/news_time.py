@@ -35,7 +35,7 @@ from bench.common.corpora import news_dir
 from bench.common.splits import later
 from bench.common.systems import command_run
 from textnb import TextClassifier
-from textnb.documents.message import read_documents
+from textnb.documents.sources import read_documents
 
 
 def load(directory: Path) -> tuple[list, np.ndarray, np.ndarray]:

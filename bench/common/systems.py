@@ -159,7 +159,7 @@ def command_info(model: Path, tree: Path = ROOT) -> dict:
 def documents(paths: list[str]) -> list:
     """The documents of the files, one a path, in order, as ``textnb train`` reads them (an
     mbox would give several: an error)."""
-    from textnb.documents.message import read_documents
+    from textnb.documents.sources import read_documents
     skipped: list[tuple[str, str]] = []
     docs = list(read_documents(paths, on_error=lambda source, reason: skipped.append((source, reason))))
     if skipped or len(docs) != len(paths) or any(d.source != p for d, p in zip(docs, paths)):
