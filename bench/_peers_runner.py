@@ -34,8 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-PACKAGES = {"sklearn-nb": "sklearn", "sklearn-sgd": "sklearn", "nblr": "sklearn",
-            "vw": "vowpalwabbit", "fasttext": "fasttext"}
+# system → (the module it imports, the distribution that installs it)
+PACKAGES = {"sklearn-nb": ("sklearn", "scikit-learn"), "sklearn-sgd": ("sklearn", "scikit-learn"),
+            "nblr": ("sklearn", "scikit-learn"), "vw": ("vowpalwabbit", "vowpalwabbit"),
+            "fasttext": ("fasttext", "fasttext-wheel")}
 TOKEN = re.compile(r"\w+|[^\w\s]")
 VW_SPECIAL = {":": "COLON", "|": "PIPE"}   # a feature name holds neither
 THREADS = os.cpu_count() or 1              # fastText's threads: every core, as textnb's workers
@@ -143,7 +145,9 @@ def vw_predict(model: Path, texts: list[str]) -> tuple[list[str], np.ndarray | N
     with tempfile.TemporaryDirectory() as scratch:
         data, out = Path(scratch) / "test.vw", Path(scratch) / "predictions"
         data.write_text(vw_lines(texts))
-        Workspace(f"-i {model / 'vw.model'} -t -d {data} -p {out}", quiet=True).finish()
+        # Two classes: the raw score (-r), which -p clips to ±50, tying hundreds of messages.
+        output = "-r" if len(classes) == 2 else "-p"
+        Workspace(f"-i {model / 'vw.model'} -t -d {data} {output} {out}", quiet=True).finish()
         values = np.array([float(line.split()[0]) for line in out.read_text().splitlines()])
     if len(classes) == 2:                        # the raw score of the last class
         return [classes[int(v > 0)] for v in values], values
@@ -209,10 +213,10 @@ def main(argv: list[str]) -> int:
     step, system, *rest = argv
     if step == "check":
         import importlib
-        module = importlib.import_module(PACKAGES[system])
-        if system == "fasttext":
-            import fasttext.FastText  # noqa: F401  (the binding the steps use)
-        print(getattr(module, "__version__", "") or "installed")
+        import importlib.metadata
+        module, distribution = PACKAGES[system]
+        importlib.import_module(module)
+        print(importlib.metadata.version(distribution))
     elif step == "train":
         settings, listing, model = rest
         fit(system, json.loads(settings), *read_listing(listing), Path(model))
