@@ -92,7 +92,7 @@ def test_every_study_is_listed():
         "cli_outputs", "dask", "em", "fetch_corpora", "filter", "hashing", "heldout", "hostile",
         "hostile_models", "imap", "modelfile", "multilabel", "news_time", "newsgroups", "ngrams",
         "parse", "race", "ranking", "reduce_corpus", "scale", "sentiment", "serve", "sms_corpus",
-        "spam", "stopwords", "train", "train_tune", "tune", "twoclass"}
+        "peers", "spam", "stopwords", "train", "train_tune", "tune", "twoclass"}
     listing = ok(bench("bench"))
     for name in studies():
         assert re.search(rf"^  {name} +\S", listing, re.MULTILINE), name
