@@ -146,6 +146,16 @@ def test_labels_mixing_strings_and_numbers_are_refused(labels):
         MultinomialNB().fit(np.eye(6), labels)
 
 
+def test_em_marks_unlabeled_documents_with_minus_one_among_string_labels():
+    """scikit-learn's convention for semi-supervised learning, kept: -1 is no label."""
+    from textnb.nb.em import SemiSupervisedNB
+    X = np.array([[3, 0], [0, 3], [2, 1], [1, 2]])
+    model = SemiSupervisedNB().fit(X, ["spam", "ham", -1, -1])
+    assert model.classes_.tolist() == ["ham", "spam"]
+    with pytest.raises(ValueError, match="y mixes strings and numbers"):
+        SemiSupervisedNB().fit(X, ["spam", "ham", 1, -1])
+
+
 def test_numbers_of_one_kind_stay_labels():
     clf = TextClassifier(stop_words="none").fit(TEXTS, [1, 1, 1.0, 0, 0, 0])
     assert clf.classes_.tolist() == [0, 1]

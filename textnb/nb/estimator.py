@@ -52,8 +52,10 @@ def sklearn_tags(poor_score: bool = False, **input_tags: bool) -> Any:
                 input_tags=InputTags(**input_tags))
 
 
-def check_labels(y: Any, n_documents: int) -> np.ndarray:
-    """y as a 1-D array of ``n_documents`` class labels; ValueError for anything else.
+def check_labels(y: Any, n_documents: int, unlabeled: Any = None) -> np.ndarray:
+    """y as a 1-D array of ``n_documents`` class labels (or the number ``unlabeled``, which
+    marks a document without a label among labels of any kind: EM's −1); ValueError for
+    anything else.
 
     A column vector (n, 1) is flattened with a DataConversionWarning; whole numbers in a float
     array are labels, other floats a regression target (refused, as scikit-learn does).
@@ -61,7 +63,7 @@ def check_labels(y: Any, n_documents: int) -> np.ndarray:
     if y is None:
         raise ValueError("a classifier requires y to be passed, but the target y is None")
     y = y if hasattr(y, "__len__") or hasattr(y, "__array__") else list(y)
-    check_label_kinds(y)
+    check_label_kinds(y, unlabeled)
     labels = np.asarray(y)
     if labels.ndim == 2 and labels.shape[1] == 1:
         warnings.warn(_sklearn_compatible(DataConversionWarning)(
@@ -80,15 +82,17 @@ def check_labels(y: Any, n_documents: int) -> np.ndarray:
     return labels
 
 
-def check_label_kinds(y: Any) -> None:
+def check_label_kinds(y: Any, unlabeled: Any = None) -> None:
     """ValueError for a y that is one string (``fit(X, "spam")`` would read four labels s, p,
-    a, m) or that mixes strings and numbers (``[1, "1"]`` would merge into one class)."""
+    a, m) or that mixes strings and numbers (``[1, "1"]`` would merge into one class), the
+    number ``unlabeled`` aside."""
     if isinstance(y, (str, bytes)):
         raise ValueError(f"y must be a sequence of labels, one a document, not a single "
                          f"{type(y).__name__} ({y[:40]!r}); for one document: [label]")
     if getattr(y, "dtype", object) != object or not hasattr(y, "__iter__"):
         return  # an array of one type (or what only converts to one): nothing mixed
-    types = set(map(type, y))
+    types = set(map(type, y if unlabeled is None else
+                    (v for v in y if isinstance(v, str) or v != unlabeled)))
     # bools are numbers too: numpy and scikit-learn take them as 0 and 1.
     if any(issubclass(t, str) for t in types) and any(issubclass(t, numbers.Number) for t in types):
         raise ValueError("y mixes strings and numbers: labels must be all strings or all "
