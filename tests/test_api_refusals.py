@@ -219,7 +219,7 @@ def test_the_largest_settings_a_file_holds_are_fitted_saved_and_loaded(tmp_path)
 
 def test_multilabel_settings_follow_the_same_rules():
     for setting, value in (("alpha", math.inf), ("ngram_range", (1, 50)), ("n_jobs", 10_000),
-                           ("folds", 1)):
+                           ("folds", 1), ("ngram_range", None)):
         with pytest.raises(ValueError, match=f"^{setting} must be "):
             MultiLabelClassifier(**{setting: value}).fit(TEXTS, [["a"], ["b"]] * 3)
 
@@ -262,6 +262,10 @@ def test_the_file_check_and_the_estimator_read_one_rule(name, value):
         params.pop(name)
     file_verdict = schema.settings_problem({**params, name: value}, table)
     assert (file_verdict is None) == (settings.setting_problem(name, value) is None), file_verdict
+    if table is schema.MULTILABEL_SETTINGS:   # and the whole file's check, as fit's
+        meta = {"params": {**params, name: value}, "labels": ["a"], "stop_words": []}
+        fit_verdict = settings.problem(meta["params"], not_none=settings.MULTILABEL_NOT_NONE)
+        assert (schema.multilabel_problem(meta) is None) == (fit_verdict is None)
 
 
 # -- fuzz: random settings and inputs, only clear errors -----------------------------------

@@ -104,7 +104,7 @@ class MultiLabelClassifier(Parameters):
         """Count ``texts`` (str, bytes or Documents) under their label sets ``y`` (one
         non-empty collection of label names per text), then choose each label's threshold by
         cross-validation (``cv_`` keeps the out-of-fold precision, recall and F1 per label)."""
-        problem = settings.problem(self.get_params())
+        problem = settings.problem(self.get_params(), not_none=settings.MULTILABEL_NOT_NONE)
         if problem:
             raise ValueError(problem)
         texts = text_list(texts)

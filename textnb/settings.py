@@ -177,12 +177,19 @@ def setting_problem(name: str, value: Any) -> str | None:
     return f"{name} must be {what}, not {shown if len(shown) <= 80 else shown[:76] + ' ...'}"
 
 
-def problem(params: dict[str, Any]) -> str | None:
+# MultiLabelClassifier counts the n-grams it is given: None, TextClassifier's "chosen by the
+# documents", is none of its values (in a file either).
+MULTILABEL_NOT_NONE = ("ngram_range",)
+
+
+def problem(params: dict[str, Any], not_none: tuple[str, ...] = ()) -> str | None:
     """What is wrong with a classifier's settings (``get_params()``): the first that breaks its
-    rule, as ``fit`` says it; or None."""
+    rule (or is None, of those ``not_none``), as ``fit`` says it; or None."""
     for name, value in params.items():
         if name in RULES:
             found = setting_problem(name, value)
+            if found is None and value is None and name in not_none:
+                found = f"{name} must be {RULES[name][1].removeprefix('None or ')}, not None"
             if found:
                 return found
     return None

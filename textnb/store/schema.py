@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..settings import (CHOICES, COUNT_BITS, MAX_ALPHA, MAX_FOLDS, MAX_JOBS, MAX_MARGIN,  # noqa: F401
                         MAX_NGRAM, MAX_TERMS, MAX_TOKEN_LENGTH_LIMIT, MIN_RATE, SCORE_BITS,
                         integer, is_whole, ngrams, number, rate)
-from ..settings import RULES as SETTING_RULES
+from ..settings import MULTILABEL_NOT_NONE, RULES as SETTING_RULES
 
 TYPE_CHECKING = False  # typing costs a mail filter's start-up 2 ms
 if TYPE_CHECKING:
@@ -325,6 +325,9 @@ def multilabel_problem(meta: dict) -> str | None:
     problem = settings_problem(meta["params"], MULTILABEL_SETTINGS)
     if problem:
         return problem
+    for name in MULTILABEL_NOT_NONE:
+        if meta["params"][name] is None:
+            return f"{name} must be {SETTING_RULES[name][1].removeprefix('None or ')}"
     if meta.get("cv") is not None:
         problem = record_problem(meta["cv"], CV)
         if problem or any(len(meta["cv"][name]) != len(labels)
