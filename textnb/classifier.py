@@ -51,7 +51,7 @@ class TextClassifier(Parameters):
     Document, other bytes are decoded with a fallback, never an error. Bytes are parsed where
     they are tokenized, so in the worker processes too. Give mail and news as bytes: a ``str``
     is plain text, its header lines words like any other and its MIME encodings unread
-    (20 Newsgroups' posts as ``str``: 0.7 points of accuracy below their bytes).
+    (20 Newsgroups' test posts as ``str``: 85.8% right, as ``bytes``: 86.5%).
 
     ``fit`` refuses at the call, before it reads a text, what it cannot honour: a setting
     beyond its rule (:data:`textnb.settings.RULES`, the model file's too), a single string or
