@@ -334,8 +334,8 @@ def test_bad_training_sets():
     ({"model": "svm"}, "model must be one of multinomial, bernoulli, complement, not 'svm'"),
     ({"tf": "presence"}, "tf must be 'raw', 'log' or 'binary', not 'presence'"),
     ({"norm": "l1"}, "norm must be None or 'l2', not 'l1'"),
-    ({"alpha": 0}, "alpha must be a number > 0"),
-    ({"alpha": -0.5}, "alpha must be a number > 0"),
+    ({"alpha": 0}, "alpha must be a finite number > 0"),
+    ({"alpha": -0.5}, "alpha must be a finite number > 0"),
     ({"stemmer": "lovins"}, "stemmer must be None, 'porter' or 'snowball'"),
     ({"min_df": 0}, "min_df must be a whole number of documents"),
 ])
@@ -453,9 +453,9 @@ def test_parts_hold_a_bounded_number_of_bytes_and_large_texts_go_to_the_workers(
     assert jobs == []
 
 
-@pytest.mark.parametrize("n_jobs", [0, 1.5, "2"])
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "2", 10_000, -10_000])
 def test_bad_n_jobs_is_refused_whatever_the_size(n_jobs):
-    with pytest.raises(ValueError, match="n_jobs must be a number of processes"):
+    with pytest.raises(ValueError, match="n_jobs must be None or a number of processes"):
         TextClassifier(n_jobs=n_jobs).fit(TEXTS, LABELS)
 
 

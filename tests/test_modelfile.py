@@ -473,11 +473,16 @@ def test_stale_temporary_files_of_dead_writers_are_removed(model_path):
         ["spam.model", *(name for name in files if "abc123" not in name)])
 
 
-def test_a_classifier_beyond_the_file_limits_is_not_saved(tmp_path):
-    """textnb never writes a file it would refuse to read."""
-    clf = TextClassifier(stop_words="none", ngram_range=(1, schema.MAX_NGRAM + 1)).fit(
-        TEXTS, LABELS)
-    with pytest.raises(ValueError, match=r"cannot save this classifier: ngram_range must be"):
+def test_a_classifier_beyond_the_file_limits_is_not_fitted_nor_saved(tmp_path):
+    """textnb never writes a file it would refuse to read: fit refuses the settings a file
+    refuses, by the same rule, and a fitted classifier changed beyond them is not saved."""
+    with pytest.raises(ValueError, match=r"ngram_range must be None or \(min_n, max_n\) with "
+                                         r"1 <= min_n <= max_n <= 10, not \(1, 11\)"):
+        TextClassifier(stop_words="none", ngram_range=(1, schema.MAX_NGRAM + 1)).fit(
+            TEXTS, LABELS)
+    clf = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
+    clf.alpha = float("inf")
+    with pytest.raises(ValueError, match=r"cannot save this classifier: alpha must be"):
         save_model(clf, tmp_path / "m.model")
     assert os.listdir(tmp_path) == []
 

@@ -132,7 +132,7 @@ def test_a_model_file_without_a_threshold_decides_by_the_most_probable_class(tmp
         with pytest.raises(ModelFileError, match="decision threshold must be a number"):
             load_model(rewrite(lambda meta: meta.update(decision_threshold=bad),
                                tmp_path / "bad.model"))
-    with pytest.raises(ModelFileError, match="decision_threshold must be auto, null or a number"):
+    with pytest.raises(ModelFileError, match="decision_threshold must be 'auto', None or a number"):
         load_model(rewrite(lambda meta: meta["params"].update(decision_threshold="high"),
                            tmp_path / "bad.model"))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -91,6 +93,12 @@ def test_stop_words_are_compared_after_casefolding():
     assert tokenizer("The cat and A dog THE end") == ["cat", "and", "dog", "end"]
 
 
+# NLTK stems: the stem extra; without it, stemming is one clear error (tests/test_api_refusals.py).
+needs_nltk = pytest.mark.skipif(importlib.util.find_spec("nltk") is None,
+                                reason="NLTK is not installed: pip install '.[stem]'")
+
+
+@needs_nltk
 @pytest.mark.parametrize("stemmer, tokens", [
     ("porter", ["run", "run", "easili", "gener", "don't", "42"]),
     ("snowball", ["run", "run", "easili", "generous", "don't", "42"]),
@@ -102,6 +110,7 @@ def test_stemming(stemmer, tokens):
     assert tokenizer("Running runs easily generously don't 42") == tokens
 
 
+@needs_nltk
 def test_stemming_happens_after_stop_words():
     # "having" is a stop word; its stem "have" is not removed because it is not in the text.
     assert Tokenizer(stop_words={"having"}, stemmer="porter")("having haves") == ["have"]
@@ -238,7 +247,7 @@ def test_english_stop_words_come_from_an_installed_nltk_corpus(tmp_path, monkeyp
 
 @pytest.mark.parametrize("settings", [
     {}, {"lowercase": False}, {"stop_words": {"the", "free"}, "max_length": 5},
-    {"stemmer": "porter"}, {"ngram_range": (1, 2)},
+    pytest.param({"stemmer": "porter"}, marks=needs_nltk), {"ngram_range": (1, 2)},
 ])
 def test_document_prefixes_what_words_gives_for_each_field(settings):
     tokenizer = Tokenizer(**settings)

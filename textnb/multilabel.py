@@ -23,11 +23,12 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 
+from . import settings
 from .classifier import TextClassifier
 from .text.features import text_list
 from .errors import DocumentError
 from .text.tokens import MAX_TOKEN_LENGTH
-from .nb.estimator import Parameters
+from .nb.estimator import Parameters, not_fitted
 from .text.vocabulary import Vocabulary, to_scipy
 
 # Folds of the cross-validation that chooses the thresholds: 5, as the text classifier's cutoffs.
@@ -103,8 +104,9 @@ class MultiLabelClassifier(Parameters):
         """Count ``texts`` (str, bytes or Documents) under their label sets ``y`` (one
         non-empty collection of label names per text), then choose each label's threshold by
         cross-validation (``cv_`` keeps the out-of-fold precision, recall and F1 per label)."""
-        if not 0 < self.alpha < np.inf:
-            raise ValueError(f"alpha must be a finite number > 0, not {self.alpha!r}")
+        problem = settings.problem(self.get_params(), not_none=settings.MULTILABEL_NOT_NONE)
+        if problem:
+            raise ValueError(problem)
         texts = text_list(texts)
         labels, Y = label_matrix(y)
         if len(texts) != Y.shape[0]:
@@ -183,15 +185,15 @@ class MultiLabelClassifier(Parameters):
         """The tokenizer, counting and term weights of a TextClassifier of these settings."""
         cached = self.__dict__.get("_text")
         if cached is None:
-            settings = {k: v for k, v in self.get_params().items() if k not in ("folds", "seed")}
-            cached = self._text = TextClassifier(model="multinomial", fit_prior=True, **settings)
+            params = {k: v for k, v in self.get_params().items() if k not in ("folds", "seed")}
+            cached = self._text = TextClassifier(model="multinomial", fit_prior=True, **params)
             if hasattr(self, "stop_words_"):
                 cached.stop_words_ = list(self.stop_words_)
         return cached
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "weights_"):
-            raise ValueError("this MultiLabelClassifier is not fitted yet; call fit first")
+            raise not_fitted(self)
 
 
 def label_matrix(y: Iterable[Iterable[str]]) -> tuple[np.ndarray, np.ndarray]:

@@ -1,5 +1,6 @@
 """The options the commands share, defined once: -m/--model and its resolution, the training
-options, the cutoffs' options; click's FloatRange without NaN."""
+options, the cutoffs' options; click's FloatRange without NaN; options checked by their
+setting's rule (:class:`Setting`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ..classifier import TextClassifier
 from ..decision.cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE
 from ..decision.rules import HAM_CUTOFF, SPAM_CUTOFF
 from ..paths import MODEL_ENV, default_model_path
-from ..settings import choices
+from ..settings import choices, setting_problem
 from ..store.text_model import load_model
 from ..text.hashing import MAX_HASH_BITS
 
@@ -27,6 +28,27 @@ class FloatRange(click.FloatRange):
         if math.isnan(number):
             self.fail(f"{value!r} is not a number", param, ctx)
         return number
+
+
+class Setting(click.ParamType):
+    """An option that gives a classifier's setting ``name`` (``--ngrams N``: ngram_range (1, N)),
+    checked by that setting's rule (:data:`textnb.settings.RULES`), as ``fit`` and the model
+    file's check apply it."""
+
+    def __init__(self, name: str, kind: type, build: Callable[[Any], Any] = lambda v: v) -> None:
+        self.setting, self.kind, self.build = name, kind, build
+        self.name = kind.__name__   # what click's help and errors call it: int, float
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            value = self.kind(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not {'an integer' if self.kind is int else 'a number'}",
+                      param, ctx)
+        problem = setting_problem(self.setting, self.build(value))
+        if problem:
+            self.fail(problem, param, ctx)
+        return value
 
 
 MODEL_HELP = f"Model file (default: ${MODEL_ENV}, else $XDG_DATA_HOME/textnb/textnb.model)."
@@ -53,7 +75,7 @@ def number(text: str) -> int | float:
 TRAINING_OPTIONS = [
     click.option("--event-model", type=click.Choice(choices("model")),
                  help="Document model (default: the library's)."),
-    click.option("--alpha", type=FloatRange(min=0, min_open=True),
+    click.option("--alpha", type=Setting("alpha", float),
                  help="Smoothing α > 0; 1 is Laplace's (n_k+1)/(n+|V|)."),
     click.option("--prior", "prior", multiple=True, metavar="learned|uniform|CLASS=P[,...]",
                  help="Class priors: learned from counts, uniform (ML rule), or given per "
@@ -68,15 +90,16 @@ TRAINING_OPTIONS = [
                  help="Stop words to drop (default: NLTK's English list when --spam-class is "
                       "one of the classes, else that list without no, not, n't words and "
                       "very)."),
-    click.option("--stem", type=click.Choice(choices("stemmer")), help="Stem tokens with NLTK."),
-    click.option("--ngrams", type=click.IntRange(min=1),
+    click.option("--stem", type=click.Choice(choices("stemmer")),
+                 help="Stem tokens with NLTK (the stem extra: pip install 'textnb[stem]')."),
+    click.option("--ngrams", type=Setting("ngram_range", int, lambda n: (1, n)),
                  help="Use word n-grams up to N (default: 2 for texts that are not full mail, "
                       "two classes with a spam class, or 500 to 100,000 documents of two "
                       "classes or of short texts; else 1)."),
     click.option("--tf", type=click.Choice(choices("tf")),
                  help="Term weights: counts, log(1+count) or presence."),
     click.option("--norm", type=click.Choice(choices("norm")), help="Scale documents to unit length."),
-    click.option("-j", "--jobs", type=int,
+    click.option("-j", "--jobs", type=Setting("n_jobs", int),
                  help="Processes that parse and tokenize, threads that train on error "
                       "(default: every core for 2000 documents or more; 1: none; -1: every "
                       "core)."),
@@ -108,13 +131,13 @@ def cutoff_learning_options(function):
                      help="With two classes, the spam one: its cutoffs are learned (default: "
                           "the class named spam, else one named as mail programs name their "
                           "spam folder, in any case: Junk, .Junk, Junk E-mail, Bulk Mail)."),
-        click.option("--target-fpr", type=FloatRange(0, 1, max_open=True),
+        click.option("--target-fpr", type=Setting("target_fpr", float),
                      default=TARGET_FPR, show_default=True,
                      help="Share of ham the learned spam cutoff may call spam."),
-        click.option("--target-fnr", type=FloatRange(0, 1, max_open=True),
+        click.option("--target-fnr", type=Setting("target_fnr", float),
                      default=TARGET_FNR, show_default=True,
                      help="Share of spam the learned ham cutoff may call ham."),
-        click.option("--target-unsure", type=FloatRange(0, 1, max_open=True),
+        click.option("--target-unsure", type=Setting("target_unsure", float),
                      default=TARGET_UNSURE, show_default=True,
                      help="Share of all messages the learned cutoffs may leave unsure "
                           "(the ham cutoff rises to keep it)."),

@@ -481,10 +481,12 @@ def learn_threshold(classifier: Any, X: CSR, raw: CSR | None, labels: list, trai
     given), else ``as_new`` (the cutoffs' folds'), else those of folds of its own, copies
     together (:func:`out_of_fold`); None: the most probable class decides."""
     setting = classifier.decision_threshold
-    if raw is None:  # None or a number (_build checked it)
-        return None if setting is None else float(setting)
+    if raw is None and setting is None:
+        return None
     y = np.asarray(labels)
     classes, counts = np.unique(y, return_counts=True)  # in the model's order
+    if raw is None:  # a number (_build checked it): it decides between two classes only
+        return float(setting) if classes.size == 2 else None
     folds = usable_folds(y, FOLDS, groups)   # None: a class of one distinct document
     if classes.size != 2 or counts.min() < THRESHOLD_MIN or folds is None:
         return None

@@ -29,11 +29,11 @@ Examples
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ..settings import setting_problem
 from .estimator import BaseNB, check_labels, check_weights
 from .sparse import CSR, StoredCounts, as_csr, used_terms
 
@@ -278,9 +278,10 @@ class DiscreteNB(BaseNB):
     # -- scoring: jll = bias + X' @ weights.T --------------------------------------------
 
     def _check_alpha(self) -> None:
-        # numbers.Real first: a string or None must give this ValueError, not a TypeError from >.
-        if not isinstance(self.alpha, numbers.Real) or not self.alpha > 0:
-            raise ValueError(f"alpha must be a number > 0 (1 is Laplace smoothing), got {self.alpha!r}")
+        # The estimators' one rule (textnb.settings): finite, for alpha = inf scored NaN.
+        problem = setting_problem("alpha", self.alpha)
+        if problem:
+            raise ValueError(f"{problem} (1 is Laplace smoothing)")
 
     def _update(self, counts_changed: bool = True) -> None:
         """Derive again what follows from the counts and the settings; ``counts_changed``

@@ -205,7 +205,7 @@ class SemiSupervisedNB(BaseNB):
         if self.model not in events:
             raise ValueError(f"model must be 'multinomial' or 'bernoulli', not {self.model!r}")
         X = as_csr(X)
-        labels = check_labels(y, X.shape[0])
+        labels = check_labels(y, X.shape[0], unlabeled=UNLABELED)
         unlabeled = unlabeled_mask(labels)
         if unlabeled.all():
             raise ValueError("every document is unlabeled: label some, or cluster them "

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 import sys
+import types
 import warnings
 from typing import Any, Iterable, Sequence
 
@@ -35,6 +37,12 @@ def _joined(ours: type, theirs: type) -> type:
     return type(ours.__name__, (ours, theirs), {"__module__": ours.__module__})
 
 
+def not_fitted(estimator: Any) -> NotFittedError:
+    """The NotFittedError of an estimator used before ``fit``."""
+    return _sklearn_compatible(NotFittedError)(
+        f"this {type(estimator).__name__} is not fitted yet; call fit first")
+
+
 def sklearn_tags(poor_score: bool = False, **input_tags: bool) -> Any:
     """scikit-learn >= 1.6 tags of a classifier taking ``input_tags`` (imported here: only
     scikit-learn calls ``__sklearn_tags__``, so other users never pay for importing it)."""
@@ -44,15 +52,19 @@ def sklearn_tags(poor_score: bool = False, **input_tags: bool) -> Any:
                 input_tags=InputTags(**input_tags))
 
 
-def check_labels(y: Any, n_documents: int) -> np.ndarray:
-    """y as a 1-D array of ``n_documents`` class labels; ValueError for anything else.
+def check_labels(y: Any, n_documents: int, unlabeled: Any = None) -> np.ndarray:
+    """y as a 1-D array of ``n_documents`` class labels (or the number ``unlabeled``, which
+    marks a document without a label among labels of any kind: EM's −1); ValueError for
+    anything else.
 
     A column vector (n, 1) is flattened with a DataConversionWarning; whole numbers in a float
     array are labels, other floats a regression target (refused, as scikit-learn does).
     """
     if y is None:
         raise ValueError("a classifier requires y to be passed, but the target y is None")
-    labels = np.asarray(y if hasattr(y, "__len__") or hasattr(y, "__array__") else list(y))
+    y = y if hasattr(y, "__len__") or hasattr(y, "__array__") else list(y)
+    check_label_kinds(y, unlabeled)
+    labels = np.asarray(y)
     if labels.ndim == 2 and labels.shape[1] == 1:
         warnings.warn(_sklearn_compatible(DataConversionWarning)(
             "A column-vector y was passed when a 1d array was expected; it was flattened"),
@@ -68,6 +80,23 @@ def check_labels(y: Any, n_documents: int) -> np.ndarray:
         raise ValueError("Unknown label type: continuous (y holds fractional numbers; a "
                          "classifier needs class labels)")
     return labels
+
+
+def check_label_kinds(y: Any, unlabeled: Any = None) -> None:
+    """ValueError for a y that is one string (``fit(X, "spam")`` would read four labels s, p,
+    a, m) or that mixes strings and numbers (``[1, "1"]`` would merge into one class), the
+    number ``unlabeled`` aside."""
+    if isinstance(y, (str, bytes)):
+        raise ValueError(f"y must be a sequence of labels, one a document, not a single "
+                         f"{type(y).__name__} ({y[:40]!r}); for one document: [label]")
+    if getattr(y, "dtype", object) != object or not hasattr(y, "__iter__"):
+        return  # an array of one type (or what only converts to one): nothing mixed
+    types = set(map(type, y if unlabeled is None else
+                    (v for v in y if isinstance(v, str) or v != unlabeled)))
+    # bools are numbers too: numpy and scikit-learn take them as 0 and 1.
+    if any(issubclass(t, str) for t in types) and any(issubclass(t, numbers.Number) for t in types):
+        raise ValueError("y mixes strings and numbers: labels must be all strings or all "
+                         "numbers (1 and '1' would be one class)")
 
 
 def check_weights(sample_weight: Any, n_documents: int) -> np.ndarray:
@@ -102,15 +131,47 @@ class Parameters:
             setattr(self, name, value)
         return self
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # An inherited __init__ names the class that defined it in a TypeError
+        # ("DiscreteNB.__init__() got an unexpected keyword argument"): each class gets a copy
+        # named after itself.
+        init = cls.__init__
+        if "__init__" not in vars(cls) and isinstance(init, types.FunctionType):
+            own = types.FunctionType(init.__code__, init.__globals__, init.__name__,
+                                     init.__defaults__, init.__closure__)
+            own.__kwdefaults__, own.__doc__ = init.__kwdefaults__, init.__doc__
+            own.__annotations__ = init.__annotations__
+            own.__qualname__ = f"{cls.__qualname__}.__init__"
+            cls.__init__ = own  # type: ignore[misc]
+
     def __repr__(self) -> str:
-        settings = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        """The class and the settings that differ from its defaults, as scikit-learn prints
+        them (``print_changed_only``): ``TextClassifier(alpha=1.0)``."""
+        defaults = _defaults(type(self))
+        settings = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()
+                             if _changed(v, defaults[k]))
         return f"{type(self).__name__}({settings})"
 
 
 @functools.cache
 def _parameters(cls: type) -> tuple[str, ...]:
-    return tuple(p.name for p in inspect.signature(cls).parameters.values()
-                 if p.kind != p.VAR_KEYWORD)
+    return tuple(_defaults(cls))
+
+
+@functools.cache
+def _defaults(cls: type) -> dict[str, Any]:
+    return {p.name: p.default for p in inspect.signature(cls).parameters.values()
+            if p.kind != p.VAR_KEYWORD}
+
+
+def _changed(value: Any, default: Any) -> bool:
+    """Whether a setting differs from its default, as scikit-learn judges it: by repr (an
+    array compares by element), NaN equal to NaN."""
+    if repr(value) == repr(default):
+        return False
+    nan = (lambda v: isinstance(v, float) and v != v)
+    return not (nan(value) and nan(default))
 
 
 class BaseNB(Parameters):
@@ -140,8 +201,7 @@ class BaseNB(Parameters):
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "classes_"):
-            raise _sklearn_compatible(NotFittedError)(
-                f"this {type(self).__name__} is not fitted yet; call fit first")
+            raise not_fitted(self)
 
     def _update(self) -> None:
         """Derive log parameters from counts; subclasses override."""

@@ -5,9 +5,10 @@ with numpy and by :mod:`textnb.store.plain` without). Plain Python: the mail fil
 
 from __future__ import annotations
 
-import math
-
-from ..settings import CHOICES, listed
+from ..settings import (CHOICES, COUNT_BITS, MAX_ALPHA, MAX_FOLDS, MAX_JOBS, MAX_MARGIN,  # noqa: F401
+                        MAX_NGRAM, MAX_TERMS, MAX_TOKEN_LENGTH_LIMIT, MIN_RATE, SCORE_BITS,
+                        integer, is_whole, ngrams, number, rate)
+from ..settings import MULTILABEL_NOT_NONE, RULES as SETTING_RULES
 
 TYPE_CHECKING = False  # typing costs a mail filter's start-up 2 ms
 if TYPE_CHECKING:
@@ -38,9 +39,6 @@ MULTILABEL = "multi-label-classifier"
 MAX_CLASSES = 1000
 
 
-MAX_TERMS = 1 << 24
-
-
 MAX_TERM_BYTES = 1 << 30
 
 
@@ -53,40 +51,12 @@ MAX_COMPARISONS = 1 << 30
 MAX_DIGESTS = 1 << 26
 
 
-# Numbers: counts and weights below 2**54 (exact integers to 2**53; a sum over MAX_CELLS of
-# them is finite), scores (biases, weights, divisors) below 2**40 in size, the logarithms of
-# the score constants below 2**10; alpha at most a million times Laplace's pseudo-count.
-COUNT_BITS = 54
-
-
-SCORE_BITS = 40
-
-
+# The logarithms of the score constants below 2**10.
 LOG_BITS = 10
 
 
-MAX_ALPHA = 1e6
-
-
-MAX_MARGIN = 1e6
-
-
-# Rates a cutoff is learned for: 0, or at least this (1/rate sizes the sample: ham_needed).
-MIN_RATE = 1e-9
-
-
-# Settings a text classifier's file may hold: beyond these a tokenizer does absurd work
-# (each word gives max_n n-grams of up to max_n words) for no benefit; papers stop at 3-5.
-MAX_NGRAM = 10
-
-
-MAX_TOKEN_LENGTH_LIMIT = 10_000
-
-
-MAX_JOBS = 4096
-
-
-MAX_FOLDS = 1000
+# The settings' limits (alpha, n-grams, token length, processes, folds, rates, the sizes of
+# counts and scores) are textnb.settings', the estimators' too.
 
 
 # The event models (:data:`textnb.settings.CHOICES`, as :data:`textnb.classifier.MODELS`).
@@ -161,28 +131,6 @@ def members(kind: str, version: int) -> dict[str, Member]:
             for name, versions, types, shape, rule, when in MEMBERS[kind] if version in versions}
 
 
-def is_whole(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _integer(low: int, high: int) -> Callable[[Any], bool]:
-    return lambda v: is_whole(v) and low <= v <= high
-
-
-def _number(low: float, high: float, above: bool = False, below: bool = False) -> Callable:
-    """A finite number in [low, high] (``above``: > low; ``below``: < high)."""
-    return lambda v: (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                      and (v > low if above else v >= low) and (v < high if below else v <= high))
-
-
-def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda v: v is None or check(v)
-
-
-def _boolean(v: Any) -> bool:
-    return isinstance(v, bool)
-
-
 def _string(v: Any) -> bool:
     return isinstance(v, str)
 
@@ -191,81 +139,28 @@ def _strings(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(s, str) for s in v)
 
 
-def _ngrams(v: Any) -> bool:
-    return (isinstance(v, list) and len(v) == 2
-            and all(is_whole(n) and 1 <= n <= MAX_NGRAM for n in v) and v[0] <= v[1])
-
-
-def _rate(v: Any) -> bool:
-    """A target rate: 0, or from MIN_RATE to below 1."""
-    return _number(0, 1, below=True)(v) and (v == 0 or v >= MIN_RATE)
-
-
 def _label(v: Any) -> bool:
     """A class label as JSON holds it: a string, a boolean or a finite number."""
-    return isinstance(v, (str, bool)) or _number(-2.0 ** 63, 2.0 ** 63)(v)
+    return isinstance(v, (str, bool)) or number(-2.0 ** 63, 2.0 ** 63)(v)
 
 
-_SHARED_SETTINGS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "alpha": (_number(0, MAX_ALPHA, above=True),
-              f"alpha must be a finite number > 0 and at most {MAX_ALPHA:g}"),
-    "stop_words": (lambda v: v is None or _string(v) or _strings(v),
-                   "stop_words must be a name or a list"),
-    "stemmer": (lambda v: v in CHOICES["stemmer"],
-                f"stemmer must be {listed(CHOICES['stemmer'])}"),
-    "lowercase": (_boolean, "lowercase must be true or false"),
-    "max_token_length": (_integer(1, MAX_TOKEN_LENGTH_LIMIT),
-                         f"max_token_length must be 1 to {MAX_TOKEN_LENGTH_LIMIT}"),
-    "min_df": (_number(0, MAX_TERMS * 2.0 ** 32), "min_df must be a number >= 0"),
-    "max_df": (_number(0, MAX_TERMS * 2.0 ** 32), "max_df must be a number >= 0"),
-    "max_features": (_optional(_integer(1, 2 ** 63 - 1)), "max_features must be a positive integer"),
-    "tf": (lambda v: v in CHOICES["tf"], f"tf must be {listed(CHOICES['tf'])}"),
-    "norm": (lambda v: v in CHOICES["norm"], f"norm must be null or {listed(CHOICES['norm'])}"),
-    # How many processes training used: a loaded model starts none by it (its caller's n_jobs).
-    "n_jobs": (_optional(lambda v: _integer(-MAX_JOBS, MAX_JOBS)(v) and v != 0),
-               f"n_jobs must be null or a number of processes from -{MAX_JOBS} to {MAX_JOBS}, not 0"),
-}
-
-
-# A text classifier's settings (TextClassifier.get_params()): name → (check, what it must be,
-# required). The first fifteen are in every file textnb wrote; the others came later, and a
-# file without one keeps TextClassifier's default.
-TEXT_SETTINGS: dict[str, tuple[Callable[[Any], bool], str, bool]] = {
-    "model": (lambda v: v in EVENT_MODELS, f"model must be one of {', '.join(EVENT_MODELS)}", True),
-    **{name: (*check, True) for name, check in _SHARED_SETTINGS.items()
-       if name not in ("n_jobs",)},
-    "fit_prior": (_boolean, "fit_prior must be true or false", True),
-    "class_prior": (_optional(lambda v: isinstance(v, list) and all(_number(0, 2.0 ** COUNT_BITS)(x)
-                                                                 for x in v) and any(v)),
-                    "class_prior must be a non-negative number per class, not all zero", True),
-    # The setting (null: chosen by the documents); what was counted is meta's "ngram_range".
-    "ngram_range": (_optional(_ngrams), f"ngram_range must be [min_n, max_n] with "
-                                        f"1 <= min_n <= max_n <= {MAX_NGRAM}", True),
-    "n_jobs": (*_SHARED_SETTINGS["n_jobs"], True),
-    "spam_class": (_optional(_string), "spam_class must be null or a class name", False),
-    **{name: (_rate, f"{name} must be 0 or from {MIN_RATE:g} to below 1", False)
-       for name in ("target_fpr", "target_fnr", "target_unsure")},
-    "cutoff_folds": (_integer(2, MAX_FOLDS), f"cutoff_folds must be 2 to {MAX_FOLDS}", False),
-    "keep_suspects": (_boolean, "keep_suspects must be true or false", False),
-    "training": (lambda v: v in CHOICES["training"],
-                 f"training must be {listed(CHOICES['training'])}", False),
-    "margin": (_number(0, MAX_MARGIN), f"margin must be a number from 0 to {MAX_MARGIN:g}", False),
-    "max_passes": (_integer(1, 1000), "max_passes must be 1 to 1000", False),
-    "hash_bits": (_optional(_integer(1, 31)), "hash_bits must be null or 1 to 31", False),
-    "decision_threshold": (lambda v: v in ("auto", None) or _number(-2.0 ** SCORE_BITS,
-                                                                    2.0 ** SCORE_BITS)(v),
-                           "decision_threshold must be auto, null or a number", False),
+# A text classifier's settings (TextClassifier.get_params()): name → required. The first
+# fifteen are in every file textnb wrote; the others came later, and a file without one keeps
+# TextClassifier's default. Their values' rules are textnb.settings.RULES, the estimator's.
+TEXT_SETTINGS: dict[str, bool] = {
+    **dict.fromkeys(("model", "alpha", "stop_words", "stemmer", "lowercase", "max_token_length",
+                     "min_df", "max_df", "max_features", "tf", "norm", "fit_prior",
+                     "class_prior", "ngram_range", "n_jobs"), True),
+    **dict.fromkeys(("spam_class", "target_fpr", "target_fnr", "target_unsure", "cutoff_folds",
+                     "keep_suspects", "training", "margin", "max_passes", "hash_bits",
+                     "decision_threshold"), False),
 }
 
 
 # A multi-label classifier's settings (MultiLabelClassifier.get_params()), all required.
-MULTILABEL_SETTINGS: dict[str, tuple[Callable[[Any], bool], str, bool]] = {
-    **{name: (*check, True) for name, check in _SHARED_SETTINGS.items()},
-    "ngram_range": (_ngrams, f"ngram_range must be [min_n, max_n] with "
-                             f"1 <= min_n <= max_n <= {MAX_NGRAM}", True),
-    "folds": (_integer(2, MAX_FOLDS), f"folds must be 2 to {MAX_FOLDS}", True),
-    "seed": (_integer(-2 ** 63, 2 ** 64 - 1), "seed must be a whole number", True),
-}
+MULTILABEL_SETTINGS: dict[str, bool] = dict.fromkeys(
+    ("alpha", "stop_words", "stemmer", "lowercase", "max_token_length", "min_df", "max_df",
+     "max_features", "tf", "norm", "n_jobs", "ngram_range", "folds", "seed"), True)
 
 
 # meta.json's keys, beside format, version and kind: name → required (a text classifier's
@@ -279,44 +174,44 @@ MULTILABEL_META = {"params": True, "labels": True, "stop_words": True, "cv": Fal
 
 # Records of what was learned, read by classify, filter, serve and info: name → (check, what,
 # required). Other keys are kept and shown (info --format json) but read by nothing.
-_COUNT = _integer(0, 2 ** 53)
+_COUNT = integer(0, 2 ** 53)
 
 
-_FRACTION = _number(0, 1)
+_FRACTION = number(0, 1)
 
 
 CUTOFFS = {
     "spam_class": (_string, "a class name", True),
-    "spam": (_number(-2.0 ** SCORE_BITS, 2.0 ** SCORE_BITS), "a number", True),
-    "ham": (_number(-2.0 ** SCORE_BITS, 2.0 ** SCORE_BITS), "a number", True),
+    "spam": (number(-2.0 ** SCORE_BITS, 2.0 ** SCORE_BITS), "a number", True),
+    "ham": (number(-2.0 ** SCORE_BITS, 2.0 ** SCORE_BITS), "a number", True),
     **{name: (_FRACTION, "a rate from 0 to 1", True)
        for name in ("fpr", "fnr", "unsure", "spam_not_caught")},
     **{name: (_FRACTION, "a rate from 0 to 1", False) for name in ("spam_unsure", "ham_unsure")},
     "messages": (_COUNT, "a number of messages", True),
-    "folds": (_integer(2, MAX_FOLDS), f"2 to {MAX_FOLDS} folds", True),
+    "folds": (integer(2, MAX_FOLDS), f"2 to {MAX_FOLDS} folds", True),
     **{name: (_COUNT, "a number of messages", False)
        for name in ("spam_messages", "suspects", "sampled_from")},
-    **{name: (_rate, f"0 or a rate from {MIN_RATE:g} to below 1", False)
+    **{name: (rate, f"0 or a rate from {MIN_RATE:g} to below 1", False)
        for name in ("target_fpr", "target_fnr", "target_unsure")},
     "rated": (lambda v: v in ("left out", "as new"), "left out or as new", False),
     "training": (lambda v: v in ("full", "on-error"), "full or on-error", False),
 }
 
 
-_TUNED_ROW = {"mean": (_number(-2.0 ** SCORE_BITS, 2.0 ** SCORE_BITS), "a number", True),
-              "sd": (_number(0, 2.0 ** SCORE_BITS), "a number >= 0", True)}
+_TUNED_ROW = {"mean": (number(-2.0 ** SCORE_BITS, 2.0 ** SCORE_BITS), "a number", True),
+              "sd": (number(0, 2.0 ** SCORE_BITS), "a number >= 0", True)}
 
 
 TUNING = {"metric": (_string, "a name", True),
-          "folds": (_integer(2, 2 ** 31), "a number of folds", True),
-          "candidates": (_integer(1, 2 ** 31), "a number of settings", True),
+          "folds": (integer(2, 2 ** 31), "a number of folds", True),
+          "candidates": (integer(1, 2 ** 31), "a number of settings", True),
           "best": (lambda v: record_problem(v, _TUNED_ROW) is None, "a row of mean and sd", True),
           "top": (lambda v: isinstance(v, list) and all(record_problem(r, _TUNED_ROW) is None
                                                     for r in v), "rows of mean and sd", False)}
 
 
 CV = {name: (lambda v: isinstance(v, list)
-             and all(_number(0, 1)(x) for x in v), "rates from 0 to 1", True)
+             and all(number(0, 1)(x) for x in v), "rates from 0 to 1", True)
       for name in ("precision", "recall", "f1")}
 CV["documents"] = (_COUNT, "a number of documents", False)
 
@@ -335,18 +230,20 @@ def record_problem(record: Any, fields: dict[str, tuple[Callable[[Any], bool], s
     return None
 
 
-def settings_problem(params: Any, table: dict[str, tuple[Callable[[Any], bool], str, bool]]
-                     ) -> str | None:
-    """What is wrong with a model's settings (meta.json's "params") by its kind's ``table``."""
+def settings_problem(params: Any, table: dict[str, bool]) -> str | None:
+    """What is wrong with a model's settings (meta.json's "params") by its kind's ``table``
+    (name → required) and each setting's rule (:data:`textnb.settings.RULES`)."""
     if not isinstance(params, dict):
         return "no settings"
     unknown = sorted(set(params) - set(table))
     if unknown:
         return f"unknown setting {unknown[0]!r}"
-    for name, (check, what, required) in table.items():
+    for name, required in table.items():
         if name in params:
-            if not check(params[name]):
-                return what
+            # JSON holds lists: a tuple, a set or a path is no file's value.
+            value = params[name]
+            if isinstance(value, (tuple, set, frozenset)) or not SETTING_RULES[name][0](value):
+                return f"{name} must be {SETTING_RULES[name][1]}"
         elif required:
             return f"no setting {name}"
     return None
@@ -380,10 +277,10 @@ def text_classifier_problem(meta: dict) -> str | None:
     if params["class_prior"] is not None and len(params["class_prior"]) != len(classes):
         return "class_prior must be a non-negative number per class, not all zero"
     # What was counted: absent from files older than the setting's null; then the setting's.
-    if not _ngrams(meta.get("ngram_range", params["ngram_range"])):
+    if not ngrams(meta.get("ngram_range", params["ngram_range"])):
         return (f"ngram_range must be [min_n, max_n] with 1 <= min_n <= max_n <= {MAX_NGRAM}")
     threshold = meta.get("decision_threshold")
-    if threshold is not None and not (_number(-2.0 ** SCORE_BITS, 2.0 ** SCORE_BITS)(threshold)
+    if threshold is not None and not (number(-2.0 ** SCORE_BITS, 2.0 ** SCORE_BITS)(threshold)
                                       and len(classes) == 2):
         return "its decision threshold must be a number, for two classes"
     cutoffs = meta.get("cutoffs")
@@ -428,6 +325,9 @@ def multilabel_problem(meta: dict) -> str | None:
     problem = settings_problem(meta["params"], MULTILABEL_SETTINGS)
     if problem:
         return problem
+    for name in MULTILABEL_NOT_NONE:
+        if meta["params"][name] is None:
+            return f"{name} must be {SETTING_RULES[name][1].removeprefix('None or ')}"
     if meta.get("cv") is not None:
         problem = record_problem(meta["cv"], CV)
         if problem or any(len(meta["cv"][name]) != len(labels)

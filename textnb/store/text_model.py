@@ -31,7 +31,9 @@ def saved_meta(classifier: TextClassifier) -> dict[str, Any]:
         params["ngram_range"] = list(params["ngram_range"])
     if params["class_prior"] is not None:
         params["class_prior"] = [float(p) for p in params["class_prior"]]
-    if not isinstance(params["stop_words"], str) and params["stop_words"] is not None:
+    if isinstance(params["stop_words"], os.PathLike):
+        params["stop_words"] = os.fspath(params["stop_words"])
+    elif not isinstance(params["stop_words"], str) and params["stop_words"] is not None:
         params["stop_words"] = sorted(params["stop_words"])
     meta = {"params": params, "classes": [_json_label(c) for c in classifier.model_.classes_],
             "stop_words": list(classifier.stop_words_),

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..nb.estimator import check_labels
+from ..nb.estimator import check_label_kinds, check_labels
 from ..nb.sparse import CSR, StoredCounts, divide_rows, row_sums
 from ..workers import imap
 from .counting import Part, count_part
@@ -138,12 +138,16 @@ def peek(texts: Iterable[Text]) -> tuple[list[Text], Iterable[Text]]:
 
 def text_iterable(texts: Iterable[Text]) -> Iterable[Text]:
     """``texts`` as given (a list, or an iterator to read once); a single str or bytes is
-    refused, not split into characters."""
+    refused, not split into characters, and so is a 2-D array."""
     if isinstance(texts, (str, bytes, bytearray)):
         raise ValueError(f"expected a list of texts, got a single {type(texts).__name__}; "
                          f"wrap it in a list: [text]")
     if texts is None:  # else "'NoneType' object is not iterable", from deep inside
         raise ValueError("expected a list of texts, got None")
+    shape = getattr(texts, "shape", None)
+    if shape is not None and len(shape) != 1:  # a table's rows are not texts
+        raise ValueError(f"expected a list of texts (str, bytes or Document), one a document: "
+                         f"a 1-D sequence, not an array of shape {tuple(shape)}")
     return texts
 
 
@@ -244,7 +248,7 @@ def weigh(X: CSR, model: str, tf: str, norm: str | None) -> CSR:
     if model == "bernoulli" or (tf == "raw" and norm is None):
         return X
     data = (np.log1p(X.data) if tf == "log" else np.ones_like(X.data, dtype=float)
-            if tf == "binary" else X.data.copy())
+            if tf == "binary" else X.data.astype(float))  # a copy, of floats: rows are divided
     if norm == "l2":
         divide_rows(data, X.indptr, np.sqrt(row_sums(data ** 2, X.indptr)))
     return CSR(data, X.indices, X.indptr, X.shape)
@@ -263,9 +267,23 @@ def check_lengths(texts: list, labels: list) -> None:
         raise ValueError(f"got {len(texts)} texts but {len(labels)} labels")
 
 
+def label_list(y: Iterable) -> list:
+    """``y`` as a list of labels; a single str is refused, not read as its characters, and so
+    are strings and numbers mixed (:func:`~textnb.nb.estimator.check_label_kinds`)."""
+    if y is None:
+        raise ValueError("a classifier requires y to be passed, but the target y is None")
+    if not isinstance(y, Iterable):
+        raise ValueError(f"y must be a sequence of labels, one a document, not "
+                         f"{type(y).__name__} ({y!r:.40})")
+    labels = y if isinstance(y, (list, str, bytes)) else list(y)
+    check_label_kinds(labels)
+    return labels
+
+
 def check_training(texts: list, labels: list) -> None:
     check_lengths(texts, labels)
-    if not texts:
+    check_label_kinds(labels)
+    if len(texts) == 0:  # not `not texts`: an array's truth is ambiguous
         raise ValueError("cannot fit on an empty training set")
     if any(label is None or isinstance(label, (list, tuple, set, dict, np.ndarray))
            for label in labels):  # else a TypeError of set() or of sorting, further in

@@ -26,11 +26,9 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..nb.sparse import CSR
+from ..settings import MAX_HASH_BITS, setting_problem  # noqa: F401 (MAX_HASH_BITS: this module's limit)
 from .vocabulary import Counts, Vocabulary, as_count, presence, relabel, stack
 
-# scikit-learn's HashingVectorizer allows up to 2**31 − 1 columns; a column number here must
-# fit the CSR's int32 indices.
-MAX_HASH_BITS = 31
 
 
 def hash_columns(terms: Sequence[str], hash_bits: int) -> np.ndarray:
@@ -41,11 +39,12 @@ def hash_columns(terms: Sequence[str], hash_bits: int) -> np.ndarray:
 
 
 def check_hash_bits(hash_bits: object) -> int:
-    """``hash_bits`` if a whole number from 1 to MAX_HASH_BITS, else ValueError."""
-    if (isinstance(hash_bits, bool) or not isinstance(hash_bits, (int, np.integer))
-            or not 1 <= hash_bits <= MAX_HASH_BITS):
-        raise ValueError(f"hash_bits must be a whole number from 1 to {MAX_HASH_BITS}, "
-                         f"not {hash_bits!r}")
+    """``hash_bits`` if a whole number from 1 to MAX_HASH_BITS (its rule in
+    :data:`textnb.settings.RULES`), else ValueError."""
+    problem = setting_problem("hash_bits", hash_bits)
+    if hash_bits is None or problem:
+        raise ValueError(problem or f"hash_bits must be a whole number from 1 to "
+                                    f"{MAX_HASH_BITS}, not None")
     return int(hash_bits)
 
 
@@ -113,7 +112,9 @@ class HashedVocabulary(Vocabulary):
     def count_parts(self, parts: Iterable[Counts]) -> CSR:
         """Counts over the kept columns (CSR of shape (n_documents, len(self))), stacked."""
         X = stack([_rename(part.matrix, self._positions(part.terms)[part.matrix.indices],
-                            len(self)) for part in parts])
+                            len(self)) for part in parts]
+                  or [CSR(np.zeros(0), np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64),
+                          (0, len(self)))])  # no documents
         return presence(X) if self.binary else X
 
     def grow(self, token_lists: Iterable[Sequence[str]]) -> np.ndarray:

@@ -17,6 +17,7 @@ from itertools import filterfalse
 from collections.abc import Iterable, Sequence
 
 from ..decoding import POSSESSIVE, decode
+from ..errors import TextnbError
 
 try:  # the same tokens from C (textnb/_tokens.c), where it was built
     from .. import _tokens as _fast
@@ -119,6 +120,14 @@ def with_subject(text: str | bytes, fields: Sequence[tuple[str, str]]) -> str | 
     return f"{subject}\n{decode(bytes(text)) if isinstance(text, (bytes, bytearray)) else text}"
 
 
+def check_stemmer() -> None:
+    """TextnbError unless NLTK, which stems, is installed: it is the ``textnb[stem]`` extra."""
+    import importlib.util
+    if importlib.util.find_spec("nltk") is None:
+        raise TextnbError("stemming needs NLTK, which is not installed: "
+                          "pip install 'textnb[stem]'")
+
+
 class Tokenizer:
     """Callable turning a str (or bytes, decoded by :func:`textnb.decoding.decode`) into tokens.
 
@@ -217,6 +226,7 @@ class Tokenizer:
     def _stemmed(self, tokens: list[str]) -> list[str]:
         if self._stem is None:
             # Imported here: NLTK takes over a second to import, and only stemming needs it.
+            check_stemmer()
             from nltk.stem import PorterStemmer, SnowballStemmer
             self._stem = (PorterStemmer() if self.stemmer == "porter"
                           else SnowballStemmer("english")).stem
