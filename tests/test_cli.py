@@ -291,11 +291,57 @@ def test_classify_held_out_messages(spam_model):
 
 def test_classify_text_and_tsv_formats(spam_model):
     text = run("classify", "-m", spam_model, *SAMPLE_CUTOFF, SPAM_MESSAGE).stdout
-    assert text.startswith(f"{SPAM_MESSAGE}  spam  0.9") and "log-odds +" in text
+    assert text.startswith(f"{SPAM_MESSAGE}  spam  0.9") and "spam-log-odds +" in text
     source, label, probability, log_odds = run(
         "classify", "-m", spam_model, "--format", "tsv", HAM_MESSAGE).stdout.strip().split("\t")
     assert (source, label) == (str(HAM_MESSAGE), "ham")
-    assert 0.5 <= float(probability) <= 1 and float(log_odds) > 0
+    # A mail model's P(spam) and spam log-odds, not the verdict's own probability.
+    assert 0 <= float(probability) < 0.5 and float(log_odds) < 0
+
+
+def test_mail_output_gives_p_spam_and_spam_log_odds_in_every_format(spam_model):
+    """One meaning of "probability" (issue #44): text, TSV, JSON and the filter's headers give
+    a message's P(spam) and spam log-odds under the same names, whatever the verdict (here a
+    ham made unsure by a ham cutoff of 0), and its verdict the same name; explain as classify."""
+    cut = ["--ham-cutoff", "0"]
+    as_json = json.loads(run("classify", "-m", spam_model, *cut, "--format", "json",
+                             HAM_MESSAGE).stdout)
+    p, odds = as_json["spam_probability"], as_json["spam_log_odds"]
+    assert as_json["verdict"] == "unsure" and as_json["label"] == "ham" and p < 0.5 and odds < 0
+    text = run("classify", "-m", spam_model, *cut, "--header", HAM_MESSAGE).stdout.splitlines()
+    assert text[0].split() == ["source", "verdict", "spam-probability", "spam-log-odds"]
+    assert text[1].split() == [str(HAM_MESSAGE), "unsure", f"{p:.4f}", "spam-log-odds",
+                               f"{odds:+.2f}"]
+    tsv = run("classify", "-m", spam_model, *cut, "--format", "tsv", "--header",
+              HAM_MESSAGE).stdout.splitlines()
+    assert tsv == ["source\tverdict\tspam_probability\tspam_log_odds",
+                   f"{HAM_MESSAGE}\tunsure\t{p:.6f}\t{odds:.4f}"]
+    out = run("filter", "-m", spam_model, *cut, input=HAM_MESSAGE.read_bytes()).stdout_bytes
+    fields = dict(line.decode().split(": ", 1) for line in out.splitlines()
+                  if line.startswith(b"X-TextNB-"))
+    assert fields == {"X-TextNB-Class": "unsure", "X-TextNB-Status": "Unsure",
+                      "X-TextNB-Spam-Probability": f"{p:.6f}",
+                      "X-TextNB-Spam-Log-Odds": f"{odds:.4f}"}
+    # explain decides by the model's cutoffs, as classify without options does.
+    for message in (SPAM_MESSAGE, HAM_MESSAGE):
+        said = json.loads(run("classify", "-m", spam_model, "--format", "json", message).stdout)
+        why = json.loads(run("explain", "-m", spam_model, "--format", "json", message).stdout)
+        assert {k: why[k] for k in said if k != "probabilities"} == \
+            {k: v for k, v in said.items() if k != "probabilities"}
+        assert why["explanation"]["log_odds"] == pytest.approx(said["spam_log_odds"])
+        first = run("explain", "-m", spam_model, message).stdout.splitlines()[0].split()
+        assert first[1:5] == [said["verdict"], "spam-probability",
+                              f"{said['spam_probability']:.4f}", "spam-log-odds"]
+
+
+def test_mail_output_sorts_by_p_spam(spam_model):
+    """As bogofilter's spamicity: every line carries P(spam), so sorting on the column puts
+    the ham first and the spam last, however sure each verdict is."""
+    lines = run("classify", "-m", spam_model, "--format", "tsv", SPAM_MESSAGE, HAM_MESSAGE,
+                SPAM_MESSAGE).stdout.splitlines()
+    ranked = sorted(lines, key=lambda line: float(line.split("\t")[2]))
+    assert [line.split("\t")[1] for line in ranked] == ["ham", "spam", "spam"]
+    assert sorted(lines, key=lambda line: float(line.split("\t")[3])) == ranked
 
 
 def test_classify_text_columns_align_over_the_batch_and_take_a_header(spam_model, tmp_path):
@@ -305,19 +351,20 @@ def test_classify_text_columns_align_over_the_batch_and_take_a_header(spam_model
                  HAM_MESSAGE)
     assert result.exit_code == 0, result.output
     header, *lines = result.stdout.splitlines()
-    assert header.split() == ["source", "verdict", "probability", "log-odds"]
+    assert header.split() == ["source", "verdict", "spam-probability", "spam-log-odds"]
     assert [line.split()[:2] for line in lines] == [[str(short), "ham"], [str(SPAM_MESSAGE), "spam"],
                                                      [str(HAM_MESSAGE), "ham"]]
     # Every column starts where the header's does, and every line ends at the same place.
-    for name in ("verdict", "probability"):
+    for name in ("verdict", "spam-probability"):
         starts = {line.index(line.split()[1 if name == "verdict" else 2], len(str(short)))
                   for line in lines}
         assert len(starts) == 1
     assert header.index("verdict") == lines[0].index("ham", len(str(short)))
-    assert header.index("probability") + len("probability") == lines[0].index("  log-odds")
+    assert header.index("spam-probability") + len("spam-probability") == \
+        lines[0].index("  spam-log-odds")
     assert len({len(line) for line in lines}) == 1
     tsv = run("classify", "-m", spam_model, "--format", "tsv", "--header", HAM_MESSAGE).stdout
-    assert tsv.splitlines()[0] == "source\tverdict\tprobability\tlog_odds"
+    assert tsv.splitlines()[0] == "source\tverdict\tspam_probability\tspam_log_odds"
     assert tsv.splitlines()[1].startswith(f"{HAM_MESSAGE}\tham\t")
     assert_one_line_error(run("classify", "-m", spam_model, "--format", "json", "--header",
                               HAM_MESSAGE), 2, "--header")
@@ -396,7 +443,8 @@ def test_filter_adds_headers_and_changes_nothing_else(spam_model, message):
     out = result.stdout_bytes
     added = [line for line in out.splitlines(keepends=True) if line.startswith(b"X-TextNB-")]
     assert [line.split(b":")[0] for line in added] == [
-        b"X-TextNB-Class", b"X-TextNB-Status", b"X-TextNB-Probability", b"X-TextNB-Log-Odds"]
+        b"X-TextNB-Class", b"X-TextNB-Status", b"X-TextNB-Spam-Probability",
+        b"X-TextNB-Spam-Log-Odds"]
     rest = b"".join(line for line in out.splitlines(keepends=True) if not line.startswith(b"X-TextNB-"))
     # A message without a header block gets one: the added headers and a blank line.
     assert rest == (message if message.startswith(b"From") or not message else b"\n" + message)
@@ -591,6 +639,29 @@ def test_evaluate_a_model_on_labelled_directories(spam_model):
     assert re.search(r"\nmacro avg +[01]\.\d{4} +[01]\.\d{4} +[01]\.\d{4} +300\n", text)
     assert re.search(r"\nweighted avg +[01]\.\d{4} +[01]\.\d{4} +[01]\.\d{4} +300\n", text)
     assert re.search(r"\nunsure +\d\.\d{4}% \(spam \d\.\d\d%, ham \d\.\d\d%\)\n", text)
+
+
+def test_evaluate_leads_with_the_decisions_the_filter_makes(spam_model):
+    """A mail model's report starts with the spam / unsure / ham decisions at its cutoffs, the
+    share of each true class given each (as classify decides them), and only then the most
+    probable class's accuracy and confusion matrix; JSON in the same order."""
+    text = run("evaluate", "-q", "-m", spam_model, SPAM_DIR, HAM_DIR).stdout.splitlines()
+    verdicts = [json.loads(line)["verdict"] for line in run(
+        "classify", "-m", spam_model, "--format", "json", SPAM_DIR, HAM_DIR).stdout.splitlines()]
+    assert text[0] == "documents  300" and text[1] == ""
+    assert text[2].startswith("decisions at the cutoffs (learned: spam at spam-log-odds >= ")
+    assert text[3].split() == ["true", "class", "spam", "unsure", "ham", "documents"]
+    for row, true, said in ((text[4], "spam", verdicts[:150]), (text[5], "ham", verdicts[150:])):
+        name, *shares, n = row.split()
+        assert (name, n) == (true, "150")
+        assert shares == [f"{said.count(v) / 150:.2%}" for v in ("spam", "unsure", "ham")]
+    first = {name: next(i for i, line in enumerate(text) if line.startswith(name))
+             for name in ("false positive rate", "most probable class", "accuracy")}
+    assert first["false positive rate"] < first["most probable class"] < first["accuracy"]
+    assert text[first["most probable class"]] == "most probable class (no unsure band)"
+    report = json.loads(run("evaluate", "-q", "-m", spam_model, "--format", "json", SPAM_DIR,
+                            HAM_DIR).stdout)
+    assert list(report)[:3] == ["documents", "cutoffs", "at_cutoffs"]
 
 
 def test_evaluate_cross_validation_shows_the_spread_over_folds(tmp_path):

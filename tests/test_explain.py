@@ -55,13 +55,13 @@ def test_explanation_adds_up_to_the_scores(model, settings, top):
         assert sizes == sorted(sizes, reverse=True)
 
 
-def test_contributions_name_the_terms_and_their_counts():
+def test_contributions_name_the_terms_and_their_weights():
     clf = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
     e = clf.explain("cheap cheap cheap football zzz", top=10)
     assert e.label == "spam" and e.against == "sport"
     terms = {c.term: c for c in e.terms}
     assert set(terms) == {"cheap", "football"}            # unknown tokens are no terms
-    assert terms["cheap"].count == 3.0 and terms["football"].count == 1.0
+    assert terms["cheap"].weight == 3.0 and terms["football"].weight == 1.0
     w = clf.model_.feature_log_prob_
     i, j = clf.vocabulary_.index_["cheap"], clf.vocabulary_.index_["football"]
     assert terms["cheap"].log_odds == pytest.approx(3 * (w[1, i] - w[2, i]), abs=1e-12)
@@ -76,7 +76,7 @@ def test_eight_emails_multinomial_explanation(eight_emails):
     assert (e.label, e.against) == ("ham", "spam")
     assert e.log_odds == pytest.approx(log(16 / 5), abs=1e-12)
     assert e.prior_log_odds == 0.0 and e.baseline == 0.0 and e.rest == 0.0
-    assert [(c.term, c.count) for c in e.terms] == [("a", 3.0), ("b", 1.0)]
+    assert [(c.term, c.weight) for c in e.terms] == [("a", 3.0), ("b", 1.0)]
     assert e.terms[0].log_odds == pytest.approx(3 * log(2), abs=1e-12)
     assert e.terms[1].log_odds == pytest.approx(-log(2.5), abs=1e-12)
 

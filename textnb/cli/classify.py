@@ -55,10 +55,14 @@ def is_multilabel(model_path: Path | None) -> bool:
                    "(tcp://HOST:8786); every worker must see the PATHS under the same paths.")
 def classify(paths, model_path, output, header, explain, top, spam_class, threshold, spam_cutoff,
              ham_cutoff, exit_code, timeout, dask_address) -> int:
-    """Label files (or standard input, '-'): path, label, probability, log-odds.
+    """Label files (or standard input, '-'): source, verdict, probability, log-odds.
 
-    The probability saturates at 0 or 1 on long documents; the log-odds,
-    ln P(label|x) - ln P(runner-up|x), keeps ranking them.
+    A mail model (two classes, one of them spam) gives each message's verdict
+    (spam, ham or unsure by the cutoffs), its spam-probability P(spam|x) and its
+    spam-log-odds ln P(spam|x) - ln P(ham|x), whatever the verdict, so that the
+    lines sort by them; any other model the label, its probability and its
+    log-odds ln P(label|x) - ln P(runner-up|x). Probabilities saturate at 0 or 1
+    on long documents; the log-odds keep ranking them.
     """
     paths = paths or ("-",)
     if header and output == "json":
@@ -108,13 +112,15 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
         if explain:
             explained = list(decisions())
             for document, decision in zip(documents, explained):
-                why = classifier.explain(document, top=top, label=decision["label"])
+                # Mail as spam over ham (whatever the verdict): the spam log-odds explained.
+                why = classifier.explain(document, top=top,
+                                         label=cutoffs[0] if cutoffs else decision["label"])
                 decision["explanation"] = explanation_record(why)
             decisions = lambda: iter(explained)  # noqa: E731
     widths = column_widths(decisions(), header) if output == "text" else (0, 0, 0, 0)
     try:
         if header:
-            click.echo(header_line(output, widths))
+            click.echo(header_line(output, widths, cutoffs is not None))
         for decision in decisions():
             click.echo(line(decision, output, widths))
     except OSError as error:  # a full disk, a closed pipe

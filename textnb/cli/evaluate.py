@@ -47,9 +47,13 @@ from .output import cutoffs_line, report_text, threshold_line
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, output, quiet,
              label_file, **options) -> int:
-    """Accuracy, per-class precision/recall/F1/support with macro and weighted averages,
-    and the confusion matrix, on labelled directories; for two classes also the false
-    positive/negative rates, ROC AUC and, with cutoffs, the unsure rate.
+    """How a model decides labelled directories. For a mail model (two classes,
+    one of them spam) first the decisions the filter makes at its cutoffs: the
+    share of spam and of ham decided spam, unsure and ham, the false positive
+    and negative rates, unsure and spam not caught. Then, for every model, the
+    most probable class's accuracy, per-class precision/recall/F1/support with
+    macro and weighted averages and the confusion matrix; for two classes also
+    its false positive/negative rates and the ROC AUC.
 
     Either a trained model (-m) is evaluated, or --cv trains one per fold with the
     training options given (which mean nothing to a trained model: refused without --cv).
@@ -100,9 +104,11 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
     else:
         positive = None
     result = summary(y, log_proba, classes, positive, cutoffs and cutoffs[1:3], threshold)
-    if cutoffs:
-        result["cutoffs"] = {"spam": float(np.mean(cutoffs[1])), "ham": float(np.mean(cutoffs[2])),
-                             "learned": cutoffs[3]}
+    if cutoffs:  # the decisions the filter makes first, in JSON as in text
+        result = {"documents": result["documents"],
+                  "cutoffs": {"spam": float(np.mean(cutoffs[1])),
+                              "ham": float(np.mean(cutoffs[2])), "learned": cutoffs[3]},
+                  "at_cutoffs": result["at_cutoffs"], **result}
     if folds is not None:
         result["folds"] = fold_results(y, log_proba, classes, positive, cutoffs, threshold,
                                         folds, cv)

@@ -18,10 +18,12 @@ from .sparse import as_csr
 
 @dataclass(frozen=True)
 class Contribution:
-    """One term of a document: its (weighted) count and its log-odds push towards ``label``."""
+    """One term of a document: its weight, the value the model saw (its count, transformed as
+    the model's tf, idf and norm settings say: l2-normalised by default), and its log-odds push
+    towards ``label``."""
 
     term: str
-    count: float
+    weight: float
     log_odds: float
 
 
