@@ -124,6 +124,24 @@ def test_informative_terms_with_three_classes_compare_to_the_next_best_class():
     assert len(informative_terms(model, ["t0", "t1", "t2", "t3"], top=99)["x"]) == 4
 
 
+def test_informative_terms_equal_every_class_against_every_other_with_ties():
+    """Best and second-best per term (one pass) give what comparing each class with every
+    other gives, exactly: classes sharing a term's best weight (duplicated rows) included."""
+    rng = np.random.default_rng(7)
+    X = rng.poisson(1.0, size=(9, 300)).astype(float)
+    X[[3, 7]] = X[5]                       # three classes alike: ties for the best everywhere
+    X[:, :20] = 2.0                        # terms every class weighs the same
+    model = MultinomialNB().fit(X, list("abcdefghi"))
+    terms = [f"t{k}" for k in range(300)]
+    w = model.feature_log_prob_
+    for top in (1, 5, 300):
+        got = informative_terms(model, terms, top=top)
+        for c, label in enumerate("abcdefghi"):
+            ratio = w[c] - np.delete(w, c, axis=0).max(axis=0)
+            order = sorted(range(300), key=lambda k: (-ratio[k], k))[:top]
+            assert got[label] == [(terms[k], float(ratio[k])) for k in order]
+
+
 def test_explain_refuses_what_it_cannot_explain():
     model = MultinomialNB().fit(np.array([[1, 0], [0, 1]]), ["a", "b"])
     with pytest.raises(ValueError, match="explain one document at a time, got 2"):
