@@ -813,3 +813,55 @@ def test_console_script_in_a_subprocess(spam_model):
     assert done.returncode == 1
     assert done.stderr.decode().strip().startswith("Error: model file '/nonexistent'")
     assert b"Traceback" not in done.stderr
+
+
+# -- what was built ----------------------------------------------------------------------------
+
+C_MODULES = ("_tokens", "_markup", "_scores", "_onerror", "_modelfile")
+
+
+def _textnb_without_c(*args: str, env: dict) -> subprocess.CompletedProcess:
+    """textnb as a pure-Python install runs it: every C part fails to import, as where no C
+    compiler built them (the modules then do without, as they do there)."""
+    code = ("import sys\n"
+            f"for m in {C_MODULES!r}: sys.modules['textnb.' + m] = None\n"
+            "from textnb.cli.app import main\nmain(sys.argv[1:])")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=120)
+
+
+def test_version_names_the_build():
+    from textnb.build import c_parts
+    built = c_parts()
+    said = run("--version").stdout.strip()
+    if all(built.values()):
+        assert said == ("textnb 0.1.0 (C parts: tokens, markup, scores, training on error, "
+                        "model files)")
+    pure = _textnb_without_c("--version", env={})
+    assert pure.returncode == 0, pure.stderr
+    assert pure.stdout == ("textnb 0.1.0 (pure Python: no C parts were built; training is "
+                           "about 3 times slower)\n")
+
+
+def test_a_pure_python_install_says_so_once_at_the_first_train(tmp_path):
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    first = _textnb_without_c("train", "-m", str(tmp_path / "a.model"), str(SPAM_DIR),
+                              str(HAM_DIR), env=env)
+    assert first.returncode == 0, first.stderr
+    notes = [line for line in first.stderr.splitlines() if line.startswith("textnb: note: ")]
+    assert notes == ["textnb: note: textnb is pure Python: no C parts were built; training is "
+                     "about 3 times slower; to build them, install a C compiler (gcc or clang) "
+                     "and Python's headers, then reinstall textnb (pip install "
+                     "--force-reinstall --no-deps textnb) (said once; textnb --version names "
+                     "the build)"]
+    assert (tmp_path / "state" / "textnb" / "build-noted").exists()
+    again = _textnb_without_c("train", "-m", str(tmp_path / "b.model"), str(SPAM_DIR),
+                              str(HAM_DIR), env=env)
+    assert again.returncode == 0 and "note:" not in again.stderr
+    from textnb.build import c_parts
+    if not all(c_parts().values()):
+        return
+    # With its C parts, train notes nothing.
+    built = run("train", "-m", tmp_path / "c.model", SPAM_DIR, HAM_DIR,
+                env={"XDG_STATE_HOME": str(tmp_path / "other")})
+    assert built.exit_code == 0 and "note:" not in built.stderr

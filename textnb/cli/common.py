@@ -33,6 +33,25 @@ def stdout_failed() -> OSError | None:
     return None
 
 
+def note_build_once() -> None:
+    """On an install without its C parts, say so on stderr, once for this user (a marker in
+    :func:`~textnb.paths.state_dir`): at the first train, where they cost the time (training
+    about 3 times slower), with how to get them. Not on every run, where it would be noise in
+    every cron and procmail log; ``textnb --version`` names the build at any time."""
+    from ..build import pure_python_note
+    from ..paths import state_dir
+    note = pure_python_note()
+    marker = state_dir() / "build-noted"
+    if note is None or marker.exists():
+        return
+    click.echo(f"textnb: note: {note} (said once; textnb --version names the build)", err=True)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:  # a read-only home: said again next time, which is no harm
+        pass
+
+
 def count_noun(n: int, noun: str) -> str:
     """'1 document', '2 documents'."""
     return f"{n} {noun}{'' if n == 1 else 's'}"

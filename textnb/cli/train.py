@@ -16,7 +16,7 @@ from ..store.container import locked
 from ..store.text_model import load_model, save_model
 from ..training import CUTOFFS_MAX_BYTES, CUTOFFS_MAX_MESSAGES, SAMPLE, THRESHOLD_MAX_BYTES
 from .cluster import em_setup
-from .common import OK, Skips, echo_suspects, reading, return_large_frees
+from .common import OK, Skips, echo_suspects, note_build_once, reading, return_large_frees
 from .options import (FloatRange, classifier_of, cutoff_learning_options,
                       decision_threshold_setting, model_option, resolve_model, settings_of,
                       training_options)
@@ -97,6 +97,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     sources = labelled_sources(dirs, labels)
     if len({label for label, _ in sources}) < 2:
         raise click.UsageError("need at least two classes to train, e.g. textnb train spam/ ham/")
+    if not quiet:
+        note_build_once()
     skips = Skips()
     if dask_address and (tune or unlabeled):
         raise click.UsageError("--dask cannot be combined with --tune or --unlabeled")
