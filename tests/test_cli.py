@@ -83,6 +83,26 @@ def test_train_prints_a_summary(tmp_path):
     assert f"5-fold CV of 300 messages, {chosen} training" in result.stdout
 
 
+def test_train_counts_the_documents_it_read_only_to_their_first_mib(tmp_path):
+    """The 1 MiB cap is said, not silent: train's summary counts the documents cut (a file and
+    an mbox message over it), and only those (one of exactly 1 MiB is read whole)."""
+    from textnb.documents.message import MAX_BYTES
+    write_texts(tmp_path / "pos", {f"p{i}": f"good fine nice {i}" for i in range(6)})
+    write_texts(tmp_path / "neg", {f"n{i}": f"bad poor awful {i}" for i in range(6)})
+    (tmp_path / "pos" / "big").write_bytes(b"good " * (MAX_BYTES // 5 + 1))
+    (tmp_path / "neg" / "exact").write_bytes(b"bad\n" * (MAX_BYTES // 4))
+    (tmp_path / "neg" / "box").write_bytes(
+        b"From a@b Mon Jan  6 10:00:00 2003\n\nbad\n\nFrom a@b Mon Jan  6 10:00:00 2003\n\n"
+        + b"poor\n" * (MAX_BYTES // 5 + 1))
+    result = run("train", "-m", tmp_path / "m", tmp_path / "pos", tmp_path / "neg")
+    assert result.exit_code == 0, result.output
+    assert ("cut         2 documents longer than 1 MiB: each read to its first 1 MiB (beyond lie "
+            "attachments, which give no words)") in result.stdout.splitlines()
+    quiet = run("train", "-m", tmp_path / "m2", write_texts(tmp_path / "a", {"x": "good"}),
+                write_texts(tmp_path / "b", {"y": "bad"}))
+    assert "cut " not in quiet.stdout
+
+
 def test_train_one_class_per_subdirectory_for_the_20_newsgroups_layout(tmp_path):
     top = tmp_path / "news"
     write_texts(top / "sci.space", {"1": "orbit rocket launch", "2": "shuttle orbit nasa"})

@@ -62,7 +62,8 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
     spam-log-odds ln P(spam|x) - ln P(ham|x), whatever the verdict, so that the
     lines sort by them; any other model the label, its probability and its
     log-odds ln P(label|x) - ln P(runner-up|x). Probabilities saturate at 0 or 1
-    on long documents; the log-odds keep ranking them.
+    on long documents; the log-odds keep ranking them. Each document is read to
+    its first 1 MiB, as train reads them.
     """
     paths = paths or ("-",)
     if header and output == "json":

@@ -77,6 +77,25 @@ class Skips:
                        f"{'s' if self.count != 1 else ''}", err=True)
 
 
+class Cuts:
+    """Counts the documents read only to their first MAX_BYTES (1 MiB), for train's summary."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, source: str) -> None:
+        self.count += 1
+
+    def summary(self) -> str | None:
+        """The summary's line, or None when no document was cut."""
+        from ..documents.message import MAX_BYTES
+        if not self.count:
+            return None
+        return (f"cut         {count_noun(self.count, 'document')} longer than "
+                f"{MAX_BYTES >> 20} MiB: each read to its first {MAX_BYTES >> 20} MiB "
+                f"(beyond lie attachments, which give no words)")
+
+
 @contextmanager
 def progress(items: Sequence, label: str, quiet: bool, unit: str = "files",
               stream: Any = None) -> Iterator:

@@ -16,7 +16,8 @@ from ..store.container import locked
 from ..store.text_model import load_model, save_model
 from ..training import CUTOFFS_MAX_BYTES, CUTOFFS_MAX_MESSAGES, SAMPLE, THRESHOLD_MAX_BYTES
 from .cluster import em_setup
-from .common import OK, Skips, echo_suspects, note_build_once, reading, return_large_frees
+from .common import (OK, Cuts, Skips, echo_suspects, note_build_once, reading,
+                     return_large_frees)
 from .options import (FloatRange, classifier_of, cutoff_learning_options,
                       decision_threshold_setting, model_option, resolve_model, settings_of,
                       training_options)
@@ -83,6 +84,9 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     Mail too large to hold is counted as it is read, in bounded memory, and its
     cutoffs learned on a sample of it, read again (see --training).
 
+    Each document is read to its first 1 MiB, cut at a line end (beyond lie
+    attachments, which give no words); the summary counts the documents cut.
+
     With --labels FILE, a multi-label model: one-vs-rest Naive Bayes, a threshold per
     label by cross-validation; DIRS then add their documents under their directory's
     class, and a document found in several places gets all their labels.
@@ -99,7 +103,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         raise click.UsageError("need at least two classes to train, e.g. textnb train spam/ ham/")
     if not quiet:
         note_build_once()
-    skips = Skips()
+    skips, cuts = Skips(), Cuts()
     if dask_address and (tune or unlabeled):
         raise click.UsageError("--dask cannot be combined with --tune or --unlabeled")
     classes = [label for label, _ in sources]  # every one has documents, or it is an error
@@ -136,7 +140,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     # Each document's file, to name the ones left out as mis-sorted (with learned cutoffs only).
     where: list[str] | None = [] if classifier.learns_cutoffs(classes) else None
     texts, y = ((None, classes) if dask_address or stream
-                else plan.stream_labelled(sources, skips, reading(quiet), where))
+                else plan.stream_labelled(sources, skips, reading(quiet), where, cuts))
     em = em_setup(classifier, options, unlabeled, em_weight, em_iterations,
                   training == "on-error", quiet)
     tuned = None
@@ -161,7 +165,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         with connect(dask_address) as client:
             fit_files(classifier, files, client, on_error=skips)
     elif stream:
-        learned = plan.train_streaming(classifier, sources, skips, reading(quiet))
+        learned = plan.train_streaming(classifier, sources, skips, reading(quiet), cuts)
         if sampled:
             where, y = plan.sampled_thresholds(classifier, sources, learned, reading(quiet))
     elif not (tuned and tuned.refit(classifier, y)):
@@ -188,6 +192,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         click.echo(f"trained {sum(map(int, per_class.values()))} documents ({counts}), "
                    f"{len(classifier.vocabulary_)} "
                    f"{'terms' if classifier.hash_bits is None else 'hashed columns'} -> {path}")
+        if cuts.summary():
+            click.echo(cuts.summary())
         if report:
             click.echo(f"on error    learned {report['learned']} of {report['documents']} "
                        f"documents in {len(report['passes'])} passes "
