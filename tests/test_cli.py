@@ -885,3 +885,28 @@ def test_a_pure_python_install_says_so_once_at_the_first_train(tmp_path):
     built = run("train", "-m", tmp_path / "c.model", SPAM_DIR, HAM_DIR,
                 env={"XDG_STATE_HOME": str(tmp_path / "other")})
     assert built.exit_code == 0 and "note:" not in built.stderr
+
+
+def test_exit_status_in_the_manual_names_every_command():
+    """textnb(1)'s EXIT STATUS says what each command exits with: none is left out."""
+    import click
+    section = (ROOT / "docs" / "reference" / "cli.md").read_text().split("## EXIT STATUS")[1]
+    section = section.split("\n## ")[0]
+    named = set(re.findall(r"`([a-z -]+?)(?: --exit-code)?`", section))
+    commands = set()
+    for name, command in main.commands.items():
+        if isinstance(command, click.Group):
+            commands |= {f"{name} {sub}" for sub in command.commands}
+        else:
+            commands.add(name)
+    assert commands - named == set()
+
+
+def test_serve_help_says_where_the_socket_goes_without_xdg_runtime_dir(monkeypatch):
+    from textnb.serve.client import default_socket_path
+    said = " ".join(run("serve", "--help").stdout.split())
+    assert ("[default: $XDG_RUNTIME_DIR/textnb.sock; without $XDG_RUNTIME_DIR, "
+            "/tmp/textnb-UID/textnb.sock, UID the user's number, in a directory of mode 0700 "
+            "it creates]") in said
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    assert default_socket_path() == Path(f"/tmp/textnb-{os.getuid()}/textnb.sock")
