@@ -21,7 +21,7 @@ from .documents.message import relayed
 from .nb.discrete import BernoulliNB, ComplementNBWithPrior, DiscreteNB, MultinomialNB
 from .nb.estimator import Parameters, sklearn_tags
 from .nb.explain import Explanation, explain_document, informative_terms
-from .nb.on_error import MARGIN, MAX_PASSES, take_rows, train_on_error
+from .nb.on_error import MARGIN, MAX_PASSES, ORDERS, take_rows, train_on_error
 from .nb.sparse import CSR
 from .text.counting import document_tokens
 from .text.features import (Added, Text, check_in, check_lengths, check_training, count_stream,
@@ -343,7 +343,10 @@ class TextClassifier(Parameters):
         self.model_ = self.new_model().fit(relabel(rows, column, used.size), chosen,
                                             sample_weight=weight[learned])
         self._learned(digests[learned], chosen, weight[learned])
+        # learned: by any of the walks; the first walk's: one of each class to start it, then
+        # per_pass (what train's summary says, each number named).
         self.on_error_ = {"documents": len(labels), "learned": int(learned.sum()),
+                          "walks": ORDERS, "started": len(set(labels)),
                           "passes": per_pass, "per_class": dict(Counter(labels))}
 
     def default_ngram_range(self, labels: Iterable, sample: Iterable[Text] = (),

@@ -18,6 +18,22 @@ def threshold_line(classifier: TextClassifier) -> str:
     return f"threshold   {rule}, else {classifier.classes_[0]}"
 
 
+def on_error_line(report: dict[str, Any]) -> str:
+    """Training on error in train's summary, each number named: the documents the model holds
+    (those any of the walks learned), and the first walk's, which add up: one of each class
+    to start it, then what each of its passes learned."""
+    passes = report["passes"]
+    first = report["started"] + sum(passes)
+    walks = report["walks"]
+    held = (f"learned {report['learned']} of {report['documents']} documents (those any of "
+            f"{walks} walks in different orders learned, each weighted by the share of walks "
+            f"that did); " if walks > 1 else
+            f"learned {report['learned']} of {report['documents']} documents: ")
+    return (f"on error    {held}the first walk learned {first}: {report['started']} to start, "
+            f"then {', '.join(map(str, passes))} in its {len(passes)} "
+            f"pass{'' if len(passes) == 1 else 'es'}")
+
+
 def tuning_table(tuned, top: int = 10) -> str:
     """--tune's cross-validation: the best settings first, mean ± sd over the folds."""
     lines = [f"{tuned.folds}-fold cross-validation of {len(tuned.rows)} settings "

@@ -21,7 +21,7 @@ from .common import (OK, Cuts, Skips, echo_suspects, note_build_once, reading,
 from .options import (FloatRange, classifier_of, cutoff_learning_options,
                       decision_threshold_setting, model_option, resolve_model, settings_of,
                       training_options)
-from .output import cutoffs_line, threshold_line, tuning_table
+from .output import cutoffs_line, on_error_line, threshold_line, tuning_table
 
 
 @click.command()
@@ -195,9 +195,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         if cuts.summary():
             click.echo(cuts.summary())
         if report:
-            click.echo(f"on error    learned {report['learned']} of {report['documents']} "
-                       f"documents in {len(report['passes'])} passes "
-                       f"({', '.join(map(str, report['passes']))} per pass)")
+            click.echo(on_error_line(report))
         if classifier.cutoffs_:
             click.echo(cutoffs_line(classifier.cutoffs_))
         elif classifier.__dict__.get("decision_threshold_") is not None:
