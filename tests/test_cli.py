@@ -188,21 +188,30 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_the_progress_bar_shows_count_rate_and_time_left(monkeypatch):
-    terminal = _Terminal()
-    ticks = iter(range(0, 1000, 2))  # two seconds a call, for the bar's rate and click's ETA
-    monkeypatch.setattr(time, "monotonic", lambda: float(next(ticks)))
-    monkeypatch.setattr(time, "time", lambda: float(next(ticks)))
-    with cli.progress(list(range(5)), "reading", quiet=False, stream=terminal) as bar:
-        assert list(bar) == [0, 1, 2, 3, 4]
-    shown = terminal.getvalue()
-    assert "reading" in shown and "5/5" in shown
-    assert re.search(r"  \d/5  \d\d:\d\d:\d\d  0\.\d files/s", shown)  # count, ETA, rate
-    with cli.progress([1, 2], "reading", quiet=True, stream=terminal) as items:
+def test_reading_progress_counts_each_file_on_the_progress_line():
+    """cli.progress counts the files on the phase the progress line shows (tests/test_status.py
+    draws it); -q, or a stderr that is not a terminal, shows none."""
+    from textnb import progress
+    from textnb.cli.status import StatusLine, showing
+    terminal, clock = _Terminal(), iter(range(100, 1000, 2)).__next__
+    line = StatusLine(terminal, clock=lambda: float(clock()))
+    previous = progress.report_to(line.phase)
+    try:
+        with cli.progress(list(range(5)), "reading", quiet=False) as bar:
+            for _ in bar:
+                line.tick()
+    finally:
+        progress.report_to(previous)
+    shown = terminal.getvalue().split("\r")
+    assert shown[-2].startswith("reading, 4 of 5 files, ") and "files/s" in shown[-2]
+    assert " s left, " in shown[-2] and shown[-1] == "\x1b[K"
+    with cli.progress([1, 2], "reading", quiet=True) as items:
         assert items == [1, 2]
-    quiet = io.StringIO()  # not a terminal: no bar
-    with cli.progress([1, 2], "reading", quiet=False, stream=quiet) as items:
-        assert list(items) == [1, 2] and quiet.getvalue() == ""
+    quiet = io.StringIO()  # not a terminal: no line, no reporter
+    with showing(False, quiet):
+        assert progress.report_to(None) is None
+        with cli.progress([1, 2], "reading", quiet=False) as items:
+            assert list(items) == [1, 2] and quiet.getvalue() == ""
 
 
 def test_train_options_reach_the_classifier(tmp_path):

@@ -277,8 +277,8 @@ def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(
     full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
     walked = TextClassifier(spam_class="spam", training="on-error").fit(texts, y)
     assert full.cutoffs_["training"] == "full" and full.model_.class_count_.sum() == 300
-    assert walked.on_error_ == {"documents": 300, "learned": 173, "passes": [32, 51, 16, 0],
-                                "per_class": {"spam": 150, "ham": 150}}
+    assert walked.on_error_ == {"documents": 300, "learned": 173, "walks": 4, "started": 2,
+                                "passes": [32, 51, 16, 0], "per_class": {"spam": 150, "ham": 150}}
     # 150 ham are too few to read the spam cutoff off their scores: the default trains on
     # error, without comparing (the comparison would be noise, and the winner the lucky one).
     default = TextClassifier(spam_class="spam").fit(texts, y)

@@ -3,15 +3,17 @@ come, progress bars, suspects named, glibc's large frees."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-import time
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import click
 
 from ..classifier import TextClassifier
+from ..progress import phase
+from .status import showing
 
 
 # Exit codes: Exit (textnb.decision.rules) for classify --exit-code, these everywhere else.
@@ -97,26 +99,29 @@ class Cuts:
 
 
 @contextmanager
-def progress(items: Sequence, label: str, quiet: bool, unit: str = "files",
-              stream: Any = None) -> Iterator:
-    """items, behind a progress bar on a terminal: count, rate and time left."""
-    stream = stream or sys.stderr
-    if quiet or not stream.isatty():
+def progress(items: Sequence, label: str, quiet: bool, unit: str = "files") -> Iterator:
+    """items, counted on the progress line (:mod:`textnb.cli.status`) as they are taken."""
+    if quiet:
         yield items
         return
-    start, shown = time.monotonic(), []
+    with phase(label, len(items), unit) as advance:
 
-    def rate(_item: Any) -> str:  # the bar calls it before it is returned: shown holds it
-        elapsed, done = time.monotonic() - start, shown[0].pos if shown else 0
-        if not (elapsed > 0 and done):
-            return ""
-        rate = done / elapsed
-        return f"{rate:,.0f} {unit}/s" if rate >= 10 else f"{rate:.1f} {unit}/s"
+        def counted() -> Iterator:
+            for item in items:
+                yield item
+                advance()
 
-    with click.progressbar(items, length=len(items), label=label, file=stream, show_pos=True,
-                           show_eta=True, item_show_func=rate) as bar:
-        shown.append(bar)
-        yield bar
+        yield counted()
+
+
+def shows_progress(command: Callable) -> Callable:
+    """A command whose phases (reading, cross-validations, training on error, tuning, EM) are
+    shown on a progress line while it runs, unless its ``quiet`` option is given."""
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with showing(kwargs.get("quiet", False)):
+            return command(*args, **kwargs)
+    return run
 
 
 def echo_suspects(classifier: TextClassifier, where: list[str], labels: Sequence[str]) -> None:
@@ -152,6 +157,6 @@ def return_large_frees() -> None:
 
 
 def reading(quiet: bool) -> Any:
-    """The progress of reading files, as :mod:`textnb.training` takes it: a bar (``quiet``:
-    none)."""
+    """The progress of reading files, as :mod:`textnb.training` takes it: counted on the
+    progress line (``quiet``: not)."""
     return lambda files: progress(files, "reading", quiet)

@@ -12,10 +12,11 @@ from ..decision.rules import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_cutoffs
 from ..documents.corpus import labelled_sources
 from ..errors import DocumentError
 from ..evaluation.crossval import cross_validate, fold_results
+from ..progress import phase
 from ..store.text_model import load_model
 from ..training import check_read, read_labelled, stream_labelled
 from .classify import is_multilabel
-from .common import OK, Skips, count_noun, reading
+from .common import OK, Skips, count_noun, reading, shows_progress
 from .options import (LEARNED_ELSE_NAMED, classifier_of, load_classifier, model_option,
                       resolve_model, training_options)
 from .output import cutoffs_line, report_text, threshold_line
@@ -44,7 +45,8 @@ from .output import cutoffs_line, report_text, threshold_line
               metavar="FILE", help="A multi-label model's test documents: each line a path "
                                    "and its labels (as train --labels).")
 @training_options
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress line.")
+@shows_progress
 def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, output, quiet,
              label_file, **options) -> int:
     """How a model decides labelled directories. For a mail model (two classes,
@@ -77,8 +79,9 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
     if cv:
         texts, y = read_labelled(sources, skips, reading(quiet))
         y = np.array(y)
-        classes, log_proba, cutoffs, threshold, folds = cross_validate(
-            texts, y, cv, seed, spam_class, lambda labels: classifier_of(labels, **options))
+        with phase(f"{cv}-fold cross-validation"):
+            classes, log_proba, cutoffs, threshold, folds = cross_validate(
+                texts, y, cv, seed, spam_class, lambda labels: classifier_of(labels, **options))
     else:
         clf = load_classifier(model_path)
         if options["jobs"] is not None:

@@ -16,8 +16,9 @@ from ..store.container import locked
 from ..store.text_model import load_model, save_model
 from ..training import CUTOFFS_MAX_BYTES, CUTOFFS_MAX_MESSAGES, SAMPLE, THRESHOLD_MAX_BYTES
 from .cluster import em_setup
+from ..progress import phase
 from .common import (OK, Cuts, Skips, echo_suspects, note_build_once, reading,
-                     return_large_frees)
+                     return_large_frees, shows_progress)
 from .options import (FloatRange, classifier_of, cutoff_learning_options,
                       decision_threshold_setting, model_option, resolve_model, settings_of,
                       training_options)
@@ -69,7 +70,8 @@ from .output import cutoffs_line, on_error_line, threshold_line, tuning_table
 @click.option("--dask", "dask_address", metavar="ADDRESS",
               help="Read and count on the Dask cluster whose scheduler is ADDRESS "
                    "(tcp://HOST:8786); every worker must see the DIRS under the same paths.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress line or summary.")
+@shows_progress
 def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, target_unsure,
           keep_suspects, training, margin, passes, decision_threshold, tune, tune_folds,
           unlabeled, em_weight, em_iterations, label_file, dask_address, **options) -> int:
@@ -150,7 +152,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         from ..evaluation.tuning import tune as cross_validate
         texts = list(texts)  # read once for every fold
         plan.check_read(sources, y)
-        tuned = cross_validate(classifier, texts, y, folds=tune_folds)
+        with phase(f"tuning: {tune_folds}-fold cross-validation of the settings"):
+            tuned = cross_validate(classifier, texts, y, folds=tune_folds)
         classifier.set_params(**tuned.settings)
         if not quiet:
             click.echo(tuning_table(tuned))
@@ -226,7 +229,8 @@ def _multilabel_train(label_file, dirs, labels, model_path, quiet, tune, unlabel
               help="Class NAME is on PATH (repeatable).")
 @model_option()
 @cutoff_learning_options
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress line.")
+@shows_progress
 def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, target_unsure,
                  keep_suspects, quiet) -> int:
     """Choose a model's spam and ham cutoffs again, by cross-validation on labelled
