@@ -24,7 +24,7 @@ from .documents.message import MAX_BYTES
 from .documents.sources import first_raw, iter_files, mbox_messages, read_raw
 from .errors import DocumentError
 
-# A context manager over a list of files that yields them (behind a progress bar, say).
+# A context manager over a list of files that yields them (counted on a progress line, say).
 Progress = Callable[[Sequence], ContextManager]
 
 
@@ -69,7 +69,7 @@ def stream_labelled(sources: list[tuple[str, str]], on_error: Callable[[str, str
     without files is an error here; :func:`check_read` says whether each class had a readable
     document."""
     labels: list[str] = []
-    # The files first (a directory listing is cheap next to reading), so that the progress bar
+    # The files first (a directory listing is cheap next to reading), so that the progress line
     # knows how many there are; an mbox is one file of many documents.
     files = [(label, found) for label, path in sources for found in iter_files(path, on_error)]
     check_read(sources, [label for label, _ in files])

@@ -1,5 +1,5 @@
 """What the commands share: exit codes, one-line errors, unreadable documents reported as they
-come, progress bars, suspects named, glibc's large frees."""
+come, the reading progress, suspects named, glibc's large frees."""
 
 from __future__ import annotations
 
