@@ -63,7 +63,7 @@ def cutoffs_line(cutoffs: dict[str, Any]) -> str:
     # folds' models' of their held-out messages taken as new ones (training on error).
     rated = {"left out": "; each message scored by a model of the rest",
              "as new": "; held-out messages scored as new ones"}.get(cutoffs.get("rated"), "")
-    line = (f"cutoffs     spam{named} at log-odds >= {cutoffs['spam']:+.3f}, "
+    line = (f"cutoffs     spam{named} at spam-log-odds >= {cutoffs['spam']:+.3f}, "
             f"ham <= {cutoffs['ham']:+.3f} "
             f"({cutoffs['folds']}-fold CV of {sample}{whole} messages{how}{left}{rated}: "
             f"FPR {cutoffs['fpr']:.2%}, FNR {cutoffs['fnr']:.2%}, "
