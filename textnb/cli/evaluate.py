@@ -37,8 +37,9 @@ from .output import cutoffs_line, report_text, threshold_line
 @click.option("--sweep", is_flag=True,
               help="Two classes: FPR, FNR and unsure for a range of spam and ham cutoffs.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path),
-              metavar="DIR", help="Write ROC, precision-recall, confusion and score plots "
-                                  "(PNG and SVG) into DIR; needs pip install 'textnb[plot]'.")
+              metavar="DIR", help="Write plots, PNG and SVG, into DIR: for mail the decisions at "
+                                  "the cutoffs, then ROC, precision-recall, confusion and "
+                                  "scores; needs pip install 'textnb[plot]'.")
 @click.option("--format", "output", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("--labels", "label_file", type=click.Path(exists=True, dir_okay=False),
@@ -125,9 +126,16 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
     if plot_dir is not None:
         from ..evaluation.plots import write_plots
         held = result.get("cutoffs")
+        decisions = None
+        if cutoffs:  # a mail model: its spam, its ham decided spam, unsure and ham
+            p = int(np.flatnonzero(classes == positive)[0])
+            spam_said = log_odds[:, p] >= cutoffs[1]
+            ham_said = ~spam_said & (log_odds[:, p] <= cutoffs[2])
+            said = np.column_stack([spam_said, ~spam_said & ~ham_said, ham_said])
+            decisions = np.array([said[y == positive].sum(axis=0), said[y != positive].sum(axis=0)])
         result["plots"] = [str(path) for path in write_plots(
             plot_dir, classes, y, log_odds, np.array(result["confusion"]), positive,
-            (held["spam"], held["ham"]) if held else None)]
+            (held["spam"], held["ham"]) if held else None, decisions)]
     skips.summary()
     click.echo(json.dumps(result) if output == "json" else report_text(result))
     return OK
