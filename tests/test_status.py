@@ -126,3 +126,31 @@ def test_off_a_terminal_there_is_no_progress_line(tmp_path):
     done = subprocess.run([sys.executable, "-m", "textnb", "train", "-m", str(tmp_path / "m"),
                            str(SPAM_DIR), str(HAM_DIR)], capture_output=True, timeout=120)
     assert done.returncode == 0 and b"\r" not in done.stderr and b"\x1b" not in done.stderr
+
+
+def test_a_line_said_during_a_phase_goes_above_the_progress_line(capsys):
+    """A skipped file named while the progress line is shown: the line is erased first, the
+    message gets a line of its own, and the next tick draws the progress line again."""
+    from textnb.cli import status
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal, clock = Terminal(), Clock()
+    line = StatusLine(terminal, clock)
+    status._shown.append(line)
+    try:
+        with line.phase("reading", 10, "files") as advance:
+            advance(3)
+            clock.now += DELAY
+            line.tick()
+            status.echo_above("textnb: skipped x: empty file")
+            assert terminal.getvalue().endswith("\r\x1b[K")  # erased before the message
+            assert capsys.readouterr().err == "textnb: skipped x: empty file\n"
+            line.tick()
+    finally:
+        status._shown.remove(line)
+    assert terminal.getvalue().split("\r")[1:] == [
+        "reading, 3 of 10 files, 3.0 files/s, 2 s left, 1 s\x1b[K", "\x1b[K",
+        "reading, 3 of 10 files, 3.0 files/s, 2 s left, 1 s\x1b[K", "\x1b[K"]

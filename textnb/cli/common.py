@@ -13,7 +13,7 @@ import click
 
 from ..classifier import TextClassifier
 from ..progress import phase
-from .status import showing
+from .status import echo_above, showing
 
 
 # Exit codes: Exit (textnb.decision.rules) for classify --exit-code, these everywhere else.
@@ -71,7 +71,7 @@ class Skips:
 
     def __call__(self, source: str, reason: str) -> None:
         self.count += 1
-        click.echo(f"textnb: skipped {source}: {reason}", err=True)
+        echo_above(f"textnb: skipped {source}: {reason}")
 
     def summary(self) -> None:
         if self.count:

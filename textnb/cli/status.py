@@ -101,6 +101,22 @@ def _seconds(s: float) -> str:
     return f"{s} s" if s < 60 else f"{s // 60} min {s % 60:02d} s"
 
 
+_shown: list[StatusLine] = []  # the progress line of the command running, if any
+
+
+def echo_above(message: str) -> None:
+    """``message`` as a line of its own on stderr, the progress line (if one is shown) erased
+    first, to be drawn again under it at the next tick."""
+    import click
+    if not _shown:
+        click.echo(message, err=True)
+        return
+    line = _shown[-1]
+    with line.lock:
+        line._draw("")
+        click.echo(message, err=True)
+
+
 @contextmanager
 def showing(quiet: bool, stream: TextIO | None = None) -> Iterator[None]:
     """The command's phases shown on stderr (``stream``) while in the block, unless ``quiet``
@@ -111,8 +127,10 @@ def showing(quiet: bool, stream: TextIO | None = None) -> Iterator[None]:
         return
     line = StatusLine(stream).start()
     previous = progress.report_to(line.phase)
+    _shown.append(line)
     try:
         yield
     finally:
+        _shown.remove(line)
         progress.report_to(previous)
         line.stop()
