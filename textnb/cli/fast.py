@@ -26,10 +26,6 @@ from contextlib import contextmanager
 from ..decision.rules import Exit, line
 from ..errors import TimedOut, describe
 
-TYPE_CHECKING = False  # typing costs a mail filter's start-up 4 ms
-if TYPE_CHECKING:
-    from typing import BinaryIO
-
 _OPTIONS = {"-m": "model", "--model": "model", "--spam-class": "spam_class",
             "--spam-cutoff": "spam_cutoff", "--ham-cutoff": "ham_cutoff",
             "--threshold": "threshold", "--timeout": "timeout"}
@@ -148,6 +144,10 @@ def _classify(args: Sequence[str]) -> int | None:
         return Exit.ERROR
     return Exit.of(decision["status"])
 
+
+TYPE_CHECKING = False  # typing costs a mail filter's start-up 4 ms
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 # The rest of a message is copied this much at a time: few system calls, little memory.
 _COPY = 256 << 10

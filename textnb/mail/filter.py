@@ -11,11 +11,11 @@ import os
 import re
 from collections.abc import Sequence
 
+from ..decision.rules import decide, headers, spam_cutoffs
+
 TYPE_CHECKING = False  # typing costs a mail filter's start-up 4 ms
 if TYPE_CHECKING:
     from typing import BinaryIO
-
-from ..decision.rules import decide, headers, spam_cutoffs
 
 HEADER_PREFIX = "X-TextNB-"
 
