@@ -29,6 +29,13 @@ What it measures
    classifying them in bulk (``-B``). Process start-up and imports are included: it is what the
    command costs.
 
+3. **Memory on a large message** (``--large MB``, default 130; 0 skips it): one test spam
+   made a multipart message of that size by a base64 attachment, fed on standard input (from a
+   file) to ``textnb filter`` and ``bogofilter -p``, each in a fresh process whose peak RSS
+   (``ru_maxrss``) and wall time are reported; each output is checked to be the message, every
+   byte of it, with only the filter's header lines added. ``--baseline SCRIPT`` measures another
+   textnb's console script beside them (a checkout of main, say).
+
 ``--importtime`` also prints the slowest imports of one ``textnb filter`` run
 (``python -X importtime``).
 
@@ -39,6 +46,7 @@ Run (from the repository root)::
     python -m bench.filter                   # corpora/full/spamassassin, else the shared archive
     python -m bench.filter --data corpora/full/spamassassin
     python -m bench.filter --messages 20 --importtime
+    python -m bench.filter --messages 5 --no-full --large 130 --baseline ../main/.venv/bin/textnb
 
 ``--data DIR`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/ (or spam/ and ham/); without
 it, corpora/full/spamassassin, else ``--archive`` (default
@@ -50,6 +58,7 @@ takes about a minute on 2 cores.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -61,7 +70,7 @@ import numpy as np
 
 from bench.common import BenchError, args as options, report
 from bench.common.corpora import list_spam, spam_dir
-from bench.common.measure import timed
+from bench.common.measure import ENV, timed
 from bench.common.splits import stratified_sample, stratified_split
 from bench.common.systems import (bogofilter_classify, bogofilter_path, bogofilter_register,
                                   console_script, lay_out, script_python)
@@ -106,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-full", action="store_true", help="skip the full-corpus throughput part")
     parser.add_argument("--importtime", action="store_true",
                         help="also show the slowest imports of one textnb filter run")
+    parser.add_argument("--large", type=int, default=130, metavar="MB",
+                        help="size of the large message whose filtering's peak memory is "
+                             "measured (default 130; 0: none)")
+    parser.add_argument("--baseline", metavar="SCRIPT",
+                        help="another textnb console script whose filter is measured beside "
+                             "on the large message")
     args = parser.parse_args(argv)
     if args.messages < 1:
         parser.error("--messages must be at least 1")
@@ -213,6 +228,13 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
     print(stages(model, [Path(paths[i]).read_bytes() for i in chosen]))
     if args.importtime:
         print_importtime(textnb, model, first)
+    if args.large:
+        spam = next(paths[i] for i in chosen if y[i] == "spam")
+        large_message_memory(args.large, Path(spam).read_bytes(), scratch, {
+            "textnb filter": [textnb, "filter", "-m", str(model)],
+            **({"baseline textnb filter": [args.baseline, "filter", "-m", str(model)]}
+               if args.baseline else {}),
+            **({"bogofilter -p": [bogofilter, "-C", "-d", str(db), "-p"]} if bogofilter else {})})
 
     # -- 2. throughput on the full corpus ----------------------------------------------------
     if args.no_full:
@@ -262,6 +284,83 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
     print(table(["command", "wall time", "msg/s", "vs bogofilter"], rows))
     print("  textnb classify on its own training data (resubstitution): " + ", ".join(
         f"{t}->{l}: {c}" for (t, l), c in sorted(resub.items())))
+
+
+# A fresh process a command: RUSAGE_CHILDREN is then the command's own peak RSS (KiB).
+_PEAK = ("import json, resource, subprocess, sys, time\n"
+         "with open(sys.argv[1], 'rb') as given, open(sys.argv[2], 'wb') as out:\n"
+         "    t = time.perf_counter()\n"
+         "    done = subprocess.run(sys.argv[3:], stdin=given, stdout=out, stderr=subprocess.PIPE)\n"
+         "    wall = time.perf_counter() - t\n"
+         "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+         "print(json.dumps([wall, r.ru_maxrss, done.returncode,"
+         " done.stderr.decode(errors='replace')[-300:]]))\n")
+
+
+def large(raw: bytes, mib: int) -> bytes:
+    """``raw``'s header fields and body as the text part of a multipart message of ``mib`` MiB,
+    the rest a base64 attachment (what a message that large holds)."""
+    from textnb.documents.message import parse_message
+    header = raw.split(b"\n\n", 1)[0]
+    fields = [line for line in header.split(b"\n") if not line.lower().startswith(
+        (b"from ", b"content-", b"mime-version"))]
+    text = parse_message(raw).text.encode("utf-8", "replace")
+    start = b"\n".join(fields + [b"MIME-Version: 1.0",
+                                 b'Content-Type: multipart/mixed; boundary="=-large-="', b"",
+                                 b"--=-large-=", b"Content-Type: text/plain; charset=utf-8", b"",
+                                 text, b"--=-large-=",
+                                 b"Content-Type: application/octet-stream",
+                                 b"Content-Transfer-Encoding: base64", b"", b""])
+    line = b"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAx\n"
+    end = b"--=-large-=--\n"
+    return start + line * ((mib * 2 ** 20 - len(start) - len(end)) // len(line)) + end
+
+
+def delivered(out: Path, message: Path, added: bytes) -> int:
+    """How many header lines starting with ``added`` the output holds in its first 64 kB,
+    after checking that without them it is the message, byte for byte."""
+    import hashlib
+    with open(out, "rb") as o:
+        head = o.read(1 << 16)
+        lines = head.splitlines(keepends=True)
+        ours = [line for line in lines if line.startswith(added)]
+        digest = hashlib.sha256(b"".join(line for line in lines if not line.startswith(added)))
+        while chunk := o.read(1 << 20):
+            digest.update(chunk)
+    with open(message, "rb") as m:
+        expected = hashlib.sha256()
+        while chunk := m.read(1 << 20):
+            expected.update(chunk)
+    if digest.digest() != expected.digest():
+        raise BenchError(f"{out.name}: not the message with {added.decode()}* lines added")
+    return len(ours)
+
+
+def large_message_memory(mib: int, raw: bytes, scratch: Path,
+                         commands: dict[str, list[str]]) -> None:
+    message = scratch / "large.eml"
+    message.write_bytes(large(raw, mib))
+    size = message.stat().st_size
+    rows = []
+    for name, command in commands.items():
+        out = scratch / f"large.{len(rows)}.out"
+        done = subprocess.run([sys.executable, "-c", _PEAK, str(message), str(out), *command],
+                              capture_output=True, text=True, env=ENV)
+        if done.returncode != 0:
+            raise BenchError(f"{name} on the large message: {done.stderr.strip()[-300:]}")
+        wall, kib, code, stderr = json.loads(done.stdout)
+        if code not in ((0, 1, 2) if name.startswith("bogofilter") else (0,)) or (
+                stderr.strip() and not name.startswith("baseline")):
+            raise BenchError(f"{name} on the large message exited {code}: {stderr}")
+        added = delivered(out, message, b"X-Bogosity: " if name.startswith("bogofilter")
+                          else b"X-TextNB-")
+        rows.append([name, f"{kib / 1024:.1f}", f"{wall:.2f}", f"{out.stat().st_size:,}",
+                     f"{added} header lines"])
+        out.unlink()
+    print(f"\n== A large message: {size:,} bytes ({mib} MiB) on stdin, one fresh process each "
+          f"(peak RSS: ru_maxrss) ==")
+    print(table(["command", "peak RSS MiB", "wall s", "bytes out", "added (the rest: the "
+                 "message, byte for byte)"], rows))
 
 
 def stages(model: Path, raws: list[bytes]) -> str:

@@ -277,8 +277,10 @@ def test_command_studies_run_on_the_samples(news):
     out = ok(bench("bench.scale", "--data", str(news), "--sizes", "200", "--hash-bits", "12"))
     assert row(out, "200")[1] == "exact"
     out = ok(bench("bench.filter", "--data", "corpora/spamassassin", "--messages", "3",
-                   "--no-full"))
+                   "--no-full", "--large", "2"))
     assert "classify --exit-code agrees with filter's X-TextNB-Status on 3/3" in out
+    assert "== A large message: " in out and "(2 MiB) on stdin" in out
+    assert row(out, "textnb filter", after="== A large message")[-1] == "4 header lines"
     out = ok(bench("bench.race", "--races", "50", "--command-races", "3"))
     assert "the command: 3 `textnb classify` processes" in out and "0 mixed" in out
 

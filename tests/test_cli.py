@@ -83,6 +83,26 @@ def test_train_prints_a_summary(tmp_path):
     assert f"5-fold CV of 300 messages, {chosen} training" in result.stdout
 
 
+def test_train_counts_the_documents_it_read_only_to_their_first_mib(tmp_path):
+    """The 1 MiB cap is said, not silent: train's summary counts the documents cut (a file and
+    an mbox message over it), and only those (one of exactly 1 MiB is read whole)."""
+    from textnb.documents.message import MAX_BYTES
+    write_texts(tmp_path / "pos", {f"p{i}": f"good fine nice {i}" for i in range(6)})
+    write_texts(tmp_path / "neg", {f"n{i}": f"bad poor awful {i}" for i in range(6)})
+    (tmp_path / "pos" / "big").write_bytes(b"good " * (MAX_BYTES // 5 + 1))
+    (tmp_path / "neg" / "exact").write_bytes(b"bad\n" * (MAX_BYTES // 4))
+    (tmp_path / "neg" / "box").write_bytes(
+        b"From a@b Mon Jan  6 10:00:00 2003\n\nbad\n\nFrom a@b Mon Jan  6 10:00:00 2003\n\n"
+        + b"poor\n" * (MAX_BYTES // 5 + 1))
+    result = run("train", "-m", tmp_path / "m", tmp_path / "pos", tmp_path / "neg")
+    assert result.exit_code == 0, result.output
+    assert ("cut         2 documents longer than 1 MiB: each read to its first 1 MiB (beyond lie "
+            "attachments, which give no words)") in result.stdout.splitlines()
+    quiet = run("train", "-m", tmp_path / "m2", write_texts(tmp_path / "a", {"x": "good"}),
+                write_texts(tmp_path / "b", {"y": "bad"}))
+    assert "cut " not in quiet.stdout
+
+
 def test_train_one_class_per_subdirectory_for_the_20_newsgroups_layout(tmp_path):
     top = tmp_path / "news"
     write_texts(top / "sci.space", {"1": "orbit rocket launch", "2": "shuttle orbit nasa"})
@@ -168,21 +188,30 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_the_progress_bar_shows_count_rate_and_time_left(monkeypatch):
-    terminal = _Terminal()
-    ticks = iter(range(0, 1000, 2))  # two seconds a call, for the bar's rate and click's ETA
-    monkeypatch.setattr(time, "monotonic", lambda: float(next(ticks)))
-    monkeypatch.setattr(time, "time", lambda: float(next(ticks)))
-    with cli.progress(list(range(5)), "reading", quiet=False, stream=terminal) as bar:
-        assert list(bar) == [0, 1, 2, 3, 4]
-    shown = terminal.getvalue()
-    assert "reading" in shown and "5/5" in shown
-    assert re.search(r"  \d/5  \d\d:\d\d:\d\d  0\.\d files/s", shown)  # count, ETA, rate
-    with cli.progress([1, 2], "reading", quiet=True, stream=terminal) as items:
+def test_reading_progress_counts_each_file_on_the_progress_line():
+    """cli.progress counts the files on the phase the progress line shows (tests/test_status.py
+    draws it); -q, or a stderr that is not a terminal, shows none."""
+    from textnb import progress
+    from textnb.cli.status import StatusLine, showing
+    terminal, clock = _Terminal(), iter(range(100, 1000, 2)).__next__
+    line = StatusLine(terminal, clock=lambda: float(clock()))
+    previous = progress.report_to(line.phase)
+    try:
+        with cli.progress(list(range(5)), "reading", quiet=False) as bar:
+            for _ in bar:
+                line.tick()
+    finally:
+        progress.report_to(previous)
+    shown = terminal.getvalue().split("\r")
+    assert shown[-2].startswith("reading, 4 of 5 files, ") and "files/s" in shown[-2]
+    assert " s left, " in shown[-2] and shown[-1] == "\x1b[K"
+    with cli.progress([1, 2], "reading", quiet=True) as items:
         assert items == [1, 2]
-    quiet = io.StringIO()  # not a terminal: no bar
-    with cli.progress([1, 2], "reading", quiet=False, stream=quiet) as items:
-        assert list(items) == [1, 2] and quiet.getvalue() == ""
+    quiet = io.StringIO()  # not a terminal: no line, no reporter
+    with showing(False, quiet):
+        assert progress.report_to(None) is None
+        with cli.progress([1, 2], "reading", quiet=False) as items:
+            assert list(items) == [1, 2] and quiet.getvalue() == ""
 
 
 def test_train_options_reach_the_classifier(tmp_path):
@@ -291,11 +320,57 @@ def test_classify_held_out_messages(spam_model):
 
 def test_classify_text_and_tsv_formats(spam_model):
     text = run("classify", "-m", spam_model, *SAMPLE_CUTOFF, SPAM_MESSAGE).stdout
-    assert text.startswith(f"{SPAM_MESSAGE}  spam  0.9") and "log-odds +" in text
+    assert text.startswith(f"{SPAM_MESSAGE}  spam  0.9") and "spam-log-odds +" in text
     source, label, probability, log_odds = run(
         "classify", "-m", spam_model, "--format", "tsv", HAM_MESSAGE).stdout.strip().split("\t")
     assert (source, label) == (str(HAM_MESSAGE), "ham")
-    assert 0.5 <= float(probability) <= 1 and float(log_odds) > 0
+    # A mail model's P(spam) and spam log-odds, not the verdict's own probability.
+    assert 0 <= float(probability) < 0.5 and float(log_odds) < 0
+
+
+def test_mail_output_gives_p_spam_and_spam_log_odds_in_every_format(spam_model):
+    """One meaning of "probability" (issue #44): text, TSV, JSON and the filter's headers give
+    a message's P(spam) and spam log-odds under the same names, whatever the verdict (here a
+    ham made unsure by a ham cutoff of 0), and its verdict the same name; explain as classify."""
+    cut = ["--ham-cutoff", "0"]
+    as_json = json.loads(run("classify", "-m", spam_model, *cut, "--format", "json",
+                             HAM_MESSAGE).stdout)
+    p, odds = as_json["spam_probability"], as_json["spam_log_odds"]
+    assert as_json["verdict"] == "unsure" and as_json["label"] == "ham" and p < 0.5 and odds < 0
+    text = run("classify", "-m", spam_model, *cut, "--header", HAM_MESSAGE).stdout.splitlines()
+    assert text[0].split() == ["source", "verdict", "spam-probability", "spam-log-odds"]
+    assert text[1].split() == [str(HAM_MESSAGE), "unsure", f"{p:.4f}", "spam-log-odds",
+                               f"{odds:+.2f}"]
+    tsv = run("classify", "-m", spam_model, *cut, "--format", "tsv", "--header",
+              HAM_MESSAGE).stdout.splitlines()
+    assert tsv == ["source\tverdict\tspam_probability\tspam_log_odds",
+                   f"{HAM_MESSAGE}\tunsure\t{p:.6f}\t{odds:.4f}"]
+    out = run("filter", "-m", spam_model, *cut, input=HAM_MESSAGE.read_bytes()).stdout_bytes
+    fields = dict(line.decode().split(": ", 1) for line in out.splitlines()
+                  if line.startswith(b"X-TextNB-"))
+    assert fields == {"X-TextNB-Class": "unsure", "X-TextNB-Status": "Unsure",
+                      "X-TextNB-Spam-Probability": f"{p:.6f}",
+                      "X-TextNB-Spam-Log-Odds": f"{odds:.4f}"}
+    # explain decides by the model's cutoffs, as classify without options does.
+    for message in (SPAM_MESSAGE, HAM_MESSAGE):
+        said = json.loads(run("classify", "-m", spam_model, "--format", "json", message).stdout)
+        why = json.loads(run("explain", "-m", spam_model, "--format", "json", message).stdout)
+        assert {k: why[k] for k in said if k != "probabilities"} == \
+            {k: v for k, v in said.items() if k != "probabilities"}
+        assert why["explanation"]["log_odds"] == pytest.approx(said["spam_log_odds"])
+        first = run("explain", "-m", spam_model, message).stdout.splitlines()[0].split()
+        assert first[1:5] == [said["verdict"], "spam-probability",
+                              f"{said['spam_probability']:.4f}", "spam-log-odds"]
+
+
+def test_mail_output_sorts_by_p_spam(spam_model):
+    """As bogofilter's spamicity: every line carries P(spam), so sorting on the column puts
+    the ham first and the spam last, however sure each verdict is."""
+    lines = run("classify", "-m", spam_model, "--format", "tsv", SPAM_MESSAGE, HAM_MESSAGE,
+                SPAM_MESSAGE).stdout.splitlines()
+    ranked = sorted(lines, key=lambda line: float(line.split("\t")[2]))
+    assert [line.split("\t")[1] for line in ranked] == ["ham", "spam", "spam"]
+    assert sorted(lines, key=lambda line: float(line.split("\t")[3])) == ranked
 
 
 def test_classify_text_columns_align_over_the_batch_and_take_a_header(spam_model, tmp_path):
@@ -305,19 +380,20 @@ def test_classify_text_columns_align_over_the_batch_and_take_a_header(spam_model
                  HAM_MESSAGE)
     assert result.exit_code == 0, result.output
     header, *lines = result.stdout.splitlines()
-    assert header.split() == ["source", "verdict", "probability", "log-odds"]
+    assert header.split() == ["source", "verdict", "spam-probability", "spam-log-odds"]
     assert [line.split()[:2] for line in lines] == [[str(short), "ham"], [str(SPAM_MESSAGE), "spam"],
                                                      [str(HAM_MESSAGE), "ham"]]
     # Every column starts where the header's does, and every line ends at the same place.
-    for name in ("verdict", "probability"):
+    for name in ("verdict", "spam-probability"):
         starts = {line.index(line.split()[1 if name == "verdict" else 2], len(str(short)))
                   for line in lines}
         assert len(starts) == 1
     assert header.index("verdict") == lines[0].index("ham", len(str(short)))
-    assert header.index("probability") + len("probability") == lines[0].index("  log-odds")
+    assert header.index("spam-probability") + len("spam-probability") == \
+        lines[0].index("  spam-log-odds")
     assert len({len(line) for line in lines}) == 1
     tsv = run("classify", "-m", spam_model, "--format", "tsv", "--header", HAM_MESSAGE).stdout
-    assert tsv.splitlines()[0] == "source\tverdict\tprobability\tlog_odds"
+    assert tsv.splitlines()[0] == "source\tverdict\tspam_probability\tspam_log_odds"
     assert tsv.splitlines()[1].startswith(f"{HAM_MESSAGE}\tham\t")
     assert_one_line_error(run("classify", "-m", spam_model, "--format", "json", "--header",
                               HAM_MESSAGE), 2, "--header")
@@ -396,7 +472,8 @@ def test_filter_adds_headers_and_changes_nothing_else(spam_model, message):
     out = result.stdout_bytes
     added = [line for line in out.splitlines(keepends=True) if line.startswith(b"X-TextNB-")]
     assert [line.split(b":")[0] for line in added] == [
-        b"X-TextNB-Class", b"X-TextNB-Status", b"X-TextNB-Probability", b"X-TextNB-Log-Odds"]
+        b"X-TextNB-Class", b"X-TextNB-Status", b"X-TextNB-Spam-Probability",
+        b"X-TextNB-Spam-Log-Odds"]
     rest = b"".join(line for line in out.splitlines(keepends=True) if not line.startswith(b"X-TextNB-"))
     # A message without a header block gets one: the added headers and a blank line.
     assert rest == (message if message.startswith(b"From") or not message else b"\n" + message)
@@ -593,6 +670,29 @@ def test_evaluate_a_model_on_labelled_directories(spam_model):
     assert re.search(r"\nunsure +\d\.\d{4}% \(spam \d\.\d\d%, ham \d\.\d\d%\)\n", text)
 
 
+def test_evaluate_leads_with_the_decisions_the_filter_makes(spam_model):
+    """A mail model's report starts with the spam / unsure / ham decisions at its cutoffs, the
+    share of each true class given each (as classify decides them), and only then the most
+    probable class's accuracy and confusion matrix; JSON in the same order."""
+    text = run("evaluate", "-q", "-m", spam_model, SPAM_DIR, HAM_DIR).stdout.splitlines()
+    verdicts = [json.loads(line)["verdict"] for line in run(
+        "classify", "-m", spam_model, "--format", "json", SPAM_DIR, HAM_DIR).stdout.splitlines()]
+    assert text[0] == "documents  300" and text[1] == ""
+    assert text[2].startswith("decisions at the cutoffs (learned: spam at spam-log-odds >= ")
+    assert text[3].split() == ["true", "class", "spam", "unsure", "ham", "documents"]
+    for row, true, said in ((text[4], "spam", verdicts[:150]), (text[5], "ham", verdicts[150:])):
+        name, *shares, n = row.split()
+        assert (name, n) == (true, "150")
+        assert shares == [f"{said.count(v) / 150:.2%}" for v in ("spam", "unsure", "ham")]
+    first = {name: next(i for i, line in enumerate(text) if line.startswith(name))
+             for name in ("false positive rate", "most probable class", "accuracy")}
+    assert first["false positive rate"] < first["most probable class"] < first["accuracy"]
+    assert text[first["most probable class"]] == "most probable class (no unsure band)"
+    report = json.loads(run("evaluate", "-q", "-m", spam_model, "--format", "json", SPAM_DIR,
+                            HAM_DIR).stdout)
+    assert list(report)[:3] == ["documents", "cutoffs", "at_cutoffs"]
+
+
 def test_evaluate_cross_validation_shows_the_spread_over_folds(tmp_path):
     result = run("evaluate", "-q", "--cv", "3", "--format", "json", SPAM_DIR, HAM_DIR)
     assert result.exit_code == 0, result.output
@@ -742,3 +842,80 @@ def test_console_script_in_a_subprocess(spam_model):
     assert done.returncode == 1
     assert done.stderr.decode().strip().startswith("Error: model file '/nonexistent'")
     assert b"Traceback" not in done.stderr
+
+
+# -- what was built ----------------------------------------------------------------------------
+
+C_MODULES = ("_tokens", "_markup", "_scores", "_onerror", "_modelfile")
+
+
+def _textnb_without_c(*args: str, env: dict) -> subprocess.CompletedProcess:
+    """textnb as a pure-Python install runs it: every C part fails to import, as where no C
+    compiler built them (the modules then do without, as they do there)."""
+    code = ("import sys\n"
+            f"for m in {C_MODULES!r}: sys.modules['textnb.' + m] = None\n"
+            "from textnb.cli.app import main\nmain(sys.argv[1:])")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=120)
+
+
+def test_version_names_the_build():
+    from textnb.build import c_parts
+    built = c_parts()
+    said = run("--version").stdout.strip()
+    if all(built.values()):
+        assert said == ("textnb 0.1.0 (C parts: tokens, markup, scores, training on error, "
+                        "model files)")
+    pure = _textnb_without_c("--version", env={})
+    assert pure.returncode == 0, pure.stderr
+    assert pure.stdout == ("textnb 0.1.0 (pure Python: no C parts were built; training is "
+                           "about 3 times slower)\n")
+
+
+def test_a_pure_python_install_says_so_once_at_the_first_train(tmp_path):
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    first = _textnb_without_c("train", "-m", str(tmp_path / "a.model"), str(SPAM_DIR),
+                              str(HAM_DIR), env=env)
+    assert first.returncode == 0, first.stderr
+    notes = [line for line in first.stderr.splitlines() if line.startswith("textnb: note: ")]
+    assert notes == ["textnb: note: textnb is pure Python: no C parts were built; training is "
+                     "about 3 times slower; to build them, install a C compiler (gcc or clang) "
+                     "and Python's headers, then reinstall textnb (pip install "
+                     "--force-reinstall --no-deps textnb) (said once; textnb --version names "
+                     "the build)"]
+    assert (tmp_path / "state" / "textnb" / "build-noted").exists()
+    again = _textnb_without_c("train", "-m", str(tmp_path / "b.model"), str(SPAM_DIR),
+                              str(HAM_DIR), env=env)
+    assert again.returncode == 0 and "note:" not in again.stderr
+    from textnb.build import c_parts
+    if not all(c_parts().values()):
+        return
+    # With its C parts, train notes nothing.
+    built = run("train", "-m", tmp_path / "c.model", SPAM_DIR, HAM_DIR,
+                env={"XDG_STATE_HOME": str(tmp_path / "other")})
+    assert built.exit_code == 0 and "note:" not in built.stderr
+
+
+def test_exit_status_in_the_manual_names_every_command():
+    """textnb(1)'s EXIT STATUS says what each command exits with: none is left out."""
+    import click
+    section = (ROOT / "docs" / "reference" / "cli.md").read_text().split("## EXIT STATUS")[1]
+    section = section.split("\n## ")[0]
+    named = set(re.findall(r"`([a-z -]+?)(?: --exit-code)?`", section))
+    commands = set()
+    for name, command in main.commands.items():
+        if isinstance(command, click.Group):
+            commands |= {f"{name} {sub}" for sub in command.commands}
+        else:
+            commands.add(name)
+    assert commands - named == set()
+
+
+def test_serve_help_says_where_the_socket_goes_without_xdg_runtime_dir(monkeypatch):
+    from textnb.serve.client import default_socket_path
+    said = " ".join(run("serve", "--help").stdout.split())
+    assert ("[default: $XDG_RUNTIME_DIR/textnb.sock; without $XDG_RUNTIME_DIR, "
+            "/tmp/textnb-UID/textnb.sock, UID the user's number, in a directory of mode 0700 "
+            "it creates]") in said
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    assert default_socket_path() == Path(f"/tmp/textnb-{os.getuid()}/textnb.sock")

@@ -253,7 +253,7 @@ def test_train_learns_cutoffs_and_info_shows_them(sample_model):
     assert cutoffs["rated"] == "as new" and cutoffs["training"] == "on-error"
     assert cutoffs["fnr"] > 0.01 and cutoffs["unsure"] == pytest.approx(4 / 300)
     info = run("info", "-m", sample_model)
-    assert f"spam at log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f}" in info.output
+    assert f"spam at spam-log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f}" in info.output
     # 150 ham cannot show where 0.1 % of new ham score: info says the cutoff is extrapolated.
     assert ("note        150 training ham are too few to read the spam cutoff for 0.10% of new "
             "ham off their scores: it is extrapolated from their highest scores (`textnb "

@@ -312,36 +312,46 @@ def test_explain_prints_the_eight_emails_log_odds(tmp_path):
     p_spam = 1 / (1 + np.exp(-odds))
     lines = result.output.splitlines()
     # The decision classify makes: a class named spam, no learned cutoffs, so bogofilter's
-    # (P(spam) >= 0.99 spam, <= 0.5 ham): unsure, the most probable class spam.
-    assert lines[:2] == [f"{tmp_path / 'mail'}: spam  P = {p_spam:.4f}  log-odds {odds:+.3f} "
-                         f"over ham  (status unsure; cutoffs: spam at log-odds >= +4.595, ham <= +0.000)", ""]
-    # name, count, log-odds, running total; columns aligned (19 = len("prior (spam vs ham)")).
+    # (P(spam) >= 0.99 spam, <= 0.5 ham): unsure, named as classify names it, with P(spam) and
+    # the spam log-odds.
+    assert lines[:2] == [f"{tmp_path / 'mail'}: unsure  spam-probability {p_spam:.4f}  "
+                         f"spam-log-odds {odds:+.3f}  (cutoffs: spam at spam-log-odds >= +4.595, "
+                         f"ham <= +0.000)", ""]
+    # name, weight, log-odds, running total; columns aligned (19 = len("prior (spam vs ham)")).
     assert [line.split() for line in lines[2:]] == [
-        ["term", "count", "log-odds", "running"],
+        ["term", "weight", "log-odds", "running"],
         ["prior", "(spam", "vs", "ham)", "+0.000", "+0.000"],
         ["b", "2", f"{2 * log(2.5):+.3f}", f"{2 * log(2.5):+.3f}"],
         ["a", "1", f"{-log(2):+.3f}", f"{odds:+.3f}"],
         ["total", f"{odds:+.3f}"]]
-    assert lines[2] == f"{'term':<19}  count   log-odds    running"
+    assert lines[2] == f"{'term':<19}  weight   log-odds    running"
     ends = {line.index(value) + len(value) for line, value in
             zip(lines[2:], ["log-odds", "+0.000", f"{2 * log(2.5):+.3f}", f"{-log(2):+.3f}"])}
-    assert ends == {19 + 2 + 5 + 2 + 9}
+    assert ends == {19 + 2 + 6 + 2 + 9}
     as_json = json.loads(run("explain", "--format", "json", "--top", "1", tmp_path / "mail",
                              "-m", model).output)
     assert as_json["label"] == "spam" and as_json["probability"] == pytest.approx(p_spam)
     assert as_json["verdict"] == as_json["status"] == "unsure"
+    assert as_json["spam_probability"] == pytest.approx(p_spam, rel=1e-12)
     assert as_json["spam_log_odds"] == pytest.approx(odds, rel=1e-12)
     why = as_json["explanation"]
     assert why["log_odds"] == pytest.approx(odds, rel=1e-12)
-    assert why["terms"] == [{"term": "b", "count": 2.0, "log_odds": pytest.approx(2 * log(2.5))}]
-    assert why["rest"] == pytest.approx(-log(2))
+    assert why["terms"] == [{"term": "b", "weight": 2.0, "log_odds": pytest.approx(2 * log(2.5))}]
+    # A message decided ham is explained as spam over ham too: its terms add up to its spam
+    # log-odds, the number the cutoffs decide on (a a: 2 log 2 towards ham).
+    (tmp_path / "ham").write_text("a a d")
+    ham = run("explain", tmp_path / "ham", "-m", model).output.splitlines()
+    assert ham[0].startswith(f"{tmp_path / 'ham'}: ham  spam-probability "
+                             f"{1 / (1 + 4):.4f}  spam-log-odds {-2 * log(2):+.3f}  (")
+    assert ham[3].split() == ["prior", "(spam", "vs", "ham)", "+0.000", "+0.000"]
+    assert ham[-1].split() == ["total", f"{-2 * log(2):+.3f}"]
 
 
 def test_explain_reads_stdin_and_refuses_a_missing_file(tmp_path, two_models):
     result = run("explain", "-m", two_models["all"], "--top", "0", input="cheap pills at noon")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].startswith("-: spam  P = ")
+    assert lines[0].startswith("-: spam  probability ")   # three classes: no spam status
     rows = {line.split()[0]: line.split() for line in lines[3:-1]}
     assert set(rows) == {"prior", "cheap", "pills", "at", "noon"}  # short texts keep "at"
     running = float(lines[-2].split()[-1])

@@ -55,13 +55,13 @@ def test_explanation_adds_up_to_the_scores(model, settings, top):
         assert sizes == sorted(sizes, reverse=True)
 
 
-def test_contributions_name_the_terms_and_their_counts():
+def test_contributions_name_the_terms_and_their_weights():
     clf = TextClassifier(stop_words="none").fit(TEXTS, LABELS)
     e = clf.explain("cheap cheap cheap football zzz", top=10)
     assert e.label == "spam" and e.against == "sport"
     terms = {c.term: c for c in e.terms}
     assert set(terms) == {"cheap", "football"}            # unknown tokens are no terms
-    assert terms["cheap"].count == 3.0 and terms["football"].count == 1.0
+    assert terms["cheap"].weight == 3.0 and terms["football"].weight == 1.0
     w = clf.model_.feature_log_prob_
     i, j = clf.vocabulary_.index_["cheap"], clf.vocabulary_.index_["football"]
     assert terms["cheap"].log_odds == pytest.approx(3 * (w[1, i] - w[2, i]), abs=1e-12)
@@ -76,7 +76,7 @@ def test_eight_emails_multinomial_explanation(eight_emails):
     assert (e.label, e.against) == ("ham", "spam")
     assert e.log_odds == pytest.approx(log(16 / 5), abs=1e-12)
     assert e.prior_log_odds == 0.0 and e.baseline == 0.0 and e.rest == 0.0
-    assert [(c.term, c.count) for c in e.terms] == [("a", 3.0), ("b", 1.0)]
+    assert [(c.term, c.weight) for c in e.terms] == [("a", 3.0), ("b", 1.0)]
     assert e.terms[0].log_odds == pytest.approx(3 * log(2), abs=1e-12)
     assert e.terms[1].log_odds == pytest.approx(-log(2.5), abs=1e-12)
 
@@ -122,6 +122,24 @@ def test_informative_terms_with_three_classes_compare_to_the_next_best_class():
     assert [t for t, _ in terms["y"]] == ["t1", "t3"]
     assert [t for t, _ in terms["z"]] == ["t2", "t3"]
     assert len(informative_terms(model, ["t0", "t1", "t2", "t3"], top=99)["x"]) == 4
+
+
+def test_informative_terms_equal_every_class_against_every_other_with_ties():
+    """Best and second-best per term (one pass) give what comparing each class with every
+    other gives, exactly: classes sharing a term's best weight (duplicated rows) included."""
+    rng = np.random.default_rng(7)
+    X = rng.poisson(1.0, size=(9, 300)).astype(float)
+    X[[3, 7]] = X[5]                       # three classes alike: ties for the best everywhere
+    X[:, :20] = 2.0                        # terms every class weighs the same
+    model = MultinomialNB().fit(X, list("abcdefghi"))
+    terms = [f"t{k}" for k in range(300)]
+    w = model.feature_log_prob_
+    for top in (1, 5, 300):
+        got = informative_terms(model, terms, top=top)
+        for c, label in enumerate("abcdefghi"):
+            ratio = w[c] - np.delete(w, c, axis=0).max(axis=0)
+            order = sorted(range(300), key=lambda k: (-ratio[k], k))[:top]
+            assert got[label] == [(terms[k], float(ratio[k])) for k in order]
 
 
 def test_explain_refuses_what_it_cannot_explain():

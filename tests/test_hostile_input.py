@@ -132,7 +132,7 @@ def test_nul_and_cr_give_the_same_document_on_every_path(name, raw, tmp_path, sp
     lines = filter_message(MESSAGE, model).decode().split("\n")
     headers = [tuple(line.split(": ", 1)) for line in lines if line.startswith("X-TextNB-")]
     assert [name for name, _ in headers] == ["X-TextNB-Class", "X-TextNB-Status",
-                                             "X-TextNB-Probability", "X-TextNB-Log-Odds"]
+                                             "X-TextNB-Spam-Probability", "X-TextNB-Spam-Log-Odds"]
     assert filter_message(raw, model) == add_headers(raw, headers)
 
 

@@ -40,10 +40,6 @@ CPU_SECONDS = 1.0
 # Memory a reader may add to this process's: a fresh reader process starts at 35-40 MB
 # (bench/hostile_models.py), so this keeps one within 200 MB.
 GROWTH = 140 << 20
-# info's informative terms compare each class with every other, term by term
-# (textnb.nb.explain.informative_terms): about 7 s and 200 MB at the file limit on classes² ×
-# terms. That is info's own cost, measured by the bench; here info skips that one file.
-NOT_HERE = {("wide-at-the-limit", "info")}
 # serve's Weights keys the weights by vocabulary_.terms_, which a hashed vocabulary leaves
 # empty: it scores every message of such a model by its prior alone (textnb/serve.py).
 SCORED_APART = {("valid-hashed-vocabulary", "serve")}
@@ -105,7 +101,7 @@ def test_there_are_more_than_a_hundred_and_of_every_kind(cases):
 def test_every_reader_refuses_the_same_crafted_files_and_scores_the_others_alike(cases):
     problems = []
     for case in cases:
-        readers = tuple(r for r in crafting.READERS if (case.name, r) not in NOT_HERE)
+        readers = crafting.READERS
         results, growth = _forked(case.path, readers)
         if growth > GROWTH:
             problems.append(f"{case.name}: the readers added {growth / 2 ** 20:.0f} MB")

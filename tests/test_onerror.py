@@ -277,8 +277,8 @@ def test_a_spam_classifier_chooses_its_training_by_default_as_textnb_train_does(
     full = TextClassifier(spam_class="spam", training="full").fit(texts, y)
     walked = TextClassifier(spam_class="spam", training="on-error").fit(texts, y)
     assert full.cutoffs_["training"] == "full" and full.model_.class_count_.sum() == 300
-    assert walked.on_error_ == {"documents": 300, "learned": 173, "passes": [32, 51, 16, 0],
-                                "per_class": {"spam": 150, "ham": 150}}
+    assert walked.on_error_ == {"documents": 300, "learned": 173, "walks": 4, "started": 2,
+                                "passes": [32, 51, 16, 0], "per_class": {"spam": 150, "ham": 150}}
     # 150 ham are too few to read the spam cutoff off their scores: the default trains on
     # error, without comparing (the comparison would be noise, and the winner the lucky one).
     default = TextClassifier(spam_class="spam").fit(texts, y)
@@ -360,7 +360,7 @@ def test_train_on_error_from_the_command_line(tmp_path):
     result = CliRunner().invoke(main, ["train", "--training", "on-error", "--passes", "2", "-m",
                                        str(path), str(SPAM_DIR), str(HAM_DIR)])
     assert result.exit_code == 0, result.output
-    assert "on error    learned" in result.output and "in 2 passes" in result.output
+    assert "on error    learned" in result.output and "in its 2 passes" in result.output
     model = load_model(path)
     assert 2 < model.model_.class_count_.sum() < 300 and model.cutoffs_ is not None
     # The summary counts the documents read, not the model's weights of those learned; info
@@ -466,3 +466,34 @@ def test_rows_are_taken_as_scipy_takes_them(implementation):
             np.testing.assert_array_equal(got.indptr, expected.indptr)
     with pytest.raises(IndexError):
         take_rows(wide, np.array([40]))
+
+
+def test_the_on_error_summary_adds_up_and_names_what_it_counts(monkeypatch):
+    """train's line says what each number counts, and they are true: the documents held are
+    those any walk learned; the first walk's are one of each class, then each pass's."""
+    from textnb.cli.output import on_error_line
+    texts = [p.read_bytes() for p in sorted(SPAM_DIR.iterdir())] + \
+        [p.read_bytes() for p in sorted(HAM_DIR.iterdir())]
+    y = ["pos"] * 150 + ["neg"] * 150  # no spam class, no threshold: the one fit's walks alone
+    walks = []
+    real = textnb.nb.on_error._walk
+
+    def recording(X, truth, model, n_classes, margin, max_passes, order=None, sums=None):
+        learned, per_pass = real(X, truth, model, n_classes, margin, max_passes, order, sums)
+        # The first walk visits the documents as given (None, or in C their rows in order).
+        walks.append((order is None or bool((np.diff(order) > 0).all()), int(learned.sum()),
+                      list(per_pass)))
+        return learned, per_pass
+
+    monkeypatch.setattr(textnb.nb.on_error, "_walk", recording)
+    clf = TextClassifier(training="on-error", decision_threshold=None, n_jobs=1).fit(texts, y)
+    report = clf.on_error_
+    assert len(walks) == report["walks"] == 4
+    [(_, first, passes)] = [walk for walk in walks if walk[0]]
+    assert first == 2 + sum(passes) and passes == report["passes"]
+    assert report["learned"] == int((clf.digest_weights_ > 0).sum()) > first
+    assert on_error_line(report) == (
+        f"on error    learned {report['learned']} of 300 documents (those any of 4 walks in "
+        f"different orders learned, each weighted by the share of walks that did); the first "
+        f"walk learned {first}: 2 to start, then {', '.join(map(str, passes))} in its "
+        f"{len(passes)} passes")

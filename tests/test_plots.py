@@ -111,9 +111,12 @@ def test_write_plots_for_two_and_for_many_classes(tmp_path):
     log_odds = np.column_stack([-scores, scores])
     confusion = np.array([[150, 30], [20, 100]])
     written = write_plots(tmp_path / "two", ["ham", "spam"], y, log_odds, confusion, "spam",
-                          (1.0, -0.5))
-    assert sorted(p.name for p in written) == sorted(f"{n}.{e}" for n in PLOTS
+                          (1.0, -0.5), np.array([[97, 23, 30], [12, 8, 130]]))
+    assert sorted(p.name for p in written) == sorted(f"{n}.{e}" for n in PLOTS + ["decisions"]
                                                      for e in ("png", "svg"))
+    decided = (tmp_path / "two" / "decisions.svg").read_text()
+    assert "Decisions at the cutoffs" in decided and "unsure" in decided
+    assert all(f"<!-- {n} -->" in decided for n in (97, 23, 30, 12, 8, 130))
     for path in written:
         if path.suffix == ".png":
             width, height = png_size(path)
@@ -145,9 +148,16 @@ def test_evaluate_plot_writes_the_figures(tmp_path):
     result = runner.invoke(main, ["evaluate", "-q", "-m", str(model), "--plot", str(tmp_path / "p"),
                                   "--format", "json", str(SPAM_DIR), str(HAM_DIR)])
     assert result.exit_code == 0, result.output
-    written = json.loads(result.stdout)["plots"]
-    assert sorted(Path(p).name for p in written) == sorted(f"{n}.{e}" for n in PLOTS
+    report = json.loads(result.stdout)
+    written = report["plots"]
+    # A mail model: the decisions at its cutoffs too, the counts of the report's rates.
+    assert sorted(Path(p).name for p in written) == sorted(f"{n}.{e}" for n in PLOTS + ["decisions"]
                                                            for e in ("png", "svg"))
+    decided = (tmp_path / "p" / "decisions.svg").read_text()
+    at = report["at_cutoffs"]
+    spam_row = [round(150 * (1 - at["fnr"] - at["spam_unsure"])), round(150 * at["spam_unsure"]),
+                round(150 * at["fnr"])]
+    assert all(f"<!-- {n} -->" in decided for n in spam_row)
     assert all(Path(p).stat().st_size > 5000 for p in written)
 
 

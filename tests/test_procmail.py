@@ -129,7 +129,7 @@ def test_filter_recipe_files_spam_and_keeps_every_byte(tmp_path, model, kind, fo
     assert body == original_without_from_line(MESSAGES[kind])
     status = {"spam": b"Yes", "ham": b"No"}[kind]
     assert f"X-TextNB-Status: {status.decode()}\n".encode() in added
-    assert any(line.startswith(b"X-TextNB-Log-Odds: ") for line in added)
+    assert any(line.startswith(b"X-TextNB-Spam-Log-Odds: ") for line in added)
 
 
 def test_filter_recipe_without_a_model_delivers_the_message_unchanged(tmp_path):

@@ -247,3 +247,107 @@ def test_recursion_and_memory_errors_get_their_own_message(spam_model, monkeypat
                                                  "-"], input=RAW)
     assert classified.exit_code == Exit.ERROR
     assert classified.stderr == f"Error: {'input ' if error is RecursionError else ''}{reason}\n"
+
+
+# -- a message of any size: its first MiB classified, its rest copied through --------------------
+
+def _spam_model(tmp_path: Path) -> Path:
+    model = tmp_path / "m.model"
+    save_model(TextClassifier().fit(["cheap pills now", "win money", "meeting at noon",
+                                     "lunch notes"], ["spam", "spam", "ham", "ham"]), model)
+    return model
+
+
+def _large(body_mib: int, eol: bytes = b"\n") -> bytes:
+    """A message with a forged X-TextNB field and a body of ``body_mib`` MiB of base64 lines."""
+    head = eol.join([b"From: a@b.c", b"X-TextNB-Status: No", b"Subject: cheap pills", b"",
+                     b"win cheap money", b""])
+    line = b"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAx" + eol
+    return head + line * (body_mib * 2 ** 20 // len(line))
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+def test_a_large_message_is_tagged_and_passed_through_whole(tmp_path, eol):
+    """Beyond its first MiB a message is copied through as read: every byte delivered, the
+    headers those of its first MiB (what every command classifies), the forged field gone,
+    on the quick path and the full command alike."""
+    from click.testing import CliRunner
+    from textnb.cli.app import main
+    model = _spam_model(tmp_path)
+    raw = _large(5, eol)
+    quick = _run_filter(["-m", str(model)], raw)
+    assert quick.returncode == 0 and quick.stderr == b""
+    added, _, rest = quick.stdout.partition(b"From: a@b.c" + eol)
+    assert [line.split(b":")[0] for line in added.split(eol)[:-1]] == [
+        b"X-TextNB-Class", b"X-TextNB-Status", b"X-TextNB-Spam-Probability",
+        b"X-TextNB-Spam-Log-Odds"]
+    assert b"From: a@b.c" + eol + rest == raw.replace(b"X-TextNB-Status: No" + eol, b"")
+    small = _run_filter(["-m", str(model)], raw[:raw.index(b"win cheap money") + 16])
+    assert added == small.stdout.partition(b"From: a@b.c" + eol)[0]
+    full = CliRunner().invoke(main, ["filter", "-m", str(model)], input=raw)
+    assert full.exit_code == 0 and full.stdout_bytes == quick.stdout
+
+
+def test_the_filter_writes_before_the_message_has_all_come(tmp_path):
+    """It holds a message's first MiB, not the message: the tagged head and more are out while
+    the rest is still to be sent (a filter that read it all first would wait for its end)."""
+    import threading
+    model = _spam_model(tmp_path)
+    raw = _large(3)
+    process = subprocess.Popen([sys.executable, "-m", "textnb", "filter", "-m", str(model)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    out, arrived = bytearray(), threading.Condition()
+
+    def drain() -> None:
+        while chunk := process.stdout.read1(1 << 16):
+            with arrived:
+                out.extend(chunk)
+                arrived.notify_all()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        process.stdin.write(raw[:2 * 2 ** 20])  # two MiB of three; stdin stays open
+        process.stdin.flush()
+        with arrived:
+            assert arrived.wait_for(lambda: len(out) > 2 ** 20, timeout=60), bytes(out[:80])
+        assert out.startswith(b"X-TextNB-Class: spam\n")
+        process.stdin.write(raw[2 * 2 ** 20:])
+        process.stdin.close()
+        assert process.wait(60) == 0
+        reader.join(60)
+    finally:
+        process.kill()
+    assert bytes(out).endswith(raw.replace(b"X-TextNB-Status: No\n", b""))
+
+
+def test_a_large_message_the_filter_cannot_tag_is_still_delivered_whole(tmp_path):
+    """The fail-safe holds past the first MiB: no model (the quick path hands the message,
+    head and unread rest, to the full command), a header block that does not end in the first
+    MiB (a field cut there could be a forged X-TextNB one), a first MiB without a line end."""
+    model = _spam_model(tmp_path)
+    long_header = b"From: a@b.c\nX-Long: " + b"x" * (2 ** 20) + b"\n\nbody\n" + b"y\n" * 10 ** 6
+    one_line = b"z" * (3 * 2 ** 20)
+    for args, raw, reason in (
+            (["-m", str(tmp_path / "none.model")], _large(3), b"does not exist"),
+            (["-m", str(model)], long_header, b"its header block does not end in its first MiB"),
+            (["-m", str(model)], one_line, b"its header block does not end in its first MiB")):
+        done = _run_filter(args, raw)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == raw
+        assert done.stderr.startswith(b"textnb filter: message passed through unchanged: ")
+        assert reason in done.stderr
+
+
+def test_add_headers_of_a_head_rewrites_only_a_header_block_that_ends_in_it():
+    from textnb.mail.filter import add_headers
+    ours = [("X-TextNB-Class", "spam")]
+    raw = b"From: a\nX-TextNB-Status: No\n continued\nSubject: s\n\nbody line cut he"
+    assert add_headers(raw, ours, whole=False) == add_headers(raw, ours)
+    assert add_headers(raw, ours, whole=False) == b"X-TextNB-Class: spam\nFrom: a\nSubject: s\n\nbody line cut he"
+    for cut in (b"From: a\nX-TextNB-Sta", b"From: a\nSubject: s\n", b"From: a\nSubject: s\n\r"):
+        with pytest.raises(ValueError, match="header block does not end in its first MiB"):
+            add_headers(cut, ours, whole=False)
+    assert add_headers(b"From: a\r\n\r\nbody", ours, whole=False) == \
+        b"X-TextNB-Class: spam\r\nFrom: a\r\n\r\nbody"

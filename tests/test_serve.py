@@ -274,8 +274,11 @@ def test_check_symbols_report(daemon, trained, message):
     report = exchange(daemon.socket, request("REPORT", raw))
     head, body = report.split(b"\r\n\r\n", 1)
     assert head == f"SPAMD/1.1 0 EX_OK\r\nContent-length: {len(body)}\r\n{spam}".encode()
-    assert body.startswith(f"textnb: {decision['status']} (P(spam) = "
-                           f"{decision['spam_probability']:.6f}".encode())
+    assert body.startswith(f"textnb: {decision['verdict']} (spam-probability "
+                           f"{decision['spam_probability']:.6f}, spam-log-odds "
+                           f"{decision['spam_log_odds']:+.2f}, ".encode())
+    # Explained as spam over ham, whatever the verdict, as classify and explain explain mail.
+    assert b"\nwhy spam over ham (log-odds, natural logs):\n" in body
     ifspam = exchange(daemon.socket, request("REPORT_IFSPAM", raw))
     yes = spam.replace("True", "Yes").replace("False", "No")
     if is_spam:
@@ -556,7 +559,7 @@ def test_the_model_replaced_mid_traffic(trained, tmp_path, short_dir):
         for _ in range(8):
             for i, raw in enumerate(messages):
                 _, body = client.process(raw, socket_path=server.socket)
-                got = re.search(rb"X-TextNB-Log-Odds: (\S+)", body)[1].decode()
+                got = re.search(rb"X-TextNB-Spam-Log-Odds: (\S+)", body)[1].decode()
                 if got == versions["a"][i]:
                     seen.append("a")
                 elif got == versions["b"][i]:
@@ -644,7 +647,7 @@ def test_spamc_filter_headers_symbols_report_ping(daemon, trained):
     assert spamc("-U", sock, "-y", stdin=raw).stdout == b"TEXTNB_SPAM"
     report = spamc("-U", sock, "-R", stdin=raw).stdout.decode()
     _, shown = expected(trained, raw)
-    assert report.startswith(f"{shown:.1f}/5.0\ntextnb: spam (P(spam) = ")
+    assert report.startswith(f"{shown:.1f}/5.0\ntextnb: spam (spam-probability ")
     assert spamc("-U", sock, "-r", stdin=HAM.read_bytes()).stdout == b""  # -r: spam only
     assert spamc("-U", sock, "-K").returncode == 0
 

@@ -162,7 +162,9 @@ def test_a_cutoff_that_calls_the_less_probable_class_gives_that_class_s_numbers(
     spam = decide(["ham", "spam"], row[::-1], "-", ("spam", -0.5, -2.0))
     assert (spam["status"], spam["label"]) == ("spam", "spam")
     assert spam["probability"] == pytest.approx(0.45) and spam["log_odds"] < 0
-    assert line(ham).split() == ["-", "ham", "0.4500", "log-odds", "-0.20"]
+    # Printed, a mail decision gives P(spam) and the spam log-odds whatever its verdict.
+    assert line(ham).split() == ["-", "ham", "0.5500", "spam-log-odds", "+0.20"]
+    assert line(ham, "tsv").split("\t") == ["-", "ham", "0.550000", "0.2007"]
 
 
 def test_train_learns_it_and_classify_and_info_use_it(tmp_path):
@@ -220,7 +222,7 @@ def test_explain_explains_the_decision_the_threshold_makes(tmp_path):
     runner = CliRunner()
     result = runner.invoke(main, ["explain", "-m", str(model), str(document)])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[0].startswith(f"{document}: pos  P = ")
+    assert result.output.splitlines()[0].startswith(f"{document}: pos  probability ")
     assert result.output.splitlines()[0].endswith(
         f"over neg  (pos where its log-odds over neg are >= {threshold:+.3f})")
     as_json = json.loads(runner.invoke(main, ["explain", "-m", str(model), "--format", "json",

@@ -21,7 +21,8 @@ from .documents.message import relayed
 from .nb.discrete import BernoulliNB, ComplementNBWithPrior, DiscreteNB, MultinomialNB
 from .nb.estimator import Parameters, not_fitted, sklearn_tags
 from .nb.explain import Explanation, explain_document, informative_terms
-from .nb.on_error import MARGIN, MAX_PASSES, take_rows, train_on_error
+from .nb.on_error import MARGIN, MAX_PASSES, ORDERS, take_rows, train_on_error
+from .progress import phase
 from .nb.sparse import CSR
 from .text.counting import document_tokens
 from .text.features import (Added, Text, check_in, check_lengths, check_training, count_stream,
@@ -267,8 +268,9 @@ class TextClassifier(Parameters):
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
                                 callback)
         if self.learns_cutoffs(labels):
-            training, (self.cutoffs_, suspect, as_new) = _cutoffs.choose_training(self, X, counts, labels,
-                                                                              digests)
+            with phase("cross-validating the training and the cutoffs"):
+                training, (self.cutoffs_, suspect, as_new) = _cutoffs.choose_training(
+                    self, X, counts, labels, digests)
         else:
             training = "full" if self.training == "auto" else self.training
             self.cutoffs_, suspect, as_new = None, None, None
@@ -282,19 +284,22 @@ class TextClassifier(Parameters):
             as_new = None if as_new is None else as_new[keep]
             labels = np.array(labels, dtype=object)[keep].tolist()
         if self.cutoffs_:
-            if training == "full":  # scores the threshold's too
-                as_new = _cutoffs.left_out(self, counts, X, labels, digests)
-            self.cutoffs_ = _cutoffs.rated(self, self.cutoffs_, as_new, labels,
-                                        "left out" if training == "full" else "as new")
-        self.decision_threshold_ = _cutoffs.learn_threshold(self, X, raw, labels, training, as_new,
-                                                         groups=digests)
+            with phase("rating the cutoffs"):
+                if training == "full":  # scores the threshold's too
+                    as_new = _cutoffs.left_out(self, counts, X, labels, digests)
+                self.cutoffs_ = _cutoffs.rated(self, self.cutoffs_, as_new, labels,
+                                               "left out" if training == "full" else "as new")
+        with phase("cross-validating the decision threshold"):
+            self.decision_threshold_ = _cutoffs.learn_threshold(self, X, raw, labels, training,
+                                                                as_new, groups=digests)
         del raw, counts
         if training == "full":
             self.vocabulary_, self.model_ = vocabulary, self.new_model().fit(X, labels)
             self._learned(digests, labels)
             self.on_error_ = None
         else:
-            self._fit_on_error(vocabulary, X, labels, digests)
+            with phase("training on error"):
+                self._fit_on_error(vocabulary, X, labels, digests)
         if self.cutoffs_:
             self.cutoffs_["training"] = training
         return self
@@ -312,11 +317,14 @@ class TextClassifier(Parameters):
                 max_iter=em_iterations or MAX_ITER, callback=report)
             return model
 
-        self.vocabulary_, self.model_ = vocabulary, fit(X, labels, callback)
+        with phase("EM"):
+            self.vocabulary_, self.model_ = vocabulary, fit(X, labels, callback)
         history = self.em_history_
         self._learned(digests, labels)
         self.on_error_ = None
-        self.cutoffs_, _, _ = _cutoffs.learn_cutoffs(self, X, labels, fit=fit, groups=digests)
+        with phase("cross-validating the cutoffs (EM in each fold)"):
+            self.cutoffs_, _, _ = _cutoffs.learn_cutoffs(self, X, labels, fit=fit,
+                                                         groups=digests)
         self.suspects_ = np.empty(0, int)
         self.decision_threshold_ = None
         if self.cutoffs_:
@@ -353,7 +361,10 @@ class TextClassifier(Parameters):
         self.model_ = self.new_model().fit(relabel(rows, column, used.size), chosen,
                                             sample_weight=weight[learned])
         self._learned(digests[learned], chosen, weight[learned])
+        # learned: by any of the walks; the first walk's: one of each class to start it, then
+        # per_pass (what train's summary says, each number named).
         self.on_error_ = {"documents": len(labels), "learned": int(learned.sum()),
+                          "walks": ORDERS, "started": len(set(labels)),
                           "passes": per_pass, "per_class": dict(Counter(labels))}
 
     def default_ngram_range(self, labels: Iterable, sample: Iterable[Text] = (),
@@ -486,7 +497,8 @@ class TextClassifier(Parameters):
         cutoffs and the decision threshold, for a model that counted every document it learned,
         from some of them: ``texts`` labelled ``y``, each learned under its label
         (:func:`textnb.decision.cutoffs.learn_thresholds`)."""
-        return _cutoffs.learn_thresholds(self, texts, y)
+        with phase("cross-validating the cutoffs on a sample"):
+            return _cutoffs.learn_thresholds(self, texts, y)
 
     def _learned(self, digests: np.ndarray, labels: Any, weights: Any = None,
                  codes: np.ndarray | None = None) -> None:

@@ -17,6 +17,15 @@ def data_dir() -> Path:
     return Path(base) / "textnb"
 
 
+def state_dir() -> Path:
+    """$XDG_STATE_HOME/textnb, with the XDG default ~/.local/state when unset or relative: what
+    textnb remembers between runs that is not a model (that it noted its build once)."""
+    base = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "textnb"
+
+
 def default_model_path() -> Path:
     """The text model: $TEXTNB_MODEL, else <data_dir>/textnb.model."""
     return Path(os.environ.get(MODEL_ENV) or data_dir() / "textnb.model")

@@ -20,10 +20,11 @@ import numpy as np
 
 from .classifier import TextClassifier
 from .decision.cutoffs import ham_needed
+from .documents.message import MAX_BYTES
 from .documents.sources import first_raw, iter_files, mbox_messages, read_raw
 from .errors import DocumentError
 
-# A context manager over a list of files that yields them (behind a progress bar, say).
+# A context manager over a list of files that yields them (counted on a progress line, say).
 Progress = Callable[[Sequence], ContextManager]
 
 
@@ -58,14 +59,17 @@ def read_labelled(sources: list[tuple[str, str]], on_error: Callable[[str, str],
 
 
 def stream_labelled(sources: list[tuple[str, str]], on_error: Callable[[str, str], None],
-                    progress: Progress | None = None, where: list[str] | None = None):
+                    progress: Progress | None = None, where: list[str] | None = None,
+                    on_cut: Callable[[str], None] | None = None):
     """:func:`read_labelled`'s bytes as an iterator read once, and their labels, a list that
     fills as the bytes are read: for ``fit``, which parses the bytes as they are read, so that
     they are never all held; ``where``, if given, fills with each document's file (one string
-    a file, shared). A class without files is an error here; :func:`check_read` says
-    whether each class had a readable document."""
+    a file, shared); ``on_cut(source)`` is called for each document longer than
+    :data:`~textnb.documents.message.MAX_BYTES`, of which only that much is read. A class
+    without files is an error here; :func:`check_read` says whether each class had a readable
+    document."""
     labels: list[str] = []
-    # The files first (a directory listing is cheap next to reading), so that the progress bar
+    # The files first (a directory listing is cheap next to reading), so that the progress line
     # knows how many there are; an mbox is one file of many documents.
     files = [(label, found) for label, path in sources for found in iter_files(path, on_error)]
     check_read(sources, [label for label, _ in files])
@@ -73,7 +77,9 @@ def stream_labelled(sources: list[tuple[str, str]], on_error: Callable[[str, str
     def texts():
         with (progress or nullcontext)(files) as bar:
             for label, found in bar:
-                for _, raw in read_raw([found], on_error=on_error):
+                for source, raw in read_raw([found], on_error=on_error):
+                    if on_cut is not None and len(raw) > MAX_BYTES:  # read one byte over: cut
+                        on_cut(source)
                     labels.append(label)
                     if where is not None:
                         where.append(found)
@@ -133,11 +139,12 @@ def first_documents(sources: list[tuple[str, str]], per_source: int = 20) -> lis
 
 def train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
                     on_error: Callable[[str, str], None],
-                    progress: Progress | None = None) -> list[str]:
+                    progress: Progress | None = None,
+                    on_cut: Callable[[str], None] | None = None) -> list[str]:
     """Train on the documents of (class, path) pairs as they are read: partial_fit counts a
     part of them at a time, so memory holds a part's documents and counts, not every one's.
-    Returns their labels, in order."""
-    texts, labels = stream_labelled(sources, on_error, progress)
+    Returns their labels, in order. ``on_cut``: as :func:`stream_labelled`'s."""
+    texts, labels = stream_labelled(sources, on_error, progress, on_cut=on_cut)
     try:
         classifier.partial_fit(texts, labels)
     except ValueError:

@@ -80,9 +80,17 @@ class _Cli(click.Group):
         sys.exit(int(code or 0))
 
 
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from ..build import description
+        click.echo(f"textnb {__version__} ({description()})")
+        ctx.exit()
+
+
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]},
              invoke_without_command=True)
-@click.version_option(__version__, prog_name="textnb")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show the version and the build (its C parts, or pure Python) and exit.")
 @click.pass_context
 def main(ctx: click.Context) -> None:
     """Naive Bayes text classification and spam filtering.

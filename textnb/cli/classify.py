@@ -15,7 +15,7 @@ from ..classifier import TextClassifier
 from ..decision.rules import Exit, decide, line, spam_class_of, spam_cutoffs
 from ..documents.sources import read_raw
 from ..errors import DocumentError, ModelFileError, describe
-from ..mail.filter import filter_message
+from ..mail.filter import filter_message, read_head
 from ..store.container import locked
 from ..store.text_model import load_model, save_model
 from .common import FAILURE, OK, Skips, return_large_frees
@@ -55,10 +55,15 @@ def is_multilabel(model_path: Path | None) -> bool:
                    "(tcp://HOST:8786); every worker must see the PATHS under the same paths.")
 def classify(paths, model_path, output, header, explain, top, spam_class, threshold, spam_cutoff,
              ham_cutoff, exit_code, timeout, dask_address) -> int:
-    """Label files (or standard input, '-'): path, label, probability, log-odds.
+    """Label files (or standard input, '-'): source, verdict, probability, log-odds.
 
-    The probability saturates at 0 or 1 on long documents; the log-odds,
-    ln P(label|x) - ln P(runner-up|x), keeps ranking them.
+    A mail model (two classes, one of them spam) gives each message's verdict
+    (spam, ham or unsure by the cutoffs), its spam-probability P(spam|x) and its
+    spam-log-odds ln P(spam|x) - ln P(ham|x), whatever the verdict, so that the
+    lines sort by them; any other model the label, its probability and its
+    log-odds ln P(label|x) - ln P(runner-up|x). Probabilities saturate at 0 or 1
+    on long documents; the log-odds keep ranking them. Each document is read to
+    its first 1 MiB, as train reads them.
     """
     paths = paths or ("-",)
     if header and output == "json":
@@ -108,13 +113,15 @@ def classify(paths, model_path, output, header, explain, top, spam_class, thresh
         if explain:
             explained = list(decisions())
             for document, decision in zip(documents, explained):
-                why = classifier.explain(document, top=top, label=decision["label"])
+                # Mail as spam over ham (whatever the verdict): the spam log-odds explained.
+                why = classifier.explain(document, top=top,
+                                         label=cutoffs[0] if cutoffs else decision["label"])
                 decision["explanation"] = explanation_record(why)
             decisions = lambda: iter(explained)  # noqa: E731
     widths = column_widths(decisions(), header) if output == "text" else (0, 0, 0, 0)
     try:
         if header:
-            click.echo(header_line(output, widths))
+            click.echo(header_line(output, widths, cutoffs is not None))
         for decision in decisions():
             click.echo(line(decision, output, widths))
     except OSError as error:  # a full disk, a closed pipe
@@ -178,26 +185,30 @@ def filter_(model_path, spam_class, spam_cutoff, ham_cutoff, timeout) -> int:
     may forge them) are replaced. On any failure, or after --timeout seconds,
     the message is written unchanged and the reason goes to stderr: mail is
     never lost. Exits 0 once the message is out; 75 (EX_TEMPFAIL) if it could
-    not be written, so that procmail keeps it and an MTA retries.
+    not be written, so that procmail keeps it and an MTA retries. A message is
+    classified by its first 1 MiB and the rest copied through as it is read, so
+    that memory stays bounded whatever its size.
     """
-    raw = sys.stdin.buffer.read()
+    # Its first MiB classified and rewritten, its rest copied after it (never held).
+    stdin = sys.stdin.buffer
+    head, whole = read_head(stdin)
     try:
         if spam_cutoff is not None and ham_cutoff is not None and ham_cutoff > spam_cutoff:
             raise click.BadParameter(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
         with budget(timeout):
-            out = filter_message(raw, resolve_model(model_path), spam_class, spam_cutoff,
-                                 ham_cutoff)
+            out = filter_message(head, resolve_model(model_path), spam_class, spam_cutoff,
+                                 ham_cutoff, whole=whole)
     except BaseException as error:  # noqa: BLE001 — whatever happened, deliver the message
         click.echo(f"textnb filter: message passed through unchanged: {describe(error, 'message')}",
                    err=True)
-        out = raw
-    return write_out(out, "textnb filter: cannot write the message")
+        out = head
+    return write_out(out, "textnb filter: cannot write the message", rest=stdin)
 
 
 def pass_through(reason: str) -> int:
     """Copy stdin to stdout untouched and say why on stderr: the filter's last resort."""
     click.echo(reason, err=True)
-    return write_out(sys.stdin.buffer.read(), "textnb filter: cannot write the message")
+    return write_out(b"", "textnb filter: cannot write the message", rest=sys.stdin.buffer)
 
 
 @click.command()

@@ -21,6 +21,7 @@ from ..errors import DocumentError
 from ..nb.em import MAX_ITER
 from ..store.text_model import save_model
 from .options import FloatRange, model_option, resolve_model
+from .status import echo_above
 
 
 def _sources(paths: Sequence[str], evaluate: bool) -> list[tuple[str, str]]:
@@ -147,7 +148,7 @@ def em_setup(classifier: TextClassifier, options: dict[str, Any], unlabeled: Seq
 
     def progress(iteration: int, value: float) -> None:
         if not quiet:
-            click.echo(f"EM iteration {iteration}: log-likelihood {value:.10g}", err=True)
+            echo_above(f"EM iteration {iteration}: log-likelihood {value:.10g}")
 
     return {"unlabeled": texts, "em_weight": weight, "em_iterations": iterations or MAX_ITER,
             "callback": progress}

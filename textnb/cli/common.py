@@ -1,17 +1,19 @@
 """What the commands share: exit codes, one-line errors, unreadable documents reported as they
-come, progress bars, suspects named, glibc's large frees."""
+come, the reading progress, suspects named, glibc's large frees."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-import time
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import click
 
 from ..classifier import TextClassifier
+from ..progress import phase
+from .status import echo_above, showing
 
 
 # Exit codes: Exit (textnb.decision.rules) for classify --exit-code, these everywhere else.
@@ -33,6 +35,25 @@ def stdout_failed() -> OSError | None:
     return None
 
 
+def note_build_once() -> None:
+    """On an install without its C parts, say so on stderr, once for this user (a marker in
+    :func:`~textnb.paths.state_dir`): at the first train, where they cost the time (training
+    about 3 times slower), with how to get them. Not on every run, where it would be noise in
+    every cron and procmail log; ``textnb --version`` names the build at any time."""
+    from ..build import pure_python_note
+    from ..paths import state_dir
+    note = pure_python_note()
+    marker = state_dir() / "build-noted"
+    if note is None or marker.exists():
+        return
+    click.echo(f"textnb: note: {note} (said once; textnb --version names the build)", err=True)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:  # a read-only home: said again next time, which is no harm
+        pass
+
+
 def count_noun(n: int, noun: str) -> str:
     """'1 document', '2 documents'."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
@@ -50,7 +71,7 @@ class Skips:
 
     def __call__(self, source: str, reason: str) -> None:
         self.count += 1
-        click.echo(f"textnb: skipped {source}: {reason}", err=True)
+        echo_above(f"textnb: skipped {source}: {reason}")
 
     def summary(self) -> None:
         if self.count:
@@ -58,27 +79,49 @@ class Skips:
                        f"{'s' if self.count != 1 else ''}", err=True)
 
 
+class Cuts:
+    """Counts the documents read only to their first MAX_BYTES (1 MiB), for train's summary."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, source: str) -> None:
+        self.count += 1
+
+    def summary(self) -> str | None:
+        """The summary's line, or None when no document was cut."""
+        from ..documents.message import MAX_BYTES
+        if not self.count:
+            return None
+        return (f"cut         {count_noun(self.count, 'document')} longer than "
+                f"{MAX_BYTES >> 20} MiB: each read to its first {MAX_BYTES >> 20} MiB "
+                f"(beyond lie attachments, which give no words)")
+
+
 @contextmanager
-def progress(items: Sequence, label: str, quiet: bool, unit: str = "files",
-              stream: Any = None) -> Iterator:
-    """items, behind a progress bar on a terminal: count, rate and time left."""
-    stream = stream or sys.stderr
-    if quiet or not stream.isatty():
+def progress(items: Sequence, label: str, quiet: bool, unit: str = "files") -> Iterator:
+    """items, counted on the progress line (:mod:`textnb.cli.status`) as they are taken."""
+    if quiet:
         yield items
         return
-    start, shown = time.monotonic(), []
+    with phase(label, len(items), unit) as advance:
 
-    def rate(_item: Any) -> str:  # the bar calls it before it is returned: shown holds it
-        elapsed, done = time.monotonic() - start, shown[0].pos if shown else 0
-        if not (elapsed > 0 and done):
-            return ""
-        rate = done / elapsed
-        return f"{rate:,.0f} {unit}/s" if rate >= 10 else f"{rate:.1f} {unit}/s"
+        def counted() -> Iterator:
+            for item in items:
+                yield item
+                advance()
 
-    with click.progressbar(items, length=len(items), label=label, file=stream, show_pos=True,
-                           show_eta=True, item_show_func=rate) as bar:
-        shown.append(bar)
-        yield bar
+        yield counted()
+
+
+def shows_progress(command: Callable) -> Callable:
+    """A command whose phases (reading, cross-validations, training on error, tuning, EM) are
+    shown on a progress line while it runs, unless its ``quiet`` option is given."""
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with showing(kwargs.get("quiet", False)):
+            return command(*args, **kwargs)
+    return run
 
 
 def echo_suspects(classifier: TextClassifier, where: list[str], labels: Sequence[str]) -> None:
@@ -114,6 +157,6 @@ def return_large_frees() -> None:
 
 
 def reading(quiet: bool) -> Any:
-    """The progress of reading files, as :mod:`textnb.training` takes it: a bar (``quiet``:
-    none)."""
+    """The progress of reading files, as :mod:`textnb.training` takes it: counted on the
+    progress line (``quiet``: not)."""
     return lambda files: progress(files, "reading", quiet)

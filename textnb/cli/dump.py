@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from ..classifier import TextClassifier
-from ..decision.rules import decide, spam_cutoffs, threshold_rule
+from ..decision.rules import decide, names, scores, spam_cutoffs, threshold_rule
 from ..documents.sources import read_raw
 from ..nb.explain import Explanation
 from ..store.container import locked
@@ -118,48 +118,53 @@ def explain(paths, model_path, top, output) -> int:
     log_proba = classifier.predict_log_proba([raw for _, raw in documents])
     for i, ((source, raw), row) in enumerate(zip(documents, log_proba)):
         decision = decide(classes, row.tolist(), source, cutoffs, threshold)
+        # A mail decision is explained as spam over ham, whatever its verdict: the terms then
+        # add up to its spam log-odds, the number the cutoffs decide on.
         why = classifier.explain(raw, top=top or len(classifier.vocabulary_),
-                                 label=decision["label"])
+                                 label=cutoffs[0] if cutoffs else decision["label"])
         if output == "json":
-            keys = ("source", "label", "verdict", "probability", "status", "spam_log_odds")
-            click.echo(json.dumps({**{key: decision[key] for key in keys if key in decision},
-                                   "explanation": asdict(why)}, ensure_ascii=False, default=str))
+            decision.pop("probabilities")
+            click.echo(json.dumps({**decision, "explanation": asdict(why)}, ensure_ascii=False,
+                                  default=str))
         else:
-            rule = (_cutoffs_rule(decision["status"], cutoffs) if cutoffs else
+            rule = (_cutoffs_rule(cutoffs) if cutoffs else
                     None if threshold is None or len(classes) != 2 else
                     threshold_rule(classes, threshold))
             click.echo(("\n" if i else "") + explanation_table(source, decision, why, rule))
     return 0
 
 
-def _cutoffs_rule(status: str, cutoffs: tuple[str, float, float]) -> str:
+def _cutoffs_rule(cutoffs: tuple[str, float, float]) -> str:
     spam, high, low = cutoffs
-    return f"status {status}; cutoffs: {spam} at log-odds >= {high:+.3f}, ham <= {low:+.3f}"
+    return f"cutoffs: {spam} at spam-log-odds >= {high:+.3f}, ham <= {low:+.3f}"
 
 
 def explanation_table(source: str, decision: dict[str, Any], why: Explanation,
                       rule: str | None = None) -> str:
-    """The decision on one line (and the ``rule`` that made it: cutoffs or a threshold), then
-    prior, absent words and terms in aligned columns with the running total; the last row is
-    the log-odds of the decision."""
+    """The decision on one line, its verdict and scores named as classify names them (and the
+    ``rule`` that made it: cutoffs or a threshold), then prior, absent words and terms in
+    aligned columns with the running total; the last row is the log-odds explained (a mail
+    decision's spam log-odds)."""
     rows: list[tuple[str, str, float]] = [(f"prior ({why.label} vs {why.against})", "",
                                            why.prior_log_odds)]
     if why.baseline:
         rows.append(("(absent words)", "", why.baseline))
-    rows += [(_cut(c.term), _count(c.count), c.log_odds) for c in why.terms]
+    rows += [(_cut(c.term), _weight(c.weight), c.log_odds) for c in why.terms]
     if why.rest:
         rows.append(("(other terms)", "", why.rest))
     width = max(len("term"), *(len(name) for name, _, _ in rows))
-    count_width = max(len("count"), *(len(count) for _, count, _ in rows))
-    lines = [f"{source}: {decision['label']}  P = {decision['probability']:.4f}  "
-             f"log-odds {why.log_odds:+.3f} over {why.against}"
-             + (f"  ({rule})" if rule else ""), "",
-             f"{'term':<{width}}  {'count':>{count_width}}  {'log-odds':>9}  {'running':>9}"]
+    weight_width = max(len("weight"), *(len(weight) for _, weight, _ in rows))
+    _, probability, log_odds = scores(decision)
+    p_name, odds_name = names(decision)
+    over = "" if "status" in decision else f" over {why.against}"
+    lines = [f"{source}: {decision['verdict']}  {p_name} {probability:.4f}  "
+             f"{odds_name} {log_odds:+.3f}{over}" + (f"  ({rule})" if rule else ""), "",
+             f"{'term':<{width}}  {'weight':>{weight_width}}  {'log-odds':>9}  {'running':>9}"]
     total = 0.0
-    for name, count, value in rows:
+    for name, weight, value in rows:
         total += value
-        lines.append(f"{name:<{width}}  {count:>{count_width}}  {value:+9.3f}  {total:+9.3f}")
-    lines.append(f"{'total':<{width}}  {'':>{count_width}}  {why.log_odds:+9.3f}")
+        lines.append(f"{name:<{width}}  {weight:>{weight_width}}  {value:+9.3f}  {total:+9.3f}")
+    lines.append(f"{'total':<{width}}  {'':>{weight_width}}  {why.log_odds:+9.3f}")
     return "\n".join(lines)
 
 
@@ -169,6 +174,6 @@ def _cut(term: str) -> str:
     return term if len(term) <= _TERM_WIDTH else term[:_TERM_WIDTH - 1] + "…"
 
 
-def _count(value: float) -> str:
+def _weight(value: float) -> str:
     """A whole count as such; a weighted one (tf/norm settings) with 4 significant digits."""
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.4g}"

@@ -12,10 +12,11 @@ from ..decision.rules import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_cutoffs
 from ..documents.corpus import labelled_sources
 from ..errors import DocumentError
 from ..evaluation.crossval import cross_validate, fold_results
+from ..progress import phase
 from ..store.text_model import load_model
 from ..training import check_read, read_labelled, stream_labelled
 from .classify import is_multilabel
-from .common import OK, Skips, count_noun, reading
+from .common import OK, Skips, count_noun, reading, shows_progress
 from .options import (LEARNED_ELSE_NAMED, classifier_of, load_classifier, model_option,
                       resolve_model, training_options)
 from .output import cutoffs_line, report_text, threshold_line
@@ -36,20 +37,26 @@ from .output import cutoffs_line, report_text, threshold_line
 @click.option("--sweep", is_flag=True,
               help="Two classes: FPR, FNR and unsure for a range of spam and ham cutoffs.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path),
-              metavar="DIR", help="Write ROC, precision-recall, confusion and score plots "
-                                  "(PNG and SVG) into DIR; needs pip install 'textnb[plot]'.")
+              metavar="DIR", help="Write plots, PNG and SVG, into DIR: for mail the decisions at "
+                                  "the cutoffs, then ROC, precision-recall, confusion and "
+                                  "scores; needs pip install 'textnb[plot]'.")
 @click.option("--format", "output", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("--labels", "label_file", type=click.Path(exists=True, dir_okay=False),
               metavar="FILE", help="A multi-label model's test documents: each line a path "
                                    "and its labels (as train --labels).")
 @training_options
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress line.")
+@shows_progress
 def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, output, quiet,
              label_file, **options) -> int:
-    """Accuracy, per-class precision/recall/F1/support with macro and weighted averages,
-    and the confusion matrix, on labelled directories; for two classes also the false
-    positive/negative rates, ROC AUC and, with cutoffs, the unsure rate.
+    """How a model decides labelled directories. For a mail model (two classes,
+    one of them spam) first the decisions the filter makes at its cutoffs: the
+    share of spam and of ham decided spam, unsure and ham, the false positive
+    and negative rates, unsure and spam not caught. Then, for every model, the
+    most probable class's accuracy, per-class precision/recall/F1/support with
+    macro and weighted averages and the confusion matrix; for two classes also
+    its false positive/negative rates and the ROC AUC.
 
     Either a trained model (-m) is evaluated, or --cv trains one per fold with the
     training options given (which mean nothing to a trained model: refused without --cv).
@@ -73,8 +80,9 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
     if cv:
         texts, y = read_labelled(sources, skips, reading(quiet))
         y = np.array(y)
-        classes, log_proba, cutoffs, threshold, folds = cross_validate(
-            texts, y, cv, seed, spam_class, lambda labels: classifier_of(labels, **options))
+        with phase(f"{cv}-fold cross-validation"):
+            classes, log_proba, cutoffs, threshold, folds = cross_validate(
+                texts, y, cv, seed, spam_class, lambda labels: classifier_of(labels, **options))
     else:
         clf = load_classifier(model_path)
         if options["jobs"] is not None:
@@ -100,9 +108,11 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
     else:
         positive = None
     result = summary(y, log_proba, classes, positive, cutoffs and cutoffs[1:3], threshold)
-    if cutoffs:
-        result["cutoffs"] = {"spam": float(np.mean(cutoffs[1])), "ham": float(np.mean(cutoffs[2])),
-                             "learned": cutoffs[3]}
+    if cutoffs:  # the decisions the filter makes first, in JSON as in text
+        result = {"documents": result["documents"],
+                  "cutoffs": {"spam": float(np.mean(cutoffs[1])),
+                              "ham": float(np.mean(cutoffs[2])), "learned": cutoffs[3]},
+                  "at_cutoffs": result["at_cutoffs"], **result}
     if folds is not None:
         result["folds"] = fold_results(y, log_proba, classes, positive, cutoffs, threshold,
                                         folds, cv)
@@ -116,9 +126,16 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
     if plot_dir is not None:
         from ..evaluation.plots import write_plots
         held = result.get("cutoffs")
+        decisions = None
+        if cutoffs:  # a mail model: its spam, its ham decided spam, unsure and ham
+            p = int(np.flatnonzero(classes == positive)[0])
+            spam_said = log_odds[:, p] >= cutoffs[1]
+            ham_said = ~spam_said & (log_odds[:, p] <= cutoffs[2])
+            said = np.column_stack([spam_said, ~spam_said & ~ham_said, ham_said])
+            decisions = np.array([said[y == positive].sum(axis=0), said[y != positive].sum(axis=0)])
         result["plots"] = [str(path) for path in write_plots(
             plot_dir, classes, y, log_odds, np.array(result["confusion"]), positive,
-            (held["spam"], held["ham"]) if held else None)]
+            (held["spam"], held["ham"]) if held else None, decisions)]
     skips.summary()
     click.echo(json.dumps(result) if output == "json" else report_text(result))
     return OK

@@ -9,13 +9,29 @@ from typing import Any, Iterable, Sequence
 
 from ..classifier import TextClassifier
 from ..decision.cutoffs import extrapolated, ham_needed
-from ..decision.rules import threshold_rule
+from ..decision.rules import scores, threshold_rule
 
 
 def threshold_line(classifier: TextClassifier) -> str:
     """A two-class model's decision threshold, as train and info say it."""
     rule = threshold_rule(classifier.classes_, classifier.decision_threshold_)
     return f"threshold   {rule}, else {classifier.classes_[0]}"
+
+
+def on_error_line(report: dict[str, Any]) -> str:
+    """Training on error in train's summary, each number named: the documents the model holds
+    (those any of the walks learned), and the first walk's, which add up: one of each class
+    to start it, then what each of its passes learned."""
+    passes = report["passes"]
+    first = report["started"] + sum(passes)
+    walks = report["walks"]
+    held = (f"learned {report['learned']} of {report['documents']} documents (those any of "
+            f"{walks} walks in different orders learned, each weighted by the share of walks "
+            f"that did); " if walks > 1 else
+            f"learned {report['learned']} of {report['documents']} documents: ")
+    return (f"on error    {held}the first walk learned {first}: {report['started']} to start, "
+            f"then {', '.join(map(str, passes))} in its {len(passes)} "
+            f"pass{'' if len(passes) == 1 else 'es'}")
 
 
 def tuning_table(tuned, top: int = 10) -> str:
@@ -47,7 +63,7 @@ def cutoffs_line(cutoffs: dict[str, Any]) -> str:
     # folds' models' of their held-out messages taken as new ones (training on error).
     rated = {"left out": "; each message scored by a model of the rest",
              "as new": "; held-out messages scored as new ones"}.get(cutoffs.get("rated"), "")
-    line = (f"cutoffs     spam{named} at log-odds >= {cutoffs['spam']:+.3f}, "
+    line = (f"cutoffs     spam{named} at spam-log-odds >= {cutoffs['spam']:+.3f}, "
             f"ham <= {cutoffs['ham']:+.3f} "
             f"({cutoffs['folds']}-fold CV of {sample}{whole} messages{how}{left}{rated}: "
             f"FPR {cutoffs['fpr']:.2%}, FNR {cutoffs['fnr']:.2%}, "
@@ -62,33 +78,44 @@ def cutoffs_line(cutoffs: dict[str, Any]) -> str:
     return line
 
 
-COLUMNS = ("source", "verdict", "probability", "log-odds")
+def columns(mail: bool) -> tuple[str, str, str, str]:
+    """classify's column names: source, verdict and the decisions' scores (a mail model's
+    spam-probability and spam-log-odds, else the label's probability and log-odds)."""
+    prefix = "spam-" if mail else ""
+    return "source", "verdict", f"{prefix}probability", f"{prefix}log-odds"
 
 
 def column_widths(decisions: Iterable[dict[str, Any]], header: bool) -> tuple[int, int, int, int]:
     """The widest source, verdict, probability and log-odds of a batch (and of the header)."""
-    # The header's "log-odds" stands over the whole "log-odds +1.23" cell, not the number.
-    widths = [*(len(name) for name in COLUMNS[:3]), 0] if header else [0, 0, 0, 0]
+    widths = [0, 0, 0, 0]
+    mail = False
     for d in decisions:
-        cells = (d["source"], str(d["verdict"]), f"{d['probability']:.4f}", f"{d['log_odds']:+.2f}")
+        _, probability, log_odds = scores(d)
+        mail = "status" in d
+        cells = (d["source"], str(d["verdict"]), f"{probability:.4f}", f"{log_odds:+.2f}")
         widths = [max(width, len(cell)) for width, cell in zip(widths, cells)]
+    if header:
+        # The header's log-odds name stands over the whole "log-odds +1.23" cell, not the number.
+        widths[:3] = [max(w, len(name)) for w, name in zip(widths[:3], columns(mail))]
     source, verdict, probability, log_odds = widths
     return source, verdict, probability, log_odds
 
 
-def header_line(output: str, widths: Sequence[int]) -> str:
+def header_line(output: str, widths: Sequence[int], mail: bool) -> str:
     """The first line of classify --header: the column names, aligned as the text lines."""
+    names = columns(mail)
     if output == "tsv":
-        return "\t".join(name.replace("-", "_") for name in COLUMNS)
+        return "\t".join(name.replace("-", "_") for name in names)
     source, verdict, probability, _ = widths
-    return f"{'source':<{source}}  {'verdict':<{verdict}}  {'probability':>{probability}}  log-odds"
+    return (f"{names[0]:<{source}}  {names[1]:<{verdict}}  {names[2]:>{probability}}  "
+            f"{names[3]}")
 
 
 def explanation_record(explanation) -> dict[str, Any]:
     return {"label": str(explanation.label), "against": str(explanation.against),
             "log_odds": explanation.log_odds, "prior_log_odds": explanation.prior_log_odds,
             "absent_words": explanation.baseline, "other_terms": explanation.rest,
-            "terms": [{"term": c.term, "count": c.count, "log_odds": c.log_odds}
+            "terms": [{"term": c.term, "weight": c.weight, "log_odds": c.log_odds}
                       for c in explanation.terms]}
 
 
@@ -97,8 +124,33 @@ def explanation_record(explanation) -> dict[str, Any]:
 WIDE = 100
 
 
+def decisions_table(r: dict[str, Any], spread, folds: int) -> list[str]:
+    """evaluate's first lines for a mail model: the spam / unsure / ham decisions the cutoffs
+    make (as ``textnb filter`` makes them), the share of each true class given each, then FPR
+    (ham decided spam), FNR (spam decided ham), unsure and spam not caught (FNR + spam unsure)."""
+    c, a = r["cutoffs"], r["at_cutoffs"]
+    how = ("learned per fold, mean" if folds else "learned") if c["learned"] else "defaults"
+    spam = r["positive_class"]
+    ham = next(name for name in r["classes"] if name != spam)
+    n_spam, n_ham = a["spam_messages"], a["messages"] - a["spam_messages"]
+    shares = {spam: (1 - a["fnr"] - a["spam_unsure"], a["spam_unsure"], a["fnr"], n_spam),
+              ham: (a["fpr"], a["ham_unsure"], 1 - a["fpr"] - a["ham_unsure"], n_ham)}
+    width = max(len("true class"), len(spam), len(ham))
+    return [f"decisions at the cutoffs ({how}: spam at spam-log-odds >= {c['spam']:+.3f}, "
+            f"ham <= {c['ham']:+.3f})",
+            f"{'true class':<{width}}  {'spam':>8}  {'unsure':>8}  {'ham':>8}  documents",
+            *(f"{name:<{width}}  {s:>8.2%}  {u:>8.2%}  {h:>8.2%}  {n:>9d}"
+              for name, (s, u, h, n) in shares.items()),
+            f"false positive rate  {spread('fpr_at_cutoffs', a['fpr'], '.4%')} (ham decided spam)",
+            f"false negative rate  {spread('fnr_at_cutoffs', a['fnr'], '.4%')} (spam decided ham)",
+            f"unsure               {spread('unsure_at_cutoffs', a['unsure'], '.4%')} "
+            f"(spam {a['spam_unsure']:.2%}, ham {a['ham_unsure']:.2%})",
+            f"spam not caught      {a['spam_not_caught']:.4%} (spam decided ham or unsure)"]
+
+
 def report_text(r: dict[str, Any]) -> str:
-    """evaluate's report: aligned tables, ± the standard deviation over folds with --cv."""
+    """evaluate's report: aligned tables, ± the standard deviation over folds with --cv; for a
+    mail model the decisions at its cutoffs first, the most probable class's after."""
     from ..evaluation.metrics import mean_sd
     folds = r.get("folds", {})
 
@@ -111,9 +163,11 @@ def report_text(r: dict[str, Any]) -> str:
     k = len(folds.get("accuracy", ()))
     width = max(len("weighted avg"), *(len(c) for c in r["classes"]))
     lines = [f"documents  {r['documents']}" + (f" ({k}-fold cross-validation; ± is the standard "
-                                                f"deviation over folds)" if k else ""),
-             f"accuracy   {spread('accuracy', r['accuracy'])}", "",
-             f"{'class':<{width}}  precision  recall      f1  support"]
+                                                f"deviation over folds)" if k else "")]
+    if "at_cutoffs" in r:  # a mail model: first the decisions the filter makes
+        lines += ["", *decisions_table(r, spread, k), "", "most probable class (no unsure band)"]
+    lines += [f"accuracy   {spread('accuracy', r['accuracy'])}", "",
+              f"{'class':<{width}}  precision  recall      f1  support"]
     rows = list(zip(r["classes"], r["precision"], r["recall"], r["f1"], r["support"]))
     rows += [(f"{kind} avg", r[kind]["precision"], r[kind]["recall"], r[kind]["f1"],
               r["documents"]) for kind in ("macro", "weighted")]
@@ -143,16 +197,6 @@ def report_text(r: dict[str, Any]) -> str:
                   f"false positive rate  {spread('false_positive_rate', r['false_positive_rate'], '.4%')}",
                   f"false negative rate  {spread('false_negative_rate', r['false_negative_rate'], '.4%')}",
                   f"ROC AUC              {auc}"]
-    if "at_cutoffs" in r:
-        c, a = r["cutoffs"], r["at_cutoffs"]
-        how = ("learned per fold, mean" if k else "learned") if c["learned"] else "defaults"
-        lines += ["", f"at the cutoffs ({how}: spam at log-odds >= {c['spam']:+.3f}, "
-                      f"ham <= {c['ham']:+.3f})",
-                  f"false positive rate  {spread('fpr_at_cutoffs', a['fpr'], '.4%')}",
-                  f"false negative rate  {spread('fnr_at_cutoffs', a['fnr'], '.4%')}",
-                  f"unsure               {spread('unsure_at_cutoffs', a['unsure'], '.4%')} "
-                  f"(spam {a['spam_unsure']:.2%}, ham {a['ham_unsure']:.2%})",
-                  f"spam not caught      {a['spam_not_caught']:.4%}"]
     if "sweep" in r:
         held = r.get("cutoffs") or {}
         for name, other in (("spam", "ham"), ("ham", "spam")):

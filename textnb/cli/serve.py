@@ -28,7 +28,9 @@ LOOPBACK = ("127.0.0.0/8", "::1/128")
 @model_option()
 @click.option("--socket", "socket_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, metavar="PATH",
-              help="Unix socket, mode 0600 [default: $XDG_RUNTIME_DIR/textnb.sock].")
+              help="Unix socket, mode 0600 [default: $XDG_RUNTIME_DIR/textnb.sock; "
+                   "without $XDG_RUNTIME_DIR, /tmp/textnb-UID/textnb.sock, UID the user's "
+                   "number, in a directory of mode 0700 it creates].")
 @click.option("--listen", "addresses", multiple=True, metavar="HOST:PORT",
               help="Also listen on TCP (repeatable); only loopback clients unless --allow.")
 @click.option("--allow", "allowed", multiple=True, metavar="ADDRESS[/BITS]",

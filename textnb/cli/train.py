@@ -16,11 +16,13 @@ from ..store.container import locked
 from ..store.text_model import load_model, save_model
 from ..training import CUTOFFS_MAX_BYTES, CUTOFFS_MAX_MESSAGES, SAMPLE, THRESHOLD_MAX_BYTES
 from .cluster import em_setup
-from .common import OK, Skips, echo_suspects, reading, return_large_frees
+from ..progress import phase
+from .common import (OK, Cuts, Skips, echo_suspects, note_build_once, reading,
+                     return_large_frees, shows_progress)
 from .options import (FloatRange, classifier_of, cutoff_learning_options,
                       decision_threshold_setting, model_option, resolve_model, settings_of,
                       training_options)
-from .output import cutoffs_line, threshold_line, tuning_table
+from .output import cutoffs_line, on_error_line, threshold_line, tuning_table
 
 
 @click.command()
@@ -68,7 +70,8 @@ from .output import cutoffs_line, threshold_line, tuning_table
 @click.option("--dask", "dask_address", metavar="ADDRESS",
               help="Read and count on the Dask cluster whose scheduler is ADDRESS "
                    "(tcp://HOST:8786); every worker must see the DIRS under the same paths.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress line or summary.")
+@shows_progress
 def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, target_unsure,
           keep_suspects, training, margin, passes, decision_threshold, tune, tune_folds,
           unlabeled, em_weight, em_iterations, label_file, dask_address, **options) -> int:
@@ -82,6 +85,9 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     documents also chooses the spam and ham cutoffs on the log-odds (see --target-fpr).
     Mail too large to hold is counted as it is read, in bounded memory, and its
     cutoffs learned on a sample of it, read again (see --training).
+
+    Each document is read to its first 1 MiB, cut at a line end (beyond lie
+    attachments, which give no words); the summary counts the documents cut.
 
     With --labels FILE, a multi-label model: one-vs-rest Naive Bayes, a threshold per
     label by cross-validation; DIRS then add their documents under their directory's
@@ -97,7 +103,9 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     sources = labelled_sources(dirs, labels)
     if len({label for label, _ in sources}) < 2:
         raise click.UsageError("need at least two classes to train, e.g. textnb train spam/ ham/")
-    skips = Skips()
+    if not quiet:
+        note_build_once()
+    skips, cuts = Skips(), Cuts()
     if dask_address and (tune or unlabeled):
         raise click.UsageError("--dask cannot be combined with --tune or --unlabeled")
     classes = [label for label, _ in sources]  # every one has documents, or it is an error
@@ -134,7 +142,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     # Each document's file, to name the ones left out as mis-sorted (with learned cutoffs only).
     where: list[str] | None = [] if classifier.learns_cutoffs(classes) else None
     texts, y = ((None, classes) if dask_address or stream
-                else plan.stream_labelled(sources, skips, reading(quiet), where))
+                else plan.stream_labelled(sources, skips, reading(quiet), where, cuts))
     em = em_setup(classifier, options, unlabeled, em_weight, em_iterations,
                   training == "on-error", quiet)
     tuned = None
@@ -144,7 +152,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         from ..evaluation.tuning import tune as cross_validate
         texts = list(texts)  # read once for every fold
         plan.check_read(sources, y)
-        tuned = cross_validate(classifier, texts, y, folds=tune_folds)
+        with phase(f"tuning: {tune_folds}-fold cross-validation of the settings"):
+            tuned = cross_validate(classifier, texts, y, folds=tune_folds)
         classifier.set_params(**tuned.settings)
         if not quiet:
             click.echo(tuning_table(tuned))
@@ -159,7 +168,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         with connect(dask_address) as client:
             fit_files(classifier, files, client, on_error=skips)
     elif stream:
-        learned = plan.train_streaming(classifier, sources, skips, reading(quiet))
+        learned = plan.train_streaming(classifier, sources, skips, reading(quiet), cuts)
         if sampled:
             where, y = plan.sampled_thresholds(classifier, sources, learned, reading(quiet))
     elif not (tuned and tuned.refit(classifier, y)):
@@ -186,10 +195,10 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         click.echo(f"trained {sum(map(int, per_class.values()))} documents ({counts}), "
                    f"{len(classifier.vocabulary_)} "
                    f"{'terms' if classifier.hash_bits is None else 'hashed columns'} -> {path}")
+        if cuts.summary():
+            click.echo(cuts.summary())
         if report:
-            click.echo(f"on error    learned {report['learned']} of {report['documents']} "
-                       f"documents in {len(report['passes'])} passes "
-                       f"({', '.join(map(str, report['passes']))} per pass)")
+            click.echo(on_error_line(report))
         if classifier.cutoffs_:
             click.echo(cutoffs_line(classifier.cutoffs_))
         elif classifier.__dict__.get("decision_threshold_") is not None:
@@ -220,7 +229,8 @@ def _multilabel_train(label_file, dirs, labels, model_path, quiet, tune, unlabel
               help="Class NAME is on PATH (repeatable).")
 @model_option()
 @cutoff_learning_options
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress line.")
+@shows_progress
 def tune_cutoffs(dirs, labels, model_path, spam_class, target_fpr, target_fnr, target_unsure,
                  keep_suspects, quiet) -> int:
     """Choose a model's spam and ham cutoffs again, by cross-validation on labelled

@@ -163,34 +163,55 @@ def decide(classes: Sequence[Any], row: Sequence[float], source: str,
     return decision
 
 
-def headers(decision: dict[str, Any]) -> list[tuple[str, str]]:
-    """The X-TextNB-* header lines of a decision: with a spam status, P(spam) and its log-odds
-    (which do not saturate); without, the label's probability and log-odds."""
+def scores(decision: dict[str, Any]) -> tuple[str, float, float]:
+    """The two numbers a decision is printed with, and their name: a mail decision (one with a
+    spam status) is "spam", P(spam|x) and ln P(spam|x) − ln P(ham|x), whatever its verdict, so
+    that a batch's lines sort by them as bogofilter's spamicity does; any other is "", the
+    label's P(label|x) and its log-odds over the runner-up."""
     if "status" in decision:
-        return [("X-TextNB-Class", str(decision["verdict"])),
-                ("X-TextNB-Status", {"spam": "Yes", "ham": "No", "unsure": "Unsure"}[decision["status"]]),
-                ("X-TextNB-Probability", f"{decision['spam_probability']:.6f}"),
-                ("X-TextNB-Log-Odds", f"{decision['spam_log_odds']:.4f}")]
-    return [("X-TextNB-Class", str(decision["label"])),
-            ("X-TextNB-Probability", f"{decision['probability']:.6f}"),
-            ("X-TextNB-Log-Odds", f"{decision['log_odds']:.4f}")]
+        return "spam", decision["spam_probability"], decision["spam_log_odds"]
+    return "", decision["probability"], decision["log_odds"]
+
+
+def names(decision: dict[str, Any]) -> tuple[str, str]:
+    """The names of a decision's :func:`scores` in text: "spam-probability" and
+    "spam-log-odds" for mail, "probability" and "log-odds" else (TSV and JSON: with "_")."""
+    kind = scores(decision)[0]
+    prefix = f"{kind}-" if kind else ""
+    return f"{prefix}probability", f"{prefix}log-odds"
+
+
+def headers(decision: dict[str, Any]) -> list[tuple[str, str]]:
+    """The X-TextNB-* header lines of a decision, its :func:`scores` named as everywhere else:
+    with a spam status, Class (the verdict), Status, Spam-Probability (P(spam|x)) and
+    Spam-Log-Odds (which does not saturate); without, Class (the label), Probability and
+    Log-Odds (the label's)."""
+    _, probability, log_odds = scores(decision)
+    named = [("-".join(w.capitalize() for w in name.split("-"))) for name in names(decision)]
+    fields = [("X-TextNB-Class", str(decision["verdict"]))]
+    if "status" in decision:
+        fields.append(("X-TextNB-Status",
+                       {"spam": "Yes", "ham": "No", "unsure": "Unsure"}[decision["status"]]))
+    return fields + [(f"X-TextNB-{named[0]}", f"{probability:.6f}"),
+                     (f"X-TextNB-{named[1]}", f"{log_odds:.4f}")]
 
 
 def line(decision: dict[str, Any], output: str = "text",
          widths: Sequence[int] = (0, 0, 0, 0)) -> str:
     """A decision as ``classify`` prints it: text, tsv or json (with its explanation, if any).
-    Text columns (source, verdict, probability, log-odds) are padded to ``widths``, the widest
-    of a batch, so that a batch's lines align."""
+    Text and TSV give source, verdict and the decision's :func:`scores` (a mail decision's
+    P(spam) and spam log-odds); text columns are padded to ``widths``, the widest of a batch,
+    so that a batch's lines align."""
     if output == "json":
         import json
         return json.dumps(decision, ensure_ascii=False)
+    _, probability, log_odds = scores(decision)
     if output == "tsv":
         return "\t".join([decision["source"], str(decision["verdict"]),
-                          f"{decision['probability']:.6f}", f"{decision['log_odds']:.4f}"])
-    source, verdict, probability, log_odds = widths
+                          f"{probability:.6f}", f"{log_odds:.4f}"])
+    source, verdict, p_width, odds_width = widths
     text = (f"{decision['source']:<{source}}  {str(decision['verdict']):<{verdict}}  "
-            f"{decision['probability']:>{probability}.4f}  "
-            f"log-odds {decision['log_odds']:>+{log_odds}.2f}")
+            f"{probability:>{p_width}.4f}  {names(decision)[1]} {log_odds:>+{odds_width}.2f}")
     explanation = decision.get("explanation")
     if explanation:
         lines = [text, f"  why {explanation['label']} over {explanation['against']} "

@@ -39,9 +39,12 @@ def _pyplot() -> Any:
 
 def write_plots(directory: str | Path, classes: Sequence[str], y_true: Sequence[str],
                 log_odds: np.ndarray, confusion: np.ndarray, positive: str | None = None,
-                cutoffs: tuple[float, float] | None = None) -> list[Path]:
+                cutoffs: tuple[float, float] | None = None,
+                decisions: np.ndarray | None = None) -> list[Path]:
     """Write roc, precision-recall, confusion and scores, each as PNG and SVG, into directory
-    (created if need be); return the paths written.
+    (created if need be), and for a mail model's ``decisions`` (counts of shape (2, 3): its
+    spam, then its other class, decided spam, unsure and ham at the cutoffs) decisions too;
+    return the paths written.
 
     ``log_odds`` (n_documents, n_classes) is each class's log-odds against the rest
     (:func:`textnb.evaluation.metrics.one_vs_rest_log_odds`). With a ``positive`` class of two, the curves
@@ -56,8 +59,11 @@ def write_plots(directory: str | Path, classes: Sequence[str], y_true: Sequence[
     shown = [positive] if positive is not None else classes
     curves = [(c, y_true == c, log_odds[:, classes.index(c)]) for c in shown
               if 0 < (y_true == c).sum() < y_true.size]
-    figures = {"roc": _roc(plt, curves), "precision-recall": _precision_recall(plt, curves),
-               "confusion": _confusion(plt, classes, np.asarray(confusion)),
+    figures = {} if decisions is None or positive is None else {"decisions": _confusion(
+        plt, [positive, *(c for c in classes if c != positive)], ["spam", "unsure", "ham"],
+        np.asarray(decisions), "decided", "Decisions at the cutoffs")}
+    figures |= {"roc": _roc(plt, curves), "precision-recall": _precision_recall(plt, curves),
+               "confusion": _confusion(plt, classes, classes, np.asarray(confusion)),
                "scores": _scores(plt, shown, y_true, log_odds, classes,
                                  cutoffs if positive is not None else None)}
     written = []
@@ -96,8 +102,10 @@ def _precision_recall(plt: Any, curves: list) -> Any:
     return figure
 
 
-def _confusion(plt: Any, classes: list[str], confusion: np.ndarray) -> Any:
-    """Colour: the share of the true class's documents (rows sum to 1); text: the counts."""
+def _confusion(plt: Any, classes: list[str], columns: list[str], confusion: np.ndarray,
+               xlabel: str = "predicted", title: str = "Confusion matrix") -> Any:
+    """Colour: the share of the true class's documents (rows sum to 1); text: the counts.
+    Rows are the true ``classes``, columns what they were called (``columns``)."""
     n = len(classes)
     size = max(4.5, 0.45 * n + 2.5)
     figure, axes = plt.subplots(figsize=(size + 1, size))
@@ -105,9 +113,11 @@ def _confusion(plt: Any, classes: list[str], confusion: np.ndarray) -> Any:
     shares = confusion / np.where(rows > 0, rows, 1)
     image = axes.imshow(shares, cmap="Blues", vmin=0, vmax=1)
     figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04, label="share of the true class")
-    axes.set_xticks(range(n), classes, rotation=45 if n > 2 else 0, ha="right" if n > 2 else "center")
+    wide = len(columns) > 2 and n > 2
+    axes.set_xticks(range(len(columns)), columns, rotation=45 if wide else 0,
+                    ha="right" if wide else "center")
     axes.set_yticks(range(n), classes)
-    axes.set(xlabel="predicted", ylabel="true", title="Confusion matrix")
+    axes.set(xlabel=xlabel, ylabel="true", title=title)
     if n <= _ANNOTATED_CLASSES:  # one text per cell: matplotlib draws them one by one
         for (i, j), count in np.ndenumerate(confusion):
             axes.text(j, i, str(count), ha="center", va="center", fontsize=9 if n > 10 else 11,

@@ -13,6 +13,10 @@ from collections.abc import Sequence
 
 from ..decision.rules import decide, headers, spam_cutoffs
 
+TYPE_CHECKING = False  # typing costs a mail filter's start-up 4 ms
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
 HEADER_PREFIX = "X-TextNB-"
 
 # A header field line: a field name (printable ASCII but ":") and a colon.
@@ -22,13 +26,15 @@ _BREAK = re.compile(rb"\r\n|\r|\n")
 _NAME = re.compile(re.escape(HEADER_PREFIX) + r"[!-9;-~]+", re.IGNORECASE)
 
 
-def add_headers(raw: bytes, headers: Sequence[tuple[str, str]]) -> bytes:
+def add_headers(raw: bytes, headers: Sequence[tuple[str, str]], whole: bool = True) -> bytes:
     """raw with ``headers`` first in its header block and its old X-TextNB-* fields removed.
 
     The new lines go after a leading mbox "From " line and end as the message's first line
     does (CRLF, LF, or CR alone as old Macs wrote). Header values are made one line. Input
     without a header block gets a blank line after the new headers, so that its first line
-    stays out of them.
+    stays out of them. ``whole``: False where raw is only the head of a message whose rest
+    follows unchanged; its header block must then end in it, every line of it whole (else
+    ValueError: a field cut in two could not be told ours or not).
     """
     # Lines end at LF; in a message whose first line break is a CR alone (old Macs), at CR.
     first_break = _BREAK.search(raw)
@@ -42,7 +48,10 @@ def add_headers(raw: bytes, headers: Sequence[tuple[str, str]]) -> bytes:
     kept = pos = start  # raw[kept:pos] is still to be copied
     dropping = False  # inside an X-TextNB-* field, whose continuation lines go with it
     while pos < len(raw):
-        end = raw.find(sep, pos) + 1 or len(raw)
+        end = raw.find(sep, pos) + 1
+        if not end and not whole:
+            break  # a line cut where the head ends: beyond what can be rewritten
+        end = end or len(raw)
         if raw[pos:pos + 1] in (b" ", b"\t") and pos > start:
             drop = dropping
         elif _FIELD.match(raw, pos):
@@ -55,6 +64,10 @@ def add_headers(raw: bytes, headers: Sequence[tuple[str, str]]) -> bytes:
             chunks.append(raw[kept:pos])
             kept = end
         pos = end
+    else:
+        pos = -1  # the header block ran to the end of raw
+    if not whole and (pos < 0 or raw.find(sep, pos) < 0):
+        raise ValueError("its header block does not end in its first MiB")
     chunks.append(raw[kept:])
     return b"".join(chunks)
 
@@ -66,8 +79,18 @@ def _line(name: str, value: str, eol: bytes) -> bytes:
     return f"{name}: {' '.join(value.split())}".encode() + eol
 
 
+def read_head(stream: BinaryIO) -> tuple[bytes, bool]:
+    """(head, whole): the first MAX_BYTES + 1 bytes of a message on ``stream`` (the filter
+    classifies its first MAX_BYTES, as every command reads a document) and whether that is the
+    whole message; else its rest is still to be read from ``stream``, and passed through."""
+    from ..documents.message import MAX_BYTES
+    head = stream.read(MAX_BYTES + 1)
+    return head, len(head) <= MAX_BYTES
+
+
 def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str | None = None,
-                   spam_cutoff: float | None = None, ham_cutoff: float | None = None) -> bytes:
+                   spam_cutoff: float | None = None, ham_cutoff: float | None = None,
+                   whole: bool = True) -> bytes:
     """raw with the X-TextNB-* headers of its classification by the model file ``model``.
 
     A two-class model with a spam class (``spam_class``, else the one its cutoffs were learned
@@ -75,8 +98,9 @@ def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str | None 
     given on P(spam|x), else those the model learned, see :func:`~textnb.decision.rules.spam_cutoffs`),
     Status (Yes, No, Unsure), Probability (P(spam|x)) and Log-Odds
     (ln P(spam|x) − ln P(ham|x), which does not saturate); any other model gives the most
-    probable class, its probability and its log-odds over the runner-up. Raises on any
-    failure: the caller delivers the message unchanged.
+    probable class, its probability and its log-odds over the runner-up. ``whole``: False
+    where raw is the head of a longer message (:func:`read_head`), whose rest follows unchanged
+    (:func:`add_headers`). Raises on any failure: the caller delivers the message unchanged.
     """
     from ..documents.message import read_bytes
     from .scorer import score
@@ -85,7 +109,7 @@ def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str | None 
     classes, row, learned = score(model, document.text, document.fields)
     cutoffs = spam_cutoffs(classes, learned, spam_class, spam_cutoff, ham_cutoff)
     decision = decide(classes, row, "-", cutoffs)
-    return add_headers(raw, headers(decision))
+    return add_headers(raw, headers(decision), whole)
 
 
 def classify_file(path: str, model: str | os.PathLike, spam_class: str | None = None,

@@ -18,10 +18,12 @@ from .sparse import as_csr
 
 @dataclass(frozen=True)
 class Contribution:
-    """One term of a document: its (weighted) count and its log-odds push towards ``label``."""
+    """One term of a document: its weight, the value the model saw (its count, transformed as
+    the model's tf, idf and norm settings say: l2-normalised by default), and its log-odds push
+    towards ``label``."""
 
     term: str
-    count: float
+    weight: float
     log_odds: float
 
 
@@ -87,9 +89,13 @@ def informative_terms(model: DiscreteNB, terms: Sequence[str],
     if len(model.classes_) < 2:
         raise ValueError("a model with one class has no informative terms")
     top = min(top, weights.shape[1])
+    # max_{c'≠c} w_c'k is the term's best class weight, or its second-best where c is its
+    # best: both found in one pass over the classes, O(classes × terms), where comparing
+    # every class with every other took classes² × terms (100 classes: 5.3 s, 213 MB).
+    first, second, first_class = _best_two(weights)
     result = {}
     for c, label in enumerate(model.classes_):
-        ratio = weights[c] - np.delete(weights, c, axis=0).max(axis=0)
+        ratio = weights[c] - np.where(first_class == c, second, first)
         best = np.arange(ratio.size)
         if 0 < top < ratio.size:
             # Every term at least as good as the top-th, ties included, so that ties are broken
@@ -99,3 +105,17 @@ def informative_terms(model: DiscreteNB, terms: Sequence[str],
         result[label.item()] = [(terms[k], float(ratio[k])) for k in best]
     return result
 
+
+
+def _best_two(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per column of ``weights`` (n_classes, n_terms): its largest value, its second largest
+    (equal to the largest where two classes share it) and the row of the largest (the first of
+    equals), one row at a time, never a copy of the whole."""
+    first = np.full(weights.shape[1], -np.inf)
+    second = first.copy()
+    best = np.zeros(weights.shape[1], dtype=np.intp)
+    for c, row in enumerate(weights):
+        np.maximum(second, np.minimum(first, row), out=second)
+        best[row > first] = c
+        np.maximum(first, row, out=first)
+    return first, second, best

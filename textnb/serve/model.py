@@ -179,12 +179,12 @@ def decide_message(version: Version, raw: bytes) -> dict[str, Any]:
 
 def _report(version: Version, raw: bytes, decision: dict[str, Any], top: int = 10) -> str:
     """REPORT's text: the verdict, the cutoffs and the terms that weighed most."""
-    explanation = version.classifier.explain(read_bytes(raw), top=top)
-    lines = [f"textnb: {decision['status']} (P({version.spam_class}) = "
-             f"{decision['spam_probability']:.6f}, log-odds {decision['spam_log_odds']:+.2f}, "
+    explanation = version.classifier.explain(read_bytes(raw), top=top, label=version.spam_class)
+    lines = [f"textnb: {decision['verdict']} (spam-probability "
+             f"{decision['spam_probability']:.6f}, spam-log-odds {decision['spam_log_odds']:+.2f}, "
              f"score {shown_score(decision):.1f} / {THRESHOLD:.1f})",
-             f"cutoffs: spam at log-odds >= {version.cutoffs[1]:+.3f}, "
-             f"ham at log-odds <= {version.cutoffs[2]:+.3f}",
+             f"cutoffs: spam at spam-log-odds >= {version.cutoffs[1]:+.3f}, "
+             f"ham at spam-log-odds <= {version.cutoffs[2]:+.3f}",
              f"why {explanation.label} over {explanation.against} (log-odds, natural logs):",
              f"  {explanation.prior_log_odds:+8.3f}  (prior)"]
     lines += [f"  {term.log_odds:+8.3f}  {term.term}" for term in explanation.terms]
