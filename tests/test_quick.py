@@ -161,13 +161,12 @@ def test_full_filter_and_classify_time_out(spam_model, monkeypatch):
 
 
 def test_filter_has_a_budget_by_default_and_classify_none(spam_model, monkeypatch):
-    import signal
     from click.testing import CliRunner
     from textnb.cli import fast as quick
     from textnb.cli.app import main
     asked = []
-    original = signal.setitimer
-    monkeypatch.setattr(signal, "setitimer", lambda which, seconds, *rest: (
+    original = quick.signal.setitimer
+    monkeypatch.setattr(quick.signal, "setitimer", lambda which, seconds, *rest: (
         asked.append(seconds), original(which, seconds, *rest))[1])
     assert CliRunner().invoke(main, ["filter", "-m", str(spam_model)], input=RAW).exit_code == 0
     assert asked[0] == pytest.approx(quick.FILTER_TIMEOUT, abs=0.1) and asked[-1] == 0

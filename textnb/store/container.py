@@ -41,7 +41,8 @@ import zlib
 from contextlib import contextmanager
 
 from ..errors import ModelFileError
-from .plain import Array, PLAIN_RULES
+from . import verdict
+from .plain import Array, PLAIN_RULES, VOUCHED_RULES, plain_array
 from .schema import (FORMAT, MAX_CELLS, MAX_CLASSES, MAX_COMPARISONS, MAX_DIGESTS, MAX_TERMS,
                      MAX_TERM_BYTES, MEMBERS, META_PROBLEM, Member, TEXT_CLASSIFIER, VERSION,
                      is_whole, members)
@@ -77,13 +78,17 @@ _UTF8_NAMES = 0x800                             # the only flag a member may car
 class ModelFile:
     """A model file as :func:`read` checked it: ``meta`` (meta.json), ``version``, ``kind``,
     ``raw`` (member name → :class:`Array`), ``sizes`` (C, T, L, B, D, N) and ``members`` (its
-    kind's table for its version)."""
+    kind's table for its version); ``identity`` (:func:`verdict.identity`, if read with
+    verdicts) and ``checked`` (whether its sidecar vouched for it: its values were checked)."""
 
     def __init__(self, name: str, meta: dict, raw: dict[str, Array], sizes: dict[str, int]
                  ) -> None:
         self.name, self.meta, self.raw, self.sizes = name, meta, raw, sizes
         self.version, self.kind = meta["version"], meta["kind"]
         self.members = members(self.kind, self.version) if self.kind in MEMBERS else {}
+        self.path: str | None = None
+        self.identity: str | None = None
+        self.checked = False
 
     def corrupt(self, problem: str) -> ModelFileError:
         return ModelFileError(f"model file '{self.name}' is corrupt ({problem})")
@@ -98,11 +103,20 @@ class ModelFile:
         """A text classifier's members of format 2 or 3, for a vocabulary of terms, without
         numpy, their values checked by the same rules as :meth:`arrays`: "terms" as (its
         bytes, where each line ends), the others with a rule as numbers (:func:`plain_array`;
-        2-d ones flat, in the order ``raw[name].fortran`` says), those without one left out."""
+        2-d ones flat, in the order ``raw[name].fortran`` says), those without one left out.
+
+        A file its sidecar vouches for (``checked``) is not checked again, its line ends taken
+        from ``term_ends``; one read with verdicts that passes is recorded there
+        (:mod:`textnb.store.verdict`) if its ``term_ends`` are where its lines end."""
         if self.kind != TEXT_CLASSIFIER or self.version < 2 or "columns" in self.raw:
             raise ValueError("only a text classifier of format 2 or 3 with terms is read so")
-        return {name: PLAIN_RULES[member.rule](self, name) for name, member in self.members.items()
-                if name in self.raw and member.rule is not None}
+        rules = VOUCHED_RULES if self.checked else PLAIN_RULES
+        values = {name: rules[member.rule](self, name) for name, member in self.members.items()
+                  if name in self.raw and member.rule is not None}
+        if (self.identity is not None and not self.checked
+                and list(values["terms"][1]) == list(plain_array(self.raw["term_ends"]))):
+            verdict.vouch(self.path, self.identity)
+        return values
 
 
 def open_model(path: str | os.PathLike) -> BinaryIO:
@@ -131,16 +145,22 @@ def open_model(path: str | os.PathLike) -> BinaryIO:
 
 
 def read(path: str | os.PathLike, kind: str | None, name: str | None = None, *,
-         writable: bool = True) -> ModelFile:
+         writable: bool = True, verdicts: bool = False) -> ModelFile:
     """The model file at ``path``, of ``kind`` (a kind of :data:`MEMBERS`; None: any kind's
     meta.json and arrays of plain numbers, unchecked), checked as the module says but for the
     values; ModelFileError naming the file (as ``name``, if given), in one line, if it is not
     one. ``writable``: its arrays' bytes in bytearrays, which numpy arrays of them may change;
-    else in bytes, read without zeroing them first (:meth:`ModelFile.plain` reads them)."""
+    else in bytes, read without zeroing them first (:meth:`ModelFile.plain` reads them).
+    ``verdicts``: a file its sidecar vouches for (:mod:`textnb.store.verdict`) is read without
+    its members' CRC-32s, and :meth:`ModelFile.plain` neither checks it again nor records it."""
     name = os.fspath(path) if name is None else name
     with open_model(path) as f:
         try:
-            return _read(f.fileno(), name, kind, writable)
+            identity = verdict.identity(f.fileno()) if verdicts else None
+            checked = identity is not None and verdict.vouched(os.fspath(path), identity)
+            model = _read(f.fileno(), name, kind, writable, checked)
+            model.path, model.identity, model.checked = os.fspath(path), identity, checked
+            return model
         except ModelFileError:
             raise
         except (ValueError, UnicodeDecodeError, RecursionError, OSError, struct.error) as error:
@@ -162,7 +182,8 @@ def read_meta(path: str | os.PathLike) -> dict | None:
         return None
 
 
-def _read(fd: int, name: str, kind: str | None, writable: bool) -> ModelFile:
+def _read(fd: int, name: str, kind: str | None, writable: bool, checked: bool = False
+          ) -> ModelFile:
     entries = _directory(fd, os.fstat(fd).st_size)
     if "meta.json" not in entries:
         raise ModelFileError(f"'{name}' is not a textnb model file")
@@ -182,7 +203,7 @@ def _read(fd: int, name: str, kind: str | None, writable: bool) -> ModelFile:
         data = bytearray(size) if writable else os.pread(fd, size, start)
         if (_pread_into(fd, data, start) if writable else len(data)) != size:
             raise ValueError(f"{member}.npy is cut short")
-        if zlib.crc32(data) != crc:
+        if not checked and zlib.crc32(data) != crc:
             raise ValueError(f"{member}.npy is truncated or corrupt")
         if _parse_header(data, f"{member}.npy")[1:] != (array.descr, array.shape, array.fortran):
             raise ValueError(f"{member}.npy changed while it was read")
