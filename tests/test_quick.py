@@ -246,3 +246,19 @@ def test_recursion_and_memory_errors_get_their_own_message(spam_model, monkeypat
                                                  "-"], input=RAW)
     assert classified.exit_code == Exit.ERROR
     assert classified.stderr == f"Error: {'input ' if error is RecursionError else ''}{reason}\n"
+
+
+def test_the_filter_starts_without_what_it_need_not_import_or_compile(spam_model):
+    """What a delivery costs beyond Python's start: no json (meta.json is read by its C
+    scanner), no signal module (its enums), no typing, no email parser for a simple message,
+    and the Python scans' patterns of the envelope, compiled only where C cannot read a value."""
+    mail = (b"Received: from relay.example.com ([192.0.2.1]) by mx.example.org\n"
+            b"Message-ID: <123.abc@example.com>\nSubject: cheap pills\n\nwin cheap money\n")
+    code = ("import sys; from textnb.cli import fast; code = fast.run(['filter', '-m', "
+            f"{str(spam_model)!r}]); sys.stdout.flush(); from textnb.documents import envelope; "
+            "print(code, sorted(m for m in ('json', 'signal', 'typing', 'email.parser', 'numpy') "
+            "if m in sys.modules), envelope._patterns.cache_info().currsize, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], input=mail, capture_output=True,
+                          check=True)
+    assert done.stdout.startswith(b"X-TextNB-") and done.stdout.endswith(mail)
+    assert done.stderr.decode().split() == ["0", "[]", "0"]

@@ -38,7 +38,7 @@ def test_a_file_checked_once_is_read_unchecked_after_with_the_same_scores(model,
     first = _read(model)
     assert not first.checked and not os.path.exists(verdict.sidecar(str(model)))
     checked = first.plain()
-    assert open(verdict.sidecar(str(model))).read() == first.identity
+    assert open(verdict.sidecar(str(model))).read() == first.verdict_key
     expected = Scorer(model).log_proba(MAIL.text, MAIL.fields)  # checked again: it was fresh
 
     # Vouched for: no CRC-32 but meta.json's and no rule is run (each would fail here), the
@@ -85,12 +85,12 @@ def test_a_sidecar_naming_another_file_or_of_another_owner_is_ignored(model):
     first = _read(model)
     first.plain()
     side = verdict.sidecar(str(model))
-    fields = first.identity.split(" ")
+    fields = first.verdict_key.split(" ")
     fields[4] = str(int(fields[4]) + 1)  # another size
     with open(side, "w") as f:
         f.write(" ".join(fields))
     assert not _read(model).checked
-    fields = first.identity.split(" ")
+    fields = first.verdict_key.split(" ")
     fields[-1] = f"{int(fields[-1]) + 1}\n"  # the file of another owner than the sidecar's
     with open(side, "w") as f:
         f.write(" ".join(fields))

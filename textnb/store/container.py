@@ -31,7 +31,6 @@ where arrays are built.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import stat
@@ -78,7 +77,7 @@ _UTF8_NAMES = 0x800                             # the only flag a member may car
 class ModelFile:
     """A model file as :func:`read` checked it: ``meta`` (meta.json), ``version``, ``kind``,
     ``raw`` (member name → :class:`Array`), ``sizes`` (C, T, L, B, D, N) and ``members`` (its
-    kind's table for its version); ``identity`` (:func:`verdict.identity`, if read with
+    kind's table for its version); ``verdict_key`` (:func:`verdict.key`, if read with
     verdicts) and ``checked`` (whether its sidecar vouched for it: its values were checked)."""
 
     def __init__(self, name: str, meta: dict, raw: dict[str, Array], sizes: dict[str, int]
@@ -87,7 +86,7 @@ class ModelFile:
         self.version, self.kind = meta["version"], meta["kind"]
         self.members = members(self.kind, self.version) if self.kind in MEMBERS else {}
         self.path: str | None = None
-        self.identity: str | None = None
+        self.verdict_key: str | None = None
         self.checked = False
 
     def corrupt(self, problem: str) -> ModelFileError:
@@ -113,9 +112,9 @@ class ModelFile:
         rules = VOUCHED_RULES if self.checked else PLAIN_RULES
         values = {name: rules[member.rule](self, name) for name, member in self.members.items()
                   if name in self.raw and member.rule is not None}
-        if (self.identity is not None and not self.checked
+        if (self.verdict_key is not None and not self.checked
                 and list(values["terms"][1]) == list(plain_array(self.raw["term_ends"]))):
-            verdict.vouch(self.path, self.identity)
+            verdict.vouch(self.path, self.verdict_key)
         return values
 
 
@@ -156,10 +155,10 @@ def read(path: str | os.PathLike, kind: str | None, name: str | None = None, *,
     name = os.fspath(path) if name is None else name
     with open_model(path) as f:
         try:
-            identity = verdict.identity(f.fileno()) if verdicts else None
-            checked = identity is not None and verdict.vouched(os.fspath(path), identity)
+            key = verdict.key(f.fileno()) if verdicts else None
+            checked = key is not None and verdict.vouched(os.fspath(path), key)
             model = _read(f.fileno(), name, kind, writable, checked)
-            model.path, model.identity, model.checked = os.fspath(path), identity, checked
+            model.path, model.verdict_key, model.checked = os.fspath(path), key, checked
             return model
         except ModelFileError:
             raise
@@ -285,12 +284,51 @@ def _meta(fd: int, entry: tuple[int, int, int], name: str, kind: str | None) -> 
     if values > MAX_META_VALUES:
         raise ModelFileError(f"model file '{name}' is too large to read (meta.json of up to "
                              f"{values} values; at most {MAX_META_VALUES})")
-    meta = json.loads(data.decode("utf-8"), object_pairs_hook=_object)
+    meta = _json_loads(data.decode("utf-8"))
     check_header(meta, name, kind)
     problem = META_PROBLEM[kind](meta) if kind in META_PROBLEM else None
     if problem:
         raise ModelFileError(f"model file '{name}' is corrupt ({problem})")
     return meta
+
+
+def _json_loads(text: str) -> Any:
+    """``json.loads(text, object_pairs_hook=_object)``, by json's C scanner where there is one:
+    importing json, its encoder and its patterns, costs every mail filter's start 1 ms."""
+    try:
+        from _json import make_scanner
+    except ImportError:  # no C scanner (another Python): json itself
+        import json
+        return json.loads(text, object_pairs_hook=_object)
+    # What json.loads does with a str and json.JSONDecoder(object_pairs_hook=_object).
+    blank = " \t\n\r"
+    if text.startswith("\ufeff"):
+        _json_error("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    try:
+        value, end = make_scanner(_JSONContext())(text, len(text) - len(text.lstrip(blank)))
+    except StopIteration as error:
+        _json_error("Expecting value", text, error.value)
+    rest = text[end:]
+    if rest.strip(blank):
+        _json_error("Extra data", text, end + len(rest) - len(rest.lstrip(blank)))
+    return value
+
+
+def _json_error(message: str, text: str, at: int) -> None:
+    """Raise json's error (importing json, where there is one to say)."""
+    from json import JSONDecodeError
+    raise JSONDecodeError(message, text, at) from None
+
+
+class _JSONContext:
+    """The settings json's scanner reads, as json.JSONDecoder(object_pairs_hook=_object) has them."""
+
+    def __init__(self) -> None:
+        self.strict, self.object_hook, self.object_pairs_hook = True, None, _object
+        self.parse_float, self.parse_int = float, int
+        self.parse_constant = {"-Infinity": -math.inf, "Infinity": math.inf,
+                               "NaN": math.nan}.__getitem__
+        self.memo: dict = {}
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict:
@@ -442,6 +480,7 @@ def save(path: str | os.PathLike, kind: str, meta: dict[str, Any],
     of the writing (a full disk) names the model file. A model of a kind of :data:`MEMBERS` is
     read back before it replaces the old one: ValueError if a reader would refuse it.
     """
+    import json
     import tempfile
     import zipfile
     from pathlib import Path

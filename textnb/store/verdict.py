@@ -29,7 +29,7 @@ SETTLED = 1.0  # seconds: longer than any file system's timestamp tick but FAT's
 _MAX_BYTES = 200
 
 
-def identity(fd: int) -> str:
+def key(fd: int) -> str:
     """The open file ``fd`` as a verdict names it: the rules' version and what fstat says."""
     st = os.fstat(fd)
     return (f"textnb-checked {RULES_VERSION} {st.st_dev} {st.st_ino} {st.st_size} "
@@ -43,7 +43,7 @@ def sidecar(path: str) -> str:
 
 
 def vouched(path: str, name: str) -> bool:
-    """Whether the sidecar of ``path`` records the file named ``name`` (:func:`identity`) as
+    """Whether the sidecar of ``path`` records the file named ``name`` (:func:`key`) as
     checked, written by that file's owner."""
     try:
         fd = os.open(sidecar(path), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
