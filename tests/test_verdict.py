@@ -115,3 +115,20 @@ def test_the_sidecar_is_beside_the_file_a_link_names(model, tmp_path):
     link.symlink_to(model)
     _read(link).plain()
     assert os.path.exists(tmp_path / ".m.model.textnb-checked") and _read(model).checked
+
+
+def test_save_reads_a_text_model_back_by_the_plain_reader_and_refuses_what_it_refuses(
+        tmp_path, monkeypatch):
+    """save's read-back of a text classifier with terms leaves them as bytes (the numpy
+    reader's list of every term was a million documents' peak), by the same rules."""
+    clf = TextClassifier().fit(TEXTS, LABELS)
+    monkeypatch.setattr(container.ModelFile, "arrays",
+                        lambda self: pytest.fail("the numpy reader read a text model back"))
+    save_model(clf, tmp_path / "m.model")
+    clf.vocabulary_.terms_ = clf.vocabulary_.terms_[::-1]  # not in order: no reader takes it
+    with pytest.raises(ValueError, match=r"corrupt \(terms: the terms must be UTF-8 lines in "
+                                         r"sorted order"):
+        save_model(clf, tmp_path / "m.model")
+    hashed = TextClassifier(hash_bits=10).fit(TEXTS, LABELS)  # no terms: the numpy reader
+    with pytest.raises(pytest.fail.Exception, match="numpy reader"):
+        save_model(hashed, tmp_path / "h.model")

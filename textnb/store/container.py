@@ -98,6 +98,14 @@ class ModelFile:
         from .arrays import numpy_arrays  # numpy: not for the mail filter's plain()
         return numpy_arrays(self)
 
+    def check(self) -> None:
+        """Check every value by its rule, as :meth:`plain` reads them where it reads the file
+        (the same rules, in C, the terms left as bytes), else as :meth:`arrays` does."""
+        if self.kind == TEXT_CLASSIFIER and self.version >= 2 and "columns" not in self.raw:
+            self.plain()
+        else:
+            self.arrays()
+
     def plain(self) -> dict[str, Any]:
         """A text classifier's members of format 2 or 3, for a vocabulary of terms, without
         numpy, their values checked by the same rules as :meth:`arrays`: "terms" as (its
@@ -515,8 +523,10 @@ def save(path: str | os.PathLike, kind: str, meta: dict[str, Any],
             f.flush()
             os.fsync(f.fileno())
         if kind in MEMBERS:  # read back by the readers' rules: textnb writes no file they refuse
+            # (by the plain reader where it reads the file: the numpy reader's list of every
+            # term was the peak of a million documents' training, 50 MB of 0.9 million strings)
             try:
-                read(tmp, kind, str(path)).arrays()
+                read(tmp, kind, str(path), writable=False).check()
             except ModelFileError as error:
                 raise ValueError(f"cannot save this model: {error}") from None
         if path.exists():
