@@ -33,7 +33,7 @@ What it measures
    made a multipart message of that size by a base64 attachment, fed on standard input (from a
    file) to ``textnb filter`` and ``bogofilter -p``, each in a fresh process whose peak RSS
    (``ru_maxrss``) and wall time are reported; each output is checked to be the message, every
-   byte of it, with only the filter's header lines added. ``--baseline SCRIPT`` measures another
+   byte of it, with only the filter's header lines added. ``--reference SCRIPT`` measures another
    textnb's console script beside them (a checkout of main, say).
 
 ``--importtime`` also prints the slowest imports of one ``textnb filter`` run
@@ -46,7 +46,7 @@ Run (from the repository root)::
     python -m bench.filter                   # corpora/full/spamassassin, else the shared archive
     python -m bench.filter --data corpora/full/spamassassin
     python -m bench.filter --messages 20 --importtime
-    python -m bench.filter --messages 5 --no-full --large 130 --baseline ../main/.venv/bin/textnb
+    python -m bench.filter --messages 5 --no-full --large 130 --reference ../main/.venv/bin/textnb
 
 ``--data DIR`` holds easy_ham/ easy_ham_2/ hard_ham/ spam/ spam_2/ (or spam/ and ham/); without
 it, corpora/full/spamassassin, else ``--archive`` (default
@@ -60,6 +60,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -118,8 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large", type=int, default=130, metavar="MB",
                         help="size of the large message whose filtering's peak memory is "
                              "measured (default 130; 0: none)")
-    parser.add_argument("--baseline", metavar="SCRIPT",
-                        help="another textnb console script whose filter is measured beside "
+    parser.add_argument("--reference", metavar="PATH",
+                        help="another textnb console script (the code before a change), its "
+                             "filter timed beside this one's in the same rounds and measured "
                              "on the large message")
     args = parser.parse_args(argv)
     if args.messages < 1:
@@ -164,6 +166,8 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
     commands = {
         "python -c pass": [script_python(textnb), "-c", "pass"],
         "textnb filter": [textnb, "filter", "-m", str(model)],
+        **({"textnb filter (reference)": [args.reference, "filter", "-m", str(model)]}
+           if args.reference else {}),
         "textnb classify --exit-code": [textnb, "classify", "-m", str(model), "--exit-code", "-"],
     }
     if bogofilter:
@@ -173,17 +177,23 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
     for name in names:  # warm-up, untimed
         timed(commands[name], first)
     times: dict[str, list[float]] = {n: [] for n in names}
+    cpu: dict[str, list[float]] = {n: [] for n in names}  # user + system seconds of the process
     disagree, statuses, bogo_tags = [], [], []
     print(f"{len(chosen)} test messages ({int((y[chosen] == 'spam').sum())} spam), "
           f"{len(names)} commands each ...", flush=True)
     for k, i in enumerate(chosen):
         raw = Path(paths[i]).read_bytes()
-        status = code = None
+        status = code = reference = None
         for name in names[k % len(names):] + names[:k % len(names)]:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             secs, done = timed(commands[name], raw)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             times[name].append(secs)
+            cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             if name == "textnb filter":
                 status = check_filter(raw, done)
+            elif name == "textnb filter (reference)":
+                reference = check_filter(raw, done)
             elif name == "textnb classify --exit-code":
                 code = done.returncode
                 if code not in (0, 1, 2):
@@ -194,23 +204,28 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
                     raise BenchError(f"bogofilter -p failed (exit {done.returncode}) on {paths[i]}")
                 tag = done.stdout.split(b"\nX-Bogosity: ", 1)[1].split(b",", 1)[0].decode()
                 bogo_tags.append((y[i], tag))
+        if args.reference and reference != status:
+            raise BenchError(f"the reference filter decided otherwise on {paths[i]}")
         statuses.append((y[i], status))
         if {"Yes": 0, "No": 1, "Unsure": 2}.get(status) != code:
             disagree.append((paths[i], status, code))
 
     floor = float(np.median(times["python -c pass"]))
     ref = float(np.median(times["bogofilter -p"])) if bogofilter else None
+    cpu_floor = float(np.median(cpu["python -c pass"]))
     rows = []
     for name in names:
         t = np.array(times[name]) * 1000
         med = float(np.median(t)) / 1000
         rows.append([name, f"{np.median(t):.1f}", f"{np.percentile(t, 90):.1f}", f"{t.max():.1f}",
                      f"{med / ref:.1f}x" if ref else "-", f"{med / floor:.1f}x",
-                     f"{1000 * (med - floor):+.1f}"])
+                     f"{1000 * (med - floor):+.1f}", f"{1000 * np.median(cpu[name]):.1f}",
+                     f"{1000 * (np.median(cpu[name]) - cpu_floor):+.1f}"])
     print(f"\n== Per message, one process each ({len(chosen)} different test messages on stdin; "
-          f"wall time in ms) ==")
+          f"wall time in ms; CPU: the process's user + system time, which a busy machine "
+          f"inflates less) ==")
     print(table(["command", "median", "p90", "max", "vs bogofilter", "vs python floor",
-                 "above floor"], rows))
+                 "above floor", "CPU median", "CPU above floor"], rows))
     wrong = sum(1 for label, s in statuses if (label == "spam") != (s == "Yes") and s != "Unsure")
     print("  textnb filter status on these: " + ", ".join(
         f"{label} {s}: {sum(1 for l, x in statuses if l == label and x == s)}"
@@ -226,14 +241,15 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
           (f"; disagreements: {disagree[:3]}" if disagree else ""))
 
     print(stages(model, [Path(paths[i]).read_bytes() for i in chosen]))
+    print(cold_stages(script_python(textnb), model, [Path(paths[i]).read_bytes() for i in chosen]))
     if args.importtime:
         print_importtime(textnb, model, first)
     if args.large:
         spam = next(paths[i] for i in chosen if y[i] == "spam")
         large_message_memory(args.large, Path(spam).read_bytes(), scratch, {
             "textnb filter": [textnb, "filter", "-m", str(model)],
-            **({"baseline textnb filter": [args.baseline, "filter", "-m", str(model)]}
-               if args.baseline else {}),
+            **({"reference textnb filter": [args.reference, "filter", "-m", str(model)]}
+               if args.reference else {}),
             **({"bogofilter -p": [bogofilter, "-C", "-d", str(db), "-p"]} if bogofilter else {})})
 
     # -- 2. throughput on the full corpus ----------------------------------------------------
@@ -350,7 +366,7 @@ def large_message_memory(mib: int, raw: bytes, scratch: Path,
             raise BenchError(f"{name} on the large message: {done.stderr.strip()[-300:]}")
         wall, kib, code, stderr = json.loads(done.stdout)
         if code not in ((0, 1, 2) if name.startswith("bogofilter") else (0,)) or (
-                stderr.strip() and not name.startswith("baseline")):
+                stderr.strip() and not name.startswith("reference")):
             raise BenchError(f"{name} on the large message exited {code}: {stderr}")
         added = delivered(out, message, b"X-Bogosity: " if name.startswith("bogofilter")
                           else b"X-TextNB-")
@@ -380,6 +396,52 @@ def stages(model: Path, raws: list[bytes]) -> str:
     ms = lambda times: 1000 * float(np.median(times))  # noqa: E731
     return (f"  the filter's own work, median per message in one process: reading the model "
             f"{ms(load):.1f} ms, parsing {ms(parse):.1f} ms, scoring {ms(score):.1f} ms")
+
+
+# One fresh process's stages of `textnb filter`, timed as cli.fast runs them: the interpreter
+# (from its start, as Python's own clock for the process gives it), the imports, reading the
+# model, parsing, scoring and deciding, writing the headers. Printed as "name seconds" lines.
+_STAGES = """
+import sys, time
+start = time.perf_counter(); cpu = time.process_time()
+from textnb.cli import fast
+from textnb.mail import filter as mail
+from textnb.documents.message import read_bytes
+from textnb.mail.scorer import Scorer
+from textnb.decision.rules import decide, headers, spam_cutoffs
+imported = time.perf_counter()
+raw = sys.stdin.buffer.read()
+scorer = Scorer(sys.argv[1])
+read = time.perf_counter()
+document = read_bytes(raw)
+parsed = time.perf_counter()
+row = scorer.log_proba(document.text, document.fields)
+decision = decide(scorer.classes, row, "-", spam_cutoffs(scorer.classes, scorer.cutoffs))
+scored = time.perf_counter()
+out = mail.add_headers(raw, headers(decision))
+done = time.perf_counter()
+print("start", cpu)  # the process's CPU time before this line: the interpreter's start-up
+for name, a, b in (("imports", start, imported), ("reading the model", imported, read),
+                   ("parsing", read, parsed), ("scoring and deciding", parsed, scored),
+                   ("adding the headers", scored, done)):
+    print(name, b - a)
+"""
+
+
+def cold_stages(python: str, model: Path, raws: list[bytes]) -> str:
+    """:data:`_STAGES` in a fresh process a message, each twice (the first may write the
+    model's verdict, :mod:`textnb.store.verdict`): medians of the second runs, in ms."""
+    found: dict[str, list[float]] = {}
+    for raw in raws:
+        for _ in range(2):
+            done = subprocess.run([python, "-c", _STAGES, str(model)], input=raw,
+                                  capture_output=True, check=True)
+        for line in done.stdout.decode().splitlines():
+            name, seconds = line.rsplit(" ", 1)
+            found.setdefault(name, []).append(1000 * float(seconds))
+    return ("  a fresh process's stages, median per message: " + ", ".join(
+        f"{'interpreter start (CPU)' if name == 'start' else name} {np.median(ms):.2f} ms"
+        for name, ms in found.items()))
 
 
 def print_importtime(textnb: str, model: Path, raw: bytes) -> None:

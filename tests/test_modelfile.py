@@ -10,6 +10,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from textnb import ModelFileError, load_model, save_model
 from textbook import TextClassifier
@@ -593,3 +594,51 @@ def test_a_multilabel_file_is_held_to_its_table(tmp_path):
     refused(r"thresholds: scores", thresholds=arrays["thresholds"] + np.inf)
     refused(r"feature_count of shape \(2, \d+\), expected \(2, 3\)", total_count=np.zeros(3))
     refused("labels must be 1 to 1000", {"labels": [f"l{i}" for i in range(1001)]})
+
+
+
+# -- meta.json read by json's C scanner -----------------------------------------------------------
+
+def _as_json(text):
+    """What json.loads(text, object_pairs_hook=...) makes of text, or its error, as a string."""
+    try:
+        return repr(json.loads(text, object_pairs_hook=modelfile._object))
+    except RecursionError:
+        return "RecursionError"
+    except ValueError as error:
+        return f"{type(error).__name__}: {error}"
+
+
+def _as_read(text):
+    try:
+        return repr(modelfile._json_loads(text))
+    except RecursionError:
+        return "RecursionError"
+    except ValueError as error:
+        return f"{type(error).__name__}: {error}"
+
+
+_VALUES = st.recursive(st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
+                       lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=12)
+
+
+@given(_VALUES, st.sampled_from(["", " ", "\n\t ", "\r"]), st.sampled_from(["", " \n", "x", ",1"]))
+@settings(max_examples=300, deadline=None)
+def test_meta_is_read_as_json_loads_reads_it(value, before, after):
+    text = before + json.dumps(value, separators=(",", ":")) + after
+    assert _as_read(text) == _as_json(text)
+
+
+@given(st.text(alphabet='{}[]",:0123456789.eE-+ truefalsnNIiyx\\\ufeff', max_size=30))
+@settings(max_examples=500, deadline=None)
+def test_meta_that_is_no_json_is_refused_as_json_loads_refuses_it(text):
+    assert _as_read(text) == _as_json(text)
+
+
+def test_meta_reader_without_json_s_c_scanner(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "_json", None)  # "from _json import ..." fails
+    assert modelfile._json_loads('{"a": [1, 2]}') == {"a": [1, 2]}
+    with pytest.raises(ValueError, match="twice"):
+        modelfile._json_loads('{"a": 1, "a": 2}')

@@ -161,13 +161,12 @@ def test_full_filter_and_classify_time_out(spam_model, monkeypatch):
 
 
 def test_filter_has_a_budget_by_default_and_classify_none(spam_model, monkeypatch):
-    import signal
     from click.testing import CliRunner
     from textnb.cli import fast as quick
     from textnb.cli.app import main
     asked = []
-    original = signal.setitimer
-    monkeypatch.setattr(signal, "setitimer", lambda which, seconds, *rest: (
+    original = quick.signal.setitimer
+    monkeypatch.setattr(quick.signal, "setitimer", lambda which, seconds, *rest: (
         asked.append(seconds), original(which, seconds, *rest))[1])
     assert CliRunner().invoke(main, ["filter", "-m", str(spam_model)], input=RAW).exit_code == 0
     assert asked[0] == pytest.approx(quick.FILTER_TIMEOUT, abs=0.1) and asked[-1] == 0
@@ -351,3 +350,18 @@ def test_add_headers_of_a_head_rewrites_only_a_header_block_that_ends_in_it():
             add_headers(cut, ours, whole=False)
     assert add_headers(b"From: a\r\n\r\nbody", ours, whole=False) == \
         b"X-TextNB-Class: spam\r\nFrom: a\r\n\r\nbody"
+
+def test_the_filter_starts_without_what_it_need_not_import_or_compile(spam_model):
+    """What a delivery costs beyond Python's start: no json (meta.json is read by its C
+    scanner), no signal module (its enums), no typing, no email parser for a simple message,
+    and the Python scans' patterns of the envelope, compiled only where C cannot read a value."""
+    mail = (b"Received: from relay.example.com ([192.0.2.1]) by mx.example.org\n"
+            b"Message-ID: <123.abc@example.com>\nSubject: cheap pills\n\nwin cheap money\n")
+    code = ("import sys; from textnb.cli import fast; code = fast.run(['filter', '-m', "
+            f"{str(spam_model)!r}]); sys.stdout.flush(); from textnb.documents import envelope; "
+            "print(code, sorted(m for m in ('json', 'signal', 'typing', 'email.parser', 'numpy') "
+            "if m in sys.modules), envelope._patterns.cache_info().currsize, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], input=mail, capture_output=True,
+                          check=True)
+    assert done.stdout.startswith(b"X-TextNB-") and done.stdout.endswith(mail)
+    assert done.stderr.decode().split() == ["0", "[]", "0"]

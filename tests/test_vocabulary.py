@@ -279,3 +279,26 @@ def test_a_vocabulary_sent_to_another_process_makes_its_hashes_there():
     out = subprocess.run([sys.executable, "-c", script], input=sent, capture_output=True,
                          env={**os.environ, "PYTHONHASHSEED": "12345"}, check=True)
     assert out.stdout.decode().strip() == "[5, 63, -1]"
+
+
+def test_a_vocabulary_without_its_index_finds_the_same_columns_and_builds_it_when_asked():
+    v = Vocabulary().fit([["b", "a", "b"], ["c", "d"]])
+    before = v.count([["d", "x", "b"]]).indices.tolist()
+    assert v.index_ == {"a": 0, "b": 1, "c": 2, "d": 3}
+    v.drop_index()
+    assert "_index" not in v.__dict__
+    assert v.count([["d", "x", "b"]]).indices.tolist() == before == [1, 3]
+    assert v.index_ == {"a": 0, "b": 1, "c": 2, "d": 3}
+
+
+def test_training_as_the_documents_are_read_keeps_no_index_to_save(tmp_path):
+    from textnb import TextClassifier
+    from textnb.training import train_streaming
+    for label, text in (("spam", "cheap pills now"), ("ham", "meeting at noon")):
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "1").write_text(text)
+    classifier = TextClassifier()
+    train_streaming(classifier, [("spam", str(tmp_path / "spam")), ("ham", str(tmp_path / "ham"))],
+                    lambda *problem: pytest.fail(str(problem)))
+    assert "_index" not in classifier.vocabulary_.__dict__
+    assert classifier.predict(["cheap pills", "noon meeting"]).tolist() == ["spam", "ham"]

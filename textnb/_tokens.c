@@ -418,7 +418,7 @@ failed:
 }
 
 /* The end of the IPv4 address starting at i, its octets' ends in ends[0..3], or i if none:
- * (\d(?<![\d.]\d)\d{0,2})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d.]) (textnb.documents.envelope._IP). */
+ * (\d(?<![\d.]\d)\d{0,2})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d.]) (textnb.documents.envelope._patterns: ip). */
 static Py_ssize_t
 ip_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, Py_ssize_t ends[4])
 {
@@ -446,7 +446,7 @@ ip_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, Py_ssize_t ends[4
 #define IS_LABEL(c) (IS_WORD(c) || (c) == '-')
 
 /* The end of the host name starting at i, or i if none:
- * (?<![\w.-])[a-z\d][\w-]*(?:\.[\w-]+)+ (textnb.documents.envelope._HOST). */
+ * (?<![\w.-])[a-z\d][\w-]*(?:\.[\w-]+)+ (textnb.documents.envelope._patterns: host). */
 static Py_ssize_t
 host_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i)
 {

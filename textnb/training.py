@@ -152,6 +152,8 @@ def train_streaming(classifier: TextClassifier, sources: list[tuple[str, str]],
         raise
     check_read(sources, labels)
     classifier.on_error_ = None
+    # Saved next: the terms' index is no part of the file, and the largest thing held with them.
+    classifier.vocabulary_.drop_index()
     return labels
 
 

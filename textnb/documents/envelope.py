@@ -15,6 +15,7 @@ one pass whatever its content: a hostile header of a megabyte costs linear time.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable
@@ -40,17 +41,25 @@ _VALUE_FIELDS = frozenset({"content-transfer-encoding", "mime-version", "x-prior
 # Every field read here.
 _READ = frozenset({"received", "message-id", "date", *_ADDRESS_FIELDS, *_VALUE_FIELDS})
 
-# The look-behind follows the first digit, so that the pattern starts with a digit: the regex
-# engine then skips to the next digit in C rather than trying the look-behind at every
-# character (40 % less time on SpamAssassin's Received lines, same matches).
-_IP = re.compile(r"(\d(?<![\d.]\d)\d{0,2})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d.])")
-# Possessive repeats (where Python has them): no label can give back characters to a "." that
-# must follow it, so the matches are the same, found a fifth faster.
-_HOST = re.compile(r"(?<![\w.-])[a-z\d][\w-]*" + POSSESSIVE + r"(?:\.[\w-]+" + POSSESSIVE + r")+")
-_DOMAIN = re.compile(r"(?<=@)[\w-]+(?:\.[\w-]+)+")
-_MESSAGE_ID = re.compile(r"<?([^@<>\s]{0,200})@?([^>\s]{0,200})")
-_ZONE = re.compile(r"([+-]\d{4}|[A-Z]{1,5})\W*$")  # -0700, or an abbreviation: GMT, (PDT)
-_SHAPES = ((re.compile(r"\d+"), "9"), (re.compile(r"[a-z]+"), "a"), (re.compile(r"[A-Z]+"), "A"))
+@functools.cache
+def _patterns() -> tuple:
+    """(IP, HOST, DOMAIN, MESSAGE_ID, ZONE, SHAPES): the Python scans' patterns, compiled when
+    first needed (a value not ASCII, or textnb/_tokens.c not built), not at every start-up of
+    the mail filter, whose scans run in C."""
+    # The look-behind follows the first digit, so that the pattern starts with a digit: the
+    # regex engine then skips to the next digit in C rather than trying the look-behind at
+    # every character (40 % less time on SpamAssassin's Received lines, same matches).
+    ip = re.compile(r"(\d(?<![\d.]\d)\d{0,2})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\d.])")
+    # Possessive repeats (where Python has them): no label can give back characters to a "."
+    # that must follow it, so the matches are the same, found a fifth faster.
+    host = re.compile(r"(?<![\w.-])[a-z\d][\w-]*" + POSSESSIVE + r"(?:\.[\w-]+" + POSSESSIVE
+                      + r")+")
+    domain = re.compile(r"(?<=@)[\w-]+(?:\.[\w-]+)+")
+    message_id = re.compile(r"<?([^@<>\s]{0,200})@?([^>\s]{0,200})")
+    zone = re.compile(r"([+-]\d{4}|[A-Z]{1,5})\W*$")  # -0700, or an abbreviation: GMT, (PDT)
+    shapes = ((re.compile(r"\d+"), "9"), (re.compile(r"[a-z]+"), "a"),
+              (re.compile(r"[A-Z]+"), "A"))
+    return ip, host, domain, message_id, zone, shapes
 
 
 def envelope_fields(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -66,6 +75,7 @@ def envelope_fields(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]
 
 def _python_envelope_fields(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """envelope_fields in Python: where a value is not ASCII, or textnb/_tokens.c not built."""
+    _, _, domain, message_id, zone_mark, shapes = _patterns()
     fields: list[tuple[str, str]] = []
     for name, value in headers:
         if name not in _READ:  # most of a message's fields, tested once
@@ -78,15 +88,15 @@ def _python_envelope_fields(headers: list[tuple[str, str]]) -> list[tuple[str, s
             if hosts:
                 fields.append(("received", hosts))
         elif name in _ADDRESS_FIELDS:
-            domains = _DOMAIN.findall(value.lower())
+            domains = domain.findall(value.lower())
             if domains:
                 fields.append((f"{name}-domain", _joined(domains + [_registered(d) for d in domains])))
                 fields.append((f"{name}-tld", _joined(d.rsplit(".", 1)[-1] for d in domains)))
         elif name == "message-id":
-            match = _MESSAGE_ID.match(value.strip())
+            match = message_id.match(value.strip())
             if match and match[0]:
                 shape = match[1]
-                for pattern, mark in _SHAPES:
+                for pattern, mark in shapes:
                     shape = pattern.sub(mark, shape)
                 fields.append(("message-id-shape", shape[:30]))
                 if match[2]:
@@ -94,7 +104,7 @@ def _python_envelope_fields(headers: list[tuple[str, str]]) -> list[tuple[str, s
         elif name in _VALUE_FIELDS:
             fields.append((name, " ".join(value.lower().split())[:40]))
         elif name == "date":
-            zone = _ZONE.search(value.strip()[-40:])
+            zone = zone_mark.search(value.strip()[-40:])
             fields.append(("date-zone", zone[1] if zone else "none"))
     return fields
 
@@ -102,8 +112,9 @@ def _python_envelope_fields(headers: list[tuple[str, str]]) -> list[tuple[str, s
 def _python_received(value: str) -> tuple[str, str]:
     """(its addresses' prefixes "a.b a.b.c a.b.c.d …", its distinct host names, not all
     digits, then their registered domains) of a lower-case Received field, "" for none."""
-    ips = " ".join(f"{a}.{b} {a}.{b}.{c} {a}.{b}.{c}.{d}" for a, b, c, d in _IP.findall(value))
-    hosts = [h for h in _HOST.findall(value) if not h.replace(".", "").isdigit()]
+    ip, host = _patterns()[:2]
+    ips = " ".join(f"{a}.{b} {a}.{b}.{c} {a}.{b}.{c}.{d}" for a, b, c, d in ip.findall(value))
+    hosts = [h for h in host.findall(value) if not h.replace(".", "").isdigit()]
     return ips, _joined(hosts + [_registered(h) for h in hosts])
 
 

@@ -207,8 +207,12 @@ def _message(raw: bytes, source: str) -> Document:
     return Document(source, "\n".join(texts), tuple(fields))
 
 
-_RECEIVED = re.compile(rb"^received:", re.IGNORECASE | re.MULTILINE)
-_BLANK_LINE = re.compile(rb"\r?\n\r?\n")
+# The patterns of paths a mail filter seldom takes (relayed's bytes, the header scan without
+# textnb/_tokens.c, long encoded headers, attachments, uuencoded files) are compiled where they
+# are used, the first time (re.compile's cache holds them): not at every start-up, where
+# compiling one costs 20-150 µs.
+_RECEIVED = rb"^received:"
+_BLANK_LINE = rb"\r?\n\r?\n"
 
 
 def relayed(text: "str | bytes | Document") -> bool:
@@ -219,9 +223,10 @@ def relayed(text: "str | bytes | Document") -> bool:
     if not isinstance(text, (bytes, bytearray)):
         return False
     head = bytes(text[:_SNIFF_BYTES])
-    blank = _BLANK_LINE.search(head)
+    blank = re.search(_BLANK_LINE, head)
+    received = re.compile(_RECEIVED, re.IGNORECASE | re.MULTILINE)
     return (_is_message(head) and
-            _RECEIVED.search(head, 0, blank.start() if blank else len(head)) is not None)
+            received.search(head, 0, blank.start() if blank else len(head)) is not None)
 
 
 def _is_message(raw: bytes) -> bool:
@@ -280,7 +285,7 @@ def _header_fields(message: Message) -> list[tuple[str, str]]:
 # search for them takes linear time. The email package's pattern allows both in the text, and
 # a line of "=?a?q?x" repeated, no "?=" after them, took it quadratic time: a 64 kB Subject,
 # 2.6 s. Lines longer than RFC 5322 allows (998 characters) are read with this one.
-_ENCODED_WORD = re.compile(r"=\?[^?\s]*\?[qQbB]\?[^?\s]*\?=")
+_ENCODED_WORD = r"=\?[^?\s]*\?[qQbB]\?[^?\s]*\?="
 _LONGEST_LINE = 998
 
 
@@ -317,7 +322,7 @@ def _encoded_words(value: str) -> list[tuple[object, str | None]]:
     from email.header import decode_header
     chunks: list[tuple[object, str | None]] = []
     end = 0
-    for word in _ENCODED_WORD.finditer(value):
+    for word in re.finditer(_ENCODED_WORD, value):
         between = value[end:word.start()]
         if between and not (end and between.isspace()):
             chunks.append((between, None))
@@ -394,14 +399,14 @@ def _markup_fields(tags: dict[str, None], hosts: dict[str, None],
 _VALUE = r'(?:"[^"\\\n;<][^"\\\n;]*"|[^\s;"\\<][^\s;"\\]*)'
 _PARAMETERS = r'((?:\s*;\s*[\w-]+\s*=\s*' + _VALUE + r')*)\s*(?:;\s*)?'
 _CONTENT_TYPE = re.compile(r"([\w.+-]+/[\w.+-]+)" + _PARAMETERS)
-_DISPOSITION = re.compile(r"[\w.+-]+" + _PARAMETERS)
+_DISPOSITION = r"[\w.+-]+" + _PARAMETERS
 _PARAMETER = re.compile(r'([\w-]+)\s*=\s*(?:"([^"]*)"|([^\s;"]+))')
 # A header block of fields and their continuation lines, and one field of it: compat32's value
 # is the text after the colon, leading blanks dropped, continuation lines kept with their line
 # ends, the final line end dropped. Each line starts with a field name or a blank, so neither
 # pattern can backtrack over more than a line.
-_HEADER_BLOCK = re.compile(r"(?:[!-9;-~]+:[^\n]*\n(?:[ \t][^\n]*\n)*)*")
-_HEADER = re.compile(r"([!-9;-~]+):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)\n")
+_HEADER_BLOCK = r"(?:[!-9;-~]+:[^\n]*\n(?:[ \t][^\n]*\n)*)*"
+_HEADER = r"([!-9;-~]+):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)\n"
 # Transfer encodings whose payload the fast path decodes as the email package does (it leaves
 # any other name but base64 and uuencode as it is).
 _RAW_ENCODINGS = frozenset({"", "7bit", "8bit", "binary"})
@@ -477,9 +482,9 @@ def _header_block(raw: bytes, top: bool = False) -> tuple[list[tuple[str, str]] 
         return _fast.header_fields(text), body
     # Every line a header field or its continuation, checked and split by two patterns (the
     # regex engine's loop) rather than line by line in Python (a sixth of the fast path's time).
-    if _HEADER_BLOCK.fullmatch(text) is None:
+    if re.fullmatch(_HEADER_BLOCK, text) is None:
         return None, body
-    return [(name.lower(), value) for name, value in _HEADER.findall(text)], body
+    return [(name.lower(), value) for name, value in re.findall(_HEADER, text)], body
 
 
 def _first(headers: list[tuple[str, str]]) -> dict[str, str]:
@@ -542,7 +547,7 @@ def _leaves(first: dict[str, str], body: bytes, part: bool, depth: int,
     disposition = first.get("content-disposition")
     filename = None
     if disposition is not None:
-        match = (_DISPOSITION.fullmatch(disposition)
+        match = (re.fullmatch(_DISPOSITION, disposition)
                  if len(disposition) <= MAX_PARAMETER_FIELD else None)
         if match is None:
             return False
@@ -597,7 +602,7 @@ _HTML_TAG = re.compile(r"<(?:html|!doctype|head|body|br|p|div|table|tr|td|font|a
 # The first line of a uuencoded file in a body ("begin 644 name" ... "end"): its lines are junk
 # to a tokenizer. The "end" line is found with str.find: a pattern that matched up to it
 # rescanned the rest of the text from every "begin" line without one (quadratic, issue #10).
-_UU_BEGIN = re.compile(r"^begin [0-7]{3,4} (\S[^\n]*)\n", re.MULTILINE)
+_UU_BEGIN = r"^begin [0-7]{3,4} (\S[^\n]*)\n"
 
 
 def _looks_like_html(text: str) -> bool:
@@ -612,7 +617,8 @@ def _name_uuencoded(text: str) -> str:
     attachment does: "uuencoded name"."""
     out: list[str] = []
     pos = 0
-    while (begin := _UU_BEGIN.search(text, pos)) is not None:
+    uu_begin = re.compile(_UU_BEGIN, re.MULTILINE)
+    while (begin := uu_begin.search(text, pos)) is not None:
         end = _end_line(text, begin.end() - 1)
         if end < 0:  # no "end" line after this one, nor after any later "begin"
             break

@@ -43,7 +43,7 @@ class Scorer:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
-        model = read(self.path, TEXT_CLASSIFIER, writable=False)
+        model = read(self.path, TEXT_CLASSIFIER, writable=False, verdicts=True)
         meta = model.meta
         params = meta["params"]
         if model.version < 2 or params.get("hash_bits") is not None:

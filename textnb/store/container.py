@@ -31,7 +31,6 @@ where arrays are built.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import stat
@@ -41,7 +40,8 @@ import zlib
 from contextlib import contextmanager
 
 from ..errors import ModelFileError
-from .plain import Array, PLAIN_RULES
+from . import verdict
+from .plain import Array, PLAIN_RULES, VOUCHED_RULES, plain_array
 from .schema import (FORMAT, MAX_CELLS, MAX_CLASSES, MAX_COMPARISONS, MAX_DIGESTS, MAX_TERMS,
                      MAX_TERM_BYTES, MEMBERS, META_PROBLEM, Member, TEXT_CLASSIFIER, VERSION,
                      is_whole, members)
@@ -77,13 +77,17 @@ _UTF8_NAMES = 0x800                             # the only flag a member may car
 class ModelFile:
     """A model file as :func:`read` checked it: ``meta`` (meta.json), ``version``, ``kind``,
     ``raw`` (member name → :class:`Array`), ``sizes`` (C, T, L, B, D, N) and ``members`` (its
-    kind's table for its version)."""
+    kind's table for its version); ``verdict_key`` (:func:`verdict.key`, if read with
+    verdicts) and ``checked`` (whether its sidecar vouched for it: its values were checked)."""
 
     def __init__(self, name: str, meta: dict, raw: dict[str, Array], sizes: dict[str, int]
                  ) -> None:
         self.name, self.meta, self.raw, self.sizes = name, meta, raw, sizes
         self.version, self.kind = meta["version"], meta["kind"]
         self.members = members(self.kind, self.version) if self.kind in MEMBERS else {}
+        self.path: str | None = None
+        self.verdict_key: str | None = None
+        self.checked = False
 
     def corrupt(self, problem: str) -> ModelFileError:
         return ModelFileError(f"model file '{self.name}' is corrupt ({problem})")
@@ -94,15 +98,32 @@ class ModelFile:
         from .arrays import numpy_arrays  # numpy: not for the mail filter's plain()
         return numpy_arrays(self)
 
+    def check(self) -> None:
+        """Check every value by its rule, as :meth:`plain` reads them where it reads the file
+        (the same rules, in C, the terms left as bytes), else as :meth:`arrays` does."""
+        if self.kind == TEXT_CLASSIFIER and self.version >= 2 and "columns" not in self.raw:
+            self.plain()
+        else:
+            self.arrays()
+
     def plain(self) -> dict[str, Any]:
         """A text classifier's members of format 2 or 3, for a vocabulary of terms, without
         numpy, their values checked by the same rules as :meth:`arrays`: "terms" as (its
         bytes, where each line ends), the others with a rule as numbers (:func:`plain_array`;
-        2-d ones flat, in the order ``raw[name].fortran`` says), those without one left out."""
+        2-d ones flat, in the order ``raw[name].fortran`` says), those without one left out.
+
+        A file its sidecar vouches for (``checked``) is not checked again, its line ends taken
+        from ``term_ends``; one read with verdicts that passes is recorded there
+        (:mod:`textnb.store.verdict`) if its ``term_ends`` are where its lines end."""
         if self.kind != TEXT_CLASSIFIER or self.version < 2 or "columns" in self.raw:
             raise ValueError("only a text classifier of format 2 or 3 with terms is read so")
-        return {name: PLAIN_RULES[member.rule](self, name) for name, member in self.members.items()
-                if name in self.raw and member.rule is not None}
+        rules = VOUCHED_RULES if self.checked else PLAIN_RULES
+        values = {name: rules[member.rule](self, name) for name, member in self.members.items()
+                  if name in self.raw and member.rule is not None}
+        if (self.verdict_key is not None and not self.checked
+                and list(values["terms"][1]) == list(plain_array(self.raw["term_ends"]))):
+            verdict.vouch(self.path, self.verdict_key)
+        return values
 
 
 def open_model(path: str | os.PathLike) -> BinaryIO:
@@ -131,16 +152,22 @@ def open_model(path: str | os.PathLike) -> BinaryIO:
 
 
 def read(path: str | os.PathLike, kind: str | None, name: str | None = None, *,
-         writable: bool = True) -> ModelFile:
+         writable: bool = True, verdicts: bool = False) -> ModelFile:
     """The model file at ``path``, of ``kind`` (a kind of :data:`MEMBERS`; None: any kind's
     meta.json and arrays of plain numbers, unchecked), checked as the module says but for the
     values; ModelFileError naming the file (as ``name``, if given), in one line, if it is not
     one. ``writable``: its arrays' bytes in bytearrays, which numpy arrays of them may change;
-    else in bytes, read without zeroing them first (:meth:`ModelFile.plain` reads them)."""
+    else in bytes, read without zeroing them first (:meth:`ModelFile.plain` reads them).
+    ``verdicts``: a file its sidecar vouches for (:mod:`textnb.store.verdict`) is read without
+    its members' CRC-32s, and :meth:`ModelFile.plain` neither checks it again nor records it."""
     name = os.fspath(path) if name is None else name
     with open_model(path) as f:
         try:
-            return _read(f.fileno(), name, kind, writable)
+            key = verdict.key(f.fileno()) if verdicts else None
+            checked = key is not None and verdict.vouched(os.fspath(path), key)
+            model = _read(f.fileno(), name, kind, writable, checked)
+            model.path, model.verdict_key, model.checked = os.fspath(path), key, checked
+            return model
         except ModelFileError:
             raise
         except (ValueError, UnicodeDecodeError, RecursionError, OSError, struct.error) as error:
@@ -162,7 +189,8 @@ def read_meta(path: str | os.PathLike) -> dict | None:
         return None
 
 
-def _read(fd: int, name: str, kind: str | None, writable: bool) -> ModelFile:
+def _read(fd: int, name: str, kind: str | None, writable: bool, checked: bool = False
+          ) -> ModelFile:
     entries = _directory(fd, os.fstat(fd).st_size)
     if "meta.json" not in entries:
         raise ModelFileError(f"'{name}' is not a textnb model file")
@@ -182,7 +210,7 @@ def _read(fd: int, name: str, kind: str | None, writable: bool) -> ModelFile:
         data = bytearray(size) if writable else os.pread(fd, size, start)
         if (_pread_into(fd, data, start) if writable else len(data)) != size:
             raise ValueError(f"{member}.npy is cut short")
-        if zlib.crc32(data) != crc:
+        if not checked and zlib.crc32(data) != crc:
             raise ValueError(f"{member}.npy is truncated or corrupt")
         if _parse_header(data, f"{member}.npy")[1:] != (array.descr, array.shape, array.fortran):
             raise ValueError(f"{member}.npy changed while it was read")
@@ -264,12 +292,51 @@ def _meta(fd: int, entry: tuple[int, int, int], name: str, kind: str | None) -> 
     if values > MAX_META_VALUES:
         raise ModelFileError(f"model file '{name}' is too large to read (meta.json of up to "
                              f"{values} values; at most {MAX_META_VALUES})")
-    meta = json.loads(data.decode("utf-8"), object_pairs_hook=_object)
+    meta = _json_loads(data.decode("utf-8"))
     check_header(meta, name, kind)
     problem = META_PROBLEM[kind](meta) if kind in META_PROBLEM else None
     if problem:
         raise ModelFileError(f"model file '{name}' is corrupt ({problem})")
     return meta
+
+
+def _json_loads(text: str) -> Any:
+    """``json.loads(text, object_pairs_hook=_object)``, by json's C scanner where there is one:
+    importing json, its encoder and its patterns, costs every mail filter's start 1 ms."""
+    try:
+        from _json import make_scanner
+    except ImportError:  # no C scanner (another Python): json itself
+        import json
+        return json.loads(text, object_pairs_hook=_object)
+    # What json.loads does with a str and json.JSONDecoder(object_pairs_hook=_object).
+    blank = " \t\n\r"
+    if text.startswith("\ufeff"):
+        _json_error("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    try:
+        value, end = make_scanner(_JSONContext())(text, len(text) - len(text.lstrip(blank)))
+    except StopIteration as error:
+        _json_error("Expecting value", text, error.value)
+    rest = text[end:]
+    if rest.strip(blank):
+        _json_error("Extra data", text, end + len(rest) - len(rest.lstrip(blank)))
+    return value
+
+
+def _json_error(message: str, text: str, at: int) -> None:
+    """Raise json's error (importing json, where there is one to say)."""
+    from json import JSONDecodeError
+    raise JSONDecodeError(message, text, at) from None
+
+
+class _JSONContext:
+    """The settings json's scanner reads, as json.JSONDecoder(object_pairs_hook=_object) has them."""
+
+    def __init__(self) -> None:
+        self.strict, self.object_hook, self.object_pairs_hook = True, None, _object
+        self.parse_float, self.parse_int = float, int
+        self.parse_constant = {"-Infinity": -math.inf, "Infinity": math.inf,
+                               "NaN": math.nan}.__getitem__
+        self.memo: dict = {}
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict:
@@ -421,6 +488,7 @@ def save(path: str | os.PathLike, kind: str, meta: dict[str, Any],
     of the writing (a full disk) names the model file. A model of a kind of :data:`MEMBERS` is
     read back before it replaces the old one: ValueError if a reader would refuse it.
     """
+    import json
     import tempfile
     import zipfile
     from pathlib import Path
@@ -455,8 +523,10 @@ def save(path: str | os.PathLike, kind: str, meta: dict[str, Any],
             f.flush()
             os.fsync(f.fileno())
         if kind in MEMBERS:  # read back by the readers' rules: textnb writes no file they refuse
+            # (by the plain reader where it reads the file: the numpy reader's list of every
+            # term was the peak of a million documents' training, 50 MB of 0.9 million strings)
             try:
-                read(tmp, kind, str(path)).arrays()
+                read(tmp, kind, str(path), writable=False).check()
             except ModelFileError as error:
                 raise ValueError(f"cannot save this model: {error}") from None
         if path.exists():

@@ -1,0 +1,83 @@
+"""A model file's verdict, cached: the mail filter checks a file once, not once a message.
+
+The plain reader (:meth:`textnb.store.container.ModelFile.plain`) checks every value of a file
+(its CRC-32s, the terms' order, the counts' rows): whole-file passes that cost a fresh
+``textnb filter`` process more than scoring its message. A file that passed them all is recorded
+in a sidecar beside it, ``.<model>.textnb-checked``, one line naming the file by what
+``fstat`` says of it (device, inode, size, modification and change times in ns). A reader that
+finds its open file so named skips those passes: the bytes are those checked, so the verdict is
+the one every reader would give.
+
+A file is recorded only once its change time is :data:`SETTLED` seconds past: a file changed
+again within one tick of the file system's clock could keep the times of the version checked
+("racy git"); a later change makes a new change time, which no process can set back. The
+sidecar is written atomically by whoever checked the file, if the directory lets it; one that
+cannot be read, belongs to another user, or names another file is ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+
+SUFFIX = ".textnb-checked"
+# Raise when a rule of the readers changes (textnb.store.schema's RULES and limits, the plain and
+# numpy readers): verdicts of the older rules are then void.
+RULES_VERSION = 1
+SETTLED = 1.0  # seconds: longer than any file system's timestamp tick but FAT's (2 s mtime)
+_MAX_BYTES = 200
+
+
+def key(fd: int) -> str:
+    """The open file ``fd`` as a verdict names it: the rules' version and what fstat says."""
+    st = os.fstat(fd)
+    return (f"textnb-checked {RULES_VERSION} {st.st_dev} {st.st_ino} {st.st_size} "
+            f"{st.st_mtime_ns} {st.st_ctime_ns} {st.st_uid}\n")
+
+
+def sidecar(path: str) -> str:
+    """Where the verdict on the model file at ``path`` is kept."""
+    directory, name = os.path.split(os.path.realpath(path))
+    return os.path.join(directory, f".{name}{SUFFIX}")
+
+
+def vouched(path: str, name: str) -> bool:
+    """Whether the sidecar of ``path`` records the file named ``name`` (:func:`key`) as
+    checked, written by that file's owner."""
+    try:
+        fd = os.open(sidecar(path), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        uid = name.rsplit(" ", 1)[-1].strip()
+        return (stat.S_ISREG(st.st_mode) and str(st.st_uid) == uid
+                and os.read(fd, _MAX_BYTES) == name.encode())
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def vouch(path: str, name: str) -> None:
+    """Record the file named ``name`` as checked in the sidecar of ``path``, if its change time
+    has settled and the directory can be written; else nothing."""
+    ctime_ns = int(name.split()[6])
+    if time.time_ns() - ctime_ns < SETTLED * 1e9:
+        return
+    target = sidecar(path)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+                     | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            os.write(fd, name.encode())
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except OSError:  # a read-only directory, a full disk: the next reader checks again
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
