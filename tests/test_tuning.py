@@ -182,3 +182,67 @@ def test_the_chosen_settings_are_fitted_on_the_tunings_own_counts():
     np.testing.assert_array_equal(refitted.digests_, fitted.digests_)
     assert refitted.cutoffs_ == fitted.cutoffs_
     assert tuned.refit(TextClassifier(**pairs), labels) is False  # the parts were let go
+
+
+def test_small_class_folds_hold_out_what_they_can_and_keep_single_documents_in_training():
+    from textnb.folds import small_class_folds, stratified_folds
+    y = np.array(["big"] * 7 + ["pair"] * 2 + ["one"] + ["few"] * 3)
+    fold, k = small_class_folds(y, 5, seed=3)
+    assert k == 5
+    assert fold[y == "one"].tolist() == [-1]                   # never held out
+    assert sorted(set(fold[y == "big"].tolist())) == [0, 1, 2, 3, 4]   # every fold holds some
+    assert len(set(fold[y == "pair"].tolist())) == 2 and len(set(fold[y == "few"].tolist())) == 3
+    # As many folds as the largest class has documents, at most; classes big enough for the
+    # folds are dealt exactly as stratified_folds deals them.
+    assert small_class_folds(y[:10], 9)[1] == 7
+    even = np.array(["a", "b"] * 6)
+    np.testing.assert_array_equal(small_class_folds(even, 3, 1)[0], stratified_folds(even, 3, 1))
+    with pytest.raises(ValueError, match="a class of at least two documents"):
+        small_class_folds(np.array(["a", "b", "c"]), 5)
+
+
+def test_a_single_document_class_is_in_every_folds_training_part(random_counts):
+    from textnb.classifier import MODELS
+    X, y = random_counts
+    y = y.copy()
+    y[11] = "lone"                                              # a class of one document
+    fold = np.where(y == "lone", -1, np.arange(y.size) % 3)
+    W = _weigh(X, "raw", "l2")
+    scores = _cross_validate(TextClassifier(fit_prior=True), W, y, fold, 3, "complement", (0.3,),
+                             None)
+    for f in range(3):
+        held = fold == f
+        fitted = MODELS["complement"](alpha=0.3).fit(W[~held], y[~held])
+        assert "lone" in fitted.classes_.tolist()
+        assert scores[0.3][f] == pytest.approx(np.mean(fitted.predict(W[held]) == y[held]))
+
+
+def test_train_tune_on_classes_of_one_and_two_documents(tmp_path):
+    topics = {"autos": "car engine wheel brake road", "space": "orbit rocket launch moon nasa",
+              "cooking": "oven recipe flour bake sugar"}
+    rare = {"chess": ["rook bishop pawn checkmate opening"],
+            "sailing": ["mast sail keel harbour wind", "sail wind tide harbour knot"]}
+    dirs = []
+    for name, words in topics.items():
+        (tmp_path / name).mkdir()
+        for i in range(8):
+            (tmp_path / name / f"{i}.txt").write_text(f"{words} note {i} {words.split()[i % 5]}")
+        dirs.append(str(tmp_path / name))
+    for name, texts in rare.items():
+        (tmp_path / name).mkdir()
+        for i, text in enumerate(texts):
+            (tmp_path / name / f"{i}.txt").write_text(text)
+        dirs.append(str(tmp_path / name))
+    path = tmp_path / "tuned.model"
+    result = CliRunner().invoke(main, ["train", "--tune", "-m", str(path), *dirs])
+    assert result.exit_code == 0, result.output
+    assert "5-fold cross-validation" in result.output
+    assert ("small classes: 1 class (chess) of one document never held out (in every fold's "
+            "training part, not scored); 1 class (sailing) of 2-4 documents held out in as "
+            "many folds as they have documents") in result.output
+    model = load_model(path)
+    assert model.tuning_["note"].startswith("1 class (chess) of one document")
+    assert model.predict(["checkmate with a rook", "the sail and the mast"]).tolist() == \
+        ["chess", "sailing"]
+    info = CliRunner().invoke(main, ["info", "-m", str(path)])
+    assert "1 class (chess) of one document never held out" in info.output

@@ -23,6 +23,7 @@ def tuning_table(tuned, top: int = 10) -> str:
     lines = [f"{tuned.folds}-fold cross-validation of {len(tuned.rows)} settings "
              f"({tuned.metric}; best first; * chosen: the most smoothing within one standard "
              f"error of the best):",
+             *([f"  small classes: {tuned.note}"] if tuned.note else []),
              f"  {'model':<12} {'alpha':>6} {'ngrams':>6} {'stop words':<10} {'tf':<7} "
              f"{'norm':<5} {tuned.metric:>14}"]
     for i, row in enumerate(tuned.rows[:max(top, tuned.chosen + 1)]):

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..folds import stratified_folds
+from ..folds import small_class_folds, stratified_folds
 from ..text.stopwords import load_stop_words
 from ..workers import n_workers
 
@@ -60,6 +60,8 @@ class Tuning:
     # before weighing) and the documents' digests.
     counted: tuple[dict[str, Any], Any, Any, np.ndarray] | None = field(default=None, repr=False)
     chosen: int = 0
+    # What the folds did with classes smaller than them (:func:`small_classes`), or "".
+    note: str = ""
 
     @property
     def best(self) -> dict[str, Any]:
@@ -94,8 +96,9 @@ class Tuning:
 
     def summary(self, top: int = 10) -> dict[str, Any]:
         """The JSON-able record kept in the model file."""
-        return {"metric": self.metric, "folds": self.folds, "candidates": len(self.rows),
-                "best": self.best, "top": self.rows[:top]}
+        summary = {"metric": self.metric, "folds": self.folds, "candidates": len(self.rows),
+                   "best": self.best, "top": self.rows[:top]}
+        return {**summary, "note": self.note} if self.note else summary
 
 
 def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
@@ -113,9 +116,12 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     if classes.size < 2:
         raise ValueError("tuning needs at least two classes")
     spam = classifier.spam_class if classes.size == 2 and classifier.spam_class in classes else None
-    k = int(min(folds, np.bincount(np.unique(y, return_inverse=True)[1]).min()))
-    if k < 2:
-        raise ValueError("tuning needs at least two documents of each class")
+    sizes = np.unique(y, return_counts=True)[1]
+    if spam and sizes.min() < 2:
+        raise ValueError("tuning two-class mail (by the ROC AUC of its folds) needs at least "
+                         "two documents of each class")
+    if sizes.max() < 2:
+        raise ValueError("tuning needs a class of at least two documents")
     # "auto": the English list is tried removed and kept, whatever the classes.
     named = "english" if classifier.stop_words == "auto" else classifier.stop_words
     stops = load_stop_words(named)
@@ -142,7 +148,13 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     if kept != own:
         words[own] = counts[:, single & ~np.array([t.split(":", 1)[-1] in stops
                                                     for t in vocabulary.terms_])]
-    fold = stratified_folds(y, k, seed)
+    # Mail's folds each hold both classes (an AUC needs them); other classes may be smaller
+    # than the folds, and a class of one document stays in training (small_class_folds).
+    if spam:
+        k = int(min(folds, sizes.min()))
+        fold = stratified_folds(y, k, seed)
+    else:
+        fold, k = small_class_folds(y, folds, seed)
     metric = "1 - ROC AUC" if spam else "accuracy"
     rows: list[dict[str, Any]] = []
 
@@ -196,7 +208,30 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     rows.sort(key=lambda r: r["mean"] if spam else -r["mean"])
     tokenizing = {name: counter.get_params()[name] for name in ("ngram_range", "stop_words")}
     return Tuning(metric, k, rows, (tokenizing, vocabulary, matrix, digests),
-                  smoothest(rows, k, lower_is_better=spam is not None))
+                  smoothest(rows, k, lower_is_better=spam is not None), small_classes(y, k))
+
+
+def small_classes(y: np.ndarray, k: int) -> str:
+    """What k folds do with the classes of ``y`` smaller than them, in a sentence ("" if
+    none): classes of one document are in every fold's training part and never scored; a class
+    of fewer documents than folds is held out in as many folds as it has documents."""
+    names, sizes = np.unique(y, return_counts=True)
+    said = []
+    single = names[sizes == 1]
+    if single.size:
+        said.append(f"{_classes(single)} of one document never held out (in every fold's "
+                    f"training part, not scored)")
+    few = names[(sizes > 1) & (sizes < k)]
+    if few.size:
+        said.append(f"{_classes(few)} of 2-{k - 1} documents held out in as many folds as "
+                    f"they have documents")
+    return "; ".join(said)
+
+
+def _classes(names: np.ndarray, shown: int = 3) -> str:
+    """'N classes (a, b, c, ...)'."""
+    listed = ", ".join(map(str, names[:shown])) + (", ..." if names.size > shown else "")
+    return f"{names.size} class{'es' if names.size > 1 else ''} ({listed})"
 
 
 def smoothest(rows: Sequence[dict[str, Any]], folds: int, lower_is_better: bool = False) -> int:
