@@ -176,7 +176,7 @@ def report(corpus: str, train: list[Path], test: Path, truth: dict, rare: set, s
                                     if key in chosen)
              + (f"; CV {tuning['metric']} {chosen['mean']:.4f} +- {chosen['sd']:.4f}"
                 if "mean" in chosen else "")
-             + (f"\nsmall classes: {tuning['note']}" if tuning.get("note") else "")]
+             + (f"\n{tuning['note']}" if tuning.get("note") else "")]
     return "\n".join(lines)
 
 
