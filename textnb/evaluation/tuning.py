@@ -1,9 +1,10 @@
 """labelled texts → the TextClassifier settings that cross-validate best: ``train --tune``.
 
-The texts are tokenized once, with word pairs and stop words kept, and counted once; every
-candidate is a view of that one count matrix (its unigram columns, without the stop words'
-columns, or all), weighed (raw counts, log(1 + count) or presence; unit length or not), and
-counted per class once per weighing: a fold's model is those counts less its held part's, and
+The texts are tokenized once, with word pairs and stop words kept, and counted once, the word
+pairs of one document dropped (:func:`prune_pairs`); every candidate is a view of that one
+count matrix (its unigram columns, without the stop words' columns, or all), weighed (raw
+counts, log(1 + count) or presence; unit length or not), and counted per class once per
+weighing, for all its event models: a fold's model is those counts less its held part's, and
 the smoothing α changes only the log probabilities (``_update``), not the counts. Every
 weighing and model is tried on single words at the classifier's α with stop words kept, the
 best three with the classifier's stop words removed too; every α for the best three of those;
@@ -15,7 +16,8 @@ then the only ones tried. Keeping stop words won on every corpus tried
 (docs/design/text-classification.md; ``python -m bench.sentiment``).
 
 The score is the accuracy of the most probable class; for two-class mail (a spam class among
-two) it is the ROC AUC of the spam log-odds, which is what learned cutoffs act on. Of the best
+two) it is the ROC AUC of the spam log-odds, which is what learned cutoffs act on. Classes
+smaller than the folds are dealt by :func:`textnb.folds.small_class_folds`. Of the best
 setting's α values, the largest within one standard error of the best score is chosen
 (:func:`smoothest`).
 """
@@ -63,7 +65,8 @@ class Tuning:
     # of the vocabulary's terms (None: every term).
     counted: tuple[Any, Any, np.ndarray, dict] | None = field(default=None, repr=False)
     chosen: int = 0
-    # What the folds did with classes smaller than them (:func:`small_classes`), or "".
+    # What the search did otherwise than asked: with classes smaller than the folds
+    # (:func:`small_classes`), without word pairs a model file could not hold; or "".
     note: str = ""
 
     @property
