@@ -272,8 +272,11 @@ def test_tune_places_the_command_in_its_grid():
 def test_command_studies_run_on_the_samples(news):
     out = ok(bench("bench.train", "--spam-data", "corpora/spamassassin", "--news-data", str(news)))
     assert row(out, "textnb train --training auto") and row(out, "textnb classify 20news")
-    out = ok(bench("bench.train_tune", "--news-data", str(news)))
-    assert "--tune / plain: wall" in out
+    out = ok(bench("bench.train_tune", "--news-data", str(news), "--spam-data",
+                   "corpora/spamassassin", "--corpus", "20news", "spamassassin", "rare",
+                   "--threads", "2", "--repeat", "1"))
+    assert out.count("--tune / plain: wall") == 3
+    assert re.search(r"^textnb train --tune .* 0\.\d{4} +\d\.\d{4}$", out, re.MULTILINE)  # 1 - AUC
     out = ok(bench("bench.scale", "--data", str(news), "--sizes", "200", "--hash-bits", "12"))
     assert row(out, "200")[1] == "exact"
     out = ok(bench("bench.filter", "--data", "corpora/spamassassin", "--messages", "3",

@@ -25,10 +25,15 @@ LABELS = ["spam"] * 12 + ["ham"] * 12
 @pytest.mark.parametrize("model, tf, norm", [("multinomial", "log", "l2"), ("complement", "raw", "l2"),
                                              ("complement", "raw", None), ("bernoulli", "binary", None)])
 @pytest.mark.parametrize("spam", [None, "spam"])
+@pytest.mark.parametrize("block, dense", [(1 << 20, 1 << 22), (7, 0)])
 def test_folds_counted_as_the_whole_less_the_held_part_score_as_fits_of_the_rest(
-        random_counts, model, tf, norm, spam):
+        random_counts, model, tf, norm, spam, block, dense, monkeypatch):
     from textnb.classifier import MODELS
+    from textnb.evaluation import tuning
     from textnb.evaluation.metrics import roc_auc
+    # The weights of every class at once or of one at a time; a fold's counts dense or sparse.
+    monkeypatch.setattr(tuning, "_BLOCK", block)
+    monkeypatch.setattr(tuning, "_DENSE", dense)
     X, y = random_counts
     if spam:  # two classes: the score is 1 − AUC of the spam log-odds
         y = np.where(y == "spam", "spam", "ham")
@@ -48,6 +53,21 @@ def test_folds_counted_as_the_whole_less_the_held_part_score_as_fits_of_the_rest
             assert per_fold[f] == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.parametrize("tf, norm", [("raw", "l2"), ("binary", None)])
+def test_the_models_of_one_weighing_scored_together_score_as_each_alone(random_counts, tf, norm):
+    from textnb.evaluation.tuning import _cross_validate_models
+    X, y = random_counts
+    fold = np.arange(y.size) % 4
+    W = _weigh(X, tf, norm)
+    models = ["complement", "multinomial", "bernoulli"]
+    together = _cross_validate_models(TextClassifier(), W, y, fold, 4, models, (0.1, 1.0), None)
+    assert list(together) == models
+    for model in models:
+        assert together[model] == _cross_validate(TextClassifier(), W, y, fold, 4, model,
+                                                  (0.1, 1.0), None)
+    assert together["bernoulli"] != together["multinomial"]
+
+
 def test_weighing_matches_the_classifier():
     X = csr_matrix(np.array([[3.0, 0.0, 4.0], [0.0, 1.0, 0.0]]))
     np.testing.assert_allclose(_weigh(X, "raw", "l2").toarray(), [[0.6, 0, 0.8], [0, 1, 0]])
@@ -61,7 +81,7 @@ def test_the_grid_is_searched_coordinate_by_coordinate():
     means = [row["mean"] for row in result.rows]
     assert means == sorted(means, reverse=True) and 0.5 < means[0] <= 1.0
     assert set(result.best) == {"model", "alpha", "ngram_range", "stop_words", "tf", "norm",
-                               "mean", "sd"}
+                               "mean", "sd", "seconds", "megabytes"}
     key = lambda r: (r["tf"], r["norm"], r["model"])
     ranked = lambda rows: list(dict.fromkeys(key(r) for r in sorted(rows, key=lambda r: -r["mean"])))
     singles = [r for r in result.rows if r["ngram_range"] == [1, 1]]
@@ -118,7 +138,10 @@ def test_settings_cross_validated_in_threads_score_as_one_at_a_time():
     labels = LABELS + ["ham", "spam"] * 3
     alone = tune(TextClassifier(stop_words="english", n_jobs=1), texts, labels, folds=3)
     threads = tune(TextClassifier(stop_words="english", n_jobs=4), texts, labels, folds=3)
-    assert threads.rows == alone.rows and len(alone.rows) > 20
+    scores = lambda rows: [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
+    assert scores(threads.rows) == scores(alone.rows) and len(alone.rows) > 20
+    # Each row says what its cross-validation cost: wall seconds and the MB of its arrays.
+    assert all(row["seconds"] > 0 and row["megabytes"] > 0 for row in alone.rows)
 
 
 def test_train_tune_keeps_its_choice_in_the_model(tmp_path):
@@ -170,15 +193,92 @@ def test_the_chosen_settings_are_fitted_on_the_tunings_own_counts():
     texts = TEXTS + ["not cheap at all", "lunch was not bad"]
     labels = LABELS + ["ham", "ham"]
     tuned = tune(TextClassifier(), texts, labels, folds=3, alphas=(0.03, 0.3))
-    # Counted with word pairs and stop words kept: other tokenizers count otherwise.
+    # Counted with word pairs and stop words kept: pairs without them count otherwise.
     pairs = {**tuned.settings, "ngram_range": (1, 2), "stop_words": "none"}
     assert tuned.refit(TextClassifier(**{**pairs, "stop_words": "english"}), labels) is False
-    assert tuned.refit(TextClassifier(**{**pairs, "ngram_range": (1, 1)}), labels) is False
     refitted = TextClassifier(**pairs)
     assert tuned.refit(refitted, labels) is True
     fitted = TextClassifier(**pairs).fit(texts, labels)
-    assert refitted.vocabulary_.terms_ == fitted.vocabulary_.terms_
-    np.testing.assert_array_equal(refitted.model_.feature_count_, fitted.model_.feature_count_)
+    # The same model less the pairs of one document (prune_pairs).
+    once = {t for t, df in zip(fitted.vocabulary_.terms_, np.bincount(
+        fitted.counts(texts)[0].indices, minlength=len(fitted.vocabulary_))) if " " in t and df == 1}
+    assert once and refitted.vocabulary_.terms_ == [t for t in fitted.vocabulary_.terms_
+                                                    if t not in once]
+    keep = [i for i, t in enumerate(fitted.vocabulary_.terms_) if t not in once]
+    np.testing.assert_array_equal(refitted.model_.feature_count_,
+                                  fitted.model_.feature_count_[:, keep])
     np.testing.assert_array_equal(refitted.digests_, fitted.digests_)
-    assert refitted.cutoffs_ == fitted.cutoffs_
     assert tuned.refit(TextClassifier(**pairs), labels) is False  # the parts were let go
+    # Single words, with stop words removed or kept: exactly what fit counts.
+    for stop in ("english", "none"):
+        tuned = tune(TextClassifier(), texts, labels, folds=3, alphas=(0.03, 0.3))
+        words = {**tuned.settings, "ngram_range": (1, 1), "stop_words": stop}
+        refitted, fitted = TextClassifier(**words), TextClassifier(**words).fit(texts, labels)
+        assert tuned.refit(refitted, labels) is True
+        assert refitted.vocabulary_.terms_ == fitted.vocabulary_.terms_
+        np.testing.assert_array_equal(refitted.model_.feature_count_, fitted.model_.feature_count_)
+        assert refitted.cutoffs_ == fitted.cutoffs_
+
+
+def test_small_class_folds_hold_out_what_they_can_and_keep_single_documents_in_training():
+    from textnb.folds import small_class_folds, stratified_folds
+    y = np.array(["big"] * 7 + ["pair"] * 2 + ["one"] + ["few"] * 3)
+    fold, k = small_class_folds(y, 5, seed=3)
+    assert k == 5
+    assert fold[y == "one"].tolist() == [-1]                   # never held out
+    assert sorted(set(fold[y == "big"].tolist())) == [0, 1, 2, 3, 4]   # every fold holds some
+    assert len(set(fold[y == "pair"].tolist())) == 2 and len(set(fold[y == "few"].tolist())) == 3
+    # As many folds as the largest class has documents, at most; classes big enough for the
+    # folds are dealt exactly as stratified_folds deals them.
+    assert small_class_folds(y[:10], 9)[1] == 7
+    even = np.array(["a", "b"] * 6)
+    np.testing.assert_array_equal(small_class_folds(even, 3, 1)[0], stratified_folds(even, 3, 1))
+    with pytest.raises(ValueError, match="a class of at least two documents"):
+        small_class_folds(np.array(["a", "b", "c"]), 5)
+
+
+def test_a_single_document_class_is_in_every_folds_training_part(random_counts):
+    from textnb.classifier import MODELS
+    X, y = random_counts
+    y = y.copy()
+    y[11] = "lone"                                              # a class of one document
+    fold = np.where(y == "lone", -1, np.arange(y.size) % 3)
+    W = _weigh(X, "raw", "l2")
+    scores = _cross_validate(TextClassifier(fit_prior=True), W, y, fold, 3, "complement", (0.3,),
+                             None)
+    for f in range(3):
+        held = fold == f
+        fitted = MODELS["complement"](alpha=0.3).fit(W[~held], y[~held])
+        assert "lone" in fitted.classes_.tolist()
+        assert scores[0.3][f] == pytest.approx(np.mean(fitted.predict(W[held]) == y[held]))
+
+
+def test_train_tune_on_classes_of_one_and_two_documents(tmp_path):
+    topics = {"autos": "car engine wheel brake road", "space": "orbit rocket launch moon nasa",
+              "cooking": "oven recipe flour bake sugar"}
+    rare = {"chess": ["rook bishop pawn checkmate opening"],
+            "sailing": ["mast sail keel harbour wind", "sail wind tide harbour knot"]}
+    dirs = []
+    for name, words in topics.items():
+        (tmp_path / name).mkdir()
+        for i in range(8):
+            (tmp_path / name / f"{i}.txt").write_text(f"{words} note {i} {words.split()[i % 5]}")
+        dirs.append(str(tmp_path / name))
+    for name, texts in rare.items():
+        (tmp_path / name).mkdir()
+        for i, text in enumerate(texts):
+            (tmp_path / name / f"{i}.txt").write_text(text)
+        dirs.append(str(tmp_path / name))
+    path = tmp_path / "tuned.model"
+    result = CliRunner().invoke(main, ["train", "--tune", "-m", str(path), *dirs])
+    assert result.exit_code == 0, result.output
+    assert "5-fold cross-validation" in result.output
+    assert ("small classes: 1 class (chess) of one document never held out (in every fold's "
+            "training part, not scored); 1 class (sailing) of 2-4 documents held out in as "
+            "many folds as they have documents") in result.output
+    model = load_model(path)
+    assert model.tuning_["note"].startswith("small classes: 1 class (chess) of one document")
+    assert model.predict(["checkmate with a rook", "the sail and the mast"]).tolist() == \
+        ["chess", "sailing"]
+    info = CliRunner().invoke(main, ["info", "-m", str(path)])
+    assert "1 class (chess) of one document never held out" in info.output

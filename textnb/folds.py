@@ -38,12 +38,35 @@ def stratified_folds(labels: Sequence[Any], k: int, seed: int = 0,
     _, counts = np.unique(labels, return_counts=True)
     if counts.min() < k:
         raise ValueError(f"a class has {counts.min()} documents, fewer than the {k} folds")
+    fold = _deal(labels, k, seed)
+    if groups is not None:
+        _, first, group = np.unique(groups, return_index=True, return_inverse=True)
+        fold = fold[first[group.ravel()]]
+    return fold
+
+
+def small_class_folds(labels: Sequence[Any], most: int, seed: int = 0) -> tuple[np.ndarray, int]:
+    """(fold of each document, k): folds for classes of any size, as tuning deals them. k is
+    ``most``, or the largest class's size where that is smaller (every fold then holds some
+    document). Each class is dealt as :func:`stratified_folds` deals it, so a class of fewer
+    documents than folds has one in each of as many folds and is in the training part of every
+    fold; a class of one document is never held out (fold −1: always in training), since the
+    model of the other folds would have none of it. ValueError if no class has two documents."""
+    labels = np.asarray(labels)
+    names, row_class, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    k = int(min(most, counts.max()))
+    if k < 2:
+        raise ValueError("cross-validation needs a class of at least two documents")
+    fold = _deal(labels, k, seed)
+    fold[counts[row_class.ravel()] < 2] = -1
+    return fold, k
+
+
+def _deal(labels: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """Each class shuffled and dealt round robin to k folds from a random one."""
     rng = np.random.default_rng(seed)
     fold = np.empty(labels.size, dtype=np.int64)
     for label in np.unique(labels):
         members = rng.permutation(np.flatnonzero(labels == label))
         fold[members] = (np.arange(members.size) + rng.integers(k)) % k
-    if groups is not None:
-        _, first, group = np.unique(groups, return_index=True, return_inverse=True)
-        fold = fold[first[group.ravel()]]
     return fold

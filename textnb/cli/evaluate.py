@@ -210,7 +210,9 @@ def info(model_path, top, output) -> int:
                if data["decision_threshold"] is not None else []),
              *([f"tuned       {data['tuning']['folds']}-fold CV {data['tuning']['metric']} "
                 f"{data['tuning']['best']['mean']:.4f} ± {data['tuning']['best']['sd']:.4f}, "
-                f"chosen of {data['tuning']['candidates']} settings"] if data["tuning"] else []),
+                f"chosen of {data['tuning']['candidates']} settings"
+                + (f"; {data['tuning']['note']}" if data["tuning"].get("note") else "")]
+               if data["tuning"] else []),
              "parameters  " + ", ".join(f"{k}={v}" for k, v in data["parameters"].items()
                                         if k != "stop_words" or isinstance(v, str))]
     for c, terms in data["informative_terms"].items():

@@ -35,16 +35,21 @@ def on_error_line(report: dict[str, Any]) -> str:
 
 
 def tuning_table(tuned, top: int = 10) -> str:
-    """--tune's cross-validation: the best settings first, mean ± sd over the folds."""
+    """--tune's cross-validation: the best settings first, mean ± sd over the folds, and what
+    each cost: its share of the wall seconds of the cross-validation that scored it (the α
+    values of one setting are scored together) and the MB of the arrays it held."""
+    seconds = sum(row.get("seconds", 0.0) for row in tuned.rows)
     lines = [f"{tuned.folds}-fold cross-validation of {len(tuned.rows)} settings "
              f"({tuned.metric}; best first; * chosen: the most smoothing within one standard "
-             f"error of the best):",
+             f"error of the best; {seconds:.1f} s of scoring in all):",
+             *([f"  {tuned.note}"] if tuned.note else []),
              f"  {'model':<12} {'alpha':>6} {'ngrams':>6} {'stop words':<10} {'tf':<7} "
-             f"{'norm':<5} {tuned.metric:>14}"]
+             f"{'norm':<5} {tuned.metric:>14} {'s':>6} {'MB':>6}"]
     for i, row in enumerate(tuned.rows[:max(top, tuned.chosen + 1)]):
         lines.append(f"{'*' if i == tuned.chosen else ' '} {row['model']:<12} {row['alpha']:>6g} "
                      f"{row['ngram_range'][1]:>6} {row['stop_words']:<10.10} {row['tf']:<7} "
-                     f"{str(row['norm'] or 'none'):<5} {row['mean']:>8.4f} ± {row['sd']:.4f}")
+                     f"{str(row['norm'] or 'none'):<5} {row['mean']:>8.4f} ± {row['sd']:.4f} "
+                     f"{row.get('seconds', 0.0):>6.2f} {row.get('megabytes', 0.0):>6.0f}")
     return "\n".join(lines)
 
 

@@ -207,7 +207,8 @@ TUNING = {"metric": (_string, "a name", True),
           "candidates": (integer(1, 2 ** 31), "a number of settings", True),
           "best": (lambda v: record_problem(v, _TUNED_ROW) is None, "a row of mean and sd", True),
           "top": (lambda v: isinstance(v, list) and all(record_problem(r, _TUNED_ROW) is None
-                                                    for r in v), "rows of mean and sd", False)}
+                                                    for r in v), "rows of mean and sd", False),
+          "note": (_string, "a sentence", False)}
 
 
 CV = {name: (lambda v: isinstance(v, list)
