@@ -44,9 +44,6 @@ GROWTH = 140 << 20
 # (textnb.nb.explain.informative_terms): about 7 s and 200 MB at the file limit on classes² ×
 # terms. That is info's own cost, measured by the bench; here info skips that one file.
 NOT_HERE = {("wide-at-the-limit", "info")}
-# serve's Weights keys the weights by vocabulary_.terms_, which a hashed vocabulary leaves
-# empty: it scores every message of such a model by its prior alone (textnb/serve.py).
-SCORED_APART = {("valid-hashed-vocabulary", "serve")}
 
 
 def _rss() -> int:
@@ -118,8 +115,7 @@ def test_every_reader_refuses_the_same_crafted_files_and_scores_the_others_alike
                 problems.append(f"{case.name}: {reader} took {cpu:.2f} s of CPU")
             if "log_odds" in result:
                 scored.add(reader)
-                if (case.name, reader) not in SCORED_APART:
-                    scores[reader] = result["log_odds"]
+                scores[reader] = result["log_odds"]
         if scores and max(scores.values()) - min(scores.values()) > 1e-9:
             problems.append(f"{case.name}: the readers score it apart: {scores}")
         if case.accept and case.two_classes and scored != {"load_model", "filter", "classify",
