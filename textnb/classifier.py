@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from . import settings
+from . import incremental, settings
 from .decision import cutoffs as _cutoffs
 from .decision.rules import spam_cutoffs
 from .documents.message import relayed
@@ -414,6 +414,11 @@ class TextClassifier(Parameters):
                 check_in(labels, classes)
         if hasattr(texts, "__len__"):
             check_lengths(texts, labels)  # before any work, where the lengths are known
+        one_by_one = self._one_by_one(texts, labels, classes)
+        if one_by_one is not None:
+            for row, c in zip(incremental.rows(self, texts), one_by_one):
+                incremental.apply(self, row, c)
+            return self
         fitted = hasattr(self, "model_")
         if not fitted:
             sample, texts = self._peek(texts, labels)
@@ -470,6 +475,19 @@ class TextClassifier(Parameters):
                       np.append(self.digest_weights_, np.ones(len(labels))),
                       codes=np.concatenate([self._digest_codes, codes]))
         return self
+
+    def _one_by_one(self, texts: Any, labels: list, classes: Any) -> list[int] | None:
+        """The class number of each label where ``partial_fit`` adds ``texts`` one row at a
+        time (:mod:`textnb.incremental`: a few documents of classes the fitted model has, its
+        terms sorted), else None (its general path: counted in parts, the terms sorted once)."""
+        if (not hasattr(self, "model_") or classes is not None or not isinstance(texts, list)
+                or not 0 < len(texts) <= ONE_BY_ONE or len(labels) != len(texts)
+                or getattr(self.vocabulary_, "unsorted", False)):
+            return None
+        number = {c: i for i, c in enumerate(self.model_.classes_.tolist())}
+        found = [number.get(label) if isinstance(label, (str, int, np.generic)) else None
+                 for label in labels]
+        return None if None in found else found
 
     def learn_thresholds(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Learn what ``fit`` cross-validates for two classes, a mail model's spam and ham
@@ -762,6 +780,9 @@ class TextClassifier(Parameters):
             raise ValueError("this TextClassifier is not fitted yet; call fit first")
 
 
+# partial_fit adds this many documents or fewer one row at a time (textnb.incremental): in
+# time of their terms, not of the model's; more are counted in parts and the terms sorted once.
+ONE_BY_ONE = 16
 # Two-class text (and short text, below) counts word pairs from the first number of documents
 # to the second: pairs cross-validated better on reviews and pairs of newsgroups
 # (docs/design/text-classification.md; python -m bench.ngrams). Fewer documents (the textbooks'

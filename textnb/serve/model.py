@@ -21,6 +21,7 @@ from ..decision.rules import decide, headers, spam_cutoffs
 from ..documents.message import read_bytes
 from ..errors import ModelFileError, TextnbError
 from ..mail.filter import add_headers
+from ..store.journal import path_of
 from ..store.learning import forget, learn
 from ..store.text_model import load_model
 from ..text.hashing import HashedVocabulary
@@ -129,8 +130,14 @@ class Model:
         self.load()
 
     def _stat(self) -> tuple[int, ...]:
+        """The file's and its journal's (textnb.store.journal): a TELL appends to the journal."""
         st = os.stat(self.path)
-        return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size
+        try:
+            journal = os.stat(path_of(self.path))
+            appended: tuple[int, ...] = (journal.st_ino, journal.st_mtime_ns, journal.st_size)
+        except OSError:
+            appended = ()
+        return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size) + appended
 
     def load(self) -> None:
         """Read the file now; ModelFileError (the old model kept) if it is not a spam model."""
