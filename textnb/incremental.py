@@ -10,6 +10,7 @@ learned so equals one learned in one piece.
 
 from __future__ import annotations
 
+import copy
 from bisect import bisect_left
 from itertools import chain, repeat
 from typing import Any, NamedTuple, Sequence
@@ -75,11 +76,15 @@ def apply(classifier: Any, row: Row, label_index: int, weight: float | None = No
     :meth:`TextClassifier.unlearn` has it. Not ``strict`` (a journal replayed, as the mail
     filter's scorer replays it): counts that would fall below 0 become 0, and terms the model
     has not are passed over, rather than a ValueError."""
-    model, vocabulary = classifier.model_, classifier.vocabulary_
+    # On copies of the fitted version, swapped in whole at the end: a read meanwhile answers
+    # from the old one (copying the counts costs what the block move of new terms costs).
+    vocabulary = copy_vocabulary(classifier.vocabulary_)
+    at, known = _places(vocabulary, row.keys)
+    # New terms: the counts are copied as their columns are inserted, not once more before.
+    model = copy_model(classifier.model_, counts=unlearn or bool(known.all()))
     values = np.asarray(row.values, dtype=float)
     if model._binary:
         values = (values > 0).astype(float)
-    at, known = _places(vocabulary, row.keys)
     c = label_index
     if unlearn:
         place = learned_as(classifier, row.digest, c)
@@ -101,7 +106,7 @@ def apply(classifier: Any, row: Row, label_index: int, weight: float | None = No
         empty = at[~counts[:, at].any(axis=0)]
         if empty.size:
             model.delete_terms(empty)
-            _delete(classifier, empty)
+            _delete(vocabulary, empty)
         keep = np.ones(classifier.digests_.size, dtype=bool)
         keep[place[0]] = False
         classifier._learned(classifier.digests_[keep], classifier._digest_names,
@@ -113,7 +118,7 @@ def apply(classifier: Any, row: Row, label_index: int, weight: float | None = No
         if new.size:
             positions = at[new]
             _insert_columns(model, positions)
-            _insert(classifier, [row.keys[i] for i in new.tolist()], positions)
+            _insert(vocabulary, [row.keys[i] for i in new.tolist()], positions)
             # Each key's column among the new columns: its old place, moved by the new keys
             # before it (the keys are sorted, so those are the new ones earlier in the row).
             at = at + np.cumsum(~known) - (~known)
@@ -127,6 +132,31 @@ def apply(classifier: Any, row: Row, label_index: int, weight: float | None = No
                             np.append(classifier.digest_weights_, weight),
                             codes=np.append(classifier._digest_codes, names.index(name)))
     model._update()
+    classifier._fitted = (vocabulary, model)
+
+
+def copy_vocabulary(vocabulary: Any) -> Any:
+    """A vocabulary to change while ``vocabulary`` is read: its terms (or columns) its own."""
+    found = copy.copy(vocabulary)
+    if not isinstance(vocabulary, HashedVocabulary):  # columns_ are replaced, never changed
+        found.terms_ = list(vocabulary.terms_)
+        for name in ("_index", "_hashed"):
+            found.__dict__.pop(name, None)
+        found._looked_up = 0  # its few look-ups bisect until as many as an eighth of its terms
+        if vocabulary.__dict__.get("_index") is not None and getattr(vocabulary, "unsorted", False):
+            found.index_ = dict(vocabulary.index_)  # terms restored unsorted: looked up by it
+    return found
+
+
+def copy_model(model: Any, counts: bool = True) -> Any:
+    """A model to change while ``model`` scores: its counts its own (feature_count_ shared
+    unless ``counts``: the caller replaces it), derived again."""
+    found = copy.copy(model)
+    found.__dict__.pop("_stored_counts", None)
+    found.feature_count_ = model.feature_count_.copy() if counts else model.feature_count_
+    found.class_count_ = model.class_count_.copy()
+    found._derived = {}
+    return found
 
 
 def _places(vocabulary: Any, keys: list) -> tuple[np.ndarray, np.ndarray]:
@@ -161,9 +191,8 @@ def _insert_columns(model: Any, positions: np.ndarray) -> None:
     model.feature_count_ = counts
 
 
-def _insert(classifier: Any, new: list, positions: np.ndarray) -> None:
+def _insert(vocabulary: Any, new: list, positions: np.ndarray) -> None:
     """Insert the new keys (sorted) before the given places (``numpy.insert`` semantics)."""
-    vocabulary = classifier.vocabulary_
     if isinstance(vocabulary, HashedVocabulary):
         vocabulary.columns_ = np.insert(vocabulary.columns_, positions,
                                         np.asarray(new, dtype=np.int64))
@@ -175,8 +204,7 @@ def _insert(classifier: Any, new: list, positions: np.ndarray) -> None:
     _lookups_changed(vocabulary)
 
 
-def _delete(classifier: Any, columns: np.ndarray) -> None:
-    vocabulary = classifier.vocabulary_
+def _delete(vocabulary: Any, columns: np.ndarray) -> None:
     if isinstance(vocabulary, HashedVocabulary):
         vocabulary.columns_ = np.delete(vocabulary.columns_, columns)
         return
