@@ -68,20 +68,23 @@ def learned_as(classifier: Any, digest: int, label_index: int) -> np.ndarray:
 
 
 def apply(classifier: Any, row: Row, label_index: int, weight: float | None = None,
-          unlearn: bool = False, strict: bool = True) -> None:
+          unlearn: bool = False, strict: bool = True, in_place: bool = False) -> None:
     """Add ``row`` to class ``classes_[label_index]``'s counts with ``weight`` (default 1:
     learn), or take it back (``unlearn``, with the weight it was learned with unless given:
     ValueError, the model unchanged, unless a document of its digest was learned as that
     class). Terms no learned document has any more leave the vocabulary, as
     :meth:`TextClassifier.unlearn` has it. Not ``strict`` (a journal replayed, as the mail
     filter's scorer replays it): counts that would fall below 0 become 0, and terms the model
-    has not are passed over, rather than a ValueError."""
+    has not are passed over, rather than a ValueError. ``in_place``: the fitted version is
+    changed rather than copied (a model no other thread reads yet, as one being loaded)."""
     # On copies of the fitted version, swapped in whole at the end: a read meanwhile answers
     # from the old one (copying the counts costs what the block move of new terms costs).
-    vocabulary = copy_vocabulary(classifier.vocabulary_)
+    vocabulary = (classifier.vocabulary_ if in_place
+                  else copy_vocabulary(classifier.vocabulary_))
     at, known = _places(vocabulary, row.keys)
     # New terms: the counts are copied as their columns are inserted, not once more before.
-    model = copy_model(classifier.model_, counts=unlearn or bool(known.all()))
+    model = (classifier.model_ if in_place
+             else copy_model(classifier.model_, counts=unlearn or bool(known.all())))
     values = np.asarray(row.values, dtype=float)
     if model._binary:
         values = (values > 0).astype(float)

@@ -175,7 +175,7 @@ def _replay(classifier: TextClassifier, model: container.ModelFile,
                               int(record["digest"], 16))
         try:
             incremental.apply(classifier, row, record["class"], record["weight"],
-                              unlearn=record["op"] == "unlearn", strict=False)
+                              unlearn=record["op"] == "unlearn", strict=False, in_place=True)
         except ValueError as error:
             raise ModelFileError(f"journal '{journal.path_of(model.name)}' is corrupt "
                                  f"({error})") from None
