@@ -133,7 +133,8 @@ def row(name: str, result: dict, is_spam: np.ndarray) -> list:
     found = rates(is_spam, result["status"])
     return [name, pct(1 - roc_auc(is_spam, result["scores"]), 3),
             pct(best_not_caught(is_spam, result["scores"], MAX_FPR)),
-            f"{found['fp']} of {int((~is_spam).sum())}", f"{found['missed']} ({pct(found['not_caught'])})",
+            f"{found['fp']} of {int((~is_spam).sum())}",
+            f"{found['missed']} ({pct(found['not_caught'])})",
             f"{int((result['status'] == 'unsure').sum())} ({pct(found['unsure'])})",
             len(result["learn"]), ms(result["classify"]), ms(result["learn"])]
 

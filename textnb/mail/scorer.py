@@ -134,7 +134,7 @@ class Scorer:
     def log_proba(self, text: str, fields: tuple[tuple[str, str], ...] = ()) -> list[float]:
         """log P(c|x) per class, in ``classes`` order, of a text and its header fields."""
         counts = self._counts(self.tokenizer.document(text, fields)).items()
-        # In the model's column order, the terms': a term the journal touched is keyed by itself (str).
+        # In the model's column order, its terms': one the journal touched is keyed by itself.
         counts = sorted(counts, key=self._term) if self._touched else sorted(counts)
         values = [1.0 if self._binary else math.log1p(n) if self._log_tf else float(n)
                   for _, n in counts]
@@ -171,7 +171,6 @@ class Scorer:
             if lo < len(ends) and blob[ends[lo - 1] if lo else 0:ends[lo] - 1] == key:
                 found[lo] = n
         return found
-
 
     def _term(self, item: tuple) -> bytes:
         """The term (UTF-8) of a ``_counts`` item: its key, or the snapshot's k-th term."""
