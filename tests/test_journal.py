@@ -267,3 +267,17 @@ def test_sigkill_at_random_points_leaves_the_old_or_the_new_model(model, monkeyp
         if first >= len(raws):
             break
     assert first > 0
+
+
+def test_imap_and_serve_load_the_model_again_when_its_journal_grows(model, monkeypatch):
+    """textnb imap's and the daemon's models in memory follow what a learn appends."""
+    from textnb.imap.verdicts import Verdicts
+    from textnb.serve.model import Model
+    monkeypatch.setattr(journal, "COMPACT_BYTES", 1 << 20)
+    verdicts, served = Verdicts(model), Model(model)
+    learned = verdicts.classifier.digests_.size
+    assert verdicts.learn(NEW[0][0], "spam") is True
+    assert model.exists() and os.path.exists(journal.path_of(model))
+    verdicts.refresh()
+    assert verdicts.classifier.digests_.size == learned + 1
+    assert served.refresh().classifier.digests_.size == learned + 1
