@@ -92,7 +92,7 @@ def test_every_study_is_listed():
         "cli_outputs", "dask", "em", "fetch_corpora", "filter", "hashing", "heldout", "hostile",
         "hostile_models", "imap", "modelfile", "multilabel", "news_time", "newsgroups", "ngrams",
         "parse", "race", "ranking", "reduce_corpus", "scale", "sentiment", "serve", "sms_corpus",
-        "peers", "spam", "stopwords", "train", "train_tune", "tune", "twoclass"}
+        "online", "peers", "spam", "stopwords", "threads", "train", "train_tune", "tune", "twoclass"}
     listing = ok(bench("bench"))
     for name in studies():
         assert re.search(rf"^  {name} +\S", listing, re.MULTILINE), name
@@ -328,3 +328,28 @@ def test_serve_measures_the_daemon_at_its_defaults():
                    "--seconds", "0.3"))
     assert row(out, "spamc → textnb, --workers", after="Per message")
     assert row(out, "all (the verdict + PROCESS's bytes)", after="Stages")
+
+
+def test_online_runs_on_the_bundled_sample():
+    """python -m bench.online on the first 80 messages by date: textnb learning all and on
+    error (bogofilter beside where installed), its rows' figures in range."""
+    args = ["bench.online", "--data", "corpora/spamassassin", "--limit", "80",
+            "--file-messages", "5"]
+    if not shutil.which("bogofilter"):
+        args.append("--no-bogofilter")
+    out = ok(bench(*args, timeout=300))
+    assert "80 messages in Date order" in out
+    for mode in ("all", "error"):
+        cells = row(out, f"textnb ({mode})", "system (learning)")
+        assert 0 <= float(cells[1].rstrip(" %")) <= 100
+        assert " of " in cells[3]  # ham called spam, of the ham
+        learned = int(cells[6])
+        assert (learned == 80) if mode == "all" else (0 < learned < 80)
+        if shutil.which("bogofilter"):
+            assert row(out, f"bogofilter ({mode})", "system (learning)")
+    assert row(out, "textnb learn() into the file", "learning through a file")[1] == "5"
+
+
+def test_threads_runs_briefly_without_errors_or_mixed_answers():
+    out = ok(bench("bench.threads", "--seconds", "3", timeout=120))
+    assert "0 exceptions, 0 answers matching no version" in out

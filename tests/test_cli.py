@@ -534,9 +534,29 @@ def test_learn_a_folder_counts_every_message_and_nothing_without_one(spam_model,
     assert result.exit_code == 1 and "empty file" in result.stderr
     assert result.stderr.strip().splitlines()[-1] == "Error: no readable documents to learn"
     assert model.read_bytes() == spam_model.read_bytes()
+    # The model learned these 150 in training: learned once, as bogofilter registers them.
     result = run("learn", "-m", model, "--class", "spam", SPAM_DIR)
-    assert result.exit_code == 0 and "learned 150 documents as spam" in result.stdout
-    assert load_model(model).model_.class_count_.tolist() == [150.0, 300.0]
+    assert result.exit_code == 0
+    assert ("learned 0 documents as spam -> " in result.stdout
+            and "(150 learned as spam already, not counted again)" in result.stdout)
+    assert load_model(model).model_.class_count_.tolist() == [150.0, 150.0]
+    result = run("learn", "-m", model, "--class", "ham", SPAM_DIR)
+    assert result.exit_code == 0 and "learned 150 documents as ham" in result.stdout
+    assert load_model(model).model_.class_count_.tolist() == [300.0, 150.0]
+
+
+def test_learn_counts_a_message_given_twice_once_and_is_quiet_with_q(spam_model, tmp_path):
+    model = tmp_path / "m"
+    model.write_bytes(spam_model.read_bytes())
+    result = run("learn", "-m", model, "--class", "spam", HAM_MESSAGE, HAM_MESSAGE)
+    assert result.exit_code == 0 and result.stdout == (
+        f"learned 1 document as spam -> {model} (1 learned as spam already, not counted again)\n")
+    result = run("learn", "-q", "-m", model, "--class", "spam", HAM_MESSAGE)
+    assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""
+    assert load_model(model).model_.class_count_.tolist() == [150.0, 151.0]
+    # The model file was not rewritten: the message is in its journal, read with it.
+    assert model.read_bytes() == spam_model.read_bytes()
+    assert Path(f"{model}.journal").stat().st_size > 0
 
 
 def test_unlearning_what_was_never_learned_is_an_error(spam_model, tmp_path):
@@ -557,8 +577,21 @@ def test_learn_creates_a_missing_model_only_when_asked(tmp_path):
     assert_one_line_error(run("learn", "-m", model, "--class", "ham", HAM_MESSAGE), 1,
                           "class 'ham' is not in the model (classes: spam)")
     result = run("learn", "-m", model, "--new-class", "--class", "ham", HAM_MESSAGE)
-    assert result.exit_code == 0 and result.stderr == ""
-    assert load_model(model).classes_.tolist() == ["ham", "spam"]
+    assert result.exit_code == 0 and "textnb tune-cutoffs" in result.stderr
+    # A mail model: its spam class, and mail's tokens (the whole English stop-word list).
+    classifier = load_model(model)
+    assert classifier.classes_.tolist() == ["ham", "spam"]
+    assert classifier.spam_class == "spam" and "not" in classifier.stop_words_
+    assert classifier.spam_status([SPAM_MESSAGE.read_bytes()]).tolist() in (["spam"], ["unsure"])
+
+
+def test_learn_new_class_starts_a_mail_model_from_ham_too(tmp_path):
+    model = tmp_path / "m"
+    assert run("learn", "-m", model, "--new-class", "--class", "ham", HAM_MESSAGE).exit_code == 0
+    assert run("learn", "-m", model, "--new-class", "--class", "spam",
+               SPAM_MESSAGE).exit_code == 0
+    classifier = load_model(model)
+    assert classifier.spam_class == "spam" and "not" in classifier.stop_words_
 
 
 def test_learn_an_unknown_class_is_an_error_unless_new(spam_model, tmp_path):

@@ -40,9 +40,6 @@ CPU_SECONDS = 1.0
 # Memory a reader may add to this process's: a fresh reader process starts at 35-40 MB
 # (bench/hostile_models.py), so this keeps one within 200 MB.
 GROWTH = 140 << 20
-# serve's Weights keys the weights by vocabulary_.terms_, which a hashed vocabulary leaves
-# empty: it scores every message of such a model by its prior alone (textnb/serve.py).
-SCORED_APART = {("valid-hashed-vocabulary", "serve")}
 
 
 def _rss() -> int:
@@ -114,8 +111,7 @@ def test_every_reader_refuses_the_same_crafted_files_and_scores_the_others_alike
                 problems.append(f"{case.name}: {reader} took {cpu:.2f} s of CPU")
             if "log_odds" in result:
                 scored.add(reader)
-                if (case.name, reader) not in SCORED_APART:
-                    scores[reader] = result["log_odds"]
+                scores[reader] = result["log_odds"]
         if scores and max(scores.values()) - min(scores.values()) > 1e-9:
             problems.append(f"{case.name}: the readers score it apart: {scores}")
         if case.accept and case.two_classes and scored != {"load_model", "filter", "classify",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -175,13 +177,19 @@ def test_learns_from_the_users_moves_once_and_never_files_a_message_back(server,
     assert len(learned) == 3
     spam_class, ham_class = "spam", "ham"
     probe = model.parent / "probe.model"
+
+    def copy() -> None:  # the model is the file and its journal (textnb.store.journal)
+        probe.write_bytes(model.read_bytes())
+        journal = Path(f"{model}.journal")
+        Path(f"{probe}.journal").write_bytes(journal.read_bytes() if journal.exists() else b"")
+
     for raw, label, other in ((in_inbox[0], spam_class, ham_class),
                               (in_junk[0], ham_class, spam_class),
                               (in_junk[1], ham_class, spam_class)):
-        probe.write_bytes(model.read_bytes())
+        copy()
         # learn() says False, the file untouched, for a message learned so already.
         assert learn(probe, raw.replace(b"\n", b"\r\n"), label, other) is False
-    probe.write_bytes(model.read_bytes())
+    copy()
     assert learn(probe, in_junk[2].replace(b"\n", b"\r\n"), ham_class, spam_class) is True
     # Taken back into INBOX, the spam stays there; nothing is learned twice.
     weights = model.read_bytes()

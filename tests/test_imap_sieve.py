@@ -164,36 +164,47 @@ def test_imapsieve_teaches_textnb_serve_a_move_into_junk_within_a_second(setup, 
         client.select_folder("INBOX")
         client.create_folder("Junk")
         client.create_folder("Trash")
-        before = model.stat().st_mtime_ns
+        journal = Path(f"{model}.journal")
+
+        def state() -> tuple:  # the model's and its journal's (textnb.store.journal)
+            return (model.stat().st_mtime_ns,
+                    journal.stat().st_mtime_ns if journal.exists() else None)
+
+        def copy() -> None:
+            probe.write_bytes(model.read_bytes())
+            Path(f"{probe}.journal").write_bytes(journal.read_bytes() if journal.exists()
+                                                 else b"")
+
+        before = state()
         start = time.monotonic()
         client.move(client.search("ALL"), "Junk")
-        while model.stat().st_mtime_ns == before:
+        while state() == before:
             assert time.monotonic() - start < 5, daemon.log.read_text()
             time.sleep(0.01)
         took = time.monotonic() - start
         raw = spam.replace(b"\n", b"\r\n")
         probe = tmp_path / "probe.model"
-        probe.write_bytes(model.read_bytes())
+        copy()
         assert learn(probe, raw, "spam", "ham") is False  # learned as spam already
         # Out of Junk again, into INBOX: ham, unlearned as spam.
-        before = model.stat().st_mtime_ns
+        before = state()
         client.select_folder("Junk")
         client.move(client.search("ALL"), "INBOX")
         deadline = time.monotonic() + 5
-        while model.stat().st_mtime_ns == before:
+        while state() == before:
             assert time.monotonic() < deadline, daemon.log.read_text()
             time.sleep(0.01)
-        probe.write_bytes(model.read_bytes())
+        copy()
         assert learn(probe, raw, "ham", "spam") is False
         # Into Junk and then the Trash: only the move into Junk is told.
         client.select_folder("INBOX")
         client.move(client.search("ALL"), "Junk")
         time.sleep(1)
-        before = model.stat().st_mtime_ns
+        before = state()
         client.select_folder("Junk")
         client.move(client.search("ALL"), "Trash")
         time.sleep(1)
-        assert model.stat().st_mtime_ns == before
+        assert state() == before
         client.logout()
     finally:
         daemon.stop()

@@ -109,12 +109,16 @@ def test_watch_files_new_mail_and_survives_a_server_restart(server, model, tmp_p
         wait_for(lambda: digest(again) in where(server)["Junk"], 30)
         wait_for(lambda: "connected again" in Path(log.name).read_text(), 5)
         # The user takes one out of Junk into INBOX: IDLE wakes it, it is learned as ham.
-        weights = model.read_bytes()
+        def learned() -> bytes:  # the model and its journal (textnb.store.journal)
+            journal = Path(f"{model}.journal")
+            return model.read_bytes() + (journal.read_bytes() if journal.exists() else b"")
+
+        weights = learned()
         client = server.client()
         client.select_folder("Junk")
         client.move(client.search("ALL")[:1], "INBOX")
         client.logout()
-        wait_for(lambda: model.read_bytes() != weights, 10)
+        wait_for(lambda: learned() != weights, 10)
         assert watcher.poll() is None
     finally:
         watcher.send_signal(signal.SIGTERM)

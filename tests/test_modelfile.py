@@ -423,7 +423,8 @@ def test_a_symlinked_model_is_written_and_locked_through_the_link(tmp_path):
     assert done.exit_code == 0, done.output
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert "offer" in load_model(target).vocabulary_.terms_
-    assert sorted(os.listdir(real)) == ["spam.model", "spam.model.lock"]
+    # The message is in the model's journal, beside the target as its lock is.
+    assert sorted(os.listdir(real)) == ["spam.model", "spam.model.journal", "spam.model.lock"]
     assert sorted(os.listdir(tmp_path)) == ["link.model", "new.txt", "real"]
 
 

@@ -216,7 +216,10 @@ def test_allow_lists_networks():
     {"model": "complement", "tf": "binary", "norm": None},
     {"model": "complement", "tf": "binary"},  # presence of unit length
     {"model": "bernoulli"},
-], ids=["default", "multinomial", "log-tf", "binary-tf", "binary-tf-l2", "bernoulli"])
+    {"hash_bits": 18},  # keyed by column: a hashed vocabulary keeps no terms
+    {"hash_bits": 6, "tf": "log"},  # terms sharing a column counted in it together
+], ids=["default", "multinomial", "log-tf", "binary-tf", "binary-tf-l2", "bernoulli", "hashed",
+        "hashed-shared-columns"])
 def test_the_in_memory_weights_score_as_the_classifier(settings):
     """Weights (what the daemon scores with) equals predict_log_proba to rounding, for each
     model and weighting, on messages it learned and messages it did not."""

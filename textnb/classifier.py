@@ -7,14 +7,16 @@ decision threshold are :mod:`textnb.decision.cutoffs`'; how it reads and counts 
 
 from __future__ import annotations
 
+import functools
 import statistics
+import threading
 from collections import Counter
 from itertools import chain
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from . import settings
+from . import incremental, settings
 from .decision import cutoffs as _cutoffs
 from .decision.rules import spam_cutoffs
 from .documents.message import relayed
@@ -41,6 +43,19 @@ MODELS = {"multinomial": MultinomialNB, "bernoulli": BernoulliNB,
 # nothing of it is kept, so a smaller part costs no more time (20 Newsgroups' classify peak
 # RSS, 2 workers: 105-108 MB with parts of 1,000 posts, 99 with 250; CPU time alike).
 _SCORE_PART_DOCUMENTS = 250
+
+
+# Updates of fitted classifiers in this process, one at a time: each builds the next version
+# on the current one (a read takes no lock).
+_WRITING = threading.RLock()
+
+
+def _one_writer(method: Any) -> Any:
+    @functools.wraps(method)
+    def under_the_lock(*args: Any, **kwargs: Any) -> Any:
+        with _WRITING:
+            return method(*args, **kwargs)
+    return under_the_lock
 
 
 class TextClassifier(Parameters):
@@ -192,6 +207,36 @@ class TextClassifier(Parameters):
     @property
     def classes_(self) -> np.ndarray:
         return self.model_.classes_
+
+    # The fitted vocabulary and model are one version, (vocabulary, model), replaced whole: a
+    # read takes it once and answers from it, while partial_fit and unlearn build the next
+    # one on copies and swap it in (thread safety, docs/guide/python.md).
+    @property
+    def vocabulary_(self) -> Vocabulary:
+        found = self.__dict__.get("_fitted", (None, None))[0]
+        if found is None:
+            raise AttributeError("vocabulary_")
+        return found
+
+    @vocabulary_.setter
+    def vocabulary_(self, vocabulary: Vocabulary) -> None:
+        self._fitted = (vocabulary, self.__dict__.get("_fitted", (None, None))[1])
+
+    @property
+    def model_(self) -> DiscreteNB:
+        found = self.__dict__.get("_fitted", (None, None))[1]
+        if found is None:
+            raise AttributeError("model_")
+        return found
+
+    @model_.setter
+    def model_(self, model: DiscreteNB) -> None:
+        self._fitted = (self.__dict__.get("_fitted", (None, None))[0], model)
+
+    def _version(self) -> tuple[Vocabulary, DiscreteNB]:
+        """The fitted (vocabulary, model), taken once by a read."""
+        self._check_fitted()
+        return self._fitted
 
     # -- learning ----------------------------------------------------------------------
 
@@ -413,6 +458,7 @@ class TextClassifier(Parameters):
         classes = set(map(str, labels))
         return self.spam_class is not None and len(classes) == 2 and self.spam_class in classes
 
+    @_one_writer
     def partial_fit(self, texts: Iterable[Text], y: Iterable,
                     classes: Iterable | None = None) -> "TextClassifier":
         """Add documents (new terms and new classes too) to the counts.
@@ -435,6 +481,11 @@ class TextClassifier(Parameters):
                 check_in(labels, classes)
         if hasattr(texts, "__len__"):
             check_lengths(texts, labels)  # before any work, where the lengths are known
+        one_by_one = self._one_by_one(texts, labels, classes)
+        if one_by_one is not None:
+            for row, c in zip(incremental.rows(self, texts), one_by_one):
+                incremental.apply(self, row, c)  # a new version a document
+            return self
         fitted = hasattr(self, "model_")
         if not fitted:
             sample, texts = self._peek(texts, labels)
@@ -443,8 +494,9 @@ class TextClassifier(Parameters):
             vocabulary = self._vocabulary()
             if self.hash_bits is None:
                 vocabulary.terms_, vocabulary.index_ = [], {}
-        else:
-            vocabulary = self.vocabulary_
+        else:  # the next version is built on copies, swapped in whole when done
+            vocabulary = incremental.copy_vocabulary(self.vocabulary_)
+            current = incremental.copy_model(self.model_)
         first = len(vocabulary) if fitted else 0
         added = Added(self.new_model()._binary)
         digests, n_texts = [], 0
@@ -473,16 +525,19 @@ class TextClassifier(Parameters):
                 if order is not None:  # the old columns among the new, in numpy.insert's terms
                     old = np.argsort(order, kind="stable")[:first]
                     new = np.setdiff1d(np.arange(len(vocabulary)), old)
-                    self.model_.insert_terms(np.searchsorted(old, new))
-                self.model_.merge(model)
+                    current.insert_terms(np.searchsorted(old, new))
+                current.merge(model)
             else:
                 self.vocabulary_, self.model_ = vocabulary, model
                 self._learned(np.zeros(0, dtype=np.uint64), [])
                 self.cutoffs_ = None  # learned by fit, or by textnb tune-cutoffs
                 self.decision_threshold_ = None
-        if classes is not None and np.setdiff1d(classes, self.model_.classes_).size:
-            self.model_._add_classes(classes)
-            self.model_._update()
+        target = current if fitted else self.model_
+        if classes is not None and np.setdiff1d(classes, target.classes_).size:
+            target._add_classes(classes)
+            target._update()
+        if fitted:
+            self._fitted = (vocabulary, current)
         if len(self.model_.classes_) != 2:
             self.cutoffs_ = None  # spam and ham cutoffs say nothing once a third class is added
             self.decision_threshold_ = None
@@ -491,6 +546,19 @@ class TextClassifier(Parameters):
                       np.append(self.digest_weights_, np.ones(len(labels))),
                       codes=np.concatenate([self._digest_codes, codes]))
         return self
+
+    def _one_by_one(self, texts: Any, labels: list, classes: Any) -> list[int] | None:
+        """The class number of each label where ``partial_fit`` adds ``texts`` one row at a
+        time (:mod:`textnb.incremental`: a few documents of classes the fitted model has, its
+        terms sorted), else None (its general path: counted in parts, the terms sorted once)."""
+        if (not hasattr(self, "model_") or classes is not None or not isinstance(texts, list)
+                or not 0 < len(texts) <= ONE_BY_ONE or len(labels) != len(texts)
+                or getattr(self.vocabulary_, "unsorted", False)):
+            return None
+        number = {c: i for i, c in enumerate(self.model_.classes_.tolist())}
+        found = [number.get(label) if isinstance(label, (str, int, np.generic)) else None
+                 for label in labels]
+        return None if None in found else found
 
     def learn_thresholds(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Learn what ``fit`` cross-validates for two classes, a mail model's spam and ham
@@ -522,6 +590,7 @@ class TextClassifier(Parameters):
         except AttributeError:
             raise AttributeError("digest_labels_") from None
 
+    @_one_writer
     def unlearn(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Remove documents learned before under the same labels; ValueError if one was not."""
         self._check_fitted()
@@ -538,20 +607,23 @@ class TextClassifier(Parameters):
                 raise ValueError(f"cannot unlearn a document as {label!r}: "
                                  f"it was never learned as {label!r}")
             remove.append(found[0])
-        self.model_.unlearn(self._weigh(self.vocabulary_.count_parts(c for c, _ in parts)), labels,
-                            sample_weight=self.digest_weights_[remove])
+        # On copies, swapped in whole when done: a read meanwhile answers from the old version.
+        vocabulary = incremental.copy_vocabulary(self.vocabulary_)
+        model = incremental.copy_model(self.model_)
+        model.unlearn(self._weigh(vocabulary.count_parts(c for c, _ in parts)), labels,
+                      sample_weight=self.digest_weights_[remove])
         # Terms no learned document uses any more leave the vocabulary, as if never seen: |V| is
         # in every P(w|c) denominator, so keeping them would change the model unlearning restores.
-        unused = np.flatnonzero(~self.model_.feature_count_.any(axis=0))
+        unused = np.flatnonzero(~model.feature_count_.any(axis=0))
         if unused.size:
-            self.model_.delete_terms(unused)
-            if isinstance(self.vocabulary_, HashedVocabulary):
-                self.vocabulary_ = self.vocabulary_.subset(
-                    np.delete(np.arange(len(self.vocabulary_)), unused))
+            model.delete_terms(unused)
+            if isinstance(vocabulary, HashedVocabulary):
+                vocabulary = vocabulary.subset(np.delete(np.arange(len(vocabulary)), unused))
             else:
-                terms = np.delete(np.array(self.vocabulary_.terms_, dtype=object), unused).tolist()
-                self.vocabulary_.terms_ = terms
-                self.vocabulary_.index_ = {term: i for i, term in enumerate(terms)}
+                terms = np.delete(np.array(vocabulary.terms_, dtype=object), unused).tolist()
+                vocabulary.terms_ = terms
+                vocabulary.index_ = {term: i for i, term in enumerate(terms)}
+        self._fitted = (vocabulary, model)
         self._learned(np.delete(self.digests_, remove), self._digest_names,
                       np.delete(self.digest_weights_, remove),
                       codes=np.delete(self._digest_codes, remove))
@@ -588,9 +660,9 @@ class TextClassifier(Parameters):
 
     def transform(self, texts: Iterable[Text]) -> CSR:
         """Weighted counts of the vocabulary's terms: CSR of shape (n_documents, n_terms)."""
-        self._check_fitted()
+        vocabulary, _ = self._version()
         parts = self._count_stream(text_iterable(texts), digests=False)
-        return self._weigh(self.vocabulary_.count_parts(counts for counts, _ in parts))
+        return self._weigh(vocabulary.count_parts(counts for counts, _ in parts))
 
     def counts(self, texts: Iterable[Text]) -> tuple[CSR, np.ndarray]:
         """The raw counts of the vocabulary's terms in ``texts``, CSR of shape (n_documents,
@@ -602,26 +674,28 @@ class TextClassifier(Parameters):
         return X, (np.concatenate(found) if found else np.zeros(0, dtype=np.uint64))
 
     def _scores(self, texts: Iterable[Text], score: Any) -> np.ndarray:
-        """``score(X)`` of each part of the texts' weighted counts, stacked: a document's score
-        is its own row's, and the parts' counts are let go as they are scored."""
-        self._check_fitted()   # first: it says "not fitted" when model_ is absent
+        """``score(model, X)`` of each part of the texts' weighted counts, stacked: a
+        document's score is its own row's, and the parts' counts are let go as they are
+        scored. One version of the model answers throughout (:meth:`_version`)."""
+        vocabulary, model = self._version()  # first: it says "not fitted" when unfitted
         parts = self._count_stream(text_iterable(texts), digests=False,
                                    size=_SCORE_PART_DOCUMENTS)
-        scored = [score(self._weigh(self.vocabulary_.count_parts([counts])))
+        scored = [score(model, self._weigh(vocabulary.count_parts([counts])))
                   for counts, _ in parts]
-        return np.concatenate(scored) if scored else score(self.vocabulary_.count_parts([]))
+        return (np.concatenate(scored) if scored
+                else score(model, vocabulary.count_parts([])))
 
     def predict_joint_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
         """log P(c) + log P(x|c): ndarray of shape (n_documents, n_classes)."""
-        return self._scores(texts, lambda X: self.model_.predict_joint_log_proba(X))
+        return self._scores(texts, lambda model, X: model.predict_joint_log_proba(X))
 
     def predict_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
         """log P(c|x): ndarray of shape (n_documents, n_classes), columns in ``classes_`` order."""
-        return self._scores(texts, lambda X: self.model_.predict_log_proba(X))
+        return self._scores(texts, lambda model, X: model.predict_log_proba(X))
 
     def predict_proba(self, texts: Iterable[Text]) -> np.ndarray:
         """P(c|x): ndarray of shape (n_documents, n_classes), rows summing to 1."""
-        return self._scores(texts, lambda X: self.model_.predict_proba(X))
+        return self._scores(texts, lambda model, X: model.predict_proba(X))
 
     def predict(self, texts: Iterable[Text]) -> np.ndarray:
         """The label of each text, ndarray of shape (n_documents,): of two classes, the second
@@ -637,7 +711,7 @@ class TextClassifier(Parameters):
         self._check_fitted()
         if len(self.classes_) != 2:
             return self.predict_log_proba(texts)
-        return self._scores(texts, lambda X: _cutoffs.two_class_log_odds(self.model_, X))
+        return self._scores(texts, lambda model, X: _cutoffs.two_class_log_odds(model, X))
 
     def spam_status(self, texts: Iterable[Text]) -> np.ndarray:
         """Each text's status, spam, ham or unsure, as ``textnb classify`` and ``filter``
@@ -659,12 +733,13 @@ class TextClassifier(Parameters):
             log_odds = -log_odds
         return np.where(log_odds >= high, "spam", np.where(log_odds <= low, "ham", "unsure"))
 
-    def _labels(self, X: CSR) -> np.ndarray:
-        """The label of each row of the weighted counts X, as ``predict`` decides it."""
+    def _labels(self, model: DiscreteNB, X: CSR) -> np.ndarray:
+        """The label of each row of the weighted counts X, as ``predict`` decides it by
+        ``model`` (the classifier's)."""
         threshold = self.__dict__.get("decision_threshold_")
-        if threshold is None or len(self.classes_) != 2:
-            return self.model_.predict(X)
-        return self.classes_[(_cutoffs.two_class_log_odds(self.model_, X) >= threshold).astype(int)]
+        if threshold is None or len(model.classes_) != 2:
+            return model.predict(X)
+        return model.classes_[(_cutoffs.two_class_log_odds(model, X) >= threshold).astype(int)]
 
     def score(self, texts: Iterable[Text], y: Iterable,
               sample_weight: Sequence[float] | None = None) -> float:
@@ -681,18 +756,20 @@ class TextClassifier(Parameters):
         """Why ``text`` got its label (``predict``'s, or ``label``, a decision made otherwise, as
         by cutoffs) rather than the most probable other class: prior log-odds and each term's
         log-odds contribution."""
-        X = self.transform([text])
-        terms = (self.vocabulary_.names(self.tokenize([text])[0])
-                 if isinstance(self.vocabulary_, HashedVocabulary) else self.vocabulary_.terms_)
+        vocabulary, model = self._version()
+        X = self._weigh(vocabulary.count_parts(
+            counts for counts, _ in self._count_stream([text], digests=False)))
+        terms = (vocabulary.names(self.tokenize([text])[0])
+                 if isinstance(vocabulary, HashedVocabulary) else vocabulary.terms_)
         if label is None:
-            label = self._labels(X)[0]
-        return explain_document(self.model_, terms, X, top=top, label=label)
+            label = self._labels(model, X)[0]
+        return explain_document(model, terms, X, top=top, label=label)
 
     def informative_terms(self, top: int = 10) -> dict[Any, list[tuple[str, float]]]:
         """Per class, the terms with the largest log-likelihood ratio against the other classes
         (for a hashed vocabulary, "#<column>": the terms are not kept)."""
-        self._check_fitted()
-        return informative_terms(self.model_, self.vocabulary_.terms_, top=top)
+        vocabulary, model = self._version()
+        return informative_terms(model, vocabulary.terms_, top=top)
 
     # -- tokens and weights ------------------------------------------------------------
 
@@ -789,6 +866,9 @@ class TextClassifier(Parameters):
             raise not_fitted(self)
 
 
+# partial_fit adds this many documents or fewer one row at a time (textnb.incremental): in
+# time of their terms, not of the model's; more are counted in parts and the terms sorted once.
+ONE_BY_ONE = 16
 # Two-class text (and short text, below) counts word pairs from the first number of documents
 # to the second: pairs cross-validated better on reviews and pairs of newsgroups
 # (docs/design/text-classification.md; python -m bench.ngrams). Fewer documents (the textbooks'

@@ -17,7 +17,8 @@ from ..documents.sources import read_raw
 from ..errors import DocumentError, ModelFileError, describe
 from ..mail.filter import filter_message, read_head
 from ..store.container import locked
-from ..store.text_model import load_model, save_model
+from ..store.learning import Update
+from ..store.text_model import load_for_update, load_model, save_model
 from .common import FAILURE, OK, Skips, return_large_frees
 from .fast import FILTER_TIMEOUT, budget, write_out
 from .options import (FloatRange, LEARNED_ELSE_NAMED, cutoff_options, load_classifier,
@@ -218,17 +219,24 @@ def pass_through(reason: str) -> int:
 @click.option("--unlearn", is_flag=True, help="Remove documents learned before as --class.")
 @click.option("--new-class", is_flag=True,
               help="--class may be a class the model does not have yet, or the model may not "
-                   "exist yet (it is started with default settings).")
+                   "exist yet (it is started as a mail model when --class is spam or ham).")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but warnings and errors.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @model_option()
-def learn(label, unlearn, new_class, paths, model_path) -> int:
+def learn(label, unlearn, new_class, quiet, paths, model_path) -> int:
     """Add documents to a model in place (train on error), or --unlearn them.
 
-    Safe to run from several deliveries at once: a lock file serialises updates and the
-    model is replaced atomically. --class spam and ham name a mail model's spam class and
-    its other class; any other --class must be one of the model's classes (a typo such as
-    Spam for spam would add a class, and a model of three classes has no spam status), and
-    the model must exist, unless --new-class is given.
+    A document learned as --class already is not counted again (as bogofilter registers a
+    message once); one learned as the other class of a spam model stays learned as that
+    too (unlearn it first). Each run is one update of the model's journal (MODEL.journal,
+    folded into the model when it grows), so a message costs a few kilobytes, not the whole
+    model. Safe to run from several deliveries at once: MODEL.lock serialises updates (a
+    flock; the file stays, locking nothing once its holder exits).
+
+    --class spam and ham name a mail model's spam class and its other class; any other
+    --class must be one of the model's classes (a typo such as Spam for spam would add a
+    class, and a model of three classes has no spam status), and the model must exist,
+    unless --new-class is given.
     """
     skips = Skips()
     # Read as they are learned, never all held (a folder with attachments: 518 MB): the first
@@ -242,29 +250,55 @@ def learn(label, unlearn, new_class, paths, model_path) -> int:
     if not new_class and not path.exists():  # before the lock, which would leave a file
         raise ModelFileError(f"model file '{path}' does not exist: train one (textnb train), "
                              f"or start one with learn --new-class")
+    done = again = 0
     with locked(path):
-        if path.exists() or unlearn or not new_class:
-            classifier = load_model(path)
+        if path.exists():
+            update = Update(path, *load_for_update(path))
+            classifier = update.classifier
             label = _mail_class(classifier, label)
             _check_class(classifier, label, new_class or unlearn)
-        else:
-            classifier = TextClassifier()
-        if unlearn:  # unlearn holds the documents: each must have been learned
-            documents = list(documents)
-            labels = [label] * len(documents)
-            classifier.unlearn(documents, labels)
-        else:  # the labels filled as the documents are read, as partial_fit allows
-            labels = []
+            classes = len(classifier.classes_)
+            for raw in documents:
+                if unlearn and not update.forget(raw, [label]):
+                    raise DocumentError(f"cannot unlearn a document as {label!r}: it was "
+                                        f"never learned as {label!r}")
+                changed = unlearn or update.learn(raw, label)
+                done, again = done + changed, again + (not changed)
+            if len(classifier.classes_) == 2 > classes:
+                _became_mail(classifier)
+            update.write()  # one journal commit, or the whole model: nothing if it failed
+        else:  # --new-class: a model started from these documents; of spam or ham, a mail one
+            spam = spam_class_of([label]) or ("spam" if label == "ham" else None)
+            # Mail's tokens whichever class comes first ("auto" reads ham alone as other text).
+            classifier = TextClassifier(spam_class=spam, stop_words="auto" if spam in (None, label)
+                                        else "english")
+            labels: list = []
             classifier.partial_fit((labels.append(label) or raw for raw in documents), labels)
-        save_model(classifier, path)
+            save_model(classifier, path)
+            done = len(labels)
     skips.summary()
     verb = "unlearned" if unlearn else "learned"
     if len(classifier.classes_) == 1:
         click.echo(f"textnb: the model has one class, {label}: learn another one "
                    f"(--new-class) before classifying", err=True)
-    click.echo(f"{verb} {len(labels)} document{'s' if len(labels) != 1 else ''} "
-               f"as {label} -> {path}")
+    elif (new_class and classifier.spam_class and not classifier.cutoffs_
+          and len(classifier.classes_) == 2 and not quiet):
+        click.echo(f"textnb: {path} decides at bogofilter's cutoffs (P(spam) 0.99 and 0.5) "
+                   f"until `textnb tune-cutoffs -m {path} SPAM HAM` learns its own from "
+                   f"your mail, as train does", err=True)
+    if not quiet:
+        already = f" ({again} learned as {label} already, not counted again)" if again else ""
+        click.echo(f"{verb} {done} document{'s' if done != 1 else ''} "
+                   f"as {label} -> {path}{already}")
     return FAILURE if skips.count else OK
+
+
+def _became_mail(classifier: TextClassifier) -> None:
+    """A model that --new-class brought to two classes, one of them a spam class (by its
+    name: spam, Junk, ...), is a mail model: its spam_class is set."""
+    spam = spam_class_of(classifier.classes_)
+    if spam is not None and classifier.spam_class is None:
+        classifier.spam_class = spam
 
 
 def _mail_class(classifier: TextClassifier, label: str) -> str:

@@ -9,6 +9,7 @@ from typing import Sequence
 
 from ..decision.rules import spam_cutoffs
 from ..errors import ModelFileError
+from ..store.journal import path_of
 from ..store.learning import learn
 from ..store.text_model import load_model
 
@@ -24,13 +25,18 @@ class Verdicts:
         self.refresh()
 
     def refresh(self) -> None:
-        """Load the file if it changed since it was read."""
+        """Load the file if it or its journal changed since it was read."""
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
             raise ModelFileError(f"model file '{self.path}' does not exist: train one "
                                  f"(textnb imap train --spam Junk --ham INBOX)") from None
-        signature = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+        try:  # a learn appends to the model's journal (textnb.store.journal)
+            journal = os.stat(path_of(self.path))
+            appended: tuple[int, ...] = (journal.st_ino, journal.st_mtime_ns, journal.st_size)
+        except OSError:
+            appended = ()
+        signature = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size) + appended
         if signature == self._signature:
             return
         classifier = load_model(self.path)

@@ -31,6 +31,7 @@ from collections import Counter
 
 from ..store.schema import TEXT_CLASSIFIER
 from ..store.container import read
+from ..store.journal import read as read_journal, replay_plain
 from ..text.tokens import Tokenizer
 
 
@@ -49,6 +50,9 @@ class Scorer:
         if model.version < 2 or params.get("hash_bits") is not None:
             raise Declined("format 1" if model.version < 2 else "a hashed vocabulary")
         values = model.plain()
+        # The journal's documents (textnb.store.journal): the counts of the terms they touched,
+        # and the class counts and score constants after them, put in values.
+        self._touched = replay_plain(model, values, read_journal(model))
         self.classes = list(meta["classes"])
         self.cutoffs = meta.get("cutoffs")
         self.tokenizer = Tokenizer(
@@ -100,8 +104,11 @@ class Scorer:
         # One loop for all terms, locals only, array slices, no max(): 5 µs a term where
         # a method call per term with max() took 8 (2 classes, a loaded machine).
         for k in terms:
-            lo, hi = indptr[k], indptr[k + 1]
-            cs, vs = classes[lo:hi], values[lo:hi]
+            if k.__class__ is str:  # a term the journal touched
+                cs, vs = self._touched[k]
+            else:
+                lo, hi = indptr[k], indptr[k + 1]
+                cs, vs = classes[lo:hi], values[lo:hi]
             if model == "complement":
                 total = 0.0
                 for n in vs:  # in class order, as numpy sums feature_count_ over classes
@@ -126,7 +133,9 @@ class Scorer:
 
     def log_proba(self, text: str, fields: tuple[tuple[str, str], ...] = ()) -> list[float]:
         """log P(c|x) per class, in ``classes`` order, of a text and its header fields."""
-        counts = sorted(self._counts(self.tokenizer.document(text, fields)).items())
+        counts = self._counts(self.tokenizer.document(text, fields)).items()
+        # In the model's column order, its terms': one the journal touched is keyed by itself.
+        counts = sorted(counts, key=self._term) if self._touched else sorted(counts)
         values = [1.0 if self._binary else math.log1p(n) if self._log_tf else float(n)
                   for _, n in counts]
         if self._l2 and values:
@@ -145,8 +154,12 @@ class Scorer:
 
     def _counts(self, tokens: list[str]) -> dict[int, int]:
         """Column → count of the tokens that are vocabulary terms (Mitchell's positions)."""
-        blob, ends, found = self._terms, self._ends, {}
+        blob, ends, found, touched = self._terms, self._ends, {}, self._touched
         for token, n in Counter(tokens).items():
+            if touched and token in touched:
+                if touched[token][0]:  # else no document has it any more
+                    found[token] = n
+                continue
             key = token.encode("utf-8", "surrogatepass")
             lo, hi = 0, len(ends)
             while lo < hi:  # bisect_left over the terms, each a slice of the blob
@@ -158,6 +171,13 @@ class Scorer:
             if lo < len(ends) and blob[ends[lo - 1] if lo else 0:ends[lo] - 1] == key:
                 found[lo] = n
         return found
+
+    def _term(self, item: tuple) -> bytes:
+        """The term (UTF-8) of a ``_counts`` item: its key, or the snapshot's k-th term."""
+        k = item[0]
+        if k.__class__ is str:
+            return k.encode("utf-8", "surrogatepass")
+        return self._terms[self._ends[k - 1] if k else 0:self._ends[k] - 1]
 
 
 def score(path: str | os.PathLike, text: str,

@@ -21,8 +21,10 @@ from ..decision.rules import decide, headers, spam_cutoffs
 from ..documents.message import read_bytes
 from ..errors import ModelFileError, TextnbError
 from ..mail.filter import add_headers
+from ..store.journal import path_of
 from ..store.learning import forget, learn
 from ..store.text_model import load_model
+from ..text.hashing import HashedVocabulary
 from .protocol import (Code, Request, RequestError, THRESHOLD, bad_request, header_block,
                        printable, shown_score, spam_field_value, spamassassin_fields, spamc_score,
                        symbol)
@@ -57,7 +59,11 @@ class Weights:
         weights = np.asarray(weights, dtype=np.float64)
         difference = weights[1] - weights[0]
         # Keyed by the vocabulary's own term strings (terms_ in column order): no copy of them.
-        self.difference = dict(zip(classifier.vocabulary_.terms_, difference.tolist()))
+        # A hashed vocabulary keeps no terms: keyed by column, a token looked up by its hash.
+        self.hashed = (classifier.vocabulary_
+                       if isinstance(classifier.vocabulary_, HashedVocabulary) else None)
+        self.difference = (dict(enumerate(difference.tolist())) if self.hashed is not None
+                           else dict(zip(classifier.vocabulary_.terms_, difference.tolist())))
         self.presence = classifier.model == "bernoulli" or classifier.tf == "binary"
         self.log_tf = classifier.tf == "log" and not self.presence
         self.unit = classifier.norm == "l2" and classifier.model != "bernoulli"
@@ -66,6 +72,12 @@ class Weights:
         """[log P(c_0|x), log P(c_1|x)], in the classifier's class order, of a document's
         tokens (``classifier.tokenize``)."""
         counts = Counter(tokens)
+        if self.hashed is not None:  # terms sharing a column are counted in it together
+            distinct = list(counts)
+            by_column: Counter = Counter()
+            for column, n in zip(self.hashed._positions(distinct).tolist(), counts.values()):
+                by_column[column] += n
+            counts = by_column
         # C loops only: one look-up a distinct token, then the terms found kept (not None).
         found = list(map(self.difference.get, counts))
         known = list(map(is_not, found, repeat(None)))
@@ -118,8 +130,14 @@ class Model:
         self.load()
 
     def _stat(self) -> tuple[int, ...]:
+        """The file's and its journal's (textnb.store.journal): a TELL appends to the journal."""
         st = os.stat(self.path)
-        return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size
+        try:
+            journal = os.stat(path_of(self.path))
+            appended: tuple[int, ...] = (journal.st_ino, journal.st_mtime_ns, journal.st_size)
+        except OSError:
+            appended = ()
+        return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size) + appended
 
     def load(self) -> None:
         """Read the file now; ModelFileError (the old model kept) if it is not a spam model."""

@@ -83,6 +83,7 @@ class ModelFile:
     def __init__(self, name: str, meta: dict, raw: dict[str, Array], sizes: dict[str, int]
                  ) -> None:
         self.name, self.meta, self.raw, self.sizes = name, meta, raw, sizes
+        self.identity = ""  # set by read: which written file this is (journal.py)
         self.version, self.kind = meta["version"], meta["kind"]
         self.members = members(self.kind, self.version) if self.kind in MEMBERS else {}
         self.path: str | None = None
@@ -215,7 +216,17 @@ def _read(fd: int, name: str, kind: str | None, writable: bool, checked: bool = 
         if _parse_header(data, f"{member}.npy")[1:] != (array.descr, array.shape, array.fortran):
             raise ValueError(f"{member}.npy changed while it was read")
         array.data = data
-    return ModelFile(name, meta, arrays, sizes)
+    model = ModelFile(name, meta, arrays, sizes)
+    model.identity = identity(entries)
+    return model
+
+
+def identity(entries: dict[str, tuple[int, int, int]]) -> str:
+    """What tells one written model file from another: the CRC-32 of its members' names,
+    places, sizes and CRC-32s, and their number (its journal names the file it follows)."""
+    listed = ";".join(f"{name}:{start}:{size}:{crc}" for name, (start, size, crc)
+                      in sorted(entries.items()))
+    return f"{len(entries)}-{zlib.crc32(listed.encode()):08x}-{sum(s for _, s, _ in entries.values())}"
 
 
 def _pread_into(fd: int, buffer: bytearray, offset: int) -> int:

@@ -1,44 +1,124 @@
-"""raw message → a model file, learned (or unlearned) in place under the update lock: the
-daemon's TELL, ``textnb learn`` and ``textnb imap`` use it. The file is replaced atomically."""
+"""raw messages → a model file, learned (or unlearned) in place under the update lock: the
+daemon's TELL, ``textnb learn`` and ``textnb imap`` use it.
+
+An update learns its documents one row at a time in memory (:mod:`textnb.incremental`) and
+appends them, with the score constants after them, to the file's journal as one commit
+(:mod:`textnb.store.journal`): a few kilobytes a message, not the whole model. Once the
+journal would grow larger than :data:`~textnb.store.journal.COMPACT_BYTES`, or an update
+adds a class, the whole model is written instead (atomically) and the journal
+removed. A document is learned once as a class: learning it again changes nothing.
+"""
 
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
+from .. import incremental
 from ..classifier import TextClassifier
 from ..errors import ModelFileError
-from .container import locked
-from .text_model import load_model, save_model
+from . import journal
+from .container import ModelFile, locked
+from .text_model import _score_constants, load_for_update, save_model
+
+
+class Update:
+    """Documents learned and unlearned into a loaded model (``classifier``), kept as the
+    journal records :meth:`write` appends."""
+
+    def __init__(self, path: str | os.PathLike, classifier: TextClassifier, model: ModelFile,
+                 found: journal.Journal) -> None:
+        self.path, self.classifier, self.model, self.journal = path, classifier, model, found
+        self.records: list[dict] = []
+        self.whole = model.version < 3  # an older format is written anew, never journalled
+
+    def learn(self, raw: bytes, label: Any, other: Any = None) -> bool:
+        """Learn ``raw`` as ``label``; one learned as ``other`` moves to ``label``. False,
+        nothing changed, when it was learned as ``label`` already. A label the model has not
+        is a new class (the whole file is written)."""
+        classifier = self.classifier
+        c = self._class(label)
+        if c is None:  # a new class: partial_fit's general path, and the whole file written
+            classifier.partial_fit([raw], [label])
+            self.whole = True
+            return True
+        row = incremental.rows(classifier, [raw])[0]
+        if incremental.learned_as(classifier, row.digest, c).size:
+            return False
+        o = self._class(other) if other is not None else None
+        if o is not None and incremental.learned_as(classifier, row.digest, o).size:
+            self._unlearn(row, o)
+        incremental.apply(classifier, row, c, 1.0)
+        self._note("learn", row, c, 1.0)
+        return True
+
+    def forget(self, raw: bytes, labels: Sequence[Any]) -> bool:
+        """Unlearn ``raw`` from the first of ``labels`` it was learned as; False when none."""
+        row = incremental.rows(self.classifier, [raw])[0]
+        for label in labels:
+            c = self._class(label)
+            if c is not None and incremental.learned_as(self.classifier, row.digest, c).size:
+                self._unlearn(row, c)
+                return True
+        return False
+
+    def _unlearn(self, row: incremental.Row, c: int) -> None:
+        place = incremental.learned_as(self.classifier, row.digest, c)
+        weight = float(self.classifier.digest_weights_[place[0]])
+        incremental.apply(self.classifier, row, c, weight, unlearn=True)
+        self._note("unlearn", row, c, weight)
+
+    def _note(self, op: str, row: incremental.Row, c: int, weight: float) -> None:
+        self.records.append({"op": op, "class": c, "digest": f"{row.digest:016x}",
+                             "weight": weight, "keys": row.keys,
+                             "values": row.values.tolist()})
+
+    def _class(self, label: Any) -> int | None:
+        names = [str(c) for c in self.classifier.classes_]
+        return names.index(str(label)) if str(label) in names else None
+
+    def write(self) -> None:
+        """Append the records as one commit, or write the whole model when it is due."""
+        if not self.records and not self.whole:
+            return
+        model = self.classifier.model_
+        records = journal.lines(self.records, (model._bias().tolist(),
+                                               _score_constants(model).ravel().tolist()))
+        size = (self.journal.end if not self.journal.stale else 0) + len(records)
+        if self.whole or size > journal.COMPACT_BYTES:
+            save_model(self.classifier, self.path)
+        else:
+            journal.append(self.path, self.model.identity, self.journal, records)
+        self.records = []
+
+
+@contextmanager
+def updating(path: str | os.PathLike) -> Iterator[Update]:
+    """An :class:`Update` of the model file at ``path`` (which must exist) under the update
+    lock, written when the block ends without an error (else nothing is)."""
+    _must_exist(path)
+    with locked(path):
+        update = Update(path, *load_for_update(path))
+        yield update
+        update.write()
 
 
 def learn(path: str | os.PathLike, raw: bytes, label: Any, other: Any) -> bool:
-    """Learn ``raw`` as ``label`` under the update lock (the one ``textnb learn`` takes) and
-    replace the model file atomically; a message learned as ``other`` moves to ``label``.
-    False, the file untouched, when it was learned as ``label`` already. ModelFileError when
-    the file is missing: a model of one message, one class, would decide nothing."""
-    _must_exist(path)
-    with locked(path):
-        classifier = load_model(path)
-        if _unlearned(classifier, raw, label):
-            return False  # it was learned: the copy with it removed is thrown away
-        _unlearned(classifier, raw, other)
-        classifier.partial_fit([raw], [label])
-        save_model(classifier, path)
-    return True
+    """Learn ``raw`` as ``label`` under the update lock (the one ``textnb learn`` takes); a
+    message learned as ``other`` moves to ``label``. False, nothing written, when it was
+    learned as ``label`` already. ModelFileError when the file is missing: a model of one
+    message, one class, would decide nothing."""
+    with updating(path) as update:
+        return update.learn(raw, label, other)
 
 
 def forget(path: str | os.PathLike, raw: bytes, labels: Sequence[Any]) -> bool:
     """Unlearn ``raw`` from whichever of ``labels`` it was learned as, under the update lock;
-    False, the file untouched, when it was never learned; ModelFileError when the file is
+    False, nothing written, when it was never learned; ModelFileError when the file is
     missing."""
-    _must_exist(path)
-    with locked(path):
-        classifier = load_model(path)
-        if not any(_unlearned(classifier, raw, label) for label in labels):
-            return False
-        save_model(classifier, path)
-    return True
+    with updating(path) as update:
+        return update.forget(raw, labels)
 
 
 def _must_exist(path: str | os.PathLike) -> None:
@@ -47,13 +127,3 @@ def _must_exist(path: str | os.PathLike) -> None:
         raise ModelFileError(f"model file '{os.fspath(path)}' does not exist: TELL learns "
                              f"only into a model that does (textnb train, or textnb learn "
                              f"--new-class)")
-
-
-def _unlearned(classifier: TextClassifier, raw: bytes, label: Any) -> bool:
-    # TextClassifier.unlearn recognises a learned document by its digest and raises,
-    # unchanged, for one it never learned as that label.
-    try:
-        classifier.unlearn([raw], [label])
-    except ValueError:
-        return False
-    return True

@@ -11,13 +11,15 @@ from typing import Any
 
 import numpy as np
 
+from .. import incremental
 from ..classifier import TextClassifier
+from ..errors import ModelFileError
 from ..decision.rules import check_cutoffs
 from ..nb.discrete import BernoulliNB, ComplementNBWithPrior, DiscreteNB, MultinomialNB
 from ..nb.sparse import StoredCounts
 from ..text.hashing import HashedVocabulary
 from ..text.vocabulary import Vocabulary
-from . import container, schema
+from . import container, journal, schema
 
 KIND = "text-classifier"
 
@@ -90,6 +92,7 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
     if (classifier.digest_weights_ != 1).any():  # training on error: shares of walks
         arrays["digest_weights"] = classifier.digest_weights_
     container.save(path, KIND, meta, arrays)
+    journal.remove(path)  # the file holds what its journal did, and is another file now
 
 
 def _unsigned(top: int) -> type:
@@ -122,15 +125,25 @@ def _score_constants(model: DiscreteNB) -> np.ndarray:
 
 
 def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> TextClassifier:
-    """Read a classifier written by :func:`save_model` (format 1, 2 or 3); ModelFileError, one
-    line naming the file, if it is not one by :mod:`textnb.store.container`'s rules (the mail
-    filter's too): its members, settings and sizes within bounds, its arrays of the shapes its
-    classes and terms imply, its counts finite and non-negative, its terms sorted.
+    """Read a classifier written by :func:`save_model` (format 1, 2 or 3) and the documents
+    its journal learned and unlearned since (:mod:`textnb.store.journal`), as one model;
+    ModelFileError, one line naming the file, if it is not one by
+    :mod:`textnb.store.container`'s rules (the mail filter's too): its members, settings and
+    sizes within bounds, its arrays of the shapes its classes and terms imply, its counts
+    finite and non-negative, its terms sorted; its journal's records by the journal's.
 
-    The model scores with the score constants the file holds (:func:`_score_with`), as the
-    mail filter does, and works in ``n_jobs`` processes (default 1) where it works in
-    parallel, not in as many as it was trained with: a file starts no processes.
+    The model scores with the score constants the file (or its journal's last commit) holds
+    (:func:`_score_with`), as the mail filter does, and works in ``n_jobs`` processes
+    (default 1) where it works in parallel, not in as many as it was trained with: a file
+    starts no processes.
     """
+    return load_for_update(path, n_jobs=n_jobs)[0]
+
+
+def load_for_update(path: str | os.PathLike, *, n_jobs: int | None = 1
+                    ) -> tuple[TextClassifier, container.ModelFile, journal.Journal]:
+    """(:func:`load_model`'s classifier, the file as read, its journal as read): what an
+    update appends to the journal with (:mod:`textnb.store.learning`)."""
     model = container.read(path, KIND)
     arrays = model.arrays()
     meta, sizes = model.meta, model.sizes
@@ -148,7 +161,29 @@ def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> TextClassi
     classifier.n_jobs = n_jobs
     if model.version >= 2:
         _score_with(classifier.model_, arrays)
-    return classifier
+    found = journal.read(model)
+    if found.documents:
+        _replay(classifier, model, found)
+    return classifier, model, found
+
+
+def _replay(classifier: TextClassifier, model: container.ModelFile,
+            found: journal.Journal) -> None:
+    """The journal's committed documents learned and unlearned, in order, as
+    :func:`textnb.store.journal.replay_plain` has them for the mail filter; then the last
+    commit's score constants scored with."""
+    for record in found.documents:
+        row = incremental.Row(record["keys"], np.array(record["values"], dtype=float),
+                              int(record["digest"], 16))
+        try:
+            incremental.apply(classifier, row, record["class"], record["weight"],
+                              unlearn=record["op"] == "unlearn", strict=False, in_place=True)
+        except ValueError as error:
+            raise ModelFileError(f"journal '{journal.path_of(model.name)}' is corrupt "
+                                 f"({error})") from None
+    bias, constants = found.constants
+    _score_with(classifier.model_, {"score_bias": np.array(bias, dtype=float),
+                                    "score_constants": np.array(constants).reshape(2, -1)})
 
 
 def _score_with(model: DiscreteNB, arrays: dict[str, np.ndarray]) -> None:
@@ -201,6 +236,7 @@ def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
         # (Vocabulary.index_): classifying keeps no dict of every term. Others get one now.
         if any(map(operator.ge, terms, terms[1:])):
             vocabulary.index_ = dict(zip(terms, range(len(terms))))
+            vocabulary.unsorted = True  # looked up by the dict only, never bisected
             if len(vocabulary.index_) != len(terms):
                 raise ValueError("the terms are not distinct")
     model = classifier.new_model()

@@ -1,0 +1,283 @@
+"""Learning at filter speed: one document a row (textnb.incremental), a model file's journal
+(textnb.store.journal) read by every reader as one model with its file, and its atomicity
+under SIGKILL."""
+
+from __future__ import annotations
+
+import copy
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import textnb.classifier as classifier_module
+from textnb import TextClassifier, incremental
+from textnb.documents.message import read_bytes
+from textnb.errors import ModelFileError
+from textnb.mail.scorer import Scorer
+from textnb.serve.model import Weights
+from textnb.store import journal, learning
+from textnb.store.text_model import load_model, save_model
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "corpora" / "spamassassin"
+
+
+def messages(label: str) -> list[bytes]:
+    return [f.read_bytes() for f in sorted((CORPUS / label).iterdir())]
+
+
+SPAM, HAM = messages("spam"), messages("ham")
+
+
+def fitted(**settings) -> TextClassifier:
+    return TextClassifier(n_jobs=1, spam_class="spam", training="full", **settings).fit(
+        SPAM[:40] + HAM[:40], ["spam"] * 40 + ["ham"] * 40)
+
+
+@pytest.fixture
+def model(tmp_path) -> Path:
+    path = tmp_path / "spam.model"
+    save_model(fitted(), path)
+    return path
+
+
+NEW = [(raw, "spam") for raw in SPAM[40:50]] + [(raw, "ham") for raw in HAM[40:50]]
+PROBES = [read_bytes(raw) for raw in SPAM[60:75] + HAM[60:75]]
+
+
+def test_one_document_at_a_time_adds_what_the_general_path_adds(monkeypatch):
+    """partial_fit of one document (a row, in place) gives the model partial_fit's general
+    path gives, document by document: the same terms and the same counts, bit for bit."""
+    fast, general = fitted(), fitted()
+    for raw, label in NEW:
+        fast.partial_fit([raw], [label])
+    monkeypatch.setattr(classifier_module, "ONE_BY_ONE", 0)
+    for raw, label in NEW:
+        general.partial_fit([raw], [label])
+    assert fast.vocabulary_.terms_ == general.vocabulary_.terms_
+    assert np.array_equal(fast.model_.feature_count_, general.model_.feature_count_)
+    assert np.array_equal(fast.model_.class_count_, general.model_.class_count_)
+    assert np.array_equal(fast.digests_, general.digests_)
+    assert fast.digest_labels_.tolist() == general.digest_labels_.tolist()
+    assert np.array_equal(fast.predict_log_proba(PROBES), general.predict_log_proba(PROBES))
+
+
+def test_a_learned_document_taken_back_leaves_the_model_it_found():
+    clf = fitted()
+    before = clf.predict_log_proba(PROBES)
+    terms = list(clf.vocabulary_.terms_)
+    clf.partial_fit([NEW[0][0]], ["spam"])
+    assert len(clf.vocabulary_.terms_) > len(terms)
+    row = incremental.rows(clf, [NEW[0][0]])[0]
+    incremental.apply(clf, row, list(clf.classes_).index("spam"), unlearn=True)
+    assert clf.vocabulary_.terms_ == terms
+    assert np.allclose(clf.predict_log_proba(PROBES), before, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="never learned"):
+        incremental.apply(clf, row, list(clf.classes_).index("spam"), unlearn=True)
+
+
+def take_back(clf: TextClassifier, raw: bytes, label: str) -> None:
+    """Unlearn as an update does: the terms it alone had leave (TextClassifier.unlearn also
+    drops terms no document had, those of messages left out as suspects)."""
+    row = incremental.rows(clf, [raw])[0]
+    incremental.apply(clf, row, list(clf.classes_).index(label), unlearn=True)
+
+
+def _readers_agree(path: Path, expected: TextClassifier) -> None:
+    """load_model, the mail filter's scorer and serve's weights score as ``expected``."""
+    want = expected.predict_log_proba(PROBES)
+    loaded = load_model(path)
+    assert loaded.vocabulary_.terms_ == expected.vocabulary_.terms_
+    assert np.array_equal(loaded.model_.feature_count_, expected.model_.feature_count_)
+    assert np.allclose(loaded.predict_log_proba(PROBES), want, rtol=0, atol=1e-9)
+    scorer = Scorer(path)
+    got = [scorer.log_proba(d.text, d.fields) for d in PROBES]
+    assert np.allclose(got, want, rtol=0, atol=1e-9)
+    weights = Weights(loaded)
+    got = [weights.log_proba(loaded.tokenize([d])[0]) for d in PROBES]
+    assert np.allclose(got, want, rtol=0, atol=1e-9)
+
+
+def test_learning_appends_to_the_journal_and_every_reader_reads_the_two_as_one(model,
+                                                                               monkeypatch):
+    monkeypatch.setattr(journal, "COMPACT_BYTES", 1 << 20)
+    snapshot = model.read_bytes()
+    expected = load_model(model)
+    for raw, label in NEW:
+        assert learning.learn(model, raw, label, None) is True
+        expected.partial_fit([raw], [label])
+    assert model.read_bytes() == snapshot  # not rewritten: its journal holds the messages
+    size = os.path.getsize(journal.path_of(model))
+    assert 0 < size < 20 * 20_000  # a few kilobytes a message
+    _readers_agree(model, expected)
+    # Learned again: counted once, nothing written.
+    assert learning.learn(model, NEW[0][0], "spam", None) is False
+    assert os.path.getsize(journal.path_of(model)) == size
+    # Unlearned, and moved from one class to the other, by journal records too.
+    assert learning.forget(model, NEW[1][0], ["ham", "spam"]) is True
+    take_back(expected, NEW[1][0], "spam")
+    assert learning.learn(model, NEW[2][0], "ham", "spam") is True
+    take_back(expected, NEW[2][0], "spam")
+    expected.partial_fit([NEW[2][0]], ["ham"])
+    assert model.read_bytes() == snapshot
+    loaded = load_model(model)
+    assert np.allclose(loaded.predict_log_proba(PROBES), expected.predict_log_proba(PROBES),
+                       rtol=0, atol=1e-9)
+    scorer = Scorer(model)
+    assert np.allclose([scorer.log_proba(d.text, d.fields) for d in PROBES],
+                       loaded.predict_log_proba(PROBES), rtol=0, atol=1e-9)
+
+
+def test_a_hashed_model_learns_into_its_journal_too(tmp_path):
+    path = tmp_path / "hashed.model"
+    save_model(fitted(hash_bits=16), path)
+    expected = load_model(path)
+    for raw, label in NEW[:6]:
+        assert learning.learn(path, raw, label, None)
+        expected.partial_fit([raw], [label])
+    assert os.path.exists(journal.path_of(path))
+    loaded = load_model(path)
+    assert np.array_equal(loaded.vocabulary_.columns_, expected.vocabulary_.columns_)
+    assert np.allclose(loaded.predict_log_proba(PROBES), expected.predict_log_proba(PROBES),
+                       rtol=0, atol=1e-9)
+
+
+def test_the_journal_is_folded_into_the_file_when_it_grows(model, monkeypatch):
+    monkeypatch.setattr(journal, "COMPACT_BYTES", 20_000)
+    snapshot = model.read_bytes()
+    expected = load_model(model)
+    for raw, label in NEW:
+        learning.learn(model, raw, label, None)
+        expected.partial_fit([raw], [label])
+        assert not os.path.exists(journal.path_of(model)) or \
+            os.path.getsize(journal.path_of(model)) <= 20_000
+    assert model.read_bytes() != snapshot
+    _readers_agree(model, expected)
+
+
+def test_a_crash_between_the_journal_and_the_file_reads_back_exactly(model):
+    """Killed after the journal's commit and before the file is written: the message is
+    read back; killed after the file was written and before the journal was removed: the
+    journal, naming the old file, is not read again (no message counted twice)."""
+    expected = load_model(model)
+    learning.learn(model, NEW[0][0], "spam", None)
+    expected.partial_fit([NEW[0][0]], ["spam"])
+    _readers_agree(model, expected)  # in the journal only: the file was never rewritten
+    old_journal = Path(journal.path_of(model)).read_bytes()
+    save_model(load_model(model), model)  # compacted ...
+    Path(journal.path_of(model)).write_bytes(old_journal)  # ... but the journal left behind
+    _readers_agree(model, expected)
+    assert load_model(model).digests_.size == expected.digests_.size
+    # The next update starts the stale journal anew.
+    learning.learn(model, NEW[1][0], "spam", None)
+    expected.partial_fit([NEW[1][0]], ["spam"])
+    _readers_agree(model, expected)
+
+
+def test_records_after_the_last_commit_or_cut_short_are_not_read(model):
+    expected = load_model(model)
+    learning.learn(model, NEW[0][0], "spam", None)
+    expected.partial_fit([NEW[0][0]], ["spam"])
+    path = Path(journal.path_of(model))
+    whole = path.read_bytes()
+    # An update killed while appending: a record without its commit, then half a record.
+    uncommitted = journal.lines([{"op": "learn", "class": 0, "digest": "0" * 16, "weight": 1.0,
+                                  "keys": ["zzqx"], "values": [1.0]}], ([0.0, 0.0], [1, 1, -1, -1]))
+    path.write_bytes(whole + uncommitted.splitlines(keepends=True)[0] + uncommitted[:30])
+    _readers_agree(model, expected)
+    learning.learn(model, NEW[1][0], "ham", None)  # cut off, then appended after the commit
+    expected.partial_fit([NEW[1][0]], ["ham"])
+    assert b"zzqx" not in path.read_bytes()
+    _readers_agree(model, expected)
+
+
+@pytest.mark.parametrize("change", [
+    lambda r: {**r, "class": 7},
+    lambda r: {**r, "values": [-1.0] * len(r["values"])},
+    lambda r: {**r, "values": [float("inf")] * len(r["values"])},
+    lambda r: {**r, "keys": list(reversed(r["keys"]))},
+    lambda r: {**r, "digest": "xyz"},
+    lambda r: {**r, "extra": 1},
+    lambda r: {**r, "op": "unlearn", "digest": "f" * 16},
+], ids=["class", "negative", "infinite", "unsorted", "digest", "unknown-key", "never-learned"])
+def test_every_reader_refuses_a_journal_record_that_breaks_the_rules(model, change):
+    import json
+    learning.learn(model, NEW[0][0], "spam", None)
+    path = Path(journal.path_of(model))
+    header, record, commit = path.read_bytes().splitlines(keepends=True)
+    body = json.dumps(change(json.loads(record[9:])), separators=(",", ":")).encode()
+    path.write_bytes(header + b"%08x " % zlib.crc32(body) + body + b"\n" + commit)
+    with pytest.raises(ModelFileError, match="journal .* is corrupt"):
+        load_model(model)
+    with pytest.raises(ModelFileError, match="journal .* is corrupt"):
+        Scorer(model)
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+from textnb.store.learning import learn
+path, first = sys.argv[1], int(sys.argv[2])
+corpus = Path(sys.argv[3])
+raws = [f.read_bytes() for f in sorted((corpus / "spam").iterdir())[40:] +
+        sorted((corpus / "ham").iterdir())[40:]]
+for i in range(first, len(raws)):
+    learn(path, raws[i], "spam" if i % 2 else "ham", None)
+    print(i, flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_sigkill_at_random_points_leaves_the_old_or_the_new_model(model, monkeypatch):
+    """A writer learning message after message (journal appends and compactions), killed at
+    a random moment, 12 times: the model read back is always the one of the messages
+    learned so far, or of those and the one being learned, never a mix."""
+    raws = SPAM[40:] + HAM[40:]
+    labels = ["spam" if i % 2 else "ham" for i in range(len(raws))]
+    base = load_model(model)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    rng = random.Random(7)
+    first = 0
+    for _ in range(12):
+        process = subprocess.Popen([sys.executable, "-c", _WRITER, str(model), str(first),
+                                    str(CORPUS)], stdout=subprocess.PIPE, env=env)
+        time.sleep(rng.uniform(0.8, 2.5))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        loaded = load_model(model)
+        learned = loaded.digests_.size - base.digests_.size
+        assert learned >= first
+        expected = copy.deepcopy(base)  # the same messages learned in this process
+        for i in range(learned):
+            expected.partial_fit([raws[i]], [labels[i]])
+        assert np.array_equal(loaded.model_.feature_count_, expected.model_.feature_count_)
+        assert np.array_equal(loaded.digests_, expected.digests_)
+        scorer = Scorer(model)
+        assert np.allclose([scorer.log_proba(d.text, d.fields) for d in PROBES[:6]],
+                           loaded.predict_log_proba(PROBES[:6]), rtol=0, atol=1e-9)
+        first = learned
+        if first >= len(raws):
+            break
+    assert first > 0
+
+
+def test_imap_and_serve_load_the_model_again_when_its_journal_grows(model, monkeypatch):
+    """textnb imap's and the daemon's models in memory follow what a learn appends."""
+    from textnb.imap.verdicts import Verdicts
+    from textnb.serve.model import Model
+    monkeypatch.setattr(journal, "COMPACT_BYTES", 1 << 20)
+    verdicts, served = Verdicts(model), Model(model)
+    learned = verdicts.classifier.digests_.size
+    assert verdicts.learn(NEW[0][0], "spam") is True
+    assert model.exists() and os.path.exists(journal.path_of(model))
+    verdicts.refresh()
+    assert verdicts.classifier.digests_.size == learned + 1
+    assert served.refresh().classifier.digests_.size == learned + 1

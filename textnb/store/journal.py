@@ -1,0 +1,345 @@
+"""A model file's journal: the documents learned and unlearned since the file was written,
+appended beside it (``<model>.journal``), so that learning one message writes a few
+kilobytes, not the whole model. Every reader reads the file and its journal as one model.
+
+The journal is lines of text. The first names the snapshot it belongs to (its
+:attr:`~textnb.store.container.ModelFile.identity`: the size and CRC-32s of its members); a
+journal naming another is stale (the file was written again since: compacted, trained anew)
+and is read as empty. Then records, each ``<CRC-32 of the JSON, 8 hex digits> <JSON>``:
+
+* a document: ``{"op": "learn" or "unlearn", "class": its class number, "digest": 16 hex
+  digits, "weight": its weight in the counts, "keys": its terms (sorted str) or hashed
+  columns (increasing int), "values": its weighted counts (each > 0)}``;
+* a commit, after each update's documents: ``{"op": "commit", "score_bias": [C numbers],
+  "score_constants": [2·C numbers], "documents": how many it commits}``, the score constants
+  of the model with them (as :func:`textnb.store.text_model.save_model` writes them), which
+  every reader scores with, as it does with a snapshot's.
+
+A reader applies the committed documents only, in order: an update killed while it appended
+leaves records after the last commit (or a record cut short, whose CRC is wrong), which are
+not read; the next update cuts them off first. So a crash at any point leaves the old model
+or the new one. Each record is checked before it is used, as a model file's members are
+(:mod:`textnb.store.schema`'s limits and rules): its keys, its values and weight finite,
+positive and below 2**54, its class one of the file's, its score constants in their ranges,
+a document unlearned one that was learned as that class; the whole journal at most
+MAX_BYTES. Plain Python, no numpy: the mail filter's scorer reads it too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import os
+import stat
+import zlib
+
+from ..errors import ModelFileError
+from .schema import COUNT_BITS, LOG_BITS, MAX_TOKEN_LENGTH_LIMIT, SCORE_BITS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from .container import ModelFile
+
+SUFFIX = ".journal"
+MAGIC = b"textnb-journal 1 "
+# A journal a reader reads at most (a writer compacts it long before: COMPACT_BYTES).
+MAX_BYTES = 16 << 20
+# The terms of one document (a message's distinct tokens, word pairs included, cut at 1 MiB).
+MAX_KEYS = 1 << 20
+# A writer folds the journal into the file once it would grow larger than this (about 27
+# SpamAssassin messages): the mail filter reads it for every message it scores.
+COMPACT_BYTES = 128 << 10
+_KEYS = {"op", "class", "digest", "weight", "keys", "values"}
+_COMMIT = {"op", "score_bias", "score_constants", "documents"}
+
+
+def path_of(model_path: str | os.PathLike) -> str:
+    """The journal of the model file at ``model_path`` (beside its target, if a link)."""
+    return os.path.realpath(model_path) + SUFFIX
+
+
+class Journal:
+    """A journal as read against its snapshot: ``documents`` (the committed records, in
+    order, as dicts), ``constants`` (the last commit's score_bias and score_constants, or
+    None), ``end`` (the byte after the last commit: where the next update appends), ``size``
+    (its bytes on disk) and ``stale`` (it belongs to another snapshot)."""
+
+    def __init__(self) -> None:
+        self.documents: list[dict] = []
+        self.constants: tuple[list[float], list[float]] | None = None
+        self.end, self.size, self.stale = 0, 0, False
+
+
+def read(model: ModelFile) -> Journal:
+    """The journal beside the model file ``model`` was read from, checked as the module says;
+    ModelFileError naming it for a journal no reader may use."""
+    name = path_of(model.name)
+    journal = Journal()
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return journal
+    except OSError as error:
+        raise ModelFileError(f"journal '{name}' cannot be read: {error.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ModelFileError(f"journal '{name}' is not a regular file")
+        if info.st_size > MAX_BYTES:
+            raise ModelFileError(f"journal '{name}' is too large to read ({info.st_size} "
+                                 f"bytes; at most {MAX_BYTES})")
+        data = os.pread(fd, info.st_size, 0)
+    finally:
+        os.close(fd)
+    journal.size = len(data)
+    first, newline, rest = data.partition(b"\n")
+    if not newline or first != MAGIC + model.identity.encode():
+        journal.stale = bool(data)
+        return journal
+    if model.version < 3:
+        raise ModelFileError(f"journal '{name}' is corrupt (it follows a model file of "
+                             f"format {model.version}; only format 3 files have journals)")
+    pending: list[dict] = []
+    offset = len(first) + 1
+    journal.end = offset
+    for line in rest.split(b"\n")[:-1]:  # the last piece has no line break: cut short
+        crc, _, body = line.partition(b" ")
+        if len(crc) != 8 or crc != b"%08x" % zlib.crc32(body):
+            break  # cut short by a crash: this and what follows are not read
+        offset += len(line) + 1
+        try:
+            record = json.loads(body.decode("utf-8"), object_pairs_hook=_object)
+            problem = _problem(record, model)
+        except (ValueError, RecursionError) as error:
+            problem = str(error)
+        if problem:
+            raise ModelFileError(f"journal '{name}' is corrupt (record at byte "
+                                 f"{offset - len(line) - 1}: {problem})")
+        if record["op"] == "commit":
+            if record["documents"] != len(pending):
+                raise ModelFileError(f"journal '{name}' is corrupt (a commit of "
+                                     f"{record['documents']} documents after {len(pending)})")
+            journal.documents += pending
+            journal.constants = (record["score_bias"], record["score_constants"])
+            pending, journal.end = [], offset
+        else:
+            pending.append(record)
+    return journal
+
+
+def _object(pairs: list) -> dict:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("a key twice")
+    return found
+
+
+def _finite(x: Any, bits: int) -> bool:
+    return (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+            and abs(x) < 2.0 ** bits)
+
+
+def _problem(record: Any, model: ModelFile) -> str | None:
+    """What is wrong with a record of the journal of ``model``, or None."""
+    n_classes = len(model.meta["classes"])
+    if not isinstance(record, dict) or record.get("op") not in ("learn", "unlearn", "commit"):
+        return "not a record of a journal"
+    if record["op"] == "commit":
+        if set(record) != _COMMIT:
+            return f"a commit has the keys {sorted(_COMMIT)}"
+        bias, constants = record["score_bias"], record["score_constants"]
+        if not (isinstance(bias, list) and len(bias) == n_classes
+                and all(_finite(b, SCORE_BITS) for b in bias)):
+            return f"score_bias must be {n_classes} numbers below 2**{SCORE_BITS} in size"
+        if not (isinstance(constants, list) and len(constants) == 2 * n_classes
+                and all(_finite(a, LOG_BITS) for a in constants[:n_classes])
+                and all(_finite(b, SCORE_BITS) and b <= -0.5 for b in constants[n_classes:])):
+            return "score_constants out of their ranges"
+        documents = record["documents"]
+        return None if isinstance(documents, int) and documents >= 0 else "documents: a count"
+    if set(record) != _KEYS:
+        return f"a document has the keys {sorted(_KEYS)}"
+    c, digest, weight = record["class"], record["digest"], record["weight"]
+    if not (isinstance(c, int) and not isinstance(c, bool) and 0 <= c < n_classes):
+        return f"class {c!r} is not a class number of the model (0 to {n_classes - 1})"
+    if not (isinstance(digest, str) and len(digest) == 16
+            and all(ch in "0123456789abcdef" for ch in digest)):
+        return "digest must be 16 hexadecimal digits"
+    if not (_finite(weight, COUNT_BITS) and weight > 0):
+        return f"weight must be a number > 0 below 2**{COUNT_BITS}"
+    keys, values = record["keys"], record["values"]
+    if not (isinstance(keys, list) and isinstance(values, list) and 0 < len(keys) <= MAX_KEYS
+            and len(values) == len(keys)):
+        return f"keys and values must be two lists of 1 to {MAX_KEYS} items, as many of each"
+    # Loops in C (map over builtins): a message's few hundred items in microseconds.
+    if not (set(map(type, values)) <= {float, int} and all(map(math.isfinite, values))
+            and min(values) > 0 and max(values) < 2.0 ** COUNT_BITS):
+        return f"values must be numbers > 0 below 2**{COUNT_BITS}"
+    increasing = all(map(operator.lt, keys, keys[1:]))
+    hash_bits = model.meta["params"].get("hash_bits")
+    if hash_bits is not None:
+        if not (set(map(type, keys)) == {int} and increasing and keys[0] >= 0
+                and keys[-1] < 1 << hash_bits):
+            return f"keys must be increasing column numbers below 2**{hash_bits}"
+        return None
+    if not (set(map(type, keys)) == {str} and increasing and keys[0]
+            and max(map(len, keys)) <= MAX_TOKEN_LENGTH_LIMIT * 10 and "\n" not in "".join(keys)):
+        return "keys must be distinct sorted terms, each one line"
+    return None
+
+
+def lines(documents: list[dict], constants: tuple[list[float], list[float]]) -> bytes:
+    """The records of one update: its documents (dicts as :class:`Journal` holds them), then
+    its commit with the model's score constants after them."""
+    records = documents + [{"op": "commit", "score_bias": constants[0],
+                            "score_constants": constants[1], "documents": len(documents)}]
+    out = bytearray()
+    for record in records:
+        body = json.dumps(record, separators=(",", ":")).encode("ascii")
+        out += b"%08x " % zlib.crc32(body) + body + b"\n"
+    return bytes(out)
+
+
+def append(model_path: str | os.PathLike, identity: str, journal: Journal,
+           records: bytes) -> int:
+    """Append one update's ``records`` (:func:`lines`) to the journal of the model file at
+    ``model_path``, whose snapshot is ``identity`` (a stale or missing journal is started
+    anew, what follows its last commit cut off first), and make them durable; the
+    journal's size after. Under the update lock (:func:`textnb.store.container.locked`)."""
+    name = path_of(model_path)
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_NOFOLLOW", 0), 0o644 & ~_umask())
+    try:
+        if journal.stale or journal.end == 0:  # started anew: the header, then the records
+            header = MAGIC + identity.encode() + b"\n"
+            os.ftruncate(fd, 0)
+            records, start = header + records, 0
+        else:
+            os.ftruncate(fd, journal.end)
+            start = journal.end
+        written = 0
+        while written < len(records):
+            written += os.pwrite(fd, records[written:], start + written)
+        os.fsync(fd)
+        return start + len(records)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, name) from None
+    finally:
+        os.close(fd)
+
+
+def remove(model_path: str | os.PathLike) -> None:
+    """Delete the journal of the model file at ``model_path``: the file now holds it all."""
+    try:
+        os.unlink(path_of(model_path))
+    except FileNotFoundError:
+        pass
+
+
+def replay_plain(model: ModelFile, values: dict[str, Any], journal: Journal) -> Touched:
+    """For the mail filter's scorer: a text classifier's plain values (:meth:`ModelFile.plain`)
+    with ``journal``'s committed documents applied as :mod:`textnb.incremental` replays them
+    for :func:`~textnb.store.text_model.load_model` — class_count, score_bias and
+    score_constants replaced — and the terms they touched (:class:`Touched`). ModelFileError
+    for a document unlearned that was not learned as its class."""
+    touched = Touched(values, model.meta["params"]["model"] == "bernoulli")
+    if not journal.documents:
+        return touched
+    class_count = list(values["class_count"])
+    learned = None  # the documents learned, (digest, class) → copies: asked only to unlearn
+    if any(record["op"] == "unlearn" for record in journal.documents):
+        from collections import Counter
+
+        from .plain import plain_array
+        learned = Counter(zip(plain_array(model.raw["digests"]), values["digest_classes"]))
+    for record in journal.documents:
+        c, unlearn = record["class"], record["op"] == "unlearn"
+        if learned is not None:
+            key = (int(record["digest"], 16), c)
+            if unlearn and not learned[key]:
+                raise ModelFileError(f"journal '{path_of(model.name)}' is corrupt (it unlearns "
+                                     f"a document never learned as class {c})")
+            learned[key] += -1 if unlearn else 1
+        touched.note(record)
+        weight = record["weight"]
+        left = class_count[c] - weight if unlearn else class_count[c] + weight
+        class_count[c] = 0.0 if unlearn and left < TOLERANCE else left
+    values["class_count"] = class_count
+    values["score_bias"], values["score_constants"] = journal.constants
+    return touched
+
+
+# Counts this close to 0 after a document is unlearned are 0 (textnb.incremental's).
+TOLERANCE = 1e-9
+
+
+class Touched:
+    """The terms a journal's documents touched (str), each term's counts worked out when first
+    asked for: ``touched[term]`` is (its classes, their counts), none where no document has
+    it any more. Most of a journal's terms are never asked for: a message holds few of them."""
+
+    def __init__(self, values: dict[str, Any], binary: bool) -> None:
+        self.values, self.binary = values, binary
+        self.records: list[tuple[int, float, bool, dict]] = []
+        self.rows: dict[str, tuple[list[int], list[float]]] = {}
+        self.terms: set[str] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.records)
+
+    def __contains__(self, term: str) -> bool:
+        if self.terms is None:
+            self.terms = set().union(*(found for _, _, _, found in self.records))
+        return term in self.terms
+
+    def note(self, record: dict) -> None:
+        # term → value as a dict made in C: a message asks for a few of a journal's terms.
+        self.records.append((record["class"], record["weight"], record["op"] == "unlearn",
+                             dict(zip(record["keys"], record["values"]))))
+
+    def __getitem__(self, term: str) -> tuple[list[int], list[float]]:
+        found = self.rows.get(term)
+        if found is None:
+            row = self._snapshot(term.encode("utf-8", "surrogatepass"))
+            for c, weight, unlearn, values in self.records:
+                value = values.get(term)
+                if value is None:
+                    continue
+                # weight × value as numpy multiplies the row (1 for presence), then added or
+                # taken back; what is within the tolerance of 0, or below, is 0
+                amount = weight * (1.0 if self.binary else float(value))
+                if unlearn:
+                    left = row[c] - amount
+                    row[c] = left if left >= TOLERANCE else 0.0
+                else:
+                    row[c] += amount
+            found = self.rows[term] = ([c for c, n in enumerate(row) if n],
+                                       [n for n in row if n])
+        return found
+
+    def _snapshot(self, name: bytes) -> list[float]:
+        """The snapshot's counts of a term, one a class (0.0 where none; all 0 if no term)."""
+        values = self.values
+        blob, ends = values["terms"]
+        lo, hi = 0, len(ends)
+        while lo < hi:  # bisect_left over the terms, each a slice of the blob
+            mid = (lo + hi) // 2
+            if blob[ends[mid - 1] if mid else 0:ends[mid] - 1] < name:
+                lo = mid + 1
+            else:
+                hi = mid
+        row = [0.0] * len(values["class_count"])
+        if lo < len(ends) and blob[ends[lo - 1] if lo else 0:ends[lo] - 1] == name:
+            indptr, classes, counts = (values["count_indptr"], values["count_classes"],
+                                       values["count_values"])
+            for k in range(indptr[lo], indptr[lo + 1]):
+                row[classes[k]] = float(counts[k])
+        return row
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
