@@ -600,10 +600,16 @@ def test_a_multilabel_file_is_held_to_its_table(tmp_path):
 
 # -- meta.json read by json's C scanner -----------------------------------------------------------
 
+def _once(pairs):
+    if len(dict(pairs)) != len(pairs):
+        raise ValueError("meta.json names a key twice")
+    return dict(pairs)
+
+
 def _as_json(text):
     """What json.loads(text, object_pairs_hook=...) makes of text, or its error, as a string."""
     try:
-        return repr(json.loads(text, object_pairs_hook=modelfile._object))
+        return repr(json.loads(text, object_pairs_hook=_once))
     except RecursionError:
         return "RecursionError"
     except ValueError as error:
@@ -612,7 +618,7 @@ def _as_json(text):
 
 def _as_read(text):
     try:
-        return repr(modelfile._json_loads(text))
+        return repr(modelfile.json_loads(text))
     except RecursionError:
         return "RecursionError"
     except ValueError as error:
@@ -640,6 +646,6 @@ def test_meta_that_is_no_json_is_refused_as_json_loads_refuses_it(text):
 def test_meta_reader_without_json_s_c_scanner(monkeypatch):
     import sys
     monkeypatch.setitem(sys.modules, "_json", None)  # "from _json import ..." fails
-    assert modelfile._json_loads('{"a": [1, 2]}') == {"a": [1, 2]}
+    assert modelfile.json_loads('{"a": [1, 2]}') == {"a": [1, 2]}
     with pytest.raises(ValueError, match="twice"):
-        modelfile._json_loads('{"a": 1, "a": 2}')
+        modelfile.json_loads('{"a": 1, "a": 2}')

@@ -303,7 +303,7 @@ def _meta(fd: int, entry: tuple[int, int, int], name: str, kind: str | None) -> 
     if values > MAX_META_VALUES:
         raise ModelFileError(f"model file '{name}' is too large to read (meta.json of up to "
                              f"{values} values; at most {MAX_META_VALUES})")
-    meta = _json_loads(data.decode("utf-8"))
+    meta = json_loads(data.decode("utf-8"))
     check_header(meta, name, kind)
     problem = META_PROBLEM[kind](meta) if kind in META_PROBLEM else None
     if problem:
@@ -311,20 +311,27 @@ def _meta(fd: int, entry: tuple[int, int, int], name: str, kind: str | None) -> 
     return meta
 
 
-def _json_loads(text: str) -> Any:
-    """``json.loads(text, object_pairs_hook=_object)``, by json's C scanner where there is one:
-    importing json, its encoder and its patterns, costs every mail filter's start 1 ms."""
+def json_loads(text: str, what: str = "meta.json") -> Any:
+    """``json.loads(text)``, refusing an object that names a key twice (ValueError: ``what``
+    names a key twice), by json's C scanner where there is one: importing json, its encoder and
+    its patterns, costs every mail filter's start 1 ms."""
+    def once(pairs: list[tuple[str, Any]]) -> dict:
+        found = dict(pairs)
+        if len(found) != len(pairs):
+            raise ValueError(f"{what} names a key twice")
+        return found
+
     try:
         from _json import make_scanner
     except ImportError:  # no C scanner (another Python): json itself
         import json
-        return json.loads(text, object_pairs_hook=_object)
-    # What json.loads does with a str and json.JSONDecoder(object_pairs_hook=_object).
+        return json.loads(text, object_pairs_hook=once)
+    # What json.loads does with a str and json.JSONDecoder(object_pairs_hook=once).
     blank = " \t\n\r"
     if text.startswith("\ufeff"):
         _json_error("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        value, end = make_scanner(_JSONContext())(text, len(text) - len(text.lstrip(blank)))
+        value, end = make_scanner(_JSONContext(once))(text, len(text) - len(text.lstrip(blank)))
     except StopIteration as error:
         _json_error("Expecting value", text, error.value)
     rest = text[end:]
@@ -340,21 +347,14 @@ def _json_error(message: str, text: str, at: int) -> None:
 
 
 class _JSONContext:
-    """The settings json's scanner reads, as json.JSONDecoder(object_pairs_hook=_object) has them."""
+    """The settings json's scanner reads, as json.JSONDecoder(object_pairs_hook=hook) has them."""
 
-    def __init__(self) -> None:
-        self.strict, self.object_hook, self.object_pairs_hook = True, None, _object
+    def __init__(self, hook) -> None:
+        self.strict, self.object_hook, self.object_pairs_hook = True, None, hook
         self.parse_float, self.parse_int = float, int
         self.parse_constant = {"-Infinity": -math.inf, "Infinity": math.inf,
                                "NaN": math.nan}.__getitem__
         self.memo: dict = {}
-
-
-def _object(pairs: list[tuple[str, Any]]) -> dict:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        raise ValueError("meta.json names a key twice")
-    return found
 
 
 def check_header(meta: Any, name: str, kind: str | None) -> int:

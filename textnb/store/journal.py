@@ -27,7 +27,6 @@ MAX_BYTES. Plain Python, no numpy: the mail filter's scorer reads it too.
 
 from __future__ import annotations
 
-import json
 import math
 import operator
 import os
@@ -35,6 +34,7 @@ import stat
 import zlib
 
 from ..errors import ModelFileError
+from .container import json_loads
 from .schema import COUNT_BITS, LOG_BITS, MAX_TOKEN_LENGTH_LIMIT, SCORE_BITS
 
 TYPE_CHECKING = False
@@ -110,7 +110,7 @@ def read(model: ModelFile) -> Journal:
             break  # cut short by a crash: this and what follows are not read
         offset += len(line) + 1
         try:
-            record = json.loads(body.decode("utf-8"), object_pairs_hook=_object)
+            record = json_loads(body.decode("utf-8"), "a record")
             problem = _problem(record, model)
         except (ValueError, RecursionError) as error:
             problem = str(error)
@@ -127,13 +127,6 @@ def read(model: ModelFile) -> Journal:
         else:
             pending.append(record)
     return journal
-
-
-def _object(pairs: list) -> dict:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        raise ValueError("a key twice")
-    return found
 
 
 def _finite(x: Any, bits: int) -> bool:
@@ -195,6 +188,7 @@ def lines(documents: list[dict], constants: tuple[list[float], list[float]]) -> 
     its commit with the model's score constants after them."""
     records = documents + [{"op": "commit", "score_bias": constants[0],
                             "score_constants": constants[1], "documents": len(documents)}]
+    import json  # the writer's alone: its readers (the mail filter's among them) need not
     out = bytearray()
     for record in records:
         body = json.dumps(record, separators=(",", ":")).encode("ascii")
