@@ -216,6 +216,8 @@ _SHARED_SETTINGS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "lowercase": (_boolean, "lowercase must be true or false"),
     "max_token_length": (_integer(1, MAX_TOKEN_LENGTH_LIMIT),
                          f"max_token_length must be 1 to {MAX_TOKEN_LENGTH_LIMIT}"),
+    "min_token_length": (_integer(1, MAX_TOKEN_LENGTH_LIMIT),
+                         f"min_token_length must be 1 to {MAX_TOKEN_LENGTH_LIMIT}"),
     "min_df": (_number(0, MAX_TERMS * 2.0 ** 32), "min_df must be a number >= 0"),
     "max_df": (_number(0, MAX_TERMS * 2.0 ** 32), "max_df must be a number >= 0"),
     "max_features": (_optional(_integer(1, 2 ** 63 - 1)), "max_features must be a positive integer"),
@@ -227,12 +229,23 @@ _SHARED_SETTINGS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+# Settings that came after files were written without them, whose default changed with them:
+# name → the value such a file keeps (its tokens were made so). Body words of one character
+# were kept until min_token_length.
+LEGACY_SETTINGS = {"min_token_length": 1}
+
+
+def with_legacy(params: dict[str, Any]) -> dict[str, Any]:
+    """A model file's settings with :data:`LEGACY_SETTINGS` filled in where it has none."""
+    return {**LEGACY_SETTINGS, **params}
+
+
 # A text classifier's settings (TextClassifier.get_params()): name → (check, what it must be,
 # required). The first fifteen are in every file textnb wrote; the others came later, and a
-# file without one keeps TextClassifier's default.
+# file without one keeps TextClassifier's default (or its LEGACY_SETTINGS value).
 TEXT_SETTINGS: dict[str, tuple[Callable[[Any], bool], str, bool]] = {
     "model": (lambda v: v in EVENT_MODELS, f"model must be one of {', '.join(EVENT_MODELS)}", True),
-    **{name: (*check, True) for name, check in _SHARED_SETTINGS.items()
+    **{name: (*check, name not in LEGACY_SETTINGS) for name, check in _SHARED_SETTINGS.items()
        if name not in ("n_jobs",)},
     "fit_prior": (_boolean, "fit_prior must be true or false", True),
     "class_prior": (_optional(lambda v: isinstance(v, list) and all(_number(0, 2.0 ** COUNT_BITS)(x)
@@ -260,7 +273,7 @@ TEXT_SETTINGS: dict[str, tuple[Callable[[Any], bool], str, bool]] = {
 
 # A multi-label classifier's settings (MultiLabelClassifier.get_params()), all required.
 MULTILABEL_SETTINGS: dict[str, tuple[Callable[[Any], bool], str, bool]] = {
-    **{name: (*check, True) for name, check in _SHARED_SETTINGS.items()},
+    **{name: (*check, name not in LEGACY_SETTINGS) for name, check in _SHARED_SETTINGS.items()},
     "ngram_range": (_ngrams, f"ngram_range must be [min_n, max_n] with "
                              f"1 <= min_n <= max_n <= {MAX_NGRAM}", True),
     "folds": (_integer(2, MAX_FOLDS), f"folds must be 2 to {MAX_FOLDS}", True),
