@@ -214,15 +214,15 @@ def _bounded_count(target: float, n: int) -> int:
     """:func:`ham_allowed`, −1 where none is a bound; for ``target`` 0, 0."""
     if target <= 0:
         return 0
-    # P(X ≤ a) for X ~ Binomial(n, target), a = 0, 1, …: the pmf by its recurrence.
-    limit, a = 1 - CONFIDENCE, -1
-    pmf = math.exp(n * math.log1p(-target))
-    total = pmf
-    while total <= limit + 1e-12 and a < n:
-        a += 1
-        pmf *= (n - a) / (a + 1) * target / (1 - target)
-        total += pmf
-    return a
+    from scipy.special import bdtr   # P(Binomial(n, p) ≤ a); here, where cutoffs are learned
+    low, high = -1, n                # bdtr(low) ≤ 0.05 (by convention at −1), and the largest
+    while low < high:                # such a lies in [low, high]
+        middle = (low + high + 1) // 2
+        if bdtr(middle, n, target) <= 1 - CONFIDENCE:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def bounded(ham: int, target_fpr: float) -> bool:
