@@ -232,6 +232,12 @@ def bounded(ham: int, target_fpr: float) -> bool:
     return _bounded_count(target_fpr, ham) >= 0
 
 
+def ham_bounding(target_fpr: float) -> int:
+    """The fewest held-out ham that bound the spam cutoff for ``target_fpr`` (> 0) by their own
+    scores (:func:`bounded`): the least n with (1 − target)^n ≤ 0.05, 2,995 for 0.1 %."""
+    return math.ceil(math.log(1 - CONFIDENCE) / math.log1p(-target_fpr) - 1e-9)
+
+
 def young_unsure(ham: int) -> float:
     """The share of a young model's held-out ham left above its ham cutoff (unsure, or spam):
     :data:`YOUNG_UNSURE` at :data:`YOUNG_HAM` ham or fewer, narrowing as 1/√n, the rate at
