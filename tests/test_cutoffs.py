@@ -178,9 +178,9 @@ def test_the_spam_cutoff_keeps_its_rate_on_new_ham(distribution, n_ham):
                                          (100_000, 83)])
 def test_the_ham_allowed_above_the_spam_cutoff_are_a_one_sided_bound(n, allowed):
     from scipy import stats
-    from textnb.decision.cutoffs import bounded, ham_allowed
+    from textnb.decision.cutoffs import bounded, ham_allowed, ham_bounding
     assert ham_allowed(0.001, n) == allowed
-    assert bounded(n, 0.001) is (n >= 2995)
+    assert bounded(n, 0.001) is (n >= 2995) and ham_bounding(0.001) == 2995
     if bounded(n, 0.001):  # P(Binomial(n, 0.1 %) <= a) <= 5 % < P(... <= a + 1)
         assert stats.binom.cdf(allowed, n, 0.001) <= 0.05 < stats.binom.cdf(allowed + 1, n, 0.001)
 
@@ -340,7 +340,7 @@ def test_train_learns_cutoffs_and_info_shows_them(sample_model):
             f"spam (and {cutoffs['ham_unsure']:.0%} of ham) until you train on errors: `textnb "
             "learn` the unsure mail into its class. 150 ham are too few to read the spam cutoff "
             "for 0.10% of new ham off their scores: it is extrapolated from their highest "
-            "scores (`textnb tune-cutoffs` reads it off 1999 ham or more)") in info.output
+            "scores (`textnb tune-cutoffs` reads it off 2995 ham or more)") in info.output
     assert json.loads(run("info", "--format", "json", "-m", sample_model).output)["cutoffs"] == cutoffs
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..classifier import TextClassifier
-from ..decision.cutoffs import extrapolated, ham_needed
+from ..decision.cutoffs import extrapolated, ham_bounding
 from ..decision.rules import threshold_rule
 
 
@@ -69,7 +69,7 @@ def young_note(cutoffs: dict[str, Any], ham: int, target: float) -> str:
             f"spam (and {ham_unsure:.0%} of ham) until you train on errors: `textnb learn` "
             f"the unsure mail into its class. {ham} ham are too few to read the spam cutoff "
             f"for {target:.2%} of new ham off their scores: it is extrapolated from their "
-            f"highest scores (`textnb tune-cutoffs` reads it off {ham_needed(target)} ham or "
+            f"highest scores (`textnb tune-cutoffs` reads it off {ham_bounding(target)} ham or "
             f"more)")
 
 

@@ -8,8 +8,7 @@ model that never saw it, and on those scores
 * the spam cutoff is the lowest one that a new ham passes at most ``target_fpr`` of the time,
   with 95 % confidence: a one-sided bound on the held-out ham's exceedances, not their share
   (:func:`ham_allowed`), so that the rate ``info`` promises holds on new mail; where too few
-  ham are held out for any bound, above them all (from 1,999 ham at 0.1 %, 86–95 % confident)
-  and, for a young model, above the 95 % bootstrap bound of their tail's extrapolation
+  ham are held out for any bound, the 95 % bootstrap bound of their tail's extrapolation
   (:func:`_tail_bound`). A message is spam when its log-odds are at or above it;
 * the ham cutoff is the highest one, not above the spam cutoff, that a new spam falls under at
   most ``target_fnr`` of the time (ham when at or below it), raised as far as needed
@@ -101,16 +100,15 @@ def choose_cutoffs(log_odds: np.ndarray, is_spam: np.ndarray, target_fpr: float 
     ham, spam = np.sort(log_odds[~is_spam]), np.sort(log_odds[is_spam])
     if not ham.size or not spam.size:
         raise ValueError("choosing cutoffs needs both spam and ham messages")
-    # The spam cutoff: above all but the `allowed` highest-scoring ham, and for a young model
-    # above the tail's bound too.
+    # The spam cutoff: above all but the `allowed` highest-scoring ham, and where no number
+    # of them is a bound, above the tail's.
     allowed = ham_allowed(target_fpr, ham.size)
     bound = ham[ham.size - 1 - allowed]           # the highest ham that must stay below
     higher = np.concatenate([ham[ham > bound], spam[spam > bound]])
     spam_cutoff = (bound + higher.min()) / 2 if higher.size else bound + 1.0
-    young = extrapolated(ham.size, target_fpr)
-    if young:
+    if not bounded(ham.size, target_fpr):
         spam_cutoff = max(spam_cutoff, _tail_bound(ham, target_fpr))
-    if young and target_unsure > 0:
+    if extrapolated(ham.size, target_fpr) and target_unsure > 0:
         # Young: the band is sized on the ham (young_unsure), not narrowed by target_unsure
         # (0 asks for no band at all).
         k = min(math.ceil(young_unsure(ham.size) * ham.size - 1e-9), ham.size)  # ham above
@@ -208,9 +206,7 @@ def ham_allowed(target: float, n: int) -> int:
     the n lie above the score a new ham passes ``target`` of the time, which happens with
     probability P(Binomial(n, target) > a); it is the Clopper–Pearson one-sided bound on a/n
     kept at or under the target. The share a/n, a point estimate, promised 0.16 % on office
-    mail where new mail showed 0.8 %. 0 where no number is a bound (:func:`bounded`): above
-    every held-out ham a new one passes the cutoff at most ``target`` of the time with
-    probability 1 − (1 − target)^n, 86 % at 1,999 ham for 0.1 %, 95 % at 2,995."""
+    mail where new mail showed 0.8 %. 0 where no number is a bound (:func:`bounded`)."""
     return max(_bounded_count(target, n), 0)
 
 
@@ -231,9 +227,15 @@ def _bounded_count(target: float, n: int) -> int:
 
 def bounded(ham: int, target_fpr: float) -> bool:
     """Whether ``ham`` held-out ham bound the spam cutoff for ``target_fpr`` by their own
-    scores with 95 % confidence (:func:`ham_allowed`): at least ln 0.05 / ln(1 − target) of
-    them, 2,995 for 0.1 %."""
+    scores (:func:`ham_allowed`): at least ln 0.05 / ln(1 − target) of them (2,995 for
+    0.1 %), else the cutoff is their tail's bound (:func:`_tail_bound`) where that is higher."""
     return _bounded_count(target_fpr, ham) >= 0
+
+
+def ham_bounding(target_fpr: float) -> int:
+    """The fewest held-out ham that bound the spam cutoff for ``target_fpr`` (> 0) by their own
+    scores (:func:`bounded`): the least n with (1 − target)^n ≤ 0.05, 2,995 for 0.1 %."""
+    return math.ceil(math.log(1 - CONFIDENCE) / math.log1p(-target_fpr) - 1e-9)
 
 
 def young_unsure(ham: int) -> float:
