@@ -417,7 +417,7 @@ def run_bench(args, paths, y, scratch: Path) -> dict:
         print(f"  {name} ...", end="", flush=True)
         results.append(run_textnb(name, custom, train_paths, y_train, test_paths))
         print(f" {results[-1].train_s + results[-1].classify_s:.1f} s", flush=True)
-    for spec in args.candidate or DEFAULT_CANDIDATES:
+    for spec in args.candidate or ([] if args.no_candidates else DEFAULT_CANDIDATES):
         extra = options.parse_settings(spec.split(";"))
         name = "textnb " + ",".join(f"{k}={v}" for k, v in extra.items())
         print(f"  {name} ...", end="", flush=True)
@@ -688,6 +688,8 @@ def main(argv: list[str] | None = None) -> int:
                              "e.g. --candidate alpha=0.01 --candidate ngram_range=(1,2); "
                              "training='on-error' or 'full' (the default row: 'auto', as "
                              "textnb train)")
+    parser.add_argument("--no-candidates", action="store_true",
+                        help=f"no further textnb rows ({', '.join(DEFAULT_CANDIDATES)} by default)")
     parser.add_argument("--settings", action="append", default=[], metavar="KEY=VALUE",
                         help="extra textnb row (or the CV model) with these TextClassifier "
                              "settings (repeatable)")

@@ -65,8 +65,8 @@ def test_texts_bytes_and_documents_are_accepted():
     ([None, "cheap pills"], ["ham", "spam"], "a text must be str, bytes or Document, not NoneType"),
     (["a b", "c d", None, "e f"], ["x", "y", "x", "y"], "not NoneType"),
     # a TypeError of sorting None with str, or of set() on lists, further in
-    (["a b", "c d"], [None, "x"], "y must hold one class label per text, not None"),
-    (["a b", "c d"], [["x"], ["y", "z"]], "MultiLabelClassifier"),
+    (["aa bb", "cc dd"], [None, "x"], "y must hold one class label per text, not None"),
+    (["aa bb", "cc dd"], [["x"], ["y", "z"]], "MultiLabelClassifier"),
 ])
 def test_a_text_or_label_of_the_wrong_kind_is_named(texts, labels, message):
     with pytest.raises(ValueError, match=message):
@@ -111,7 +111,7 @@ def test_empty_documents_in_training_and_prediction():
 def test_long_document_through_the_classifier(eight_emails):
     """The eight e-mails' θ on a 100 000-token text: finite scores and the right class."""
     texts, labels = eight_emails
-    clf = TextClassifier(stop_words={"d", "e"}).fit(texts, labels)
+    clf = TextClassifier(stop_words={"d", "e"}, min_token_length=1).fit(texts, labels)
     text = "a " * 56932 + "b d e " * 43068
     jll = clf.predict_joint_log_proba([text])
     assert np.all(np.isfinite(jll)) and jll.max() < -6e4
@@ -304,7 +304,7 @@ def test_get_params_and_set_params():
     params = clf.get_params()
     assert params["model"] == "bernoulli" and params["alpha"] == 0.5
     assert params["stop_words"] == "auto" and params["ngram_range"] is None
-    assert len(params) == 26 and params["keep_suspects"] is False  # hash_bits: test_hashing.py
+    assert len(params) == 27 and params["keep_suspects"] is False  # hash_bits: test_hashing.py
     assert params["decision_threshold"] == "auto"
     clf.set_params(alpha=2.0, model="complement")
     assert clf.get_params()["alpha"] == 2.0 and clf.model == "complement"
@@ -474,3 +474,26 @@ def test_modules_imported_meanwhile_load_or_fail_without_a_word(monkeypatch):
     assert "colorsys" in sys.modules and "textnb_no_such_module" not in sys.modules
     assert raised == []
     assert import_meanwhile("colorsys", "numpy") is None   # all there: no thread
+
+
+def test_one_letter_words_do_not_outweigh_real_ones_on_spelled_out_spam():
+    """Spam that spells its words out ("f r e e  m o n e y") and ham that quotes letters (a
+    linguistics list): counted, the letters e, n, h, l are spam's most frequent words and call
+    a ham that quotes them spam; dropped (min_token_length 2, the default), its own words decide."""
+    phrases = ["the hollander offer", "free money now", "click here to win", "cheap pills online",
+               "you are a winner", "meet hot singles", "lowest mortgage rates", "claim your prize today"]
+    spam = [" ".join(" ".join(p) for p in (phrases[i % 8], phrases[(i * 3 + 1) % 8])) + " offer"
+            for i in range(20)]
+    words = ["phonology", "syllable", "morpheme", "dialect", "vowel", "consonant", "stress", "grammar"]
+    ham = [f"in the {words[i % 8]} example the letter {'aeiou'[i % 5]} is quoted in "
+           f"{words[(i + 3) % 8]} and {words[(i + 5) % 8]}" for i in range(20)]
+    probes = ["the letters l e n h in hollander show the dialect stress of the vowel",
+              "quote the letters e n and h from the syllable example in our grammar note"]
+    labels = ["spam"] * 20 + ["ham"] * 20
+    from textnb import TextClassifier as Library   # the library's defaults, not the textbook's
+    letters = Library(spam_class="spam", min_token_length=1).fit(spam + ham, labels)
+    assert letters.predict(probes).tolist() == ["spam", "spam"]
+    default = Library(spam_class="spam").fit(spam + ham, labels)
+    assert default.min_token_length == 2
+    assert default.predict(probes).tolist() == ["ham", "ham"]
+    assert (default.decision_function(probes) < -3).all()

@@ -655,7 +655,7 @@ def test_learn_from_8_concurrent_processes_loses_no_update(tmp_path):
     messages = []
     for i in range(8):
         path = tmp_path / f"msg{i}"
-        path.write_text(f"Subject: note {i}\n\nword{i} shared\n")
+        path.write_text(f"Subject: note {i}{i}\n\nword{i} shared\n")  # "00": two characters
         messages.append(path)
     processes = [subprocess.Popen(textnb_command() + ["learn", "-m", str(model), "--new-class",
                                                       "--class",

@@ -17,6 +17,7 @@ from textnb.text.counting import count_part
 from textnb.decision import cutoffs as drivers
 from textnb.decision.cutoffs import SUSPECT_MIN, choose_cutoffs, rates, suspects
 from textnb.decision.rules import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_class_of, spam_cutoffs
+from textnb.cli.output import young_note
 from textnb.mail.filter import filter_message
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,12 +43,12 @@ def synthetic_scores() -> tuple[np.ndarray, np.ndarray]:
 
 def test_cutoffs_on_synthetic_scores_with_a_known_answer():
     scores, is_spam = synthetic_scores()
-    # FPR <= 0.2 % allows one of the 1003 ham above the spam cutoff (a new ham is above with
-    # probability (1 + 1)/(1003 + 1) <= 0.2 %): the cutoff lies halfway between the
+    # FPR <= 0.5 % with 95 % confidence allows one of the 1003 ham above the spam cutoff
+    # (P(Binomial(1003, 0.5 %) <= 1) = 4.0 % <= 5 %): the cutoff lies halfway between the
     # second-highest ham (4) and the next score above it (the ham at 5).
     # FNR <= 2 % allows one of the 102 spam below the ham cutoff ((1 + 1)/103 <= 2 %): halfway
     # between the second-lowest spam (-0.5) and the next score below it (the ham at -0.51).
-    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.002, target_fnr=0.02, target_unsure=0.9)
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.005, target_fnr=0.02, target_unsure=0.9)
     assert chosen["spam"] == pytest.approx(4.5)
     assert chosen["ham"] == pytest.approx(-0.505)
     assert chosen["fpr"] == pytest.approx(1 / 1003)
@@ -66,43 +67,49 @@ def test_the_unsure_band_is_bounded_by_raising_the_ham_cutoff():
     # cutoff 4.5 the 22 highest are spam 1, 2, 3, 4, ham 3, 4 and ham -0.01 .. -0.16, so the
     # ham cutoff rises to halfway between -0.16 and the 23rd, -0.17.
     scores, is_spam = synthetic_scores()
-    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.002, target_fnr=0.02, target_unsure=0.02)
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.005, target_fnr=0.02, target_unsure=0.02)
     assert (chosen["spam"], chosen["ham"]) == (pytest.approx(4.5), pytest.approx(-0.165))
     assert chosen["unsure"] == pytest.approx(22 / 1105)
     assert chosen["spam_unsure"] == pytest.approx(4 / 102)
     assert chosen["fnr"] == pytest.approx(2 / 102)
     assert chosen["spam_not_caught"] == pytest.approx(6 / 102)  # the spam cutoff's alone
     # No band at all: the ham cutoff halfway between the highest score under 4.5 and 4.5.
-    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.002, target_fnr=0.02, target_unsure=0.0)
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.005, target_fnr=0.02, target_unsure=0.0)
     assert chosen["ham"] == pytest.approx(4.25) and chosen["unsure"] == 0.0
     # A bound the band already keeps changes nothing.
-    assert choose_cutoffs(scores, is_spam, 0.002, 0.02, 0.06)["ham"] == pytest.approx(-0.505)
-    # At 0.1 % and 1 % no ham may lie above the spam cutoff ((0 + 1)/1004 <= 0.1 % < 2/1004),
-    # and no spam below the ham cutoff.
+    assert choose_cutoffs(scores, is_spam, 0.005, 0.02, 0.06)["ham"] == pytest.approx(-0.505)
+    # At 0.1 % no number of 1003 ham is a bound: the cutoff lies above them all, and above
+    # their tail's bound.
     chosen = choose_cutoffs(scores, is_spam, 0.001, 0.01, 0.0)
-    assert chosen["spam"] == pytest.approx(5.5) and chosen["fpr"] == 0.0
+    assert chosen["spam"] >= 5.5 and chosen["fpr"] == 0.0
 
 
 @pytest.mark.parametrize("n, target, extrapolated", [
     (998, 0.001, True), (1998, 0.001, True), (1999, 0.001, False), (2905, 0.001, False),
     (150, 0.001, True), (198, 0.01, True), (199, 0.01, False), (5000, 0.0, False)])
 def test_too_few_ham_to_read_the_spam_cutoff_off(n, target, extrapolated):
-    from textnb.decision.cutoffs import ham_allowed, extrapolated as too_few
+    from textnb.decision.cutoffs import extrapolated as too_few, fnr_allowed
     assert too_few(n, target) is extrapolated  # (1 + 1)/(n + 1) > target
-    assert too_few(n, target) is (target > 0 and ham_allowed(target, n) == 0)  # the highest decides
+    assert too_few(n, target) is (target > 0 and fnr_allowed(target, n) == 0)  # the highest decides
 
 
 def test_with_too_few_ham_the_spam_cutoff_is_extrapolated_from_their_tail():
     # 50 ham at 0..49: the 5 highest (a tenth, at least 5) exceed the next, 44, by 3 on
     # average, so a new ham passes 44 + x with probability (5/51) e^(-x/3): 0.1 % at
     # x = 3 ln(5 / 0.051), 57.76, not halfway between the ham at 49 and the spam at 50.5.
+    # The cutoff is the 95 % bound of that fit over resamples of the ham: further out.
+    from textnb.decision.cutoffs import _tail, _tail_bound
     ham, spam = np.arange(50.0), np.arange(50.5, 100.5)
     scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(50, bool), np.ones(50, bool)]
     chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001)
-    assert chosen["spam"] == pytest.approx(44 + 3 * np.log(5 / 0.051))
-    assert (chosen["fpr"], chosen["spam_not_caught"]) == (0.0, pytest.approx(8 / 50))
-    # 2 %: (0 + 1)/51 is less, so the ham show it: halfway between 49 and 50.5.
-    assert choose_cutoffs(scores, is_spam, target_fpr=0.02)["spam"] == pytest.approx(49.75)
+    assert _tail(ham, 0.001) == pytest.approx(44 + 3 * np.log(5 / 0.051))
+    assert chosen["spam"] == pytest.approx(_tail_bound(ham, 0.001))
+    assert chosen["spam"] > _tail(ham, 0.001) + 1 and chosen["fpr"] == 0.0
+    # 2 %: still no bound from 50 ham (none above the cutoff happens with probability
+    # 0.98^50 = 36 %, over 5 %): not halfway between 49 and 50.5, but the tail's bound.
+    assert _tail_bound(ham, 0.02) > 49.75
+    assert choose_cutoffs(scores, is_spam, target_fpr=0.02)["spam"] == pytest.approx(
+        _tail_bound(ham, 0.02))
 
 
 @pytest.mark.parametrize("top, shape", [
@@ -120,27 +127,99 @@ def test_a_heavy_tail_puts_the_extrapolated_cutoff_further_out(top, shape):
     beta, q = float(np.mean(top)), 0.001 * 51 / 5
     expected = (44 + beta * np.log(1 / q) if shape == 0
                 else 44 + beta * (1 - shape) / shape * (q ** -shape - 1))
-    assert choose_cutoffs(scores, is_spam, target_fpr=0.001)["spam"] == pytest.approx(expected)
+    from textnb.decision.cutoffs import _tail
+    assert _tail(ham, 0.001) == pytest.approx(expected)
     assert expected >= 44 + beta * np.log(1 / q)      # never nearer than the exponential's
 
 
 def test_where_the_highest_ham_alone_would_set_it_the_spam_cutoff_is_extrapolated_too():
-    """1,500 ham (0.1 %: above 999, below 1,999): the cutoff read off their scores would rest
-    on the highest alone; the tail's, u + β ln(m / ((n + 1) · 0.001)), is taken where higher.
-    At 2,000 ham one may lie above the cutoff: read off, halfway between the two highest."""
+    """1,500 ham (0.1 %: above 999, below 2,995): the cutoff read off their scores would rest
+    on the highest alone; the tail's, u + β ln(m / ((n + 1) · 0.001)), bounded over resamples,
+    is taken where higher. At 5,000 ham one may lie above the cutoff: read off, halfway
+    between the two highest."""
+    from textnb.decision.cutoffs import _tail_bound
     rng = np.random.default_rng(0)
-    for n, extrapolated in ((1500, True), (2000, False)):
+    for n, extrapolated in ((1500, True), (5000, False)):
         ham = np.sort(np.r_[rng.uniform(-10, 0, n - 150), rng.uniform(0, 10, 150)])
         spam = np.arange(20.0, 40.0)
         scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(n, bool), np.ones(spam.size, bool)]
         chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001)["spam"]
-        m = 150 if n == 1500 else 200
+        m = n // 10
         u = ham[n - 1 - m]
         tail = u + np.mean(ham[n - m:] - u) * np.log(m / ((n + 1) * 0.001))
         if extrapolated:
-            assert tail > ham[-1] and chosen == pytest.approx(tail)
+            assert tail > ham[-1] and chosen == pytest.approx(_tail_bound(ham, 0.001))
+            assert chosen > tail
         else:
-            assert chosen == pytest.approx((ham[-2] + ham[-1]) / 2) and chosen < tail
+            assert chosen == pytest.approx((ham[-2] + ham[-1]) / 2)  # whatever the tail
+
+
+@pytest.mark.parametrize("distribution", ["norm", "logistic"])
+@pytest.mark.parametrize("n_ham", [300, 5000])
+def test_the_spam_cutoff_keeps_its_rate_on_new_ham(distribution, n_ham):
+    """Held-out ham scores drawn from a distribution whose rate above any cutoff is known
+    (spam six units higher, overlapping): the spam cutoff for 0.1 % lets a new ham pass at most
+    0.1 % of the time in at least 95 % of draws, read off 5,000 ham (at most one above it, the
+    one-sided bound) or extrapolated from 300 (the tail's bootstrap bound). The share of the
+    ham themselves (four of 5,000 above it) or the tail's fit alone keep it about half the time
+    or 70 % of it."""
+    from scipy import stats
+    dist = getattr(stats, distribution)
+    kept = []
+    for draw in range(100):
+        rng = np.random.default_rng(draw)
+        ham, spam = dist.rvs(size=n_ham, random_state=rng), dist.rvs(size=200, random_state=rng) + 6
+        chosen = choose_cutoffs(np.r_[ham, spam], np.r_[np.zeros(n_ham, bool), np.ones(200, bool)])
+        kept.append(dist.sf(chosen["spam"]) <= 0.001)
+    assert np.mean(kept) >= 0.95
+
+
+@pytest.mark.parametrize("n, allowed", [(2994, 0), (2995, 0), (5000, 1), (10000, 4),
+                                         (100_000, 83)])
+def test_the_ham_allowed_above_the_spam_cutoff_are_a_one_sided_bound(n, allowed):
+    from scipy import stats
+    from textnb.decision.cutoffs import bounded, ham_allowed, ham_bounding
+    assert ham_allowed(0.001, n) == allowed
+    assert bounded(n, 0.001) is (n >= 2995) and ham_bounding(0.001) == 2995
+    if bounded(n, 0.001):  # P(Binomial(n, 0.1 %) <= a) <= 5 % < P(... <= a + 1)
+        assert stats.binom.cdf(allowed, n, 0.001) <= 0.05 < stats.binom.cdf(allowed + 1, n, 0.001)
+
+
+def test_a_young_model_leaves_a_fifth_of_its_ham_unsure():
+    """30 held-out ham and 30 spam: the spam cutoff extrapolated far above the ham, the ham
+    cutoff under the six highest ham (a fifth), not raised to the spam cutoff by the 2 % bound:
+    spam the spam cutoff misses is unsure, not ham. The band narrows as the ham grow."""
+    from textnb.decision.cutoffs import young_unsure
+    rng = np.random.default_rng(1)
+    ham, spam = np.sort(rng.normal(-5, 1, 30)), rng.normal(0, 2, 30)
+    scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(30, bool), np.ones(30, bool)]
+    chosen = choose_cutoffs(scores, is_spam)
+    assert chosen["ham"] == pytest.approx((ham[-6] + ham[-7]) / 2)
+    assert chosen["spam"] > ham[-1] + 1
+    assert chosen["ham_unsure"] == pytest.approx(6 / 30) and chosen["fpr"] == 0
+    assert chosen["fnr"] < 0.05 < chosen["spam_unsure"]
+    assert young_unsure(30) == young_unsure(5) == 0.2
+    assert young_unsure(1200) == pytest.approx(0.2 / np.sqrt(40))
+
+
+def test_a_model_of_30_spam_and_30_ham_leaves_spam_unsure_not_ham():
+    """A user's first folders: the first 30 spam and 30 ham of the bundled sample by name,
+    the other 120 of each classified as ``textnb train``'s model decides them. Its spam
+    cutoff is extrapolated far above its few ham, so the spam it misses must be unsure (where
+    the user trains on errors), not in the inbox: no ham called spam, nine spam in ten or more
+    in spam or unsure, at most a quarter of the ham unsure. (With the band bounded by 2 % of
+    the messages, as for a model of enough ham, most spam was called ham.)"""
+    from textnb.documents.sources import read_documents
+    spam, ham = sorted(SPAM_DIR.iterdir()), sorted(HAM_DIR.iterdir())
+    train = list(read_documents([str(p) for p in spam[:30] + ham[:30]]))
+    clf = TextClassifier(spam_class="spam").fit(train, ["spam"] * 30 + ["ham"] * 30)
+    status = {name: clf.spam_status(list(read_documents([str(p) for p in paths[30:]])))
+              for name, paths in (("spam", spam), ("ham", ham))}
+    assert (status["ham"] == "spam").sum() == 0
+    assert (status["spam"] != "ham").mean() >= 0.9
+    assert (status["ham"] == "unsure").mean() <= 0.25
+    assert "with 30 training ham, expect most spam to be unsure" in young_note(
+        clf.cutoffs_, 30, clf.target_fpr)
 
 
 def test_info_says_nothing_more_where_the_ham_are_enough():
@@ -148,7 +227,7 @@ def test_info_says_nothing_more_where_the_ham_are_enough():
     cutoffs = {"spam": 1.0, "ham": 0.0, "folds": 5, "fpr": 0.0, "fnr": 0.0, "unsure": 0.0,
                "spam_not_caught": 0.0, "target_fpr": 0.001}
     assert "note" not in cutoffs_line({**cutoffs, "messages": 2399, "spam_messages": 400})
-    assert "1998 training ham are too few" in cutoffs_line({**cutoffs, "messages": 2398,
+    assert "with 1998 training ham, expect" in cutoffs_line({**cutoffs, "messages": 2398,
                                                               "spam_messages": 400})
     assert "note" not in cutoffs_line({k: v for k, v in cutoffs.items() if k != "target_fpr"}
                                        | {"messages": 10, "spam_messages": 5})
@@ -157,9 +236,9 @@ def test_info_says_nothing_more_where_the_ham_are_enough():
 @pytest.mark.parametrize("target, n, allowed", [
     (0.001, 2905, 1), (0.001, 1999, 1), (0.001, 1998, 0), (0.001, 999, 0), (0.001, 10, 0),
     (0.01, 102, 0), (0.01, 199, 1), (0.0, 5000, 0), (0.1, 99, 9)])
-def test_how_many_may_lie_beyond_a_cutoff(target, n, allowed):
-    from textnb.decision.cutoffs import ham_allowed
-    assert ham_allowed(target, n) == allowed  # the largest a with (a + 1)/(n + 1) <= target
+def test_how_many_spam_may_lie_below_the_ham_cutoff(target, n, allowed):
+    from textnb.decision.cutoffs import fnr_allowed
+    assert fnr_allowed(target, n) == allowed  # the largest a with (a + 1)/(n + 1) <= target
 
 
 def test_separated_classes_get_no_unsure_band():
@@ -226,12 +305,12 @@ def test_mis_sorted_messages_are_found_by_their_out_of_fold_scores():
     is_spam = np.r_[np.zeros(ham.size, bool), np.ones(spam.size, bool)]
     found = suspects(scores, is_spam)
     assert sorted(scores[found].tolist()) == [-9.0, -6.0, 30.0, 40.0, 55.0, 60.0, 80.0, 90.0]
-    # Left out, they no longer set the spam cutoff: FPR 0.2 % allows one of the 1,002 other ham
+    # Left out, they no longer set the spam cutoff: FPR 0.5 % allows one of the 1,002 other ham
     # above it (5), so it lies between 3 and the next score above (spam at 4). With them, the
     # second-highest "ham" (80) would set it, above four fifths of the spam.
-    kept = choose_cutoffs(scores[~found], is_spam[~found], 0.002, 0.02, 0.9)
+    kept = choose_cutoffs(scores[~found], is_spam[~found], 0.005, 0.02, 0.9)
     assert kept["spam"] == pytest.approx(3.5)
-    assert choose_cutoffs(scores, is_spam, 0.002, 0.02, 0.9)["spam"] == pytest.approx(80.5)
+    assert choose_cutoffs(scores, is_spam, 0.005, 0.02, 0.9)["spam"] == pytest.approx(80.5)
     # Clean scores: none; a class of fewer than SUSPECT_MIN messages: none; a model that tells
     # the classes apart no better than chance (more than 5 % of a class would go): none.
     clean = ~np.isin(scores, [30.0, 40.0, 55.0, 60.0, 80.0, 90.0, -6.0, -9.0])
@@ -245,20 +324,23 @@ def test_train_learns_cutoffs_and_info_shows_them(sample_model):
     cutoffs = load_model(sample_model).cutoffs_
     assert cutoffs["spam_class"] == "spam" and cutoffs["folds"] == 5
     assert cutoffs["messages"] == 300 and cutoffs["ham"] <= cutoffs["spam"]
-    assert cutoffs["fpr"] <= 0.001 and cutoffs["unsure"] <= 0.02
-    # 1 % FNR would leave more than 2 % of the 300 unsure here: the ham cutoff rose to the
-    # bound, 6 of the folds' scores between the cutoffs; the rates shown are those of the
-    # held-out messages scored as new ones (trained on error: 150 ham are too few to compare
-    # the trainings), 4 of them unsure.
+    # A young model (150 ham): its band holds the ham above the highest 9 % of the held-out
+    # ham (young_unsure), not 2 % of all messages; the rates shown are those of the held-out
+    # messages scored as new ones (trained on error: 150 ham are too few to compare the
+    # trainings). No ham called spam, and the spam the spam cutoff misses is unsure, not ham.
     assert cutoffs["rated"] == "as new" and cutoffs["training"] == "on-error"
-    assert cutoffs["fnr"] > 0.01 and cutoffs["unsure"] == pytest.approx(4 / 300)
+    assert cutoffs["fpr"] == 0.0 and cutoffs["fnr"] <= 0.01
+    assert 0.02 < cutoffs["ham_unsure"] < 0.2 and cutoffs["spam_unsure"] > 0.1
     info = run("info", "-m", sample_model)
     assert f"spam at spam-log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f}" in info.output
-    # 150 ham cannot show where 0.1 % of new ham score: info says the cutoff is extrapolated.
-    assert ("note        150 training ham are too few to read the spam cutoff for 0.10% of new "
-            "ham off their scores: it is extrapolated from their highest scores (`textnb "
-            "tune-cutoffs` reads it off 1999 ham or more)"
-            ) in info.output
+    # 150 ham cannot show where 0.1 % of new ham score: info says what the user will see, and
+    # that the cutoff is extrapolated.
+    unsure = f"{cutoffs['spam_unsure']:.0%} of" if cutoffs["spam_unsure"] <= 0.5 else "most"
+    assert (f"note        with 150 training ham, expect {unsure} spam to be unsure rather than "
+            f"spam (and {cutoffs['ham_unsure']:.0%} of ham) until you train on errors: `textnb "
+            "learn` the unsure mail into its class. 150 ham are too few to read the spam cutoff "
+            "for 0.10% of new ham off their scores: it is extrapolated from their highest "
+            "scores (`textnb tune-cutoffs` reads it off 2995 ham or more)") in info.output
     assert json.loads(run("info", "--format", "json", "-m", sample_model).output)["cutoffs"] == cutoffs
 
 
@@ -380,17 +462,19 @@ def test_learn_keeps_the_cutoffs_and_tune_cutoffs_chooses_them_again(sample_mode
     assert after.cutoffs_["training"] == before["training"]
     wrong = run("tune-cutoffs", "-m", path, "--spam-class", "junk", SPAM_DIR, HAM_DIR)
     assert wrong.exit_code != 0 and "junk" in wrong.output
-    # No unsure band at all: the ham cutoff rises to just under the spam cutoff.
+    # No unsure band at all, even for this young model: the ham cutoff rises to just under the
+    # spam cutoff (halfway from the highest score under it: 1 % of the held-out messages,
+    # scored as new ones, still fall there).
     assert run("tune-cutoffs", "-m", path, "--target-unsure", "0", SPAM_DIR, HAM_DIR).exit_code == 0
     banded = load_model(path).cutoffs_
-    assert banded["target_unsure"] == 0 and banded["unsure"] == 0.0
-    assert banded["ham"] < banded["spam"] and banded["fnr"] == banded["spam_not_caught"]
+    assert banded["target_unsure"] == 0 and banded["unsure"] <= 0.01 < before["unsure"]
+    assert banded["ham"] < banded["spam"]
     info = run("info", "-m", path).output
-    assert "unsure 0.00%" in info and "target_unsure=0.02" in info  # the setting stays
+    assert f"unsure {banded['unsure']:.2%}" in info and "target_unsure=0.02" in info  # it stays
 
 
 def test_the_python_api_learns_cutoffs_only_when_asked():
-    texts = [f"cheap pills offer {i}" for i in range(6)] + [f"meeting notes {i}" for i in range(6)]
+    texts = [f"cheap pills offer x{i}" for i in range(6)] + [f"meeting notes x{i}" for i in range(6)]
     labels = ["spam"] * 6 + ["ham"] * 6
     assert TextClassifier(stop_words="none").fit(texts, labels).cutoffs_ is None
     clf = TextClassifier(stop_words="none", spam_class="spam", cutoff_folds=3).fit(texts, labels)
@@ -449,8 +533,8 @@ def test_spam_status_needs_a_spam_class_and_decision_function_does_not_saturate(
     for method in (TextClassifier().decision_function, TextClassifier().spam_status):
         with pytest.raises(ValueError, match="not fitted"):
             method(texts)
-    three = TextClassifier(stop_words="none").fit(["a b", "c d", "e f"], ["x", "y", "z"])
-    assert three.decision_function(["a b"]).shape == (1, 3)
+    three = TextClassifier(stop_words="none").fit(["aa bb", "cc dd", "ee ff"], ["x", "y", "z"])
+    assert three.decision_function(["aa bb"]).shape == (1, 3)
     with pytest.raises(ValueError, match="two classes"):
         three.spam_status(["a b"])
 

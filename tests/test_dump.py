@@ -91,7 +91,7 @@ def test_dump_load_dump_is_identical_and_predicts_identically(settings):
 
 def test_dump_layout():
     clf = TextClassifier(model="multinomial", alpha=1.0, norm=None, stop_words="none",
-                         n_jobs=1).fit(["b a b", "c"], ["x", "y"])
+                         n_jobs=1, min_token_length=1).fit(["b a b", "c"], ["x", "y"])
     lines = list(dump_lines(clf))
     assert lines[0] == "#textnb-dump\t1\n"
     header = json.loads(lines[1][1:])
@@ -161,7 +161,7 @@ def test_spamassassin_sample_model_round_trips(tmp_path):
 
 def _good_lines() -> list[str]:
     clf = TextClassifier(model="multinomial", norm=None, stop_words="none",
-                         n_jobs=1).fit(["b a b", "c"], ["x", "y"])
+                         n_jobs=1, min_token_length=1).fit(["b a b", "c"], ["x", "y"])
     return list(dump_lines(clf))   # 0 magic, 1 header, 2 columns, 3-5 terms, 6-7 digests, 8 end
 
 
@@ -303,7 +303,7 @@ def test_explain_prints_the_eight_emails_log_odds(tmp_path):
     from conftest import EIGHT_EMAILS_LABELS, EIGHT_EMAILS_STOP_WORDS, EIGHT_EMAILS_TEXTS
     model = tmp_path / "seed.model"
     save_model(TextClassifier(model="multinomial", alpha=1.0, norm=None, fit_prior=True,
-                              stop_words=EIGHT_EMAILS_STOP_WORDS, n_jobs=1)
+                              stop_words=EIGHT_EMAILS_STOP_WORDS, n_jobs=1, min_token_length=1)
                .fit(EIGHT_EMAILS_TEXTS, EIGHT_EMAILS_LABELS), model)
     (tmp_path / "mail").write_text("b a b d e")
     result = run("explain", tmp_path / "mail", "-m", model)

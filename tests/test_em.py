@@ -134,7 +134,7 @@ def test_refusals(random_counts):
     with pytest.raises(ValueError, match="model must be"):
         SemiSupervisedNB(model="complement").fit(X, y)
     with pytest.raises(ValueError, match="EM needs a generative"):
-        TextClassifier(stop_words="none").fit(["a b", "c d"], ["x", "y"], unlabeled=["a c"])
+        TextClassifier(stop_words="none").fit(["aa bb", "cc dd"], ["x", "y"], unlabeled=["aa cc"])
 
 
 def test_hard_em_assigns_wholly_and_never_decreases(mail):

@@ -99,7 +99,8 @@ def test_classifier_with_pruning_and_predict():
 
 
 def test_save_load_roundtrip_keeps_no_terms(tmp_path):
-    clf = TextClassifier(stop_words="none", hash_bits=12).fit(EIGHT_EMAILS_TEXTS, EIGHT_EMAILS_LABELS)
+    clf = TextClassifier(stop_words="none", hash_bits=12, min_token_length=1).fit(
+        EIGHT_EMAILS_TEXTS, EIGHT_EMAILS_LABELS)
     path = tmp_path / "hashed.model"
     save_model(clf, path)
     with zipfile.ZipFile(path) as z:

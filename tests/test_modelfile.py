@@ -167,10 +167,14 @@ def test_format_2_files_still_load_and_score_and_are_rewritten_in_format_3(tmp_p
                                                                             no_shapes):
     from textnb import TextClassifier as Library
     from textnb.mail.scorer import Scorer
-    expected = Library(model=model, stop_words="english").fit(V2_TEXTS, V2_LABELS)  # then the default
+    expected = Library(model=model, stop_words="english",  # then the default; one-letter
+                       min_token_length=1).fit(V2_TEXTS, V2_LABELS)  # words were kept then
     with zipfile.ZipFile(FORMAT_2[model]) as archive:
         assert json.loads(archive.read("meta.json"))["version"] == 2
     loaded = load_model(FORMAT_2[model])
+    # A file without the setting tokenizes as it was written: "z" and "7" stay words.
+    assert loaded.min_token_length == 1 and Scorer(FORMAT_2[model]).tokenizer.min_length == 1
+    assert loaded._tokenizer()("z 7 bb") == ["z", "7", "bb"]
     np.testing.assert_array_equal(loaded.model_.feature_count_, expected.model_.feature_count_)
     # Scored with the weights the file holds, as the mail filter scores it: the weights the
     # textnb of then derived from these counts, a few units in the last place from today's.

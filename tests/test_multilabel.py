@@ -131,7 +131,7 @@ def test_fit_predict_save_load_round_trip(tmp_path):
 
 def test_a_corrupt_multilabel_model_is_refused(tmp_path):
     clf = MultiLabelClassifier(stop_words="none", folds=2).fit(
-        ["a b", "c d", "a c", "b d"], [["x"], ["y"], ["x", "y"], ["y"]])
+        ["aa bb", "cc dd", "aa cc", "bb dd"], [["x"], ["y"], ["x", "y"], ["y"]])
     path = tmp_path / "m.model"
     save_model(clf, path)
     clf.label_count_ = clf.label_count_ + 10  # more documents of a label than there are
@@ -141,7 +141,7 @@ def test_a_corrupt_multilabel_model_is_refused(tmp_path):
     with pytest.raises(ModelFileError, match="not a 'multi-label-classifier'"):
         from textnb.classifier import TextClassifier
         from textnb.store.text_model import save_model as save_text
-        save_text(TextClassifier(stop_words="none").fit(["a", "b"], ["x", "y"]), path)
+        save_text(TextClassifier(stop_words="none").fit(["aa", "bb"], ["x", "y"]), path)
         load_model(path)
 
 

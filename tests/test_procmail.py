@@ -150,12 +150,13 @@ def test_the_guides_give_these_recipes():
 
 
 def test_body_spam_is_spam_by_its_body_alone(model):
-    """The premise of the recipe tests below: the header alone says ham."""
+    """The premise of the recipe tests below: the header alone is not spam (unsure for this
+    young model of 150 ham, whose unsure band is wide)."""
     from textnb.store.text_model import load_model
     raw = MESSAGES["body spam"].read_bytes()
     classifier = load_model(model)
     header = raw.split(b"\n\n", 1)[0] + b"\n\n"
-    assert list(classifier.spam_status([raw, header])) == ["spam", "ham"]
+    assert list(classifier.spam_status([raw, header])) == ["spam", "unsure"]
 
 
 def test_exit_code_recipe_reads_the_body(tmp_path, model):

@@ -95,7 +95,7 @@ def test_quick_classify_exit_code_gives_what_the_full_command_gives(spam_model, 
 
 def test_quick_classify_leaves_the_unusual_to_the_full_command(spam_model, tmp_path):
     three = tmp_path / "three.model"
-    save_model(TextClassifier().fit(["a b", "c d", "e f"], ["x", "y", "z"]), three)
+    save_model(TextClassifier().fit(["aa bb", "cc dd", "ee ff"], ["x", "y", "z"]), three)
     empty = _run(["classify", "--exit-code", "-m", str(spam_model), "-"], b"")
     assert empty.returncode == Exit.ERROR and empty.stderr.count(b"\n") == 2  # skipped + error
     no_spam = _run(["classify", "--exit-code", "-m", str(three)], b"a b")

@@ -42,7 +42,7 @@ implementation = with_c_and_python(textnb.text.tokens, "_fast", None)
     ("-- ... ;; ()", []),
 ])
 def test_token_kinds(text, tokens):
-    assert Tokenizer()(text) == tokens
+    assert Tokenizer(min_length=1)(text) == tokens  # every token the pattern finds
 
 
 def test_unicode_and_casefolding():
@@ -73,7 +73,7 @@ def test_chinese_japanese_and_korean_runs_are_read_as_character_bigrams():
     assert Tokenizer()("今日は会議 한국어") == ["今日", "日は", "は会", "会議", "한국", "국어"]
     # A lone character is a token; a run inside a word splits it, the rest read as tokens.
     assert Tokenizer()("中 abc中文Def x@中文.com 中,12") == [
-        "中", "abc", "中文", "def", "x", "中文", "com", "中", "12"]
+        "中", "abc", "中文", "def", "中文", "com", "中", "12"]  # a lone "x" is no word, "中" is
     # A sentence past the length cap is read, not dropped; in header fields as in the body.
     assert Tokenizer()("发" * 60) == ["发发"] * 59
     assert Tokenizer().document("", [("subject", "免费发票")]) == [
@@ -86,6 +86,22 @@ def test_overlong_tokens_are_dropped_not_cut():
     assert Tokenizer(max_length=3)("abc abcd ab") == ["abc", "ab"]
     # base64 lines, the reason for the cap, vanish entirely.
     assert Tokenizer()("SGVsbG8gd29ybGQhIFRoaXMgaXMgYSBiYXNlNjQgZW5jb2RlZCBsaW5lIG9mIHRleHQu") == []
+
+
+def test_one_letter_words_and_lone_digits_are_dropped_from_the_body():
+    # Spam that spells its words out leaves no tokens of them; "!" and money are no words,
+    # and a CJK character is one: they stay.
+    assert Tokenizer()("F R E E money: call 0 8 4 now ! $5 中 x2 é") == [
+        "money", "call", "now", "!", "$5", "中", "x2"]
+    # A header field's words keep their prefix whatever their length: X-Priority: 1 is a mark.
+    assert Tokenizer().document("a bb", [("x-priority", "1 (Highest)"), ("subject", "a b")]) == [
+        "bb", "x-priority:1", "x-priority:highest", "subject:a", "subject:b"]
+    assert Tokenizer(min_length=1)("t h e 7") == ["t", "h", "e", "7"]
+    assert Tokenizer(min_length=3)("it is the 中文 of $5 !!") == ["the", "中文", "$5", "!!"]
+    with pytest.raises(ValueError, match="min_length"):
+        Tokenizer(min_length=0)
+    with pytest.raises(ValueError, match="min_length"):
+        Tokenizer(min_length=5, max_length=4)
 
 
 def test_stop_words_are_compared_after_casefolding():
@@ -117,8 +133,11 @@ def test_stemming_happens_after_stop_words():
 
 
 def test_ngrams():
-    assert Tokenizer(ngram_range=(1, 2))("a b c") == ["a", "b", "c", "a b", "b c"]
-    assert Tokenizer(ngram_range=(2, 3))("a b c d") == ["a b", "b c", "c d", "a b c", "b c d"]
+    assert Tokenizer(ngram_range=(1, 2))("aa bb cc") == ["aa", "bb", "cc", "aa bb", "bb cc"]
+    assert Tokenizer(ngram_range=(2, 3))("aa bb cc dd") == [
+        "aa bb", "bb cc", "cc dd", "aa bb cc", "bb cc dd"]
+    # Words dropped for their length are gone before the n-grams are made.
+    assert Tokenizer(ngram_range=(2, 2))("win a prize") == ["win prize"]
     assert Tokenizer(ngram_range=(2, 2))("single") == []
     # n-grams join the words left after stop words are removed.
     assert Tokenizer(ngram_range=(2, 2), stop_words={"the"})("win the prize") == ["win prize"]

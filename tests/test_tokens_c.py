@@ -5,6 +5,7 @@ tests/test_tokens.py runs the Tokenizer's own tests with each."""
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections import Counter
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 import textnb.text.tokens
 from textnb.documents.message import read_bytes
-from textnb.text.tokens import Tokenizer, _matched, _python_shapes, with_subject
+from textnb.text.tokens import _CJK, Tokenizer, _matched, _python_shapes, with_subject
 from textnb.documents.envelope import MAX_VALUE, _python_received
 from textnb.text.counting import _python_numbers
 
@@ -31,8 +32,12 @@ def _real_mail() -> list[bytes]:
     return [p.read_bytes() for part in ("spam", "ham") for p in sorted((_BUNDLED / part).iterdir())]
 
 
-def _pattern_tokens(text: str, stop: frozenset, cap: int) -> list[str]:
-    return [t for t in _matched(text) if t not in stop and len(t) <= cap]
+_SHORT_WORD = re.compile(rf"(?![{_CJK}])\w")  # a token min_length applies to starts so
+
+
+def _pattern_tokens(text: str, stop: frozenset, cap: int, short: int = 1) -> list[str]:
+    return [t for t in _matched(text) if t not in stop and len(t) <= cap
+            and (len(t) >= short or not _SHORT_WORD.match(t))]
 
 
 def _field_tokens(fields, stop: frozenset, cap: int, lowercase: bool = True) -> list[str]:
@@ -54,9 +59,9 @@ def test_c_tokens_equal_the_pattern_on_any_text():
     @hypothesis.settings(max_examples=3000, deadline=None)
     @hypothesis.given(st.one_of(st.text(_ALPHABET, max_size=60), st.text(max_size=60)),
                       st.sampled_from([frozenset(), frozenset({"a", "$0", "!!", "a.a"})]),
-                      st.integers(1, 12))
-    def check(text, stop, cap):
-        assert C_TOKENS.tokens(text, stop, cap) == _pattern_tokens(text, stop, cap)
+                      st.integers(1, 12), st.integers(1, 4))
+    def check(text, stop, cap, short):
+        assert C_TOKENS.tokens(text, stop, short, cap) == _pattern_tokens(text, stop, cap, short)
         words = _pattern_tokens(text, stop, cap)
         assert C_TOKENS.shapes(words) == _python_shapes(words)
         fields = [("subject", text), ("to", text.upper())]
@@ -77,10 +82,10 @@ def test_c_tokens_equal_the_pattern_on_real_mail():
         document = read_bytes(raw)
         for text in [document.text] + [value for _, value in document.fields]:
             for form in (text, text.casefold()):
-                assert C_TOKENS.tokens(form, stop, 40) == _pattern_tokens(form, stop, 40)
+                assert C_TOKENS.tokens(form, stop, 2, 40) == _pattern_tokens(form, stop, 40, 2)
                 texts += 1
         body = _pattern_tokens(with_subject(document.text, document.fields).casefold(),
-                               Tokenizer().stop_words, 40)
+                               Tokenizer().stop_words, 40, 2)
         assert Tokenizer().document(document.text, document.fields) == (
             body + _python_shapes(body) + _field_tokens(document.fields, Tokenizer().stop_words, 40)[1:])
     assert texts > 5000
@@ -88,15 +93,15 @@ def test_c_tokens_equal_the_pattern_on_real_mail():
 
 def test_c_tokens_reject_what_they_cannot_read():
     with pytest.raises(TypeError):
-        C_TOKENS.tokens(b"bytes", frozenset(), 40)
+        C_TOKENS.tokens(b"bytes", frozenset(), 1, 40)
     with pytest.raises(TypeError, match="stop words"):
-        C_TOKENS.tokens("text", ["a", "list"], 40)
+        C_TOKENS.tokens("text", ["a", "list"], 1, 40)
     with pytest.raises(TypeError):
         _field_tokens([("subject", None)], frozenset(), 40)
     with pytest.raises(TypeError):
         _field_tokens([5], frozenset(), 40)
     assert _field_tokens([["to", "Jo"]], frozenset(), 40) == ["body", "to:jo"]  # any pair
-    assert C_TOKENS.tokens("the cat", None, 40) == ["the", "cat"]
+    assert C_TOKENS.tokens("the cat", None, 1, 40) == ["the", "cat"]
 
 
 def test_c_numbers_equal_the_python_ones():
@@ -182,7 +187,7 @@ def test_numbered_parts_equal_the_token_lists_on_any_text():
     """textnb._tokens.Numbering (tokens numbered as found, no token lists): the same terms,
     counts and digests as tokenizing, numbering and joining the token lists, on texts of every
     string kind (ASCII, Latin-1, two- and four-byte characters), header fields with prefixes,
-    stop words, cased or folded, any length cap; parts of many documents, so the table grows."""
+    stop words, cased or folded, any length cap and least length; parts of many documents, so the table grows."""
     from textnb.text.counting import count_part
     from textnb.documents.message import Document
     hypothesis = pytest.importorskip("hypothesis")
@@ -197,9 +202,10 @@ def test_numbered_parts_equal_the_token_lists_on_any_text():
     @hypothesis.given(st.lists(documents, max_size=12),
                       st.sampled_from([(), ("a", "$0", "!!", "a.a", "é", "###", "#")]),
                       st.booleans(),
-                      st.integers(1, 12), st.booleans())
-    def check(texts, stop, lowercase, cap, digests):
-        tokenizer = Tokenizer(stop_words=stop, lowercase=lowercase, max_length=cap)
+                      st.integers(1, 12), st.booleans(), st.integers(1, 3))
+    def check(texts, stop, lowercase, cap, digests, short):
+        tokenizer = Tokenizer(stop_words=stop, lowercase=lowercase, max_length=cap,
+                              min_length=min(short, cap))
         assert count_part(tokenizer, texts, digests) == _by_lists(tokenizer, texts, digests)
 
     check()
@@ -218,11 +224,11 @@ def test_numbering_refuses_what_it_cannot_read():
     import os
     from textnb.text.counting import _KEY
     with pytest.raises(ValueError, match="16 bytes"):
-        C_TOKENS.Numbering({}, None, True, 40, os.urandom(8))
+        C_TOKENS.Numbering({}, None, True, 1, 40, os.urandom(8))
     with pytest.raises(TypeError, match="made by"):  # never initialised: no table to read
         C_TOKENS.Numbering.__new__(C_TOKENS.Numbering).document(bytearray(), "a", (), None)
     index: dict = {}
-    numbering = C_TOKENS.Numbering(index, None, True, 40, _KEY)
+    numbering = C_TOKENS.Numbering(index, None, True, 2, 40, _KEY)
     ids = bytearray()
     for fields in ([("subject", None)], [5], [("a", "b", "c")]):
         with pytest.raises(TypeError):
@@ -233,8 +239,9 @@ def test_numbering_refuses_what_it_cannot_read():
         numbering.document(ids, "text", (), b"")
     assert ids == bytearray()  # a document that failed adds no numbers
     numbering.document(ids, "a Text", [("to", "A b")], None)  # and it goes on after errors
-    assert index == {"text": 0, "a": 1, "to:a": 2, "to:b": 3}  # "text" from the first try
-    assert ids == array("q", [1, 0, 2, 3]).tobytes()
+    # "text" from the first try; the body's "a" too short, the field's words kept
+    assert index == {"text": 0, "to:a": 1, "to:b": 2}
+    assert ids == array("q", [0, 1, 2]).tobytes()
 
 
 def test_c_received_fields_equal_the_python_ones():

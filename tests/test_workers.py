@@ -214,7 +214,7 @@ def test_workers_count_documents_without_importing_numpy():
     textnb.workers._shut_down()
     part = [b"Subject: cheap pills\n\nBuy cheap pills now", "a plain text"] * 3
     counted = list(spawned(count_part, [(Tokenizer(), part, True)] * 2, 2))
-    assert counted[0].terms == ["a", "buy", "cheap", "now", "pills", "plain",
+    assert counted[0].terms == ["buy", "cheap", "now", "pills", "plain",
                                 "subject:cheap", "subject:pills", "text"]
     assert len(counted[0].digests) == 6 * 8
     imported = "'numpy' in __import__('sys').modules"

@@ -1,5 +1,6 @@
 /* The per-character and per-token loops of reading and counting, in C: text → tokens (the
- * tokens of textnb.text.tokens._TOKEN.findall, stop words and over-long tokens dropped), tokens →
+ * tokens of textnb.text.tokens._TOKEN.findall, stop words, over-long tokens and too short words
+ * dropped), tokens →
  * their numbers in a vocabulary and numbers → each document's counts (textnb.text.counting), a Received field → its addresses and
  * hosts (textnb.documents.envelope), bytes → whether they start with a header block, and a header block →
  * its fields (textnb.documents.message).
@@ -207,18 +208,31 @@ append_token(PyObject *list, PyObject *text, PyObject *prefix, PyObject *stop,
     return failed ? -1 : 0;
 }
 
+/* Whether text[start:end] is kept for its length: at most max_length characters, and at least
+ * min_length unless it is no word (money, "!") or a CJK character or pair
+ * (textnb.text.tokens.Tokenizer's min_length). */
+static int
+length_kept(int kind, const void *data, Py_ssize_t start, Py_ssize_t end, Py_ssize_t min_length,
+            Py_ssize_t max_length)
+{
+    Py_UCS4 c = AT(start);
+    return end - start <= max_length
+           && (end - start >= min_length || !IS_WORD(c) || IS_CJK(c));
+}
+
 /* Append the tokens of text (a str) to list, each prefixed by prefix (a str, or NULL), those in
- * stop (a set, or NULL) or longer than max_length left out. */
+ * stop (a set, or NULL) or whose length is not kept (length_kept) left out. */
 static int
 append_tokens(PyObject *list, PyObject *text, PyObject *prefix, PyObject *stop,
-              Py_ssize_t max_length)
+              Py_ssize_t min_length, Py_ssize_t max_length)
 {
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text), start, end;
     Words w = {0};
     while (next_word(kind, data, n, &w, &start, &end))
-        if (end - start <= max_length && append_token(list, text, prefix, stop, start, end) < 0)
+        if (length_kept(kind, data, start, end, min_length, max_length)
+                && append_token(list, text, prefix, stop, start, end) < 0)
             return -1;
     return 0;
 }
@@ -307,14 +321,15 @@ static PyObject *
 tokens(PyObject *self, PyObject *args)
 {
     PyObject *text, *stop;
-    Py_ssize_t max_length;
-    if (!PyArg_ParseTuple(args, "UOn:tokens", &text, &stop, &max_length) || check_stop(stop) < 0)
+    Py_ssize_t min_length, max_length;
+    if (!PyArg_ParseTuple(args, "UOnn:tokens", &text, &stop, &min_length, &max_length)
+            || check_stop(stop) < 0)
         return NULL;
     PyObject *list = PyList_New(0);
     if (list == NULL)
         return NULL;
     if (append_tokens(list, text, NULL, stop == Py_None || PySet_GET_SIZE(stop) == 0 ? NULL : stop,
-                      max_length) < 0) {
+                      min_length, max_length) < 0) {
         Py_DECREF(list);
         return NULL;
     }
@@ -353,7 +368,7 @@ field_tokens(PyObject *self, PyObject *args)
         prefix = PyUnicode_FromFormat("%U:", name);
         if (prefix == NULL)
             goto next;
-        failed = append_tokens(list, folded, prefix, stop == Py_None ? NULL : stop,
+        failed = append_tokens(list, folded, prefix, stop == Py_None ? NULL : stop, 1,
                                max_length) < 0;
     next:
         Py_XDECREF(prefix);
@@ -1266,7 +1281,7 @@ typedef struct {
     PyObject *prefix_strings;  /* list: number → "name:" */
     PyObject *prefix_utf8;     /* list: number → "name:" in UTF-8 ("replace") */
     int lowercase;
-    Py_ssize_t max_length;
+    Py_ssize_t min_length, max_length;  /* min_length: of body words */
     uint64_t k0, k1;
     Buffer records;
     /* Open addressing: 0, or a record's place / 8 + 1 below its hash's upper 32 bits, so that
@@ -1472,8 +1487,9 @@ number_word(Numbering *self, PyObject *text, Py_ssize_t prefix, Py_ssize_t start
     return buffer_add(numbers, span, sizeof(span));
 }
 
-/* The tokens of text, in the field prefix (-1: the body), by number_token, those longer than
- * max_length left out; the places of those with a shape to numbers, if it is not NULL. */
+/* The tokens of text, in the field prefix (-1: the body), by number_token, those whose length
+ * is not kept left out (length_kept; min_length for the body's words only); the places of
+ * those with a shape to numbers, if it is not NULL. */
 static int
 number_tokens(Numbering *self, PyObject *text, Py_ssize_t prefix, Buffer *ids, Buffer *joined,
               Buffer *numbers)
@@ -1481,9 +1497,10 @@ number_tokens(Numbering *self, PyObject *text, Py_ssize_t prefix, Buffer *ids, B
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t n = PyUnicode_GET_LENGTH(text), start, end;
+    Py_ssize_t min_length = prefix < 0 ? self->min_length : 1;
     Words w = {0};
     while (next_word(kind, data, n, &w, &start, &end))
-        if (end - start <= self->max_length
+        if (length_kept(kind, data, start, end, min_length, self->max_length)
                 && number_word(self, text, prefix, start, end, ids, joined, numbers) < 0)
             return -1;
     return 0;
@@ -1615,13 +1632,13 @@ numbering_init(Numbering *self, PyObject *args, PyObject *kwds)
     PyObject *index, *stop;
     Py_buffer key;
     int lowercase;
-    Py_ssize_t max_length;
+    Py_ssize_t min_length, max_length;
     if (self->index != NULL || self->slots != NULL) {
         PyErr_SetString(PyExc_TypeError, "a Numbering is made once");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "O!Opny*:Numbering", &PyDict_Type, &index, &stop, &lowercase,
-                          &max_length, &key))
+    if (!PyArg_ParseTuple(args, "O!Opnny*:Numbering", &PyDict_Type, &index, &stop, &lowercase,
+                          &min_length, &max_length, &key))
         return -1;
     if (key.len != 16 || check_stop(stop) < 0) {
         if (key.len != 16)
@@ -1645,6 +1662,7 @@ numbering_init(Numbering *self, PyObject *args, PyObject *kwds)
     self->index = Py_NewRef(index);
     self->stop = stop == Py_None || PySet_GET_SIZE(stop) == 0 ? NULL : Py_NewRef(stop);
     self->lowercase = lowercase;
+    self->min_length = min_length;
     self->max_length = max_length;
     return 0;
 }
@@ -1677,7 +1695,7 @@ static PyTypeObject NumberingType = {
     .tp_basicsize = sizeof(Numbering),
     .tp_dealloc = (destructor)numbering_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Numbering(index, stop_words, lowercase, max_length, key): documents' tokens → "
+    .tp_doc = "Numbering(index, stop_words, lowercase, min_length, max_length, key): documents' tokens → "
               "their numbers in the dict index (Tokenizer.document's tokens, words only, no "
               "stemming), under a 16-byte hash key.",
     .tp_methods = numbering_methods,
@@ -1687,8 +1705,9 @@ static PyTypeObject NumberingType = {
 
 static PyMethodDef methods[] = {
     {"tokens", tokens, METH_VARARGS,
-     "tokens(text, stop_words, max_length) -> list: the tokens of text (_TOKEN.findall), "
-     "those in the set stop_words (or None) or longer than max_length left out."},
+     "tokens(text, stop_words, min_length, max_length) -> list: the tokens of text "
+     "(_TOKEN.findall), those in the set stop_words (or None), longer than max_length or "
+     "words shorter than min_length (but a CJK character) left out."},
     {"field_tokens", field_tokens, METH_VARARGS,
      "field_tokens(tokens, fields, stop_words, lowercase, max_length): append to the list "
      "tokens each (name, value) field's tokens, case-folded if lowercase, prefixed 'name:'."},

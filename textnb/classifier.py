@@ -32,7 +32,7 @@ from .text.features import (Added, Text, check_in, check_lengths, check_training
                             text_iterable, text_length, text_list, weigh)
 from .text.hashing import HashedVocabulary
 from .text.stopwords import load_stop_words
-from .text.tokens import MAX_TOKEN_LENGTH, Tokenizer, check_stemmer
+from .text.tokens import MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH, Tokenizer, check_stemmer
 from .text.vocabulary import Counts, Vocabulary, relabel
 
 # "complement" keeps the class prior in its score (scikit-learn's ComplementNB drops it), so
@@ -106,6 +106,10 @@ class TextClassifier(Parameters):
         Fold tokens to lower case.
     max_token_length : int, default=MAX_TOKEN_LENGTH
         Longer tokens are dropped.
+    min_token_length : int, default=MIN_TOKEN_LENGTH
+        Body words shorter than this are dropped (2: lone letters and digits), but a CJK
+        character; header fields' words are kept (:class:`~textnb.text.tokens.Tokenizer`).
+        A model file written before this setting keeps 1.
     min_df, max_df, max_features : int or float, default=1, 1.0, None
         Vocabulary pruning at ``fit`` (see :class:`~textnb.text.vocabulary.Vocabulary`).
     tf : {"raw", "log", "binary"}, default="raw"
@@ -164,6 +168,7 @@ class TextClassifier(Parameters):
                  class_prior: Sequence[float] | None = None, stop_words: Any = "auto",
                  stemmer: str | None = None, ngram_range: Sequence[int] | None = None,
                  lowercase: bool = True, max_token_length: int = MAX_TOKEN_LENGTH,
+                 min_token_length: int = MIN_TOKEN_LENGTH,
                  min_df: int | float = 1, max_df: int | float = 1.0,
                  max_features: int | None = None, tf: str = "raw", norm: str | None = "l2",
                  n_jobs: int | None = None, spam_class: str | None = None,
@@ -181,6 +186,7 @@ class TextClassifier(Parameters):
         self.ngram_range = ngram_range
         self.lowercase = lowercase
         self.max_token_length = max_token_length
+        self.min_token_length = min_token_length
         self.min_df = min_df
         self.max_df = max_df
         self.max_features = max_features
@@ -845,7 +851,8 @@ class TextClassifier(Parameters):
                 self._build()
             cached = self._cached_tokenizer = Tokenizer(
                 lowercase=self.lowercase, stop_words=self.stop_words_, stemmer=self.stemmer,
-                ngram_range=self._ngrams(), max_length=self.max_token_length)
+                ngram_range=self._ngrams(), max_length=self.max_token_length,
+                min_length=self.min_token_length)
         return cached
 
     def _vocabulary(self) -> Vocabulary:

@@ -27,7 +27,7 @@ from . import settings
 from .classifier import TextClassifier
 from .text.features import text_list
 from .errors import DocumentError
-from .text.tokens import MAX_TOKEN_LENGTH
+from .text.tokens import MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH
 from .nb.estimator import Parameters, not_fitted
 from .text.vocabulary import Vocabulary, to_scipy
 
@@ -52,7 +52,7 @@ class MultiLabelClassifier(Parameters):
     Parameters
     ----------
     alpha : smoothing α > 0 of every binary model.
-    stop_words, stemmer, ngram_range, lowercase, max_token_length, min_df, max_df,
+    stop_words, stemmer, ngram_range, lowercase, max_token_length, min_token_length, min_df, max_df,
     max_features, tf, norm, n_jobs : tokenizing, vocabulary and term weights, as in
         :class:`~textnb.classifier.TextClassifier`. The defaults (Laplace's α = 1, raw
         counts) are the textbook model that scikit-learn's OneVsRestClassifier(MultinomialNB())
@@ -71,6 +71,7 @@ class MultiLabelClassifier(Parameters):
     def __init__(self, *, alpha: float = 1.0, stop_words: Any = "english",
                  stemmer: str | None = None, ngram_range: Sequence[int] = (1, 1),
                  lowercase: bool = True, max_token_length: int = MAX_TOKEN_LENGTH,
+                 min_token_length: int = MIN_TOKEN_LENGTH,
                  min_df: int | float = 1, max_df: int | float = 1.0,
                  max_features: int | None = None, tf: str = "raw", norm: str | None = None,
                  n_jobs: int | None = None, folds: int = FOLDS, seed: int = 0) -> None:
@@ -80,6 +81,7 @@ class MultiLabelClassifier(Parameters):
         self.ngram_range = ngram_range
         self.lowercase = lowercase
         self.max_token_length = max_token_length
+        self.min_token_length = min_token_length
         self.min_df = min_df
         self.max_df = max_df
         self.max_features = max_features

@@ -143,6 +143,8 @@ RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "lowercase": (boolean, "True or False"),
     "max_token_length": (integer(1, MAX_TOKEN_LENGTH_LIMIT),
                          f"a whole number from 1 to {MAX_TOKEN_LENGTH_LIMIT}"),
+    "min_token_length": (integer(1, MAX_TOKEN_LENGTH_LIMIT),
+                         f"a whole number from 1 to {MAX_TOKEN_LENGTH_LIMIT}"),
     "min_df": (number(0, MAX_TERMS * 2.0 ** 32), "a number >= 0"),
     "max_df": (number(0, MAX_TERMS * 2.0 ** 32), "a number >= 0"),
     "max_features": (optional(integer(1, 2 ** 63 - 1)), "None or a positive whole number"),

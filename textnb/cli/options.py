@@ -133,14 +133,17 @@ def cutoff_learning_options(function):
                           "spam folder, in any case: Junk, .Junk, Junk E-mail, Bulk Mail)."),
         click.option("--target-fpr", type=Setting("target_fpr", float),
                      default=TARGET_FPR, show_default=True,
-                     help="Share of ham the learned spam cutoff may call spam."),
+                     help="Share of ham the learned spam cutoff may call spam (with 95 % "
+                          "confidence)."),
         click.option("--target-fnr", type=Setting("target_fnr", float),
                      default=TARGET_FNR, show_default=True,
                      help="Share of spam the learned ham cutoff may call ham."),
         click.option("--target-unsure", type=Setting("target_unsure", float),
                      default=TARGET_UNSURE, show_default=True,
                      help="Share of all messages the learned cutoffs may leave unsure "
-                          "(the ham cutoff rises to keep it)."),
+                          "(the ham cutoff rises to keep it); a young model, of fewer ham "
+                          "than the spam cutoff is read off, leaves a share of its ham unsure "
+                          "instead, unless this is 0."),
         click.option("--keep-suspects", is_flag=True,
                      help="Keep the training messages that models which never saw them place "
                           "among the other class (left out by default, as mis-sorted)."),

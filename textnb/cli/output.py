@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..classifier import TextClassifier
-from ..decision.cutoffs import extrapolated, ham_needed
+from ..decision.cutoffs import extrapolated, ham_bounding
 from ..decision.rules import scores, threshold_rule
 
 
@@ -76,10 +76,7 @@ def cutoffs_line(cutoffs: dict[str, Any]) -> str:
     ham = cutoffs.get("messages", 0) - cutoffs.get("spam_messages", 0)
     target = cutoffs.get("target_fpr", 0.0)
     if ham > 0 and extrapolated(ham, target):
-        line += (f"\nnote        {ham} training ham are too few to read the spam cutoff for "
-                 f"{target:.2%} of new ham off their scores: it is extrapolated from their "
-                 f"highest scores (`textnb tune-cutoffs` reads it off {ham_needed(target)} ham "
-                 f"or more)")
+        line += "\n" + young_note(cutoffs, ham, target)
     return line
 
 
@@ -88,6 +85,21 @@ def columns(mail: bool) -> tuple[str, str, str, str]:
     spam-probability and spam-log-odds, else the label's probability and log-odds)."""
     prefix = "spam-" if mail else ""
     return "source", "verdict", f"{prefix}probability", f"{prefix}log-odds"
+
+
+def young_note(cutoffs: dict[str, Any], ham: int, target: float) -> str:
+    """What a young model's user will see, in plain words: spam it is unsure of lands in the
+    unsure pile, not the inbox, until they train on errors."""
+    spam_unsure = cutoffs.get("spam_unsure", 0.0)
+    most = "most" if spam_unsure > 0.5 else f"{spam_unsure:.0%} of"
+    ham_unsure = cutoffs.get("ham_unsure", 0.0)
+    return (f"note        with {ham} training ham, expect {most} spam to be unsure rather than "
+            f"spam (and {ham_unsure:.0%} of ham) until you train on errors: `textnb learn` "
+            f"the unsure mail into its class. {ham} ham are too few to read the spam cutoff "
+            f"for {target:.2%} of new ham off their scores: it is extrapolated from their "
+            f"highest scores (`textnb tune-cutoffs` reads it off {ham_bounding(target)} ham or "
+            f"more)")
+
 
 
 def column_widths(decisions: Iterable[dict[str, Any]], header: bool) -> tuple[int, int, int, int]:

@@ -29,7 +29,7 @@ import math
 import os
 from collections import Counter
 
-from ..store.schema import TEXT_CLASSIFIER
+from ..store.schema import LEGACY_SETTINGS, TEXT_CLASSIFIER
 from ..store.container import read
 from ..store.journal import read as read_journal, replay_plain
 from ..text.tokens import Tokenizer
@@ -59,7 +59,8 @@ class Scorer:
             lowercase=params["lowercase"], stop_words=meta["stop_words"],
             stemmer=params["stemmer"],
             ngram_range=meta.get("ngram_range") or params["ngram_range"],
-            max_length=params["max_token_length"])
+            max_length=params["max_token_length"],
+            min_length=params.get("min_token_length", LEGACY_SETTINGS["min_token_length"]))
         self._model, self._alpha = params["model"], float(params["alpha"])
         self._binary = params["model"] == "bernoulli" or params["tf"] == "binary"
         self._log_tf = params["tf"] == "log" and not self._binary

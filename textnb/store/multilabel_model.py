@@ -55,7 +55,7 @@ def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> MultiLabel
     meta = model.meta
     if (arrays["label_count"] > arrays["n_documents"][0]).any():
         raise model.corrupt("a label is counted in more documents than there are")
-    params = dict(meta["params"], ngram_range=tuple(meta["params"]["ngram_range"]),
+    params = dict(schema.with_legacy(meta["params"]), ngram_range=tuple(meta["params"]["ngram_range"]),
                   n_jobs=n_jobs)
     classifier = MultiLabelClassifier(**params)
     classifier.stop_words_ = list(meta["stop_words"])

@@ -144,23 +144,38 @@ def _label(v: Any) -> bool:
     return isinstance(v, (str, bool)) or number(-2.0 ** 63, 2.0 ** 63)(v)
 
 
+# Settings that came after files were written without them, whose default changed with them:
+# name → the value such a file keeps (its tokens were made so). Body words of one character
+# were kept until min_token_length.
+LEGACY_SETTINGS = {"min_token_length": 1}
+
+
+def with_legacy(params: dict[str, Any]) -> dict[str, Any]:
+    """A model file's settings with :data:`LEGACY_SETTINGS` filled in where it has none."""
+    return {**LEGACY_SETTINGS, **params}
+
+
 # A text classifier's settings (TextClassifier.get_params()): name → required. The first
 # fifteen are in every file textnb wrote; the others came later, and a file without one keeps
-# TextClassifier's default. Their values' rules are textnb.settings.RULES, the estimator's.
+# TextClassifier's default (or its LEGACY_SETTINGS value). Their values' rules are
+# textnb.settings.RULES, the estimator's.
 TEXT_SETTINGS: dict[str, bool] = {
     **dict.fromkeys(("model", "alpha", "stop_words", "stemmer", "lowercase", "max_token_length",
                      "min_df", "max_df", "max_features", "tf", "norm", "fit_prior",
                      "class_prior", "ngram_range", "n_jobs"), True),
     **dict.fromkeys(("spam_class", "target_fpr", "target_fnr", "target_unsure", "cutoff_folds",
                      "keep_suspects", "training", "margin", "max_passes", "hash_bits",
-                     "decision_threshold"), False),
+                     "decision_threshold", "min_token_length"), False),
 }
 
 
-# A multi-label classifier's settings (MultiLabelClassifier.get_params()), all required.
-MULTILABEL_SETTINGS: dict[str, bool] = dict.fromkeys(
-    ("alpha", "stop_words", "stemmer", "lowercase", "max_token_length", "min_df", "max_df",
-     "max_features", "tf", "norm", "n_jobs", "ngram_range", "folds", "seed"), True)
+# A multi-label classifier's settings (MultiLabelClassifier.get_params()): name → required.
+MULTILABEL_SETTINGS: dict[str, bool] = {
+    **dict.fromkeys(("alpha", "stop_words", "stemmer", "lowercase", "max_token_length", "min_df",
+                     "max_df", "max_features", "tf", "norm", "n_jobs", "ngram_range", "folds",
+                     "seed"), True),
+    "min_token_length": False,  # LEGACY_SETTINGS
+}
 
 
 # meta.json's keys, beside format, version and kind: name → required (a text classifier's

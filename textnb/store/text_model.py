@@ -220,7 +220,7 @@ def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
     problem = schema.text_classifier_problem(meta)
     if problem:
         raise ValueError(problem)
-    params = dict(meta["params"])
+    params = schema.with_legacy(meta["params"])
     if params["ngram_range"] is not None:
         params["ngram_range"] = tuple(params["ngram_range"])
     classifier = TextClassifier(**params)

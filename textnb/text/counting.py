@@ -58,7 +58,7 @@ def _numbered_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -
     (textnb._tokens.Numbering): no token list, and a str only for each new term."""
     index: dict[str, int] = {}
     numbering = _fast.Numbering(index, tokenizer.stop_words, tokenizer.lowercase,
-                                tokenizer.max_length, _KEY)
+                                tokenizer.min_length, tokenizer.max_length, _KEY)
     ids, ends, found = bytearray(), array("q"), array("Q")
     joined = bytearray() if digests else None
     for text in texts:
