@@ -40,10 +40,11 @@ def _sources(paths: Sequence[str], evaluate: bool) -> list[tuple[str, str]]:
               help="Number of clusters.")
 @model_option("Write the cluster model here (default: the default model path).")
 @click.option("--starts", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Random starts; the one of highest log-likelihood is kept.")
+              help="Starts, each spherical k-means on TF-IDF seeded by k-means++ and then EM; "
+                   "the one of highest log-likelihood is kept.")
 @click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True,
               help="At most this many EM iterations per start.")
-@click.option("--seed", type=int, help="Seed of the random starts (repeatable runs).")
+@click.option("--seed", type=int, help="Seed of the starts (the same seed, the same clusters).")
 @click.option("--hard", is_flag=True,
               help="Hard assignments: classification EM (the k-means view of EM).")
 @click.option("--alpha", type=FloatRange(min=0, min_open=True), default=CLUSTER_ALPHA,

@@ -58,6 +58,8 @@ TOL = 1e-6
 WEIGHTS = (0.01, 0.1, 0.3, 1.0)
 # α of complement_start's model: TextClassifier's default.
 START_ALPHA = 0.03
+# Spherical k-means iterations of kmeans_start: a start, not the clustering; EM refines it.
+KMEANS_ITER = 10
 GENERATIVE = (MultinomialNB, BernoulliNB)
 
 Callback = Callable[[int, float], None]
@@ -279,19 +281,63 @@ def split_rows(X: CSR, n: int) -> tuple[CSR, CSR]:
             CSR(X.data[cut:], X.indices[cut:], X.indptr[n:] - cut, (X.shape[0] - n, X.shape[1])))
 
 
-class MixtureNB:
-    """Clustering by a mixture of multinomials (or Bernoullis) fitted by EM from random starts.
+def kmeans_start(X: Any, k: int, rng: np.random.Generator,
+                 iterations: int = KMEANS_ITER) -> np.ndarray:
+    """A start for EM: the clusters of spherical k-means (Dhillon & Modha, 2001, "Concept
+    decompositions for large sparse text data using clustering") on the rows of X weighted by
+    idf and L2-normalised, seeded by k-means++ (Arthur & Vassilvitskii, 2007) over the cosine
+    distance; one-hot rows, shape (n_documents, k).
 
-    Each start picks ``n_clusters`` distinct documents at random and takes each as one
-    cluster's only member (k-means' seeding, as Mitchell's ch. 6.12 starts), then runs EM; the start
-    with the highest L is kept. ``hard=True`` runs classification EM.
+    EM's optimum depends on its start: from single random documents, the 20 Newsgroups test
+    posts clustered to NMI 0.38 (issue #42), from these 0.50–0.54 (python -m bench.cluster).
+    Iteration stops early when the clusters stop changing or one would be left empty."""
+    M = _scipy(as_csr(X)).astype(float).tocsr()
+    n = M.shape[0]
+    df = np.bincount(M.indices, minlength=M.shape[1])
+    M.data *= np.log(n / np.maximum(df, 1))[M.indices] + 1.0               # tf·idf
+    norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+    divide_rows(M.data, M.indptr, np.where(norms > 0, norms, 1.0))
+    seeds = [int(rng.integers(n))]
+    distance = np.maximum(1.0 - (M @ M[seeds[0]].T).toarray().ravel(), 0.0)
+    for _ in range(k - 1):
+        weight = distance ** 2
+        seed = int(rng.choice(n, p=weight / weight.sum())) if weight.sum() > 0 else \
+            int(rng.choice(np.setdiff1d(np.arange(n), seeds)))
+        seeds.append(seed)
+        distance = np.minimum(distance, np.maximum(
+            1.0 - (M @ M[seed].T).toarray().ravel(), 0.0))
+    centroids = M[seeds].toarray()
+    clusters = np.asarray(M @ centroids.T).argmax(axis=1)
+    clusters[seeds] = np.arange(k)                    # a seed in its own cluster: none empty
+    for _ in range(iterations):
+        one_hot = np.zeros((n, k))
+        one_hot[np.arange(n), clusters] = 1.0
+        centroids = np.asarray((M.T @ one_hot).T)
+        centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-300)
+        found = np.asarray(M @ centroids.T).argmax(axis=1)
+        if np.array_equal(found, clusters) or np.bincount(found, minlength=k).min() == 0:
+            break
+        clusters = found
+    proba = np.zeros((n, k))
+    proba[np.arange(n), clusters] = 1.0
+    return proba
+
+
+class MixtureNB:
+    """Clustering by a mixture of multinomials (or Bernoullis) fitted by EM from several starts.
+
+    Each start (``init="kmeans"``) is :func:`kmeans_start`'s clusters, or (``"random"``)
+    ``n_clusters`` distinct documents picked at random, each one cluster's only member (as
+    Mitchell's ch. 6.12 starts); then EM runs, and the start of the highest L is kept, as
+    KMeans keeps the best of its ``n_init``. ``hard=True`` runs classification EM.
 
     Parameters
     ----------
     n_clusters : int ≥ 2
     model, alpha, fit_prior, max_iter, tol, hard : as in :class:`SemiSupervisedNB`.
-    n_init : int, random starts.
-    random_state : int or None, the seed.
+    n_init : int, starts.
+    init : "kmeans" or "random", how each start is made.
+    random_state : int or None, the seed; the same seed gives the same clusters.
 
     Attributes
     ----------
@@ -310,7 +356,8 @@ class MixtureNB:
 
     def __init__(self, n_clusters: int = 2, *, model: str = "multinomial", alpha: float = 1.0,
                  fit_prior: bool = True, n_init: int = 5, max_iter: int = 100, tol: float = TOL,
-                 hard: bool = False, random_state: int | None = None) -> None:
+                 hard: bool = False, init: str = "kmeans",
+                 random_state: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.model = model
         self.alpha = alpha
@@ -319,6 +366,7 @@ class MixtureNB:
         self.max_iter = max_iter
         self.tol = tol
         self.hard = hard
+        self.init = init
         self.random_state = random_state
 
     def fit(self, X: Any, callback: Callable[[int, int, float], None] | None = None) -> "MixtureNB":
@@ -333,13 +381,17 @@ class MixtureNB:
                              f"documents ({X.shape[0]}), got {k!r}")
         if not (isinstance(self.n_init, (int, np.integer)) and self.n_init >= 1):
             raise ValueError(f"n_init must be a whole number >= 1, got {self.n_init!r}")
+        if self.init not in ("kmeans", "random"):
+            raise ValueError(f"init must be 'kmeans' or 'random', not {self.init!r}")
         rng = np.random.default_rng(self.random_state)
         best = None
         self.start_log_likelihoods_ = []
         for start in range(self.n_init):
-            seeds = rng.choice(X.shape[0], size=k, replace=False)
-            initial = np.zeros((X.shape[0], k))
-            initial[seeds, np.arange(k)] = 1.0
+            if self.init == "kmeans":
+                initial = kmeans_start(X, k, rng)
+            else:
+                initial = np.zeros((X.shape[0], k))
+                initial[rng.choice(X.shape[0], size=k, replace=False), np.arange(k)] = 1.0
             model = events[self.model](alpha=self.alpha, fit_prior=self.fit_prior)
             report = None if callback is None else (lambda i, v, s=start: callback(s, i, v))
             history, proba = expectation_maximization(
