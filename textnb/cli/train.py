@@ -58,7 +58,8 @@ from .output import cutoffs_line, threshold_line, tuning_table
 @click.option("--tune-folds", type=click.IntRange(min=2), default=5, show_default=True,
               help="Folds of --tune's cross-validation.")
 @click.option("--unlabeled", multiple=True, type=click.Path(exists=True), metavar="PATH",
-              help="Unlabeled documents to learn from by EM (repeatable; multinomial default).")
+              help="Unlabeled documents to learn from by EM, if cross-validation says it helps "
+                   "(repeatable).")
 @click.option("--em-weight", type=FloatRange(min=0),
               help="With --unlabeled: λ, the weight of an unlabeled document (default: λ and "
                    "α chosen by cross-validation on the labeled documents, plain training "
