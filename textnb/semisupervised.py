@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 from .classifier import TextClassifier
 from .decision.rules import spam_class_of
@@ -83,8 +84,10 @@ def choose(classifier: TextClassifier, texts: Sequence[Any], y: Sequence, unlabe
                       reason="a class has a single labeled document: nothing to cross-validate "
                              "EM on, so no EM")
     fold = stratified_folds(y, k, seed)
-    spam = spam_class_of(np.unique(y).tolist()) if len(set(y.tolist())) == 2 else None
-    spam = classifier.spam_class if spam is None and classifier.spam_class in y else spam
+    classes = np.unique(y).tolist()
+    spam = None
+    if len(classes) == 2:  # two-class mail: its false-positive rate must not rise
+        spam = classifier.spam_class if classifier.spam_class in classes else spam_class_of(classes)
 
     def rates(predicted: np.ndarray) -> tuple[float, float | None]:
         accuracy = float(np.mean(predicted == y))
@@ -111,7 +114,6 @@ def choose(classifier: TextClassifier, texts: Sequence[Any], y: Sequence, unlabe
     vocabulary = em._vocabulary()
     X = em._weigh(vocabulary.fit_parts(c for c, _ in em._count_stream(texts + unlabeled)))
     L, U = split_rows(X, len(texts))
-    from scipy.sparse import csr_matrix
     L = csr_matrix((L.data, L.indices, L.indptr), shape=L.shape)
     predicted = {(a, w): np.empty(len(y), dtype=object) for a in alphas for w in weights}
     for f in range(k):
