@@ -189,7 +189,7 @@ def em_line(choice: Any) -> str:
     if not choice.folds:
         return f"EM          not used: {choice.reason}"
     if choice.weight is None:
-        best = max(choice.scores, key=choice.scores.get)
+        best = max(choice.scores, key=lambda key: (choice.scores[key], -key[1], key[0]))
         return (f"EM          not used ({choice.reason}): {choice.folds}-fold CV on the labeled "
                 f"documents, plain training {plain}; best EM (α {best[0]:g}, λ {best[1]:g}) "
                 f"accuracy {choice.scores[best]:.4f}")
