@@ -273,14 +273,14 @@ def run(args) -> None:
 
     rare = np.char.startswith(labels, "rare-")
     print(f"\n{'model':<52} {'micro-F1':>8} {'macro-F1':>8} {'Hamming':>8} {'subset':>7} "
-          f"{'groups':>7} {'rare/doc':>8} {'fit s':>7} {'pred s':>7}")
+          f"{'fit s':>7} {'pred s':>7} {'groups':>7} {'rare/doc':>8}")
     for name, predicted, fit_s, predict_s in rows:
         r = multilabel_summary(Y_test, predicted, labels)
         groups = multilabel_summary(Y_test[:, ~rare], predicted[:, ~rare], labels[~rare])
         print(f"{name:<52} {r['micro']['f1']:8.4f} {r['macro']['f1']:8.4f} "
               f"{r['hamming_loss']:8.4f} {r['subset_accuracy']:7.4f} "
-              f"{groups['micro']['f1']:7.4f} {predicted[:, rare].sum() / len(predicted):8.3f} "
-              f"{fit_s:7.2f} {predict_s:7.2f}")
+              f"{fit_s:7.2f} {predict_s:7.2f} "
+              f"{groups['micro']['f1']:7.4f} {predicted[:, rare].sum() / len(predicted):8.3f}")
     print("(groups: micro-F1 over the labels that are not rare-*; rare/doc: rare labels given "
           "a test document, on average)")
     if theirs is not None:
