@@ -89,7 +89,7 @@ def test_every_study_is_listed():
     # The scripts that moved here, under their new names (scripts/bench_tune.py is train_tune:
     # scripts/tune.py took the name tune).
     assert set(studies()) == {
-        "cli_outputs", "dask", "em", "fetch_corpora", "filter", "hashing", "heldout", "hostile",
+        "cli_outputs", "cluster", "dask", "em", "fetch_corpora", "filter", "hashing", "heldout", "hostile",
         "hostile_models", "imap", "modelfile", "multilabel", "news_time", "newsgroups", "ngrams",
         "parse", "race", "ranking", "reduce_corpus", "scale", "sentiment", "serve", "sms_corpus",
         "online", "peers", "spam", "stopwords", "threads", "train", "train_tune", "tune", "twoclass"}

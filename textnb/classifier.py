@@ -248,7 +248,7 @@ class TextClassifier(Parameters):
 
     def fit(self, texts: Iterable[Text], y: Iterable, unlabeled: Iterable[Text] | None = None,
             em_weight: float = 1.0, em_iterations: int | None = None,
-            callback: Any = None) -> "TextClassifier":
+            callback: Any = None, em_start: str = "labeled") -> "TextClassifier":
         """Build the vocabulary and count the documents of ``texts`` under their labels: every
         document (``training="full"``), those training on error picks (``"on-error"``), or
         whichever of the two cross-validates better (``"auto"``, with a spam class).
@@ -262,7 +262,10 @@ class TextClassifier(Parameters):
         counted): the vocabulary holds their terms too, each unlabeled text adds its counts to
         every class in proportion to P(class|text), weighted by ``em_weight`` (λ), for at most
         ``em_iterations`` iterations; ``callback(iteration, log_likelihood)`` reports each, and
-        ``em_history_`` keeps the log-likelihoods. Only labeled texts can be unlearned.
+        ``em_history_`` keeps the log-likelihoods. EM starts from the model of the labeled texts
+        (``em_start="labeled"``) or from the classes complement NB gives the unlabeled ones
+        (``"complement"``: :func:`textnb.nb.em.complement_start`). Only labeled texts can be
+        unlearned.
 
         >>> clf = TextClassifier(model="multinomial", stop_words="none").fit(
         ...     ["cheap pills", "meeting at noon"], ["spam", "ham"],
@@ -283,6 +286,9 @@ class TextClassifier(Parameters):
         extra = [] if unlabeled is None else text_list(unlabeled)
         if extra and self.training == "on-error":
             raise ValueError("training on error and EM on unlabeled texts do not combine")
+        if em_start not in ("labeled", "complement"):
+            raise ValueError(f"em_start must be 'labeled' or 'complement', not {em_start!r}")
+        self._em_start = em_start
         return self._fit_counted(self._count_stream(chain(texts, extra)), y, len(extra),
                                  em_weight, em_iterations, callback)
 
@@ -358,14 +364,16 @@ class TextClassifier(Parameters):
     def _fit_em(self, vocabulary: Vocabulary, X: CSR, labels: list, digests: np.ndarray,
                 em_weight: float, em_iterations: int | None, callback: Any) -> "TextClassifier":
         """Semi-supervised fit: X holds the labeled rows, then the unlabeled ones."""
-        from .nb.em import MAX_ITER, expectation_maximization, split_rows
+        from .nb.em import MAX_ITER, complement_start, expectation_maximization, split_rows
         X, U = split_rows(X, len(labels))
+        start = self.__dict__.pop("_em_start", "labeled")
 
         def fit(Xf: Any, yf: Any, report: Any = None) -> DiscreteNB:
             model = self.new_model()
+            first = complement_start(Xf, yf, U) if start == "complement" else None
             self.em_history_, _ = expectation_maximization(
                 model, Xf, yf, U, unlabeled_weight=em_weight,
-                max_iter=em_iterations or MAX_ITER, callback=report)
+                max_iter=em_iterations or MAX_ITER, callback=report, initial_proba=first)
             return model
 
         with phase("EM"):

@@ -41,10 +41,11 @@ def _sources(paths: Sequence[str], evaluate: bool) -> list[tuple[str, str]]:
               help="Number of clusters.")
 @model_option("Write the cluster model here (default: the default model path).")
 @click.option("--starts", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Random starts; the one of highest log-likelihood is kept.")
+              help="Starts, each spherical k-means on TF-IDF seeded by k-means++ and then EM; "
+                   "the one of highest log-likelihood is kept.")
 @click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True,
               help="At most this many EM iterations per start.")
-@click.option("--seed", type=int, help="Seed of the random starts (repeatable runs).")
+@click.option("--seed", type=int, help="Seed of the starts (the same seed, the same clusters).")
 @click.option("--hard", is_flag=True,
               help="Hard assignments: classification EM (the k-means view of EM).")
 @click.option("--alpha", type=FloatRange(min=0, min_open=True), default=CLUSTER_ALPHA,
@@ -126,19 +127,18 @@ def cluster(paths, k, model_path, starts, iterations, seed, hard, alpha, min_df,
 
 
 def em_setup(classifier: TextClassifier, options: dict[str, Any], unlabeled: Sequence[str],
-             weight: float, iterations: int | None, on_error: bool,
+             weight: float | None, iterations: int | None, on_error: bool,
              quiet: bool) -> dict[str, Any]:
     """``train --unlabeled``: the keyword arguments of ``TextClassifier.fit`` for EM (none
-    without unlabeled paths). The event model and norm, unless given, become the multinomial
-    on raw counts: complement NB has no likelihood for EM to maximise."""
+    without unlabeled paths); ``em_weight`` None when λ is to be chosen (:func:`em_choice`).
+    With --em-weight given, the event model and norm, unless given, become the multinomial on
+    raw counts: complement NB has no likelihood for EM to maximise."""
     if not unlabeled:
         return {}
     if on_error:
         raise click.UsageError("--unlabeled and --training on-error cannot be combined")
-    if options.get("event_model") is None:
-        classifier.set_params(model="multinomial")
-    if options.get("norm") is None:
-        classifier.set_params(norm=None)
+    if weight is not None:
+        _em_settings(classifier, options)
     texts = []
     for source, raw in read_raw(list(unlabeled), on_error=lambda s, r: click.echo(
             f"textnb: skipped {s}: {r}", err=True)):
@@ -152,3 +152,48 @@ def em_setup(classifier: TextClassifier, options: dict[str, Any], unlabeled: Seq
 
     return {"unlabeled": texts, "em_weight": weight, "em_iterations": iterations or MAX_ITER,
             "callback": progress}
+
+
+def _em_settings(classifier: TextClassifier, options: dict[str, Any]) -> None:
+    """The multinomial on raw counts for EM, unless --event-model or --norm say otherwise."""
+    if options.get("event_model") is None:
+        classifier.set_params(model="multinomial")
+    if options.get("norm") is None:
+        classifier.set_params(norm=None)
+
+
+def em_choice(classifier: TextClassifier, options: dict[str, Any], texts: list, y: list,
+              em: dict[str, Any], quiet: bool) -> dict[str, Any]:
+    """``train --unlabeled`` without --em-weight: λ (0: no EM) and α chosen by cross-validation
+    on the labeled documents against plain training (:func:`textnb.semisupervised.choose`),
+    said in a line; the classifier set to the choice, and ``fit``'s keyword arguments for it
+    (none for plain training or λ = 0)."""
+    from ..semisupervised import ALPHAS, choose
+    alpha = options.get("alpha")
+    choice = choose(classifier, texts, y, em["unlabeled"],
+                    alphas=ALPHAS if alpha is None else (alpha,))
+    if not quiet:
+        click.echo(em_line(choice))
+    if choice.weight is None:
+        return {}
+    classifier.set_params(**choice.settings)
+    return {**em, "em_weight": choice.weight, "em_start": "complement"} if choice.weight else {}
+
+
+def em_line(choice: Any) -> str:
+    """The EM choice as train prints it: what was chosen, its CV estimate beside plain
+    training's (and their false-positive rates, with a spam class)."""
+    def rates(accuracy: float, fpr: float | None) -> str:
+        return f"accuracy {accuracy:.4f}" + ("" if fpr is None else f", FPR {fpr:.4f}")
+
+    plain = rates(choice.plain_accuracy, choice.plain_false_positive_rate)
+    if not choice.folds:
+        return f"EM          not used: {choice.reason}"
+    if choice.weight is None:
+        best = max(choice.scores, key=lambda key: (choice.scores[key], -key[1], key[0]))
+        return (f"EM          not used ({choice.reason}): {choice.folds}-fold CV on the labeled "
+                f"documents, plain training {plain}; best EM (α {best[0]:g}, λ {best[1]:g}) "
+                f"accuracy {choice.scores[best]:.4f}")
+    return (f"EM          λ {choice.weight:g}, α {choice.alpha:g} by {choice.folds}-fold CV on "
+            f"the labeled documents: {rates(choice.accuracy, choice.false_positive_rate)} "
+            f"(plain training {plain})")

@@ -65,6 +65,16 @@ def train(texts: list[bytes], label_sets: list[list[str]], path: Path,
     click.echo(f"thresholds  per label by {min(classifier.folds, len(texts))}-fold CV: "
                f"out-of-fold F1 mean {f1.mean():.4f}, lowest {f1.min():.4f} "
                f"({classifier.labels_[int(np.argmin(f1))]})")
+    fell = [str(label) for label, reason in zip(classifier.labels_, cv["fallback"]) if reason]
+    if fell:
+        click.echo(f"fallback    {len(fell)} labels of too few documents or a low CV F1 "
+                   f"keep a threshold of at least 0 (P >= 0.5): {_some(fell)}")
+
+
+def _some(names: list[str], shown: int = 5) -> str:
+    """The first ``shown`` names, and how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -154,7 +164,9 @@ def info(path: Path, output: str) -> None:
     data = {"model": str(path), "kind": "multi-label",
             "documents": int(round(classifier.n_documents_)),
             "labels": {str(label): {"documents": int(round(n)), "threshold": float(t),
-                                    **({"cv_f1": cv["f1"][i]} if "f1" in cv else {})}
+                                    **({"cv_f1": cv["f1"][i]} if "f1" in cv else {}),
+                                    **({"fallback": cv["fallback"][i]}
+                                       if "fallback" in cv else {})}
                        for i, (label, n, t) in enumerate(zip(
                            classifier.labels_, classifier.label_count_, classifier.thresholds_))},
             "terms": len(classifier.vocabulary_), "parameters": classifier.get_params()}
@@ -167,7 +179,8 @@ def info(path: Path, output: str) -> None:
              f"terms       {data['terms']}",
              "parameters  " + ", ".join(f"{k}={v}" for k, v in data["parameters"].items()
                                         if k != "stop_words" or isinstance(v, str)),
-             "", f"{'label':<{width}}  documents  threshold  CV F1"]
+             "", f"{'label':<{width}}  documents  threshold  CV F1   fallback"]
     lines += [f"{name:<{width}}  {d['documents']:9d}  {d['threshold']:+9.3f}  "
-              f"{d.get('cv_f1', float('nan')):.4f}" for name, d in data["labels"].items()]
+              f"{d.get('cv_f1', float('nan')):.4f}  {d.get('fallback', '')}".rstrip()
+              for name, d in data["labels"].items()]
     click.echo("\n".join(lines))

@@ -15,7 +15,7 @@ from ..settings import choices
 from ..store.container import locked
 from ..store.text_model import load_model, save_model
 from ..training import CUTOFFS_MAX_BYTES, CUTOFFS_MAX_MESSAGES, SAMPLE, THRESHOLD_MAX_BYTES
-from .cluster import em_setup
+from .cluster import em_choice, em_setup
 from ..progress import phase
 from .common import (OK, Cuts, Skips, echo_suspects, note_build_once, reading,
                      return_large_frees, shows_progress)
@@ -60,9 +60,12 @@ from .output import cutoffs_line, on_error_line, threshold_line, tuning_table
 @click.option("--tune-folds", type=click.IntRange(min=2), default=5, show_default=True,
               help="Folds of --tune's cross-validation.")
 @click.option("--unlabeled", multiple=True, type=click.Path(exists=True), metavar="PATH",
-              help="Unlabeled documents to learn from by EM (repeatable; multinomial default).")
-@click.option("--em-weight", type=FloatRange(min=0), default=1.0, show_default=True,
-              help="With --unlabeled: λ, the weight of an unlabeled document.")
+              help="Unlabeled documents to learn from by EM, if cross-validation says it helps "
+                   "(repeatable).")
+@click.option("--em-weight", type=FloatRange(min=0),
+              help="With --unlabeled: λ, the weight of an unlabeled document (default: λ and "
+                   "α chosen by cross-validation on the labeled documents, plain training "
+                   "unless EM wins).")
 @click.option("--em-iterations", type=click.IntRange(min=1), help="With --unlabeled: at most N.")
 @click.option("--labels", "label_file", type=click.Path(exists=True, dir_okay=False),
               metavar="FILE", help="Multi-label training: each line a document path (relative "
@@ -174,6 +177,10 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     elif not (tuned and tuned.refit(classifier, y)):
         if tuned:
             tuned.counted = None  # counted otherwise than the choice counts: not held while it reads
+        if em and em["em_weight"] is None:
+            texts = list(texts)  # read once for every fold
+            plan.check_read(sources, y)
+            em = em_choice(classifier, options, texts, y, em, quiet)
         try:
             classifier.fit(texts, y, **em)
         except ValueError:

@@ -43,9 +43,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .discrete import BernoulliNB, DiscreteNB, MultinomialNB
+from .discrete import BernoulliNB, ComplementNB, DiscreteNB, MultinomialNB
 from .estimator import BaseNB, check_labels
-from .sparse import CSR, as_csr, logsumexp
+from .sparse import CSR, as_csr, divide_rows, logsumexp
 
 # scikit-learn's mark of an unlabeled sample (sklearn.semi_supervised).
 UNLABELED = -1
@@ -56,6 +56,10 @@ TOL = 1e-6
 # λ: Nigam et al.'s EM-λ weights unlabeled documents below 1 when labels are plentiful; 1 is
 # their basic EM. python -m bench.em chooses λ by CV among these when labels allow.
 WEIGHTS = (0.01, 0.1, 0.3, 1.0)
+# α of complement_start's model: TextClassifier's default.
+START_ALPHA = 0.03
+# Spherical k-means iterations of kmeans_start: a start, not the clustering; EM refines it.
+KMEANS_ITER = 10
 GENERATIVE = (MultinomialNB, BernoulliNB)
 
 Callback = Callable[[int, float], None]
@@ -156,6 +160,31 @@ def expectation_maximization(model: DiscreteNB, X_labeled: Any, y_labeled: Seque
     return history, _posterior(jll, hard)
 
 
+def complement_start(X_labeled: Any, y_labeled: Sequence, X_unlabeled: Any,
+                     alpha: float = START_ALPHA) -> np.ndarray:
+    """First guesses of the unlabeled documents' classes, for EM to start from: the classes
+    complement NB (α = ``alpha``) on L2-normalised counts of the labeled documents gives them,
+    one-hot rows over the sorted classes, shape (n_unlabeled, n_classes).
+
+    With few labeled documents the multinomial model EM refines is a poor first E-step, and
+    EM's local optimum depends on it; complement NB (Rennie et al., 2003, "Tackling the poor
+    assumptions of naive Bayes text classifiers") on normalised counts guesses better. On 20
+    Newsgroups, 10 labeled posts a group and 11,114 unlabeled (python -m bench.em): EM from
+    the labeled documents alone 54.4 % test accuracy, from these guesses 68.3 %.
+    """
+    def normalised(X: Any):
+        matrix = _scipy(as_csr(X)).astype(float)
+        norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+        divide_rows(matrix.data, matrix.indptr, np.where(norms > 0, norms, 1.0))
+        return matrix
+
+    model = ComplementNB(alpha=alpha).fit(normalised(X_labeled), y_labeled)
+    rows = np.searchsorted(model.classes_, model.predict(normalised(X_unlabeled)))
+    proba = np.zeros((len(rows), len(model.classes_)))
+    proba[np.arange(len(rows)), rows] = 1.0
+    return proba
+
+
 def _posterior(jll: np.ndarray, hard: bool) -> np.ndarray:
     """P(c|x) from the joint log-likelihood, or its argmax as a one-hot row when ``hard``."""
     if hard:
@@ -252,19 +281,64 @@ def split_rows(X: CSR, n: int) -> tuple[CSR, CSR]:
             CSR(X.data[cut:], X.indices[cut:], X.indptr[n:] - cut, (X.shape[0] - n, X.shape[1])))
 
 
-class MixtureNB:
-    """Clustering by a mixture of multinomials (or Bernoullis) fitted by EM from random starts.
+def kmeans_start(X: Any, k: int, rng: np.random.Generator,
+                 iterations: int = KMEANS_ITER) -> np.ndarray:
+    """A start for EM: the clusters of spherical k-means (Dhillon & Modha, 2001, "Concept
+    decompositions for large sparse text data using clustering") on the rows of X weighted by
+    idf and L2-normalised, seeded by k-means++ (Arthur & Vassilvitskii, 2007) over the cosine
+    distance; one-hot rows, shape (n_documents, k).
 
-    Each start picks ``n_clusters`` distinct documents at random and takes each as one
-    cluster's only member (k-means' seeding, as Mitchell's ch. 6.12 starts), then runs EM; the start
-    with the highest L is kept. ``hard=True`` runs classification EM.
+    EM's optimum depends on its start: from single random documents, the 20 Newsgroups test
+    posts clustered to NMI 0.38–0.43 by seed, from these 0.545–0.568 (python -m bench.cluster,
+    seeds 0–4, 5 starts; KMeans on TF-IDF 0.39–0.41).
+    Iteration stops early when the clusters stop changing or one would be left empty."""
+    M = _scipy(as_csr(X)).astype(float).tocsr()
+    n = M.shape[0]
+    df = np.bincount(M.indices, minlength=M.shape[1])
+    M.data *= np.log(n / np.maximum(df, 1))[M.indices] + 1.0               # tf·idf
+    norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+    divide_rows(M.data, M.indptr, np.where(norms > 0, norms, 1.0))
+    seeds = [int(rng.integers(n))]
+    distance = np.maximum(1.0 - (M @ M[seeds[0]].T).toarray().ravel(), 0.0)
+    for _ in range(k - 1):
+        weight = distance ** 2
+        seed = int(rng.choice(n, p=weight / weight.sum())) if weight.sum() > 0 else \
+            int(rng.choice(np.setdiff1d(np.arange(n), seeds)))
+        seeds.append(seed)
+        distance = np.minimum(distance, np.maximum(
+            1.0 - (M @ M[seed].T).toarray().ravel(), 0.0))
+    centroids = M[seeds].toarray()
+    clusters = np.asarray(M @ centroids.T).argmax(axis=1)
+    clusters[seeds] = np.arange(k)                    # a seed in its own cluster: none empty
+    for _ in range(iterations):
+        one_hot = np.zeros((n, k))
+        one_hot[np.arange(n), clusters] = 1.0
+        centroids = np.asarray((M.T @ one_hot).T)
+        centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-300)
+        found = np.asarray(M @ centroids.T).argmax(axis=1)
+        if np.array_equal(found, clusters) or np.bincount(found, minlength=k).min() == 0:
+            break
+        clusters = found
+    proba = np.zeros((n, k))
+    proba[np.arange(n), clusters] = 1.0
+    return proba
+
+
+class MixtureNB:
+    """Clustering by a mixture of multinomials (or Bernoullis) fitted by EM from several starts.
+
+    Each start (``init="kmeans"``) is :func:`kmeans_start`'s clusters, or (``"random"``)
+    ``n_clusters`` distinct documents picked at random, each one cluster's only member (as
+    Mitchell's ch. 6.12 starts); then EM runs, and the start of the highest L is kept, as
+    KMeans keeps the best of its ``n_init``. ``hard=True`` runs classification EM.
 
     Parameters
     ----------
     n_clusters : int ≥ 2
     model, alpha, fit_prior, max_iter, tol, hard : as in :class:`SemiSupervisedNB`.
-    n_init : int, random starts.
-    random_state : int or None, the seed.
+    n_init : int, starts.
+    init : "kmeans" or "random", how each start is made.
+    random_state : int or None, the seed; the same seed gives the same clusters.
 
     Attributes
     ----------
@@ -283,7 +357,8 @@ class MixtureNB:
 
     def __init__(self, n_clusters: int = 2, *, model: str = "multinomial", alpha: float = 1.0,
                  fit_prior: bool = True, n_init: int = 5, max_iter: int = 100, tol: float = TOL,
-                 hard: bool = False, random_state: int | None = None) -> None:
+                 hard: bool = False, init: str = "kmeans",
+                 random_state: int | None = None) -> None:
         self.n_clusters = n_clusters
         self.model = model
         self.alpha = alpha
@@ -292,6 +367,7 @@ class MixtureNB:
         self.max_iter = max_iter
         self.tol = tol
         self.hard = hard
+        self.init = init
         self.random_state = random_state
 
     def fit(self, X: Any, callback: Callable[[int, int, float], None] | None = None) -> "MixtureNB":
@@ -306,13 +382,17 @@ class MixtureNB:
                              f"documents ({X.shape[0]}), got {k!r}")
         if not (isinstance(self.n_init, (int, np.integer)) and self.n_init >= 1):
             raise ValueError(f"n_init must be a whole number >= 1, got {self.n_init!r}")
+        if self.init not in ("kmeans", "random"):
+            raise ValueError(f"init must be 'kmeans' or 'random', not {self.init!r}")
         rng = np.random.default_rng(self.random_state)
         best = None
         self.start_log_likelihoods_ = []
         for start in range(self.n_init):
-            seeds = rng.choice(X.shape[0], size=k, replace=False)
-            initial = np.zeros((X.shape[0], k))
-            initial[seeds, np.arange(k)] = 1.0
+            if self.init == "kmeans":
+                initial = kmeans_start(X, k, rng)
+            else:
+                initial = np.zeros((X.shape[0], k))
+                initial[rng.choice(X.shape[0], size=k, replace=False), np.arange(k)] = 1.0
             model = events[self.model](alpha=self.alpha, fit_prior=self.fit_prior)
             report = None if callback is None else (lambda i, v, s=start: callback(s, i, v))
             history, proba = expectation_maximization(

@@ -230,6 +230,10 @@ CV = {name: (lambda v: isinstance(v, list)
              and all(number(0, 1)(x) for x in v), "rates from 0 to 1", True)
       for name in ("precision", "recall", "f1")}
 CV["documents"] = (_COUNT, "a number of documents", False)
+# Why each label's threshold fell back (textnb.multilabel.choose_thresholds), "" where it did
+# not; absent from files written before the fallback.
+CV["fallback"] = (lambda v: _strings(v) and all(len(s) <= 200 for s in v),
+                  "a list of reasons, one a label", False)
 
 
 def record_problem(record: Any, fields: dict[str, tuple[Callable[[Any], bool], str, bool]]
@@ -347,7 +351,8 @@ def multilabel_problem(meta: dict) -> str | None:
     if meta.get("cv") is not None:
         problem = record_problem(meta["cv"], CV)
         if problem or any(len(meta["cv"][name]) != len(labels)
-                          for name in ("precision", "recall", "f1")):
+                          for name in ("precision", "recall", "f1", "fallback")
+                          if name in meta["cv"]):
             return f"its cross-validation record: {problem or 'not one rate a label'}"
     return None
 
