@@ -414,7 +414,7 @@ def test_two_classes_or_short_texts_count_word_pairs_when_there_are_many(tmp_pat
     # Reviews, two newsgroups, headlines: word pairs for PAIRS_DOCUMENTS documents, of two
     # classes or short texts; fewer (the textbooks' worked examples), more (whose pairs
     # could outgrow memory), long texts of more classes or full mail count words.
-    from textnb.classifier import PAIRS_DOCUMENTS, SHORT_TEXT
+    from textnb.defaults import PAIRS_DOCUMENTS, SHORT_TEXT
     low, high = PAIRS_DOCUMENTS
     words = ["good", "bad", "plot", "acting", "not", "great", "boring", "fun"]
     rng = np.random.default_rng(0)

@@ -8,7 +8,6 @@ decision threshold are :mod:`textnb.decision.cutoffs`'; how it reads and counts 
 from __future__ import annotations
 
 import functools
-import statistics
 import threading
 from collections import Counter
 from itertools import chain
@@ -16,10 +15,9 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from . import incremental, settings
+from . import defaults, incremental, settings
 from .decision import cutoffs as _cutoffs
 from .decision.rules import spam_cutoffs
-from .documents.message import relayed
 from .nb.discrete import BernoulliNB, ComplementNBWithPrior, DiscreteNB, MultinomialNB
 from .nb.estimator import Parameters, not_fitted, sklearn_tags
 from .nb.explain import Explanation, explain_document, informative_terms
@@ -29,7 +27,7 @@ from .nb.sparse import CSR
 from .text.counting import document_tokens
 from .text.features import (Added, Text, check_in, check_lengths, check_training, count_stream,
                             encode_labels, import_meanwhile, label_list, noting_digests, peek,
-                            text_iterable, text_length, text_list, weigh)
+                            text_iterable, text_list, weigh)
 from .text.hashing import HashedVocabulary
 from .text.stopwords import load_stop_words
 from .text.tokens import MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH, Tokenizer, check_stemmer
@@ -428,38 +426,21 @@ class TextClassifier(Parameters):
 
     def default_ngram_range(self, labels: Iterable, sample: Iterable[Text] = (),
                             documents: int | None = None) -> tuple[int, int]:
-        """The word n-grams counted for documents of these labels (a list of all of them, or
-        just the class names and how many ``documents`` there are) of which ``sample`` are
-        some: ``ngram_range`` if given, else (1, 2) for documents that are mostly not full
-        mail (no Received field) when a spam class is one of two classes (SMS, a Subject and
-        a body), or when there are :data:`PAIRS_DOCUMENTS` of them, of two classes (reviews,
-        two newsgroups) or short (median under :data:`SHORT_TEXT` characters: snippets,
-        headlines, subject lines); (1, 1) for anything else, or when the labels or documents
-        are not known yet."""
-        labels = list(labels)
-        if not self._may_pair(labels, documents):
-            return tuple(self.ngram_range or (1, 1))
-        sample = list(sample)
-        if 2 * sum(map(relayed, sample)) >= len(sample):  # full mail, or nothing to tell by
-            return (1, 1)
-        if self.learns_cutoffs(labels) or len(set(map(str, labels))) == 2:
-            return (1, 2)
-        return (1, 2) if statistics.median(map(text_length, sample)) < SHORT_TEXT else (1, 1)
+        """The word n-grams counted for documents of these labels of which ``sample`` are some
+        (:func:`textnb.defaults.ngram_range`)."""
+        return defaults.ngram_range(self, list(labels), sample, documents)
 
-    def _may_pair(self, labels: list, documents: int | None = None) -> bool:
-        """Whether documents of these labels may count word pairs by default, as their first
-        texts decide: no ``ngram_range`` given, and two classes with a spam class among them,
-        or :data:`PAIRS_DOCUMENTS` documents (``documents``, else one a label)."""
-        low, high = PAIRS_DOCUMENTS
-        enough = low <= (len(labels) if documents is None else documents) <= high
-        return self.ngram_range is None and (enough or self.learns_cutoffs(labels))
+    def default_stop_words(self, labels: Iterable = (), sample: Iterable[Text] = ()) -> Any:
+        """The stop words for documents of these labels of which ``sample`` are some
+        (:func:`textnb.defaults.stop_words`)."""
+        return defaults.stop_words(self, labels, sample)
 
     def _peek(self, texts: Iterable[Text], labels: Sequence) -> tuple[list[Text], Iterable[Text]]:
         """The first documents of ``texts`` if ``default_ngram_range`` or
         ``default_stop_words`` needs them for these labels (none otherwise: an iterator is read
         no further ahead than counting reads it), and ``texts``."""
         labels = list(labels)
-        needed = self._may_pair(labels) or self.stop_words_by_length(labels)
+        needed = defaults.may_pair(self, labels) or defaults.stop_words_by_length(self, labels)
         return peek(texts) if needed else ([], texts)
 
     def _ngrams(self) -> tuple[int, int]:
@@ -608,67 +589,13 @@ class TextClassifier(Parameters):
     def unlearn(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Remove documents learned before under the same labels; ValueError if one was not."""
         self._check_fitted()
-        texts, labels = text_list(texts), label_list(y)
-        check_lengths(texts, labels)
-        parts = self._count(texts)
-        remove = []
-        names = self._digest_names.tolist()
-        for digest, label in zip(np.concatenate([d for _, d in parts]), labels):
-            code = names.index(str(label)) if str(label) in names else -1
-            found = np.flatnonzero((self.digests_ == digest) & (self._digest_codes == code))
-            found = np.setdiff1d(found, remove)
-            if found.size == 0:
-                raise ValueError(f"cannot unlearn a document as {label!r}: "
-                                 f"it was never learned as {label!r}")
-            remove.append(found[0])
-        # On copies, swapped in whole when done: a read meanwhile answers from the old version.
-        vocabulary = incremental.copy_vocabulary(self.vocabulary_)
-        model = incremental.copy_model(self.model_)
-        model.unlearn(self._weigh(vocabulary.count_parts(c for c, _ in parts)), labels,
-                      sample_weight=self.digest_weights_[remove])
-        # Terms no learned document uses any more leave the vocabulary, as if never seen: |V| is
-        # in every P(w|c) denominator, so keeping them would change the model unlearning restores.
-        unused = np.flatnonzero(~model.feature_count_.any(axis=0))
-        if unused.size:
-            model.delete_terms(unused)
-            if isinstance(vocabulary, HashedVocabulary):
-                vocabulary = vocabulary.subset(np.delete(np.arange(len(vocabulary)), unused))
-            else:
-                terms = np.delete(np.array(vocabulary.terms_, dtype=object), unused).tolist()
-                vocabulary.terms_ = terms
-                vocabulary.index_ = {term: i for i, term in enumerate(terms)}
-        self._fitted = (vocabulary, model)
-        self._learned(np.delete(self.digests_, remove), self._digest_names,
-                      np.delete(self.digest_weights_, remove),
-                      codes=np.delete(self._digest_codes, remove))
-        return self
+        return incremental.unlearn(self, text_list(texts), label_list(y))
 
     def merge(self, other: "TextClassifier") -> "TextClassifier":
         """Add another classifier's counts (vocabularies are united): equals fitting on both."""
         self._check_fitted()
         other._check_fitted()
-        mine, theirs = _merge_settings(self), _merge_settings(other)
-        if mine != theirs:
-            different = sorted(k for k in mine if mine[k] != theirs[k])
-            raise ValueError(f"cannot merge classifiers with different settings: {different}")
-        if isinstance(self.vocabulary_, HashedVocabulary):
-            raise ValueError("cannot merge classifiers with hashed vocabularies (hash_bits); "
-                             "train one on both sets of documents")
-        self.model_.insert_terms(self.vocabulary_.grow([other.vocabulary_.terms_]))
-        # Widen a copy of the other model to this vocabulary, column by column.
-        widened = type(other.model_)(**other.model_.get_params())
-        columns = np.array([self.vocabulary_.index_[t] for t in other.vocabulary_.terms_],
-                           dtype=np.int64)
-        widened.classes_ = other.model_.classes_
-        widened.class_count_ = other.model_.class_count_
-        widened.feature_count_ = np.zeros((len(widened.classes_), len(self.vocabulary_)))
-        widened.feature_count_[:, columns] = other.model_.feature_count_
-        widened._update()
-        self.model_.merge(widened)
-        self._learned(np.concatenate([self.digests_, other.digests_]),
-                      np.concatenate([self.digest_labels_, other.digest_labels_]),
-                      np.concatenate([self.digest_weights_, other.digest_weights_]))
-        return self
+        return incremental.merge(self, other)
 
     # -- prediction --------------------------------------------------------------------
 
@@ -809,33 +736,6 @@ class TextClassifier(Parameters):
         """X weighed as this classifier weighs documents (:func:`textnb.text.features.weigh`)."""
         return weigh(X, self.model, self.tf, self.norm)
 
-    def default_stop_words(self, labels: Iterable = (), sample: Iterable[Text] = ()) -> Any:
-        """The stop words for documents of these labels (a list of them, or just the class
-        names) of which ``sample`` are some: ``stop_words``, or for "auto" "english" where
-        ``spam_class`` is one of them (or, with no label known yet, is set), else "none" for
-        short texts (a median under :data:`SHORT_TEXT` characters: in a snippet or a headline
-        every word counts), else "english-without-negations"."""
-        if not self._stop_words_auto():
-            return self.stop_words
-        if not self.stop_words_by_length(labels):
-            return "english"
-        sample = list(sample)
-        if sample and statistics.median(map(text_length, sample)) < SHORT_TEXT:
-            return "none"
-        return "english-without-negations"
-
-    def stop_words_by_length(self, labels: Iterable = ()) -> bool:
-        """Whether ``default_stop_words`` for documents of these labels depends on how long
-        they are: "auto" stop words, and not mail (``spam_class`` not among the labels, or
-        not set where none is known yet)."""
-        names = set(map(str, labels))
-        mail = self.spam_class is not None and (str(self.spam_class) in names or not names)
-        return self._stop_words_auto() and not mail
-
-    def _stop_words_auto(self) -> bool:
-        """Whether the stop words are left to the documents ("auto")."""
-        return isinstance(self.stop_words, str) and self.stop_words == "auto"
-
     def _build(self, labels: Iterable = (), sample: Iterable[Text] = ()) -> None:
         """Validate the settings and load the stop words for documents of these labels, of
         which ``sample`` are some (kept for the model file)."""
@@ -884,30 +784,6 @@ class TextClassifier(Parameters):
 # partial_fit adds this many documents or fewer one row at a time (textnb.incremental): in
 # time of their terms, not of the model's; more are counted in parts and the terms sorted once.
 ONE_BY_ONE = 16
-# Two-class text (and short text, below) counts word pairs from the first number of documents
-# to the second: pairs cross-validated better on reviews and pairs of newsgroups
-# (docs/design/text-classification.md; python -m bench.ngrams). Fewer documents (the textbooks'
-# worked examples) count words; so do more, whose pairs could outgrow memory: --ngrams 2 with
-# --hash-bits counts them in bounded memory.
-PAIRS_DOCUMENTS = (500, 100_000)
-# Texts whose median length (characters; bytes as read) is under this are short: they count
-# word pairs for PAIRS_DOCUMENTS documents, however many classes (20 Newsgroups' Subject lines
-# gained by them; its whole posts would hold a million terms for little: same page).
-SHORT_TEXT = 500
-
-
-def _merge_settings(classifier: TextClassifier) -> dict[str, Any]:
-    """The settings two classifiers must share to merge, spelled alike whether fitted here or
-    loaded (a model file stores tuples and sets as lists), with the stop words actually used."""
-    settings = classifier.get_params()
-    for name in ("n_jobs", "spam_class", "target_fpr", "target_fnr", "target_unsure",
-                 "cutoff_folds", "keep_suspects", "training", "margin", "max_passes"):
-        del settings[name]  # how to fit, not what was counted
-    settings["stop_words"] = sorted(classifier.stop_words_)
-    settings["ngram_range"] = list(classifier._ngrams())
-    if settings["class_prior"] is not None:
-        settings["class_prior"] = list(settings["class_prior"])
-    return settings
 
 
 # -- model file --------------------------------------------------------------------------

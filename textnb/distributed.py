@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from .text.features import SAMPLE_DOCUMENTS, check_training, counted_part, text_list
+from . import defaults
 from .classifier import TextClassifier
 from .documents.sources import first_raw, read_raw, walk
 from .errors import DocumentError, TextnbError
@@ -70,7 +71,7 @@ def fit_bag(classifier: TextClassifier, bag: Any, client: Any = None) -> TextCla
     # they are (ngram_range None): a pass for the classes and the count, and the first texts.
     # So may the stop words (stop_words "auto": how long the texts are, unless they are mail).
     classes, sample, documents = (), (), 0
-    if classifier.ngram_range is None or classifier._stop_words_auto():
+    if classifier.ngram_range is None or defaults.stop_words_auto(classifier):
         classes, documents = _compute([bag.pluck(1).distinct(), bag.count()], client)
         sample = [text for text, _ in bag.take(SAMPLE_DOCUMENTS, warn=False)]
     classifier.ngram_range_ = classifier.default_ngram_range(classes, sample, documents)

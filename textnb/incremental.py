@@ -17,8 +17,8 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from .text.features import Text, text_list
-from .text.hashing import HashedVocabulary, _rename, hash_columns
+from .text.features import Text, check_lengths, text_list
+from .text.hashing import HashedVocabulary, rename_columns, hash_columns
 
 # Counts this close to 0 after a document is taken back are 0: rounding of weighted counts
 # summed in another order, not a document (as DiscreteNB.unlearn has it).
@@ -43,7 +43,7 @@ def rows(classifier: Any, texts: Sequence[Text]) -> list[Row]:
         X = counts.matrix
         if hashed:  # terms sharing a column are counted in it together, then weighed
             bits = classifier.vocabulary_.hash_bits
-            X = _rename(X, hash_columns(counts.terms, bits)[X.indices], 1 << bits)
+            X = rename_columns(X, hash_columns(counts.terms, bits)[X.indices], 1 << bits)
         X = classifier._weigh(X)
         for r in range(X.shape[0]):
             lo, hi = int(X.indptr[r]), int(X.indptr[r + 1])
@@ -226,3 +226,82 @@ def _lookups_changed(vocabulary: Any) -> None:
     vocabulary.__dict__.pop("_index", None)
     vocabulary.__dict__.pop("_hashed", None)
     vocabulary._looked_up = 0
+
+
+def unlearn(classifier: Any, texts: list, labels: list) -> Any:
+    """:meth:`TextClassifier.unlearn` of a fitted ``classifier``: documents learned before under the
+    same labels taken back, on copies swapped in whole; ValueError if one was not learned."""
+    check_lengths(texts, labels)
+    parts = classifier._count(texts)
+    remove = []
+    names = classifier._digest_names.tolist()
+    for digest, label in zip(np.concatenate([d for _, d in parts]), labels):
+        code = names.index(str(label)) if str(label) in names else -1
+        found = np.flatnonzero((classifier.digests_ == digest) & (classifier._digest_codes == code))
+        found = np.setdiff1d(found, remove)
+        if found.size == 0:
+            raise ValueError(f"cannot unlearn a document as {label!r}: "
+                             f"it was never learned as {label!r}")
+        remove.append(found[0])
+    # On copies, swapped in whole when done: a read meanwhile answers from the old version.
+    vocabulary = copy_vocabulary(classifier.vocabulary_)
+    model = copy_model(classifier.model_)
+    model.unlearn(classifier._weigh(vocabulary.count_parts(c for c, _ in parts)), labels,
+                  sample_weight=classifier.digest_weights_[remove])
+    # Terms no learned document uses any more leave the vocabulary, as if never seen: |V| is
+    # in every P(w|c) denominator, so keeping them would change the model unlearning restores.
+    unused = np.flatnonzero(~model.feature_count_.any(axis=0))
+    if unused.size:
+        model.delete_terms(unused)
+        if isinstance(vocabulary, HashedVocabulary):
+            vocabulary = vocabulary.subset(np.delete(np.arange(len(vocabulary)), unused))
+        else:
+            terms = np.delete(np.array(vocabulary.terms_, dtype=object), unused).tolist()
+            vocabulary.terms_ = terms
+            vocabulary.index_ = {term: i for i, term in enumerate(terms)}
+    classifier._fitted = (vocabulary, model)
+    classifier._learned(np.delete(classifier.digests_, remove), classifier._digest_names,
+                  np.delete(classifier.digest_weights_, remove),
+                  codes=np.delete(classifier._digest_codes, remove))
+    return classifier
+
+
+def merge(classifier: Any, other: Any) -> Any:
+    """:meth:`TextClassifier.merge` of two fitted classifiers: ``other``'s counts added to
+    ``classifier``'s, the vocabularies united; equals fitting on both."""
+    mine, theirs = _merge_settings(classifier), _merge_settings(other)
+    if mine != theirs:
+        different = sorted(k for k in mine if mine[k] != theirs[k])
+        raise ValueError(f"cannot merge classifiers with different settings: {different}")
+    if isinstance(classifier.vocabulary_, HashedVocabulary):
+        raise ValueError("cannot merge classifiers with hashed vocabularies (hash_bits); "
+                         "train one on both sets of documents")
+    classifier.model_.insert_terms(classifier.vocabulary_.grow([other.vocabulary_.terms_]))
+    # Widen a copy of the other model to this vocabulary, column by column.
+    widened = type(other.model_)(**other.model_.get_params())
+    columns = np.array([classifier.vocabulary_.index_[t] for t in other.vocabulary_.terms_],
+                       dtype=np.int64)
+    widened.classes_ = other.model_.classes_
+    widened.class_count_ = other.model_.class_count_
+    widened.feature_count_ = np.zeros((len(widened.classes_), len(classifier.vocabulary_)))
+    widened.feature_count_[:, columns] = other.model_.feature_count_
+    widened._update()
+    classifier.model_.merge(widened)
+    classifier._learned(np.concatenate([classifier.digests_, other.digests_]),
+                  np.concatenate([classifier.digest_labels_, other.digest_labels_]),
+                  np.concatenate([classifier.digest_weights_, other.digest_weights_]))
+    return classifier
+
+
+def _merge_settings(classifier: Any) -> dict[str, Any]:
+    """The settings two classifiers must share to merge, spelled alike whether fitted here or
+    loaded (a model file stores tuples and sets as lists), with the stop words actually used."""
+    settings = classifier.get_params()
+    for name in ("n_jobs", "spam_class", "target_fpr", "target_fnr", "target_unsure",
+                 "cutoff_folds", "keep_suspects", "training", "margin", "max_passes"):
+        del settings[name]  # how to fit, not what was counted
+    settings["stop_words"] = sorted(classifier.stop_words_)
+    settings["ngram_range"] = list(classifier._ngrams())
+    if settings["class_prior"] is not None:
+        settings["class_prior"] = list(settings["class_prior"])
+    return settings

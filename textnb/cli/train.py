@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .. import training as plan
+from .. import defaults, training as plan
 from ..classifier import TextClassifier
 from ..decision.rules import spam_class_of
 from ..documents.corpus import labelled_sources
@@ -136,7 +136,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         # unless a spam class decides, and the first of each directory read if they may.
         files = None if classifier.learns_cutoffs(classes) else sum(
             1 for _, path in sources if path != "-" for _ in iter_files(path, lambda *_: None))
-        sample = plan.first_documents(sources) if classifier._may_pair(classes, files) else []
+        pairs = defaults.may_pair(classifier, classes, files)
+        sample = plan.first_documents(sources) if pairs else []
         classifier.set_params(ngram_range=classifier.default_ngram_range(
             classes, sample, documents=files))
     stream = not (dask_address or tune or unlabeled) and plan.streams(classifier, classes, sampled)
@@ -162,7 +163,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
             click.echo(tuning_table(tuned))
     # The stop words by the classes, known here (fit sees the labels only as it reads), and
     # for other texts than mail, by how long the first documents are.
-    if not sample and classifier.stop_words_by_length(classes):
+    if not sample and defaults.stop_words_by_length(classifier, classes):
         sample = plan.first_documents(sources)
     classifier.set_params(stop_words=classifier.default_stop_words(classes, sample))
     if dask_address:

@@ -6,7 +6,7 @@ decomposition`). Scoring one message needs the settings, the sorted terms, and t
 of the terms the message holds. A file of format 3 holds the counts by term (CSR: row k of
 ``count_indptr``, ``count_classes``, ``count_values`` is term k), and W_k follows from term
 k's counts and two numbers per class (``score_constants``, see
-:func:`textnb.store.text_model._score_constants`); a file of format 2 holds W_k itself, row k of
+:func:`textnb.store.text_model.score_constants`); a file of format 2 holds W_k itself, row k of
 ``score_weights``. The terms are searched as UTF-8 bytes, whose order is the code-point order
 they were sorted in, so they are never decoded. So ``textnb filter`` costs milliseconds more
 than Python's start-up, not numpy's import and the whole model's reading (docs/design/
@@ -91,7 +91,7 @@ class Scorer:
         """The weights of each of ``terms``, one per class
         (:meth:`~textnb.nb.discrete.DiscreteNB.decomposition`): rows of score_weights (format 2),
         or from the term's counts n_c with the expressions of
-        :func:`textnb.store.text_model._score_constants`, a class without the term taking the
+        :func:`textnb.store.text_model.score_constants`, a class without the term taking the
         weight of a count of 0, computed once."""
         n_classes = len(self.classes)
         if self._weights is not None:

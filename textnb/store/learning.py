@@ -20,7 +20,7 @@ from ..classifier import TextClassifier
 from ..errors import ModelFileError
 from . import journal
 from .container import ModelFile, locked
-from .text_model import _score_constants, load_for_update, save_model
+from .text_model import score_constants, load_for_update, save_model
 
 
 class Update:
@@ -84,7 +84,7 @@ class Update:
             return
         model = self.classifier.model_
         records = journal.lines(self.records, (model._bias().tolist(),
-                                               _score_constants(model).ravel().tolist()))
+                                               score_constants(model).ravel().tolist()))
         size = (self.journal.end if not self.journal.stale else 0) + len(records)
         if self.whole or size > journal.COMPACT_BYTES:
             save_model(self.classifier, self.path)

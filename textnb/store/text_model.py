@@ -58,7 +58,7 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
         raise ValueError(f"cannot save this classifier: {problem}")
     # The constants first: their passes over the terms' counts are this function's largest
     # temporaries (20 Newsgroups: 7 MB), better not added to the arrays built below.
-    constants = _score_constants(model)
+    constants = score_constants(model)
     row = {str(label): i for i, label in enumerate(model.classes_)}
     # A hashed vocabulary keeps no terms: its column numbers take their place.
     hashed = isinstance(classifier.vocabulary_, HashedVocabulary)
@@ -100,7 +100,7 @@ def _unsigned(top: int) -> type:
     return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if top <= np.iinfo(t).max)
 
 
-def _score_constants(model: DiscreteNB) -> np.ndarray:
+def score_constants(model: DiscreteNB) -> np.ndarray:
     """(a, b), each of shape (n_classes,), from which term k's weights w_kc follow from its
     counts n_kc alone (N_c = class_count, α = alpha), with the expressions of
     :mod:`textnb.nb.discrete`, so that the scorer's weights are these to the rounding of a log:
@@ -190,7 +190,7 @@ def _score_with(model: DiscreteNB, arrays: dict[str, np.ndarray]) -> None:
     """Have a model read from a file score with the file's score_bias and score_constants
     (format 3) or score_weights (format 2), as the mail filter's scorer does, rather than
     derive them from the counts again: for every file textnb wrote these are the numbers it
-    would derive (:func:`_score_constants`), and for any file every reader scores alike.
+    would derive (:func:`score_constants`), and for any file every reader scores alike.
     Learning derives them again from the counts."""
     bias = arrays["score_bias"]
     derived = model._derived

@@ -85,7 +85,7 @@ class HashedVocabulary(Vocabulary):
     def fit_parts(self, parts: Iterable[Counts]) -> CSR:
         """Choose the columns of documents counted in parts; their counts over them, stacked."""
         bits = check_hash_bits(self.hash_bits)
-        X = stack([_rename(part.matrix, hash_columns(part.terms, bits)[part.matrix.indices],
+        X = stack([rename_columns(part.matrix, hash_columns(part.terms, bits)[part.matrix.indices],
                             1 << bits) for part in parts])
         if X.shape[0] == 0:
             raise ValueError("cannot build a vocabulary from no documents")
@@ -111,7 +111,7 @@ class HashedVocabulary(Vocabulary):
 
     def count_parts(self, parts: Iterable[Counts]) -> CSR:
         """Counts over the kept columns (CSR of shape (n_documents, len(self))), stacked."""
-        X = stack([_rename(part.matrix, self._positions(part.terms)[part.matrix.indices],
+        X = stack([rename_columns(part.matrix, self._positions(part.terms)[part.matrix.indices],
                             len(self)) for part in parts]
                   or [CSR(np.zeros(0), np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64),
                           (0, len(self)))])  # no documents
@@ -132,7 +132,7 @@ class HashedVocabulary(Vocabulary):
         """A part's counts over the kept columns, with its columns not yet kept added after
         the others (unsorted until :meth:`_settle`); the part's terms that share a column are
         summed in it first, in column order, as :meth:`count_parts` sums them."""
-        X = _rename(part.matrix, hash_columns(part.terms, check_hash_bits(self.hash_bits))
+        X = rename_columns(part.matrix, hash_columns(part.terms, check_hash_bits(self.hash_bits))
                     [part.matrix.indices], 1 << self.hash_bits)
         old = getattr(self, "columns_", np.zeros(0, dtype=np.int64))
         used, inverse = np.unique(X.indices, return_inverse=True)
@@ -203,7 +203,7 @@ class HashedVocabulary(Vocabulary):
         return np.where(self.columns_[at] == columns, at, -1)
 
 
-def _rename(X: CSR, new: np.ndarray, n_columns: int) -> CSR:
+def rename_columns(X: CSR, new: np.ndarray, n_columns: int) -> CSR:
     """X with each entry moved to column ``new[i]`` (one per entry; −1 drops it), entries that
     meet in a row summed: rows stay sorted, with no repeated column."""
     rows = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr))
