@@ -32,6 +32,7 @@ from collections import Counter
 from ..store.schema import LEGACY_SETTINGS, TEXT_CLASSIFIER
 from ..store.container import read
 from ..store.journal import read as read_journal, replay_plain
+from ..store.plain import term_index
 from ..text.tokens import Tokenizer
 
 
@@ -161,16 +162,9 @@ class Scorer:
                 if touched[token][0]:  # else no document has it any more
                     found[token] = n
                 continue
-            key = token.encode("utf-8", "surrogatepass")
-            lo, hi = 0, len(ends)
-            while lo < hi:  # bisect_left over the terms, each a slice of the blob
-                mid = (lo + hi) // 2
-                if blob[ends[mid - 1] if mid else 0:ends[mid] - 1] < key:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < len(ends) and blob[ends[lo - 1] if lo else 0:ends[lo] - 1] == key:
-                found[lo] = n
+            column = term_index(blob, ends, token.encode("utf-8", "surrogatepass"))
+            if column >= 0:
+                found[column] = n
         return found
 
     def _term(self, item: tuple) -> bytes:

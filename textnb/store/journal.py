@@ -35,6 +35,7 @@ import zlib
 
 from ..errors import ModelFileError
 from .container import json_loads
+from .plain import term_index
 from .schema import COUNT_BITS, LOG_BITS, MAX_TOKEN_LENGTH_LIMIT, SCORE_BITS
 
 TYPE_CHECKING = False
@@ -316,16 +317,9 @@ class Touched:
     def _snapshot(self, name: bytes) -> list[float]:
         """The snapshot's counts of a term, one a class (0.0 where none; all 0 if no term)."""
         values = self.values
-        blob, ends = values["terms"]
-        lo, hi = 0, len(ends)
-        while lo < hi:  # bisect_left over the terms, each a slice of the blob
-            mid = (lo + hi) // 2
-            if blob[ends[mid - 1] if mid else 0:ends[mid] - 1] < name:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = term_index(*values["terms"], name)
         row = [0.0] * len(values["class_count"])
-        if lo < len(ends) and blob[ends[lo - 1] if lo else 0:ends[lo] - 1] == name:
+        if lo >= 0:
             indptr, classes, counts = (values["count_indptr"], values["count_classes"],
                                        values["count_values"])
             for k in range(indptr[lo], indptr[lo + 1]):

@@ -242,3 +242,16 @@ class Array:
     @property
     def values(self) -> memoryview:
         return memoryview(self.data)[self.offset:]
+
+
+def term_index(blob: bytes, ends: Any, key: bytes) -> int:
+    """The index of the term ``key`` among a model file's sorted terms (``blob``, each ended
+    by a newline at its ``ends`` offset), or -1: a bisection over slices of the blob."""
+    lo, hi = 0, len(ends)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if blob[ends[mid - 1] if mid else 0:ends[mid] - 1] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < len(ends) and blob[ends[lo - 1] if lo else 0:ends[lo] - 1] == key else -1
