@@ -205,8 +205,8 @@ def ham_allowed(target: float, n: int) -> int:
     a with P(Binomial(n, target) ≤ a) ≤ 0.05. The cutoff keeps the target when more than a of
     the n lie above the score a new ham passes ``target`` of the time, which happens with
     probability P(Binomial(n, target) > a); it is the Clopper–Pearson one-sided bound on a/n
-    kept at or under the target. The share a/n, a point estimate, promised 0.16 % on office
-    mail where new mail showed 0.8 %. 0 where no number is a bound (:func:`bounded`)."""
+    kept at or under the target (a/n itself, a point estimate, promised rates new mail broke:
+    docs/design/spam.md). 0 where no number is a bound (:func:`bounded`)."""
     return max(_bounded_count(target, n), 0)
 
 

@@ -288,9 +288,8 @@ def kmeans_start(X: Any, k: int, rng: np.random.Generator,
     idf and L2-normalised, seeded by k-means++ (Arthur & Vassilvitskii, 2007) over the cosine
     distance; one-hot rows, shape (n_documents, k).
 
-    EM's optimum depends on its start: from single random documents, the 20 Newsgroups test
-    posts clustered to NMI 0.38–0.43 by seed, from these 0.545–0.568 (python -m bench.cluster,
-    seeds 0–4, 5 starts; KMeans on TF-IDF 0.39–0.41).
+    EM's optimum depends on its start: from these it reaches better clusterings than from
+    single random documents (docs/design/unlabeled-multilabel.md; python -m bench.cluster).
     Iteration stops early when the clusters stop changing or one would be left empty."""
     M = _scipy(as_csr(X)).astype(float).tocsr()
     n = M.shape[0]
@@ -299,6 +298,8 @@ def kmeans_start(X: Any, k: int, rng: np.random.Generator,
     norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
     divide_rows(M.data, M.indptr, np.where(norms > 0, norms, 1.0))
     seeds = [int(rng.integers(n))]
+    # Similarities to one document: a dense column of n; the k centroids are dense k × terms,
+    # as the model's own counts are.
     distance = np.maximum(1.0 - (M @ M[seeds[0]].T).toarray().ravel(), 0.0)
     for _ in range(k - 1):
         weight = distance ** 2
