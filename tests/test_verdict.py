@@ -82,6 +82,17 @@ def test_a_fresh_file_is_not_recorded(model, monkeypatch):
     assert not _read(model).checked
 
 
+def test_a_filter_run_by_another_user_than_the_file_s_owner_records_nothing(model, monkeypatch):
+    """Its record would be ignored (not the owner's), so it would write one for every message."""
+    monkeypatch.setattr(verdict.os, "geteuid", lambda: os.stat(model).st_uid + 1)
+    _read(model).plain()
+    assert not os.path.exists(verdict.sidecar(str(model)))
+    monkeypatch.undo()
+    monkeypatch.setattr(verdict, "SETTLED", 0.0)
+    _read(model).plain()
+    assert os.path.exists(verdict.sidecar(str(model)))
+
+
 def test_a_sidecar_naming_another_file_or_of_another_owner_is_ignored(model):
     first = _read(model)
     first.plain()

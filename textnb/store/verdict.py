@@ -62,9 +62,10 @@ def vouched(path: str, name: str) -> bool:
 
 def vouch(path: str, name: str) -> None:
     """Record the file named ``name`` as checked in the sidecar of ``path``, if its change time
-    has settled and the directory can be written; else nothing."""
-    ctime_ns = int(name.split()[6])
-    if time.time_ns() - ctime_ns < SETTLED * 1e9:
+    has settled, this process runs as the file's owner (another's record would be ignored, and
+    rewritten by every filter) and the directory can be written; else nothing."""
+    fields = name.split()
+    if time.time_ns() - int(fields[6]) < SETTLED * 1e9 or str(os.geteuid()) != fields[7]:
         return
     target = sidecar(path)
     tmp = f"{target}.{os.getpid()}.tmp"
