@@ -71,6 +71,7 @@ from bench.common.measure import ENV, children, children_cpu, cpu_seconds, memor
 from bench.common.splits import stratified_sample, stratified_split
 from bench.common.systems import bogofilter_path, bogofilter_register, lay_out
 from textnb.serve import client
+from textnb.serve.model import decide_message
 
 table = functools.partial(report.table, indent="  ")
 CONCURRENCY = (1, 8, 32)
@@ -198,7 +199,7 @@ def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
     version = Model(model).version
     documents = [read_bytes(raw) for raw in messages]
     tokens = [version.classifier.tokenize([document])[0] for document in documents]
-    decisions = [verdict(version, raw) for raw in messages]
+    decisions = [decide_message(version, raw) for raw in messages]
     steps = {
         "parse (documents.read_bytes)": (read_bytes, messages),
         "tokenize (classifier.tokenize)": (lambda d: version.classifier.tokenize([d]), documents),
@@ -210,10 +211,10 @@ def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
         "decide + PROCESS's bytes": (lambda k: add_headers(messages[k], headers(decisions[k])),
                                      range(len(messages))),
         "all (the verdict + PROCESS's bytes)": (
-            lambda raw: add_headers(raw, headers(verdict(version, raw))), messages),
+            lambda raw: add_headers(raw, headers(decide_message(version, raw))), messages),
         # The daemon sleeps while spamc starts: the same, each time after a 3 ms sleep.
         "all, each after a 3 ms sleep": (
-            lambda raw: add_headers(raw, headers(verdict(version, raw))), messages,
+            lambda raw: add_headers(raw, headers(decide_message(version, raw))), messages,
             lambda raw: time.sleep(0.003) or raw),
     }
     rows = []
@@ -229,21 +230,6 @@ def stages(model: Path, messages: list[bytes]) -> list[list[str]]:
             fastest.append(1000 * min(times))
         rows.append([name, f"{statistics.median(fastest):.3f}", f"{statistics.mean(fastest):.3f}"])
     return rows
-
-
-def verdict(version, raw: bytes) -> dict:
-    """The daemon's decision on a message with its spamc score, as textnb.serve.server makes every
-    answer's (parse, tokenize, score with the version's weights, decide by its cutoffs), from
-    its public parts."""
-    from textnb.decision.rules import decide
-    from textnb.documents.message import read_bytes
-    from textnb.serve.protocol import spamc_score
-    tokens = version.classifier.tokenize([read_bytes(raw)])[0]
-    row = version.weights.log_proba(tokens)
-    _, spam_cutoff, ham_cutoff = version.cutoffs
-    decision = decide(version.classes, row, "-", version.cutoffs)
-    decision["score"] = spamc_score(decision["spam_log_odds"], spam_cutoff, ham_cutoff)
-    return decision
 
 
 def per_message(args, servers: dict, bogofilter: str | None, db: Path,
