@@ -286,13 +286,13 @@ class TextClassifier(Parameters):
             raise ValueError("training on error and EM on unlabeled texts do not combine")
         if em_start not in ("labeled", "complement"):
             raise ValueError(f"em_start must be 'labeled' or 'complement', not {em_start!r}")
-        self._em_start = em_start
         return self._fit_counted(self._count_stream(chain(texts, extra)), y, len(extra),
-                                 em_weight, em_iterations, callback)
+                                 em_weight, em_iterations, callback, em_start)
 
     def _fit_counted(self, parts: Iterable[tuple[Counts, np.ndarray]], labels: Iterable,
                      unlabeled: int = 0, em_weight: float = 1.0,
-                     em_iterations: int | None = None, callback: Any = None) -> "TextClassifier":
+                     em_iterations: int | None = None, callback: Any = None,
+                     em_start: str = "labeled") -> "TextClassifier":
         """``fit`` on texts counted in parts (``_count_stream``'s, labeled texts first, then
         ``unlabeled`` texts without labels): :mod:`textnb.distributed` counts on a cluster.
         ``labels`` is read after the parts, so a reader may fill it as it reads the texts."""
@@ -305,12 +305,12 @@ class TextClassifier(Parameters):
         digests = np.concatenate(found)[:len(labels)]
         del found
         return self._fit_vocabulary(vocabulary, X, labels, digests, unlabeled, em_weight,
-                                    em_iterations, callback)
+                                    em_iterations, callback, em_start)
 
     def _fit_vocabulary(self, vocabulary: Vocabulary, X: CSR, labels: list,
                         digests: np.ndarray, unlabeled: int = 0, em_weight: float = 1.0,
-                        em_iterations: int | None = None,
-                        callback: Any = None) -> "TextClassifier":
+                        em_iterations: int | None = None, callback: Any = None,
+                        em_start: str = "labeled") -> "TextClassifier":
         """``fit`` on the vocabulary of the texts and their counts X (labeled rows first, then
         ``unlabeled`` rows) and the labeled texts' digests: what :meth:`_fit_counted` builds,
         and what a tuning that counted so hands over (:meth:`textnb.evaluation.tuning.Tuning.refit`)."""
@@ -321,7 +321,7 @@ class TextClassifier(Parameters):
         raw = counts if self.decision_threshold == "auto" else None
         if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
-                                callback)
+                                callback, em_start)
         if self.learns_cutoffs(labels):
             with phase("cross-validating the training and the cutoffs"):
                 training, (self.cutoffs_, suspect, as_new) = _cutoffs.choose_training(
@@ -360,11 +360,13 @@ class TextClassifier(Parameters):
         return self
 
     def _fit_em(self, vocabulary: Vocabulary, X: CSR, labels: list, digests: np.ndarray,
-                em_weight: float, em_iterations: int | None, callback: Any) -> "TextClassifier":
-        """Semi-supervised fit: X holds the labeled rows, then the unlabeled ones."""
+                em_weight: float, em_iterations: int | None, callback: Any,
+                start: str = "labeled") -> "TextClassifier":
+        """Semi-supervised fit: X holds the labeled rows, then the unlabeled ones; EM starts
+        from the model of the labeled rows, or (``start="complement"``) from complement NB's
+        classes of the unlabeled ones."""
         from .nb.em import MAX_ITER, complement_start, expectation_maximization, split_rows
         X, U = split_rows(X, len(labels))
-        start = self.__dict__.pop("_em_start", "labeled")
 
         def fit(Xf: Any, yf: Any, report: Any = None) -> DiscreteNB:
             model = self.new_model()
