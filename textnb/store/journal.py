@@ -294,6 +294,15 @@ class Touched:
         self.records.append((record["class"], record["weight"], record["op"] == "unlearn",
                              dict(zip(record["keys"], record["values"]))))
 
+    def add(self, record: dict) -> None:
+        """A document learned or unlearned after the journal's (an update's own): its terms'
+        counts are worked out again when next asked for."""
+        self.note(record)
+        for term in record["keys"]:
+            self.rows.pop(term, None)
+        if self.terms is not None:
+            self.terms.update(record["keys"])
+
     def __getitem__(self, term: str) -> tuple[list[int], list[float]]:
         found = self.rows.get(term)
         if found is None:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from .. import incremental
 from ..classifier import TextClassifier
 from ..errors import ModelFileError
 from . import journal
+from .appending import Appender, Declined
 from .container import ModelFile, locked
 from .text_model import score_constants, load_for_update, save_model
 
@@ -109,16 +110,29 @@ def learn(path: str | os.PathLike, raw: bytes, label: Any, other: Any) -> bool:
     message learned as ``other`` moves to ``label``. False, nothing written, when it was
     learned as ``label`` already. ModelFileError when the file is missing: a model of one
     message, one class, would decide nothing."""
-    with updating(path) as update:
-        return update.learn(raw, label, other)
+    return _change(path, lambda update: update.learn(raw, label, other))
 
 
 def forget(path: str | os.PathLike, raw: bytes, labels: Sequence[Any]) -> bool:
     """Unlearn ``raw`` from whichever of ``labels`` it was learned as, under the update lock;
     False, nothing written, when it was never learned; ModelFileError when the file is
     missing."""
-    with updating(path) as update:
-        return update.forget(raw, labels)
+    return _change(path, lambda update: update.forget(raw, labels))
+
+
+def _change(path: str | os.PathLike, change: Callable[[Any], bool]) -> bool:
+    """``change`` of an :class:`~textnb.store.appending.Appender` of the file (which reads
+    what the update needs), else of an :class:`Update` (the whole model), written."""
+    _must_exist(path)
+    with locked(path):
+        try:
+            update: Appender | Update = Appender(path)
+            changed = change(update)
+        except Declined:  # nothing written yet: the general path, from the start
+            update = Update(path, *load_for_update(path))
+            changed = change(update)
+        update.write()
+        return changed
 
 
 def _must_exist(path: str | os.PathLike) -> None:

@@ -1,0 +1,140 @@
+"""The journal's fast writer (textnb.store.appending): what learning one message through a
+model file reads and writes, against the general path (textnb.store.learning.Update, which
+loads the whole model) and the full recompute of the score constants."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from textnb import TextClassifier
+from textnb.store import appending, journal, learning
+from textnb.store.text_model import load_model, save_model, score_constants
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "spamassassin"
+SPAM = [f.read_bytes() for f in sorted((CORPUS / "spam").iterdir())]
+HAM = [f.read_bytes() for f in sorted((CORPUS / "ham").iterdir())]
+
+# New terms, a message learned again, one moved between the classes, one forgotten (its
+# terms leaving the vocabulary) and learned again, forgotten twice.
+STEPS = ([("learn", SPAM[40 + i], "spam", None) for i in range(4)]
+         + [("learn", HAM[40 + i], "ham", None) for i in range(4)]
+         + [("learn", SPAM[40], "spam", None),           # again: nothing changes
+            ("learn", SPAM[41], "ham", "spam"),          # moved to ham
+            ("forget", HAM[42], ["ham", "spam"], None),  # its rare terms leave V
+            ("learn", HAM[42], "ham", None),             # and come back
+            ("forget", HAM[43], ["spam"], None),         # never learned as spam: nothing
+            ("learn", SPAM[44], "spam", None)])
+
+SETTINGS = {"complement, l2 (the default)": {},
+            "multinomial, raw counts": {"model": "multinomial", "norm": None, "alpha": 1.0},
+            "multinomial, binary, priors": {"model": "multinomial", "tf": "binary",
+                                            "fit_prior": True},
+            "complement, raw, priors": {"norm": None, "fit_prior": True, "alpha": 0.5}}
+
+
+def fitted(**settings) -> TextClassifier:
+    return TextClassifier(n_jobs=1, spam_class="spam", training="full", **settings).fit(
+        SPAM[:40] + HAM[:40], ["spam"] * 40 + ["ham"] * 40)
+
+
+def run(path: Path, step) -> bool:
+    op, raw, label, other = step
+    if op == "learn":
+        return learning.learn(path, raw, label, other)
+    return learning.forget(path, raw, label)
+
+
+def records(path: Path) -> list[dict]:
+    lines = Path(journal.path_of(path)).read_bytes().splitlines()[1:]
+    return [json.loads(line[9:]) for line in lines]
+
+
+def recomputed(path: Path) -> tuple[list[float], list[float]]:
+    """(score_bias, score_constants) derived afresh from the counts load_model reads."""
+    model = load_model(path).model_
+    model._update()
+    return model._bias().tolist(), score_constants(model).ravel().tolist()
+
+
+@pytest.mark.parametrize("settings", SETTINGS.values(), ids=SETTINGS.keys())
+def test_the_fast_writer_appends_what_the_general_path_appends(tmp_path, monkeypatch,
+                                                               settings):
+    """Step by step: the same changes reported, the same document records bit for bit, and
+    score constants equal to those a full recompute gives (to rounding: the fast writer adds
+    the message's sums to exp(a_c), the recompute sums every term)."""
+    monkeypatch.setattr(journal, "COMPACT_BYTES", 1 << 24)
+    fast, general = tmp_path / "fast.model", tmp_path / "general.model"
+    save_model(fitted(**settings), fast)
+    shutil.copy(fast, general)
+    declined, changes = [], 0
+    real = appending.Appender.__init__
+
+    def general_only(path):
+        raise appending.Declined("the general path, for the test")
+
+    for step in STEPS:
+        terms = len(load_model(general).vocabulary_.terms_)
+        with monkeypatch.context() as m:
+            m.setattr(learning, "Appender", general_only)
+            want = run(general, step)
+        if step[0] == "forget" and want:  # terms left the vocabulary: |V| is in every a_c
+            assert len(load_model(general).vocabulary_.terms_) < terms
+        with monkeypatch.context() as m:
+            m.setattr(appending.Appender, "__init__",
+                      lambda self, path: declined.append(path) or real(self, path))
+            got = run(fast, step)
+        assert got == want
+        mine, theirs = records(fast), records(general)
+        assert [r for r in mine if r["op"] != "commit"] == \
+            [r for r in theirs if r["op"] != "commit"]
+        if not want:
+            continue
+        changes += 1
+        bias, constants = recomputed(general)
+        assert theirs[-1]["score_constants"] == constants  # the general path: the recompute
+        assert theirs[-1]["score_bias"] == bias
+        assert np.allclose(mine[-1]["score_constants"], constants, rtol=1e-13, atol=0)
+        assert np.allclose(mine[-1]["score_bias"], bias, rtol=1e-13, atol=1e-15)
+        assert recomputed(fast) == (bias, constants)  # the same counts, the same model
+    assert len(declined) == len(STEPS)  # every step by the fast writer, none handed over
+    assert changes == len(STEPS) - 2  # learned again, forgotten where never learned
+    assert sum(r["op"] == "commit" for r in records(fast)) == changes
+
+
+def test_a_model_the_fast_writer_does_not_keep_learns_through_the_general_path(tmp_path):
+    """Bernoulli's score_bias sums over every term: the whole model is read, as before."""
+    path = tmp_path / "bernoulli.model"
+    save_model(fitted(model="bernoulli"), path)
+    with pytest.raises(appending.Declined):
+        appending.Appender(path)
+    expected = load_model(path)
+    assert learning.learn(path, SPAM[40], "spam", None) is True
+    expected.partial_fit([SPAM[40]], ["spam"])
+    assert np.allclose(load_model(path).model_.feature_count_, expected.model_.feature_count_)
+
+
+def test_the_fast_writer_reads_neither_the_counts_nor_numpy(tmp_path):
+    """What an update reads: a subprocess learning one message imports no numpy, and its
+    commit is appended, the file untouched."""
+    import subprocess
+    import sys
+    path = tmp_path / "spam.model"
+    save_model(fitted(), path)
+    before = path.read_bytes()
+    code = ("import sys\nsys.modules['numpy'] = None\n"  # importing numpy would fail
+            "from textnb.store.appending import learn_all\n"
+            "print(learn_all(sys.argv[1], [open(sys.argv[2], 'rb').read()], 'spam'))")
+    message = tmp_path / "m"
+    message.write_bytes(SPAM[40])
+    done = subprocess.run([sys.executable, "-c", code, str(path), str(message)],
+                          capture_output=True, text=True,
+                          env={"PYTHONPATH": str(CORPUS.parents[1])})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(1, 0)"
+    assert path.read_bytes() == before
+    assert [r["op"] for r in records(path)] == ["learn", "commit"]

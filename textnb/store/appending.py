@@ -1,0 +1,230 @@
+"""raw messages → a model file's journal, reading only what the update needs: what
+``textnb learn``, the daemon's TELL and ``textnb imap`` learn with, at the cost of the
+message rather than of the model.
+
+Under the update lock the file is read as the mail filter reads it (no numpy: the snapshot's
+class counts and score constants, its terms bisected, the learned documents' digests) with
+its journal (:mod:`textnb.store.journal`); each message's row is counted and weighed as
+:func:`textnb.incremental.rows` does, and the records and the score constants after them are
+appended as one commit, the same records :class:`textnb.store.learning.Update` writes.
+
+The score constants follow from the message alone. With N_c the documents (weights) of class
+c, n_kc the weighted counts, |V| the terms and α the pseudo-count:
+
+* multinomial: a_c = log S_c, S_c = Σ_k (n_kc + α) = Σ_k n_kc + α|V|;
+* complement (Rennie et al. 2003, without weight normalisation, b_c = −1):
+  S_c = Σ_k max(Σ_c' n_kc' − n_kc, 0) + α|V|, the counts of every other class;
+
+so a document x of weight w learned as class c adds w·Σ_k x_k to S_c (multinomial) or to
+every other class's S (complement), and α to every S for each of its terms new to V (an
+unlearned one takes them back, and α for each term no document has any more). S_c is taken
+as exp(a_c) of the last commit: a relative error of a few units of 1e-16 a commit, until the
+file is written whole again (compacted), which derives every constant afresh. score_bias is
+log N_c − log Σ N (``fit_prior``) or stays as it was (uniform or given priors).
+
+A model this writer does not keep so raises :class:`Declined` before anything is written, and
+the caller learns through :class:`~textnb.store.learning.Update` (which reads the whole
+model): Bernoulli's score_bias sums log(1 − p_kc) over every term, whose p all move with N_c;
+log term frequencies; hashed vocabularies; format 1 and 2 files; a new class; an empty
+document; a class left with no documents under ``fit_prior``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from itertools import compress
+
+from ..text.counting import digest, document_tokens
+from ..text.tokens import Tokenizer
+from . import journal
+from .container import read
+from .plain import plain_array, term_index
+from .schema import LEGACY_SETTINGS, TEXT_CLASSIFIER
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Sequence
+
+
+class Declined(Exception):
+    """A model, or a change of it, this writer leaves to :class:`textnb.store.learning.Update`."""
+
+
+class Appender:
+    """Documents learned and unlearned into the model file at ``path`` (read under the
+    caller's update lock), kept as the journal records :meth:`write` appends. Declined, when
+    made, for a model it does not keep (the module says which)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = path
+        model = read(path, TEXT_CLASSIFIER, writable=False, verdicts=True)
+        meta, params = model.meta, model.meta["params"]
+        if (model.version < 3 or params.get("hash_bits") is not None or params["tf"] == "log"
+                or params["model"] not in ("multinomial", "complement")):
+            raise Declined(f"a {params['model']} model of format {model.version}")
+        self.model, self.classes = model, [str(c) for c in meta["classes"]]
+        self.cutoffs = meta.get("cutoffs")
+        values = model.plain()
+        self.found = journal.read(model)
+        # The terms the journal touched, and the class counts and constants after it.
+        self.touched = journal.replay_plain(model, values, self.found)
+        self.class_count = [float(n) for n in values["class_count"]]
+        self.bias = [float(b) for b in values["score_bias"]]
+        self.constants = [float(x) for x in values["score_constants"]]
+        if any(b != -1.0 for b in self.constants[len(self.classes):]):  # weight normalisation
+            raise Declined("a complement model with weight normalisation")
+        self.delta = [0.0] * len(self.classes)  # what each S_c gains
+        self.alpha, self.complement = float(params["alpha"]), params["model"] == "complement"
+        self.fit_prior = params["fit_prior"] and params["class_prior"] is None
+        self.binary, self.l2 = params["tf"] == "binary", params["norm"] == "l2"
+        self.tokenizer = Tokenizer(
+            lowercase=params["lowercase"], stop_words=meta["stop_words"],
+            stemmer=params["stemmer"],
+            ngram_range=meta.get("ngram_range") or params["ngram_range"],
+            max_length=params["max_token_length"],
+            min_length=params.get("min_token_length", LEGACY_SETTINGS["min_token_length"]))
+        self._terms = values["terms"]
+        self._digests = plain_array(model.raw["digests"])
+        self._digest_classes = values["digest_classes"]
+        self._digest_weights = values.get("digest_weights")
+        self.records: list[dict] = []
+
+    def learn(self, raw: bytes, label: Any, other: Any = None) -> bool:
+        """As :meth:`textnb.store.learning.Update.learn`: ``raw`` learned as ``label`` (one
+        learned as ``other`` moved); False, nothing changed, if learned as ``label`` already.
+        Declined for a label the model has not (a new class)."""
+        c = self._class(label)
+        if c is None:
+            raise Declined(f"a new class, {label!r}")
+        keys, values, found = self._row(raw)
+        learned = self._learned(found)
+        if c in (k for k, _ in learned):
+            return False
+        o = self._class(other) if other is not None else None
+        for k, weight in learned:
+            if k == o:
+                self._apply("unlearn", keys, values, found, o, weight)
+                break
+        self._apply("learn", keys, values, found, c, 1.0)
+        return True
+
+    def forget(self, raw: bytes, labels: Sequence[Any]) -> bool:
+        """As :meth:`textnb.store.learning.Update.forget`: ``raw`` unlearned from the first of
+        ``labels`` it was learned as; False when none."""
+        keys, values, found = self._row(raw)
+        learned = self._learned(found)
+        for label in labels:
+            c = self._class(label)
+            for k, weight in learned:
+                if k == c:
+                    self._apply("unlearn", keys, values, found, c, weight)
+                    return True
+        return False
+
+    def write(self) -> None:
+        """Append the records as one commit with the score constants after them, made
+        durable; then, once the journal is larger than
+        :data:`~textnb.store.journal.COMPACT_BYTES`, the whole model written (compacted)."""
+        if not self.records:
+            return
+        n = len(self.classes)
+        a = [math.log(math.exp(a_c) + d) if d else a_c
+             for a_c, d in zip(self.constants[:n], self.delta)]
+        bias = self.bias
+        if self.fit_prior:
+            total = sum(self.class_count)
+            bias = [math.log(n_c) - math.log(total) for n_c in self.class_count]
+        records = journal.lines(self.records, (bias, a + self.constants[n:]))
+        size = journal.append(self.path, self.model.identity, self.found, records)
+        self.records = []
+        if size > journal.COMPACT_BYTES:
+            from .text_model import load_model, save_model
+            save_model(load_model(self.path), self.path)
+
+    def _class(self, label: Any) -> int | None:
+        return self.classes.index(str(label)) if str(label) in self.classes else None
+
+    def _row(self, raw: bytes) -> tuple[list[str], list[float], int]:
+        """(the sorted terms, their weighted counts, the digest) of a document: what
+        :func:`textnb.incremental.rows` gives, number for number (a row's sum of squares
+        added in its order, as :func:`textnb.nb.sparse.row_sums` adds it)."""
+        tokens = document_tokens(self.tokenizer, raw)
+        counts = Counter(tokens)
+        keys = sorted(counts)
+        if not keys:
+            raise Declined("a document of no terms")
+        values = [1.0] * len(keys) if self.binary else [float(counts[k]) for k in keys]
+        if self.l2:
+            length = math.sqrt(sum([v * v for v in values]))
+            values = [v / length for v in values]
+        return keys, values, digest(tokens)
+
+    def _learned(self, found: int) -> list[tuple[int, float]]:
+        """(class, weight) of each learned copy of the document of digest ``found``, in the
+        order :func:`textnb.incremental.learned_as` finds them: the snapshot's, then the
+        journal's and this update's learned and unlearned in turn."""
+        at = compress(range(len(self._digests)), map(found.__eq__, self._digests))
+        weights = self._digest_weights
+        learned = [(self._digest_classes[i], weights[i] if weights is not None else 1.0)
+                   for i in at]
+        name = f"{found:016x}"
+        for record in self.found.documents + self.records:
+            if record["digest"] != name:
+                continue
+            if record["op"] == "learn":
+                learned.append((record["class"], record["weight"]))
+            else:  # the first copy learned as its class goes, as incremental.apply has it
+                first = next(i for i, (k, _) in enumerate(learned) if k == record["class"])
+                del learned[first]
+        return learned
+
+    def _in_vocabulary(self, term: str) -> bool:
+        """Whether a document learned has ``term``: the journal's and this update's, else
+        the snapshot's (a bisection of its terms)."""
+        if term in self.touched:
+            return bool(self.touched[term][0])
+        return term_index(*self._terms, term.encode("utf-8", "surrogatepass")) >= 0
+
+    def _apply(self, op: str, keys: list[str], values: list[float], found: int, c: int,
+               weight: float) -> None:
+        """A record of the document, its class count and each S_c's gain (the module's)."""
+        touched = self.touched
+        unlearn = op == "unlearn"
+        record = {"op": op, "class": c, "digest": f"{found:016x}", "weight": weight,
+                  "keys": keys, "values": values}
+        if not unlearn:  # the terms new to V: every one is in it after
+            terms = len(keys) - sum(map(self._in_vocabulary, keys))
+        touched.add(record)
+        if unlearn:  # the terms no document has any more
+            terms = sum(map(self._in_vocabulary, keys)) - len(keys)
+        amount = weight * sum(values)
+        left = self.class_count[c] - weight if unlearn else self.class_count[c] + weight
+        self.class_count[c] = 0.0 if unlearn and left < journal.TOLERANCE else left
+        if self.fit_prior and not self.class_count[c]:
+            raise Declined("a class left with no documents")
+        for k in range(len(self.classes)):
+            counted = (k != c) if self.complement else (k == c)
+            self.delta[k] += self.alpha * terms + (
+                (-amount if unlearn else amount) if counted else 0.0)
+        self.records.append(record)
+
+
+def learn_all(path: str | os.PathLike, documents: Iterable[bytes], label: str
+              ) -> tuple[int, int]:
+    """Learn each of ``documents`` as ``label`` into the model file at ``path`` under the
+    update lock, in one commit: (how many were learned, how many had been already). Declined,
+    nothing written, for a model or a document this writer leaves to Update, or a label the
+    model has not."""
+    from .container import locked
+    with locked(path):
+        appender = Appender(path)
+        if label not in appender.classes or len(appender.classes) < 2:
+            raise Declined(f"class {label!r}")
+        done = again = 0
+        for raw in documents:
+            changed = appender.learn(raw, label)
+            done, again = done + changed, again + (not changed)
+        appender.write()
+    return done, again
