@@ -118,23 +118,53 @@ def test_a_model_the_fast_writer_does_not_keep_learns_through_the_general_path(t
     assert np.allclose(load_model(path).model_.feature_count_, expected.model_.feature_count_)
 
 
-def test_the_fast_writer_reads_neither_the_counts_nor_numpy(tmp_path):
-    """What an update reads: a subprocess learning one message imports no numpy, and its
-    commit is appended, the file untouched."""
+LEARN = ("import sys\nsys.modules['numpy'] = sys.modules['click'] = None\n"  # would fail
+         "from textnb.__main__ import main\nsys.argv[0] = 'textnb'\nmain()")
+
+
+def textnb(*args: str) -> "subprocess.CompletedProcess":
     import subprocess
     import sys
+    return subprocess.run([sys.executable, "-c", LEARN, *args], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(CORPUS.parents[1])})
+
+
+def test_textnb_learn_appends_without_numpy_or_click(tmp_path):
+    """``textnb learn --class spam PATH`` into a model of that class: the lean path, which
+    imports neither numpy nor click (either would fail here), appends the commit and leaves
+    the file untouched; learned again, it says so as the full command does."""
     path = tmp_path / "spam.model"
     save_model(fitted(), path)
     before = path.read_bytes()
-    code = ("import sys\nsys.modules['numpy'] = None\n"  # importing numpy would fail
-            "from textnb.store.appending import learn_all\n"
-            "print(learn_all(sys.argv[1], [open(sys.argv[2], 'rb').read()], 'spam'))")
     message = tmp_path / "m"
     message.write_bytes(SPAM[40])
-    done = subprocess.run([sys.executable, "-c", code, str(path), str(message)],
-                          capture_output=True, text=True,
-                          env={"PYTHONPATH": str(CORPUS.parents[1])})
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "(1, 0)"
+    done = textnb("learn", "--class", "spam", "-m", str(path), str(message))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"learned 1 document as spam -> {path}\n"
     assert path.read_bytes() == before
     assert [r["op"] for r in records(path)] == ["learn", "commit"]
+    done = textnb("learn", "--class=spam", f"--model={path}", str(message))
+    assert done.stdout == (f"learned 0 documents as spam -> {path} "
+                           f"(1 learned as spam already, not counted again)\n")
+    assert textnb("learn", "-q", "--class", "spam", "-m", str(path), str(message)).stdout == ""
+    expected = fitted()
+    expected.partial_fit([SPAM[40]], ["spam"])
+    assert np.array_equal(load_model(path).model_.feature_count_,
+                          expected.model_.feature_count_)
+
+
+@pytest.mark.parametrize("args", [["--class", "Spam"], ["--class", "spam", "--unlearn"],
+                                  ["--class", "spam", "EMPTY"]],
+                         ids=["a class the model has not", "unlearn", "an empty file"])
+def test_textnb_learn_hands_what_it_does_not_do_to_the_full_command(tmp_path, args):
+    """Cases the lean path leaves to the full command, which then needs click: the import
+    fails here, so the exit code is not 0 and nothing was written."""
+    path = tmp_path / "spam.model"
+    save_model(fitted(), path)
+    message, empty = tmp_path / "m", tmp_path / "EMPTY"
+    message.write_bytes(SPAM[40])
+    empty.write_bytes(b"")
+    args = [str(empty) if a == "EMPTY" else a for a in args]
+    done = textnb("learn", *args, "-m", str(path), str(message))
+    assert done.returncode != 0 and "click" in done.stderr
+    assert not Path(journal.path_of(path)).exists()

@@ -90,6 +90,8 @@ def run(args: Sequence[str]) -> int | None:
         return _filter(args[1:])
     if args[:1] == ["classify"] and "--exit-code" in args:
         return _classify([a for a in args[1:] if a != "--exit-code"])
+    if args[:1] == ["learn"]:
+        return _learn(args[1:])
     return None
 
 
@@ -146,6 +148,57 @@ def _classify(args: Sequence[str]) -> int | None:
     if write_out(out, "Error: cannot write the result"):
         return Exit.ERROR
     return Exit.of(decision["status"])
+
+
+def _learn(args: Sequence[str]) -> int | None:
+    """``textnb learn --class LABEL [-m MODEL] [-q] PATH...`` into an existing model of that
+    class, through :mod:`textnb.store.appending` (no numpy: what the update needs, read);
+    anything else, and anything it declines (before it writes), to the full command."""
+    parsed = _learn_options(args)
+    if parsed is None:
+        return None
+    label, model, quiet, paths = parsed
+    stdin = sys.stdin.buffer.read() if "-" in paths else None
+    if stdin is not None:
+        _restore_stdin(stdin)
+    try:
+        from ..store.appending import learn_all
+        done, again = learn_all(model, paths, label)
+    except Exception:  # noqa: BLE001 — the full command learns it, or says why
+        if stdin is not None:
+            _restore_stdin(stdin)
+        return None
+    if not quiet:
+        already = f" ({again} learned as {label} already, not counted again)" if again else ""
+        sys.stdout.write(f"learned {done} document{'s' if done != 1 else ''} as {label} -> "
+                         f"{model}{already}\n")
+    return 0
+
+
+def _learn_options(args: Sequence[str]) -> tuple[str, str, bool, list[str]] | None:
+    """(--class, the model, -q, the paths) of learn's usual options, else None."""
+    found: dict = {"quiet": False}
+    paths: list[str] = []
+    args = list(args)
+    while args:
+        arg = args.pop(0)
+        if arg in ("-q", "--quiet"):
+            found["quiet"] = True
+            continue
+        if not arg.startswith("-") or arg == "-":
+            paths.append(arg)
+            continue
+        name, equals, value = arg.partition("=")
+        key = {"--class": "label", "-m": "model", "--model": "model"}.get(name)
+        if key is None or (equals and name == "-m") or (not equals and not args):
+            return None
+        found[key] = value if equals else args.pop(0)
+    if "label" not in found or not paths:
+        return None
+    if "model" not in found:
+        from ..paths import default_model_path
+        found["model"] = str(default_model_path())
+    return found["label"], found["model"], found["quiet"], paths
 
 
 TYPE_CHECKING = False  # typing costs a mail filter's start-up 4 ms

@@ -36,7 +36,7 @@ import os
 from collections import Counter
 from itertools import compress
 
-from ..text.counting import digest, document_tokens
+from ..documents.message import read_bytes
 from ..text.tokens import Tokenizer
 from . import journal
 from .container import read
@@ -150,7 +150,8 @@ class Appender:
         """(the sorted terms, their weighted counts, the digest) of a document: what
         :func:`textnb.incremental.rows` gives, number for number (a row's sum of squares
         added in its order, as :func:`textnb.nb.sparse.row_sums` adds it)."""
-        tokens = document_tokens(self.tokenizer, raw)
+        document = read_bytes(raw)
+        tokens = self.tokenizer.document(document.text, document.fields)
         counts = Counter(tokens)
         keys = sorted(counts)
         if not keys:
@@ -159,7 +160,7 @@ class Appender:
         if self.l2:
             length = math.sqrt(sum([v * v for v in values]))
             values = [v / length for v in values]
-        return keys, values, digest(tokens)
+        return keys, values, _digest(tokens)
 
     def _learned(self, found: int) -> list[tuple[int, float]]:
         """(class, weight) of each learned copy of the document of digest ``found``, in the
@@ -211,20 +212,39 @@ class Appender:
         self.records.append(record)
 
 
-def learn_all(path: str | os.PathLike, documents: Iterable[bytes], label: str
-              ) -> tuple[int, int]:
-    """Learn each of ``documents`` as ``label`` into the model file at ``path`` under the
-    update lock, in one commit: (how many were learned, how many had been already). Declined,
-    nothing written, for a model or a document this writer leaves to Update, or a label the
-    model has not."""
+def _digest(tokens: list[str]) -> int:
+    """:func:`textnb.text.counting.digest`: BLAKE2b's C module itself, not hashlib, which
+    loads OpenSSL and enum (3 ms of a ``textnb learn`` process)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # a Python built without it
+        from hashlib import blake2b
+    data = "\0".join(tokens).encode("utf-8", "replace")
+    return int.from_bytes(blake2b(data, digest_size=8).digest(), "little")
+
+
+def learn_all(path: str | os.PathLike, paths: Iterable[str], label: str) -> tuple[int, int]:
+    """Learn each document at ``paths`` (files, directories, mbox files, "-" for standard
+    input: :func:`textnb.documents.sources.read_raw`) as ``label`` into the model file at
+    ``path`` under the update lock, in one commit: (how many were learned, how many had been
+    already). Declined, nothing written, for a model, a document or a path this writer leaves
+    to the full command (one that cannot be read, an empty file), or a label the model has
+    not."""
+    from ..documents.sources import read_raw
     from .container import locked
+
+    def unreadable(source: str, reason: str) -> None:
+        raise Declined(f"{source}: {reason}")
+
     with locked(path):
         appender = Appender(path)
         if label not in appender.classes or len(appender.classes) < 2:
             raise Declined(f"class {label!r}")
         done = again = 0
-        for raw in documents:
+        for _, raw in read_raw(paths, on_error=unreadable):
             changed = appender.learn(raw, label)
             done, again = done + changed, again + (not changed)
+        if not done + again:
+            raise Declined("no documents")
         appender.write()
     return done, again
