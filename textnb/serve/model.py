@@ -177,6 +177,20 @@ class Model:
         return self.version
 
 
+    def for_tell(self, log: Callable[[str], None] | None = None) -> Version:
+        """The version a TELL learns by, which needs only its classes: the one in memory,
+        loaded again first only if the file itself was replaced (trained anew, compacted),
+        not when its journal grew: a TELL appends to the file, and the next TELL need not
+        read the whole model for it (the next CHECK does, :meth:`refresh`)."""
+        try:
+            signature = self._stat()
+        except OSError:
+            return self.version
+        if self.signature is None or signature[:4] != self.signature[:4]:
+            return self.refresh(log)
+        return self.version
+
+
 def _classes(classes: Sequence[Any], shown: int = 5) -> str:
     """A model's classes for one line: at most ``shown`` of them, each cut to 40 characters."""
     names = ", ".join(repr(str(c)[:40]) for c in classes[:shown])

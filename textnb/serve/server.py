@@ -551,10 +551,10 @@ class _Connection:
             self._close()
             return
         try:
-            version = self.worker.model.refresh(self.worker.log)
             if method == "TELL":
-                self._tell(request, version)
+                self._tell(request, self.worker.model.for_tell(self.worker.log))
                 return
+            version = self.worker.model.refresh(self.worker.log)
             answer, self.verdict = scored_answer(request, version, self.settings)
         except RequestError as error:
             self._failed(error)
