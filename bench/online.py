@@ -25,7 +25,10 @@ in-process, bogofilter its process). Then textnb's learning through a model file
 from __future__ import annotations
 
 import email.utils
+import os
+import shutil
 import statistics
+import sys
 import subprocess
 import tempfile
 import time
@@ -41,7 +44,7 @@ from bench.common.report import pct, table
 from bench.common.systems import bogofilter_path
 from textnb import TextClassifier
 from textnb.store.learning import learn
-from textnb.store.text_model import save_model
+from textnb.store.text_model import load_model, save_model
 
 MAX_FPR = 0.001
 
@@ -140,45 +143,150 @@ def row(name: str, result: dict, is_spam: np.ndarray) -> list:
 
 
 def through_files(raws: list[bytes], labels: np.ndarray, n: int, bogofilter: str | None,
-                  scratch: Path) -> list[list]:
-    """Learning through a model file: textnb's ``learn`` (the journal) after a model of the
-    messages before, beside bogofilter's ``-s``/``-n`` on a database of the same ones."""
+                  scratch: Path, textnb: str) -> list[list]:
+    """Learning through a model file, each message in turn by every way, interleaved (the
+    machine's other load falls on each alike): ``textnb.store.learning.learn`` in this process,
+    a ``textnb learn`` process (as a procmail recipe or a mutt macro runs it), TELL to a
+    running ``textnb serve``, each into its own copy of a model of the messages before, and
+    bogofilter's ``-s``/``-n`` process on a database of the same messages. Then what the
+    journal costs the mail filter: its reading of the model (Scorer), by the journal's size."""
+    from textnb.mail.scorer import Scorer
+    from textnb.serve import client
+    from textnb.store import journal
+
     start_at = max(0, len(raws) - n)
-    before = TextClassifier(spam_class="spam", n_jobs=1, training="full")
-    model = scratch / "online.model"
     head = list(range(start_at))
     if len(set(labels[head].tolist())) < 2:
         raise BenchError("--file-messages leaves too few messages before them for a model")
-    save_model(before.fit([raws[i] for i in head], labels[head].tolist()), model)
-    times = []
-    for i in range(start_at, len(raws)):
-        start = time.perf_counter()
-        learn(model, raws[i], labels[i], None)
-        times.append(time.perf_counter() - start)
-    rows = [["textnb learn() into the file", n, ms(times)]]
+    before = TextClassifier(spam_class="spam", n_jobs=1, training="full")
+    models = {name: scratch / f"{name}.model" for name in ("inproc", "process", "tell")}
+    save_model(before.fit([raws[i] for i in head], labels[head].tolist()), models["inproc"])
+    for name in ("process", "tell"):
+        shutil.copy(models["inproc"], models[name])
+    (scratch / "m").mkdir(exist_ok=True)
+    for i in range(len(raws)):
+        (scratch / "m" / str(i)).write_bytes(raws[i])
+    db = scratch / "bogo-files"
     if bogofilter:
-        db = scratch / "bogo-files"
         db.mkdir()
         for flag, which in (("-s", "spam"), ("-n", "ham")):
             files = [str(scratch / "m" / str(i)) for i in head if labels[i] == which]
-            for i in head:
-                if labels[i] == which:
-                    (scratch / "m").mkdir(exist_ok=True)
-                    (scratch / "m" / str(i)).write_bytes(raws[i])
             for k in range(0, len(files), 1000):
                 subprocess.run([bogofilter, "-C", "-d", str(db), flag, "-B", *files[k:k + 1000]],
                                check=True, capture_output=True)
-        times = []
+    socket = scratch / "serve.sock"
+    with open(scratch / "serve.log", "ab") as log:
+        server = subprocess.Popen([textnb, "serve", "-m", str(models["tell"]), "--workers", "1", "--allow-tell",
+                                   "--socket", str(socket)], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=log)
+    times: dict[str, list[float]] = {name: [] for name in ("inproc", "process", "tell", "bogo",
+                                                           "python")}
+    # Python's own start, for the textnb learn process: the interpreter beside the command
+    python = str(Path(textnb).parent / "python") if (Path(textnb).parent / "python").exists() \
+        else sys.executable
+    compactions: list[float] = []  # the learns in this process that compacted the journal
+    compacted: list[float] = []  # the textnb learn processes that did
+    try:
+        deadline = time.monotonic() + 60
+        while not _pong(client, socket):
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise BenchError(f"textnb serve did not start: "
+                                 f"{(scratch / 'serve.log').read_text()[-300:]}")
+            time.sleep(0.05)
         for i in range(start_at, len(raws)):
-            path = scratch / "m" / str(i)
-            path.write_bytes(raws[i])
+            label, path = str(labels[i]), str(scratch / "m" / str(i))
+            size = _journal_size(journal.path_of(models["inproc"]))
             start = time.perf_counter()
-            subprocess.run([bogofilter, "-C", "-d", str(db),
-                            "-s" if labels[i] == "spam" else "-n", "-I", str(path)],
-                           check=True, capture_output=True)
-            times.append(time.perf_counter() - start)
-        rows.append(["bogofilter -s/-n", n, ms(times)])
+            learn(models["inproc"], raws[i], label, None)
+            times["inproc"].append(time.perf_counter() - start)
+            if _journal_size(journal.path_of(models["inproc"])) < size:
+                compactions.append(times["inproc"][-1])
+            size = _journal_size(journal.path_of(models["process"]))
+            start = time.perf_counter()
+            subprocess.run([textnb, "learn", "-q", "--class", label, "-m",
+                            str(models["process"]), path], check=True, capture_output=True)
+            times["process"].append(time.perf_counter() - start)
+            if _journal_size(journal.path_of(models["process"])) < size:
+                compacted.append(times["process"][-1])
+            start = time.perf_counter()
+            if not client.tell(raws[i], label, socket_path=socket):
+                raise BenchError(f"TELL learned nothing of message {i}")
+            times["tell"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            subprocess.run([python, "-c", "pass"], check=True)
+            times["python"].append(time.perf_counter() - start)
+            if bogofilter:
+                start = time.perf_counter()
+                subprocess.run([bogofilter, "-C", "-d", str(db),
+                                "-s" if label == "spam" else "-n", "-I", path],
+                               check=True, capture_output=True)
+                times["bogo"].append(time.perf_counter() - start)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    rows = [["textnb.store.learning.learn(), in this process", n, ms(times["inproc"])],
+            ["textnb learn, a process a message", n, ms(times["process"])],
+            ["TELL to textnb serve --workers 1 --allow-tell", n, ms(times["tell"])],
+            ["(Python's own start: python -c pass)", n, ms(times["python"])]]
+    if bogofilter:
+        rows.append(["bogofilter -s/-n, a process a message", n, ms(times["bogo"])])
+    rows.append([f"of which compacting (the journal over {journal.COMPACT_BYTES >> 10} KiB): "
+                 f"in this process", len(compactions), ms(compactions)])
+    rows.append(["... and in a textnb learn process", len(compacted), ms(compacted)])
     return rows
+
+
+def journal_costs(raws: list[bytes], labels: np.ndarray, scratch: Path, rounds: int = 7
+                  ) -> list[list]:
+    """What a journal of each size costs the mail filter: ``textnb filter``'s reading of the
+    model (:class:`~textnb.mail.scorer.Scorer`, the journal replayed) and the scoring of one
+    message, on copies of the file learned into by ``learn()`` with no compaction, the sizes
+    timed in turn, ``rounds`` times (ms: median / mean)."""
+    from textnb.mail.scorer import Scorer
+    from textnb.documents.message import read_bytes
+    from textnb.store import journal
+
+    base = scratch / "inproc.model"
+    sizes, copies = (0, 64, 128, 256, 512), {}
+    saved, journal.COMPACT_BYTES = journal.COMPACT_BYTES, 1 << 30
+    try:
+        for kib in sizes:
+            copy = copies[kib] = scratch / f"journal-{kib}.model"
+            save_model(load_model(base), copy)
+            i = 0
+            while _journal_size(journal.path_of(copy)) < kib << 10:
+                # the messages again, each made another by a word of its own
+                k = i % len(raws)
+                learn(copy, raws[k] + b"\nbenchonline%d\n" % i, str(labels[k]), None)
+                i += 1
+    finally:
+        journal.COMPACT_BYTES = saved
+    time.sleep(1.5)  # settled: the filter reads each file as vouched for (textnb.store.verdict)
+    probe = read_bytes(raws[-1])
+    times: dict[int, list[float]] = {kib: [] for kib in sizes}
+    for _ in range(rounds):
+        for kib in sizes:
+            start = time.perf_counter()
+            Scorer(copies[kib]).log_proba(probe.text, probe.fields)
+            times[kib].append(time.perf_counter() - start)
+    return [[f"{kib} KiB (the first record past it: "
+             f"{_journal_size(journal.path_of(copies[kib])) >> 10} KiB)", rounds,
+             ms(times[kib])] for kib in sizes]
+    return rows
+
+
+def _pong(client, socket: Path) -> bool:
+    try:
+        return client.ping(socket_path=socket, timeout=5)
+    except OSError:
+        return False
+
+
+def _journal_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except FileNotFoundError:
+        return 0
 
 
 def main() -> int:
@@ -191,6 +299,9 @@ def main() -> int:
     parser.add_argument("--no-bogofilter", action="store_true", help="textnb alone")
     parser.add_argument("--file-messages", type=int, default=200,
                         help="messages learned through a model file at the end (0: none)")
+    parser.add_argument("--textnb", default=str(Path(sys.executable).parent / "textnb"),
+                        help="the textnb command learning through the file (default: beside "
+                             "this Python)")
     args = parser.parse_args()
 
     def work() -> int:
@@ -234,7 +345,12 @@ def main() -> int:
                 n = min(args.file_messages, len(raws) // 2)
                 print()
                 print(table(["learning through a file", "messages", "ms a message (median / mean)"],
-                            through_files(raws, labels, n, bogofilter, Path(scratch))))
+                            through_files(raws, labels, n, bogofilter, Path(scratch),
+                                          args.textnb)))
+                print()
+                print(table(["the mail filter's reading of the model and scoring, a journal of",
+                             "rounds", "ms (median / mean)"],
+                            journal_costs(raws, labels, Path(scratch))))
         return 0
 
     return options.run("bench.online", work)

@@ -347,7 +347,10 @@ def test_online_runs_on_the_bundled_sample():
         assert (learned == 80) if mode == "all" else (0 < learned < 80)
         if shutil.which("bogofilter"):
             assert row(out, f"bogofilter ({mode})", "system (learning)")
-    assert row(out, "textnb learn() into the file", "learning through a file")[1] == "5"
+    for name in ("textnb.store.learning.learn(), in this process",
+                 "textnb learn, a process a message", "TELL to textnb serve"):
+        assert row(out, name, "learning through a file")[1] == "5"
+    assert row(out, "128 KiB", "the mail filter's reading of the model")
 
 
 def test_threads_runs_briefly_without_errors_or_mixed_answers():
