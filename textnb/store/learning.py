@@ -1,7 +1,9 @@
 """raw messages → a model file, learned (or unlearned) in place under the update lock: the
 daemon's TELL, ``textnb learn`` and ``textnb imap`` use it.
 
-An update learns its documents one row at a time in memory (:mod:`textnb.incremental`) and
+:func:`learn` and :func:`forget` append through :mod:`textnb.store.appending`, which reads only
+what the update needs; for a model it does not keep, :class:`Update` loads the whole model,
+learns its documents one row at a time in memory (:mod:`textnb.incremental`) and
 appends them, with the score constants after them, to the file's journal as one commit
 (:mod:`textnb.store.journal`): a few kilobytes a message, not the whole model. Once the
 journal would grow larger than :data:`~textnb.store.journal.COMPACT_BYTES`, or an update
@@ -12,8 +14,7 @@ removed. A document is learned once as a class: learning it again changes nothin
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from .. import incremental
 from ..classifier import TextClassifier
@@ -92,17 +93,6 @@ class Update:
         else:
             journal.append(self.path, self.model.identity, self.journal, records)
         self.records = []
-
-
-@contextmanager
-def updating(path: str | os.PathLike) -> Iterator[Update]:
-    """An :class:`Update` of the model file at ``path`` (which must exist) under the update
-    lock, written when the block ends without an error (else nothing is)."""
-    _must_exist(path)
-    with locked(path):
-        update = Update(path, *load_for_update(path))
-        yield update
-        update.write()
 
 
 def learn(path: str | os.PathLike, raw: bytes, label: Any, other: Any) -> bool:
