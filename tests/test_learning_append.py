@@ -71,22 +71,23 @@ def test_the_fast_writer_appends_what_the_general_path_appends(tmp_path, monkeyp
     fast, general = tmp_path / "fast.model", tmp_path / "general.model"
     save_model(fitted(**settings), fast)
     shutil.copy(fast, general)
-    declined, changes = [], 0
-    real = appending.Appender.__init__
+    changes = 0
 
     def general_only(path):
         raise appending.Declined("the general path, for the test")
 
+    def no_update(*args):
+        raise AssertionError("the fast writer handed an update over")
+
     for step in STEPS:
         terms = len(load_model(general).vocabulary_.terms_)
         with monkeypatch.context() as m:
-            m.setattr(learning, "Appender", general_only)
+            m.setattr(learning, "reopen", general_only)
             want = run(general, step)
         if step[0] == "forget" and want:  # terms left the vocabulary: |V| is in every a_c
             assert len(load_model(general).vocabulary_.terms_) < terms
         with monkeypatch.context() as m:
-            m.setattr(appending.Appender, "__init__",
-                      lambda self, path: declined.append(path) or real(self, path))
+            m.setattr(learning, "Update", no_update)
             got = run(fast, step)
         assert got == want
         mine, theirs = records(fast), records(general)
@@ -101,9 +102,39 @@ def test_the_fast_writer_appends_what_the_general_path_appends(tmp_path, monkeyp
         assert np.allclose(mine[-1]["score_constants"], constants, rtol=1e-13, atol=0)
         assert np.allclose(mine[-1]["score_bias"], bias, rtol=1e-13, atol=1e-15)
         assert recomputed(fast) == (bias, constants)  # the same counts, the same model
-    assert len(declined) == len(STEPS)  # every step by the fast writer, none handed over
     assert changes == len(STEPS) - 2  # learned again, forgotten where never learned
     assert sum(r["op"] == "commit" for r in records(fast)) == changes
+
+
+def test_the_next_update_in_a_process_reads_the_file_again_only_if_another_wrote_it(
+        tmp_path, monkeypatch):
+    """A daemon's TELLs: the update written last is reused while the file and its journal are
+    as it left them; after another writer's update (here the general path's) they are read
+    again, and the model is the one of every message either learned."""
+    monkeypatch.setattr(journal, "COMPACT_BYTES", 1 << 24)
+    path = tmp_path / "spam.model"
+    save_model(fitted(), path)
+    opened = []
+    real = appending.Appender.__init__
+    monkeypatch.setattr(appending.Appender, "__init__",
+                        lambda self, p: opened.append(p) or real(self, p))
+    assert learning.learn(path, SPAM[40], "spam", None)
+    assert learning.learn(path, SPAM[41], "spam", None)
+    assert learning.learn(path, SPAM[41], "spam", None) is False
+    assert len(opened) == 1
+    with monkeypatch.context() as m:  # another writer: the whole model read, the journal grown
+        m.setattr(learning, "reopen", lambda p: (_ for _ in ()).throw(appending.Declined("")))
+        assert learning.learn(path, HAM[40], "ham", None)
+    assert learning.learn(path, HAM[41], "ham", "spam")
+    assert len(opened) == 2
+    assert learning.learn(path, HAM[40], "ham", None) is False  # the other writer's, seen
+    expected = fitted()
+    expected.partial_fit(SPAM[40:42] + HAM[40:42], ["spam", "spam", "ham", "ham"])
+    loaded = load_model(path)
+    assert np.array_equal(loaded.model_.feature_count_, expected.model_.feature_count_)
+    assert np.allclose(loaded.model_.class_log_prior_, expected.model_.class_log_prior_)
+    bias, constants = recomputed(path)
+    assert np.allclose(records(path)[-1]["score_constants"], constants, rtol=1e-13, atol=0)
 
 
 def test_a_model_the_fast_writer_does_not_keep_learns_through_the_general_path(tmp_path):

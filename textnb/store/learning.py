@@ -20,7 +20,7 @@ from .. import incremental
 from ..classifier import TextClassifier
 from ..errors import ModelFileError
 from . import journal
-from .appending import Appender, Declined
+from .appending import Appender, Declined, reopen
 from .container import ModelFile, locked
 from .text_model import score_constants, load_for_update, save_model
 
@@ -116,7 +116,7 @@ def _change(path: str | os.PathLike, change: Callable[[Any], bool]) -> bool:
     _must_exist(path)
     with locked(path):
         try:
-            update: Appender | Update = Appender(path)
+            update: Appender | Update = reopen(path)
             changed = change(update)
         except Declined:  # nothing written yet: the general path, from the start
             update = Update(path, *load_for_update(path))
