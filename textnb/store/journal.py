@@ -49,7 +49,7 @@ MAGIC = b"textnb-journal 1 "
 MAX_BYTES = 16 << 20
 # The terms of one document (a message's distinct tokens, word pairs included, cut at 1 MiB).
 MAX_KEYS = 1 << 20
-# A writer folds the journal into the file once it would grow larger than this (about 27
+# A writer folds the journal into the file once it would grow larger than this (about 24
 # SpamAssassin messages): the mail filter reads it for every message it scores, the writer
 # pays a compaction every so many messages; the balance, measured: docs/design/online.md.
 COMPACT_BYTES = 128 << 10
