@@ -25,8 +25,9 @@ log N_c − log Σ N (``fit_prior``) or stays as it was (uniform or given priors
 A model this writer does not keep so raises :class:`Declined` before anything is written, and
 the caller learns through :class:`~textnb.store.learning.Update` (which reads the whole
 model): Bernoulli's score_bias sums log(1 − p_kc) over every term, whose p all move with N_c;
-log term frequencies; hashed vocabularies; format 1 and 2 files; a new class; an empty
-document; a class left with no documents under ``fit_prior``.
+log term frequencies (numpy's log1p and math's may differ in the last bit, and the records
+would); hashed vocabularies; format 1 and 2 files; a new class; an empty document; a class
+left with no documents under ``fit_prior``.
 """
 
 from __future__ import annotations
