@@ -92,7 +92,8 @@ def test_every_study_is_listed():
         "cli_outputs", "cluster", "dask", "em", "fetch_corpora", "filter", "hashing", "heldout", "hostile",
         "hostile_models", "imap", "modelfile", "multilabel", "news_time", "newsgroups", "ngrams",
         "parse", "race", "ranking", "reduce_corpus", "scale", "sentiment", "serve", "sms_corpus",
-        "online", "peers", "spam", "stopwords", "threads", "train", "train_tune", "tune", "twoclass"}
+        "online", "peers", "spam", "stopwords", "threads", "train", "train_tune", "tune", "twoclass",
+        "young"}
     listing = ok(bench("bench"))
     for name in studies():
         assert re.search(rf"^  {name} +\S", listing, re.MULTILINE), name
@@ -351,6 +352,29 @@ def test_online_runs_on_the_bundled_sample():
                  "textnb learn, a process a message", "TELL to textnb serve"):
         assert row(out, name, "learning through a file")[1] == "5"
     assert row(out, "128 KiB", "the mail filter's reading of the model")
+
+
+def test_young_runs_on_the_bundled_sample():
+    """python -m bench.young on the bundled sample (30 + 30 of spam/ and ham/, the other 240
+    tested): the first-by-name draw and two seeded ones, each row's figures as
+    textnb.decision.cutoffs decides them (no ham called spam on these draws, the spam cutoff
+    far above the ham cutoff), bogofilter beside where installed."""
+    args = ["bench.young", "--data", "corpora/spamassassin", "--draws", "2"]
+    if not shutil.which("bogofilter"):
+        args.append("--no-bogofilter")
+    out = ok(bench(*args, timeout=300))
+    assert "30 + 30 training messages of spam/ + ham/, tested on the rest" in out
+    assert "120 spam and 120 ham tested a draw" in out
+    for name in ("first by name", "seed 1", "seed 2"):
+        cells = row(out, name, "textnb:")
+        assert cells[1] == "0"
+        flagged, ham_unsure = (float(cells[i].rstrip("%")) for i in (2, 4))
+        assert 90 <= flagged <= 100 and 0 <= ham_unsure <= 25
+        spam_cut, ham_cut = (float(x) for x in cells[7].split(",")[0].split(" / "))
+        assert spam_cut > ham_cut + 3
+        if shutil.which("bogofilter"):
+            assert row(out, name, "bogofilter:")[5] in ("yes", "no")
+    assert row(out, "all", "textnb:")[5].endswith("of 3")
 
 
 def test_threads_runs_briefly_without_errors_or_mixed_answers():

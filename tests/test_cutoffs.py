@@ -185,21 +185,57 @@ def test_the_ham_allowed_above_the_spam_cutoff_are_a_one_sided_bound(n, allowed)
         assert stats.binom.cdf(allowed, n, 0.001) <= 0.05 < stats.binom.cdf(allowed + 1, n, 0.001)
 
 
-def test_a_young_model_leaves_a_fifth_of_its_ham_unsure():
-    """30 held-out ham and 30 spam: the spam cutoff extrapolated far above the ham, the ham
-    cutoff under the six highest ham (a fifth), not raised to the spam cutoff by the 2 % bound:
-    spam the spam cutoff misses is unsure, not ham. The band narrows as the ham grow."""
-    from textnb.decision.cutoffs import young_unsure
+def test_a_young_model_sets_its_ham_cutoff_halfway_into_the_gap_between_the_classes():
+    """30 held-out ham and 30 spam: the spam cutoff extrapolated far above the ham; the ham
+    cutoff not raised to the spam cutoff by the 2 % bound, but halfway between the score under
+    the six highest ham (a fifth) and the one over the lowest twentieth of the spam, so that new
+    ham may score higher and new spam lower than these did and still fall on their side; where
+    the spam's lies lower, the ham's alone. The band narrows as the ham grow."""
+    from textnb.decision.cutoffs import young_band, young_unsure
     rng = np.random.default_rng(1)
-    ham, spam = np.sort(rng.normal(-5, 1, 30)), rng.normal(0, 2, 30)
+    ham, spam = np.sort(rng.normal(-5, 1, 30)), np.sort(rng.normal(0, 2, 30))
     scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(30, bool), np.ones(30, bool)]
     chosen = choose_cutoffs(scores, is_spam)
-    assert chosen["ham"] == pytest.approx((ham[-6] + ham[-7]) / 2)
+    under_ham = (ham[-6] + ham[-7]) / 2
+    over_spam = spam[1] + 0.45 * (spam[2] - spam[1])   # the 5th percentile of 30 (linear)
+    assert under_ham < over_spam
+    assert chosen["ham"] == pytest.approx((under_ham + over_spam) / 2)
     assert chosen["spam"] > ham[-1] + 1
-    assert chosen["ham_unsure"] == pytest.approx(6 / 30) and chosen["fpr"] == 0
-    assert chosen["fnr"] < 0.05 < chosen["spam_unsure"]
+    assert chosen["ham_unsure"] == pytest.approx(np.mean(ham > chosen["ham"]))
+    assert chosen["ham_unsure"] < 6 / 30
+    assert chosen["fpr"] == 0 and chosen["fnr"] == pytest.approx(np.mean(spam <= chosen["ham"]))
+    assert chosen["fnr"] <= 0.05 < chosen["spam_unsure"]
+    # Spam overlapping the ham's top fifth: the ham's edge alone.
+    assert young_band(ham, np.sort(spam - 6)) == pytest.approx(under_ham)
     assert young_unsure(30) == young_unsure(5) == 0.2
     assert young_unsure(1200) == pytest.approx(0.2 / np.sqrt(40))
+
+
+def test_a_young_model_reads_its_cutoffs_off_the_scores_as_new_mail_gets():
+    """Given the held-out messages scored as new ones are (their own terms, known to a fold's
+    model without counts, dropped), a young model's band is read off those, and its spam
+    cutoff is the higher of the two tails' bounds; a model of enough ham ignores them."""
+    from textnb.decision.cutoffs import _tail_bound, young_band
+    rng = np.random.default_rng(2)
+    ham, spam = rng.normal(-5, 1, 30), rng.normal(0, 2, 30)
+    scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(30, bool), np.ones(30, bool)]
+    as_new = scores * 1.5 + 1.0                 # spread further, as a larger model's are
+    chosen = choose_cutoffs(scores, is_spam, as_new=as_new)
+    assert chosen["ham"] == pytest.approx(young_band(np.sort(as_new[:30]), np.sort(as_new[30:])))
+    assert chosen["spam"] == pytest.approx(_tail_bound(np.sort(as_new[:30]), 0.001))
+    assert chosen["spam"] > choose_cutoffs(scores, is_spam)["spam"]
+    # The higher of the two: as_new drawn together, the held-out scores' bound stays.
+    assert choose_cutoffs(scores, is_spam, as_new=scores / 4)["spam"] == pytest.approx(
+        choose_cutoffs(scores, is_spam)["spam"])
+    # A tail of more than the fewest scores (100 ham): the spam cutoff is the held-out ones'.
+    ham, spam = rng.normal(-5, 1, 100), rng.normal(0, 2, 100)
+    scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(100, bool), np.ones(100, bool)]
+    assert choose_cutoffs(scores, is_spam, as_new=scores * 1.5 + 1)["spam"] == pytest.approx(
+        choose_cutoffs(scores, is_spam)["spam"])
+    # Enough ham: as_new is not read.
+    many = np.r_[rng.normal(-5, 1, 3000), rng.normal(5, 1, 300)]
+    labels = np.r_[np.zeros(3000, bool), np.ones(300, bool)]
+    assert choose_cutoffs(many, labels, as_new=many + 3) == choose_cutoffs(many, labels)
 
 
 def test_a_model_of_30_spam_and_30_ham_leaves_spam_unsure_not_ham():
@@ -324,13 +360,14 @@ def test_train_learns_cutoffs_and_info_shows_them(sample_model):
     cutoffs = load_model(sample_model).cutoffs_
     assert cutoffs["spam_class"] == "spam" and cutoffs["folds"] == 5
     assert cutoffs["messages"] == 300 and cutoffs["ham"] <= cutoffs["spam"]
-    # A young model (150 ham): its band holds the ham above the highest 9 % of the held-out
-    # ham (young_unsure), not 2 % of all messages; the rates shown are those of the held-out
-    # messages scored as new ones (trained on error: 150 ham are too few to compare the
-    # trainings). No ham called spam, and the spam the spam cutoff misses is unsure, not ham.
+    # A young model (150 ham): its band holds at most the ham above the highest 9 % of the
+    # held-out ham (young_unsure; fewer where the spam lie higher, young_band), not 2 % of all
+    # messages; the rates shown are those of the held-out messages scored as new ones (trained
+    # on error: 150 ham are too few to compare the trainings). No ham called spam, and the spam
+    # the spam cutoff misses is unsure, not ham.
     assert cutoffs["rated"] == "as new" and cutoffs["training"] == "on-error"
     assert cutoffs["fpr"] == 0.0 and cutoffs["fnr"] <= 0.01
-    assert 0.02 < cutoffs["ham_unsure"] < 0.2 and cutoffs["spam_unsure"] > 0.1
+    assert 0 < cutoffs["ham_unsure"] < 0.09 and cutoffs["spam_unsure"] > 0.1
     info = run("info", "-m", sample_model)
     assert f"spam at spam-log-odds >= {cutoffs['spam']:+.3f}, ham <= {cutoffs['ham']:+.3f}" in info.output
     # 150 ham cannot show where 0.1 % of new ham score: info says what the user will see, and

@@ -13,11 +13,11 @@ model that never saw it, and on those scores
 * the ham cutoff is the highest one, not above the spam cutoff, that a new spam falls under at
   most ``target_fnr`` of the time (ham when at or below it), raised as far as needed
   to leave at most ``target_unsure`` of all messages between the two;
-* a young model's (fewer ham than :func:`ham_needed`) ham cutoff is sized on the ham instead
-  (unless ``target_unsure`` is 0):
-  a share of them, a fifth at :data:`YOUNG_HAM` ham and narrowing as 1/√n
-  (:func:`young_unsure`), lies above it, so that spam its extrapolated spam cutoff misses is
-  unsure, not ham, and the user trains on it (bogofilter's workflow);
+* a young model's (fewer ham than :func:`ham_needed`) ham cutoff is sized on the classes
+  instead (unless ``target_unsure`` is 0): halfway between the score under a share of the ham,
+  a fifth at :data:`YOUNG_HAM` ham and narrowing as 1/√n (:func:`young_unsure`), and the one
+  over a quarter of that share of the spam (:func:`young_band`), so that spam its extrapolated spam
+  cutoff misses is unsure, not ham, and the user trains on it (bogofilter's workflow);
 * between them a message is unsure; when the classes separate well the band is empty.
 
 Raising the ham cutoff moves spam from unsure into the inbox, never into the spam folder: spam
@@ -65,6 +65,10 @@ CONFIDENCE = 0.95
 # would have left 99 % (docs/design/spam.md).
 YOUNG_HAM = 30
 YOUNG_UNSURE = 0.2
+# Its ham cutoff lies YOUNG_GAP of the way from the ham's edge (YOUNG_UNSURE of them above) to
+# the spam's (YOUNG_SPAM times that share of them below), where that lies higher (young_band).
+YOUNG_GAP = 0.5
+YOUNG_SPAM = 0.25
 # Bootstrap resamples of the held-out ham that bound the extrapolated spam cutoff, and the
 # seed that makes the cutoffs a function of the scores.
 TAIL_RESAMPLES = 200
@@ -73,6 +77,8 @@ TAIL_SEED = 0
 # 0.5 the score 0.1 % of new ham pass lies about twice as far above u (the score under the
 # highest tenth of the held-out ham's) as an exponential tail puts it.
 TAIL_SHAPE_MAX = 0.5
+# The fewest of the highest held-out ham the tail is fitted to (_tail).
+TAIL_LEAST = 5
 # Messages of each class below which no message is taken for mis-sorted, and the share of a
 # class above which none is (a mail user's folders are not that far off).
 SUSPECT_MIN = 20
@@ -80,10 +86,17 @@ SUSPECT_SHARE = 0.05
 
 
 def choose_cutoffs(log_odds: np.ndarray, is_spam: np.ndarray, target_fpr: float = TARGET_FPR,
-                   target_fnr: float = TARGET_FNR,
-                   target_unsure: float = TARGET_UNSURE) -> dict[str, Any]:
+                   target_fnr: float = TARGET_FNR, target_unsure: float = TARGET_UNSURE,
+                   as_new: np.ndarray | None = None) -> dict[str, Any]:
     """Spam and ham cutoffs on ``log_odds`` (float array of shape (n,)) for messages whose class
-    is ``is_spam`` (bool array), and the rates they give there.
+    is ``is_spam`` (bool array), and the rates they give there. ``as_new``, where given: the
+    same messages' spam log-odds taken as new ones are (:func:`out_of_fold`), as the trained
+    model will score new mail; a young model's ham cutoff is read off them
+    (:func:`young_band`), and where its spam cutoff is extrapolated from the fewest scores
+    (:data:`TAIL_LEAST`, 50 ham or fewer) it is the higher of their tail's bound and
+    ``log_odds``' (their own terms, known to a fold's model without counts, pull the held-out
+    ham's scores together; with more ham the higher bound cost more spam than it spared ham:
+    docs/design/spam.md).
 
     Returns ``{"spam": s, "ham": h, "fpr", "fnr", "unsure", "spam_unsure", "ham_unsure",
     "spam_not_caught", "messages", "spam_messages"}`` with h ≤ s; rates are fractions of ham, of spam or of all
@@ -108,12 +121,14 @@ def choose_cutoffs(log_odds: np.ndarray, is_spam: np.ndarray, target_fpr: float 
     spam_cutoff = (bound + higher.min()) / 2 if higher.size else bound + 1.0
     if not bounded(ham.size, target_fpr):
         spam_cutoff = max(spam_cutoff, _tail_bound(ham, target_fpr))
+    new = log_odds if as_new is None else np.asarray(as_new, dtype=float)
+    if as_new is not None and _tail_size(ham.size) == TAIL_LEAST:
+        # A tail of the fewest scores: as new mail's too, whichever bound is higher.
+        spam_cutoff = max(spam_cutoff, _tail_bound(np.sort(new[~is_spam]), target_fpr))
     if extrapolated(ham.size, target_fpr) and target_unsure > 0:
-        # Young: the band is sized on the ham (young_unsure), not narrowed by target_unsure
-        # (0 asks for no band at all).
-        k = min(math.ceil(young_unsure(ham.size) * ham.size - 1e-9), ham.size)  # ham above
-        ham_cutoff = (ham[-k] + ham[-k - 1]) / 2 if k < ham.size else ham[0] - 1.0
-        ham_cutoff = min(ham_cutoff, spam_cutoff)
+        # Young: the band is sized on both classes (young_band), not narrowed by
+        # target_unsure (0 asks for no band at all).
+        ham_cutoff = min(young_band(np.sort(new[~is_spam]), np.sort(new[is_spam])), spam_cutoff)
         return {"spam": float(spam_cutoff), "ham": float(ham_cutoff),
                 **rates(log_odds, is_spam, spam_cutoff, ham_cutoff)}
     # The ham cutoff: below all but the `allowed` lowest-scoring spam, and not above the spam one.
@@ -163,14 +178,14 @@ def suspects(log_odds: np.ndarray, is_spam: np.ndarray) -> np.ndarray:
 def _tail(ham: np.ndarray, target: float) -> float:
     """The score a new ham passes ``target`` of the time, extrapolated from the tail of the
     scores ``ham`` (ascending), where too few of them read it off (:func:`extrapolated`): peaks
-    over a threshold. The m highest (a tenth of them, at least 5) exceed the next, u, by amounts
+    over a threshold. The m highest (:func:`_tail_size`) exceed the next, u, by amounts
     a generalised Pareto distribution fits, its shape ξ by probability-weighted moments (Hosking
     & Wallis, 1987) kept between 0 (the exponential) and :data:`TAIL_SHAPE_MAX`, its scale
     σ = β(1 − ξ) from their mean β: a new ham passes u + x with probability
     (m/(n + 1))·(1 + ξx/σ)^(−1/ξ) (at ξ = 0, e^(−x/β)), and the cutoff is where that is
     ``target``. −inf for fewer than two scores."""
     n = ham.size
-    m = min(max(5, math.ceil(0.1 * n)), n - 1)
+    m = min(_tail_size(n), n - 1)
     if m < 1:
         return -math.inf
     u = ham[n - 1 - m]
@@ -183,6 +198,11 @@ def _tail(ham: np.ndarray, target: float) -> float:
     if shape == 0:
         return u + beta * math.log(1 / share)
     return u + beta * (1 - shape) / shape * (share ** -shape - 1)
+
+
+def _tail_size(n: int) -> int:
+    """How many of n held-out ham scores :func:`_tail` fits: a tenth, at least :data:`TAIL_LEAST`."""
+    return max(TAIL_LEAST, math.ceil(0.1 * n))
 
 
 def _tail_bound(ham: np.ndarray, target: float) -> float:
@@ -243,6 +263,23 @@ def young_unsure(ham: int) -> float:
     :data:`YOUNG_UNSURE` at :data:`YOUNG_HAM` ham or fewer, narrowing as 1/√n, the rate at
     which their tail, and so the spam cutoff, is known better (2.5 % at 1,999)."""
     return YOUNG_UNSURE * math.sqrt(YOUNG_HAM / max(ham, YOUNG_HAM))
+
+
+def young_band(ham: np.ndarray, spam: np.ndarray) -> float:
+    """A young model's ham cutoff from held-out spam log-odds of ham and spam (ascending,
+    scored as new mail is): :data:`YOUNG_GAP` (half) of the way from the score under the
+    highest :func:`young_unsure` share of the ham to the one over the lowest
+    :data:`YOUNG_SPAM` (a quarter) of that share of the spam (5 % at 30 ham), where the
+    spam's lies higher; else the ham's. New mail drifts:
+    SpamAssassin's newer ham score higher than the training folders' held-out ham and its
+    newer spam lower, so a cutoff read off the ham alone left most of the newer ham unsure on
+    some draws; halfway into the gap between the classes leaves room for both to move
+    (measured in docs/design/spam.md, ``python -m bench.young``)."""
+    share = young_unsure(ham.size)
+    k = min(math.ceil(share * ham.size - 1e-9), ham.size)  # ham above
+    cutoff = (ham[-k] + ham[-k - 1]) / 2 if k < ham.size else ham[0] - 1.0
+    low = float(np.quantile(spam, share * YOUNG_SPAM))
+    return cutoff + YOUNG_GAP * (low - cutoff) if low > cutoff else cutoff
 
 
 def fnr_allowed(target: float, n: int) -> int:
@@ -407,12 +444,15 @@ def learn_cutoffs(classifier: Any, X: CSR, labels: list, fit=None, raw: CSR | No
         return None, None, None
     k = int(folds.max()) + 1
     log_odds, as_new = out_of_fold(classifier, X, raw, y, folds, fit, whole, weight)
-    if np.unique(y)[0] == classifier.spam_class:   # the log-odds of the spam class
-        log_odds = -log_odds
+    # The log-odds of the spam class (as_new, returned, stays in the classes' order).
+    sign = -1.0 if np.unique(y)[0] == classifier.spam_class else 1.0
+    log_odds = sign * log_odds
+    new_spam = None if as_new is None else sign * as_new
     suspect = (np.zeros(y.size, dtype=bool) if classifier.keep_suspects
                else suspects(log_odds, is_spam))
     chosen = choose_cutoffs(log_odds[~suspect], is_spam[~suspect], classifier.target_fpr,
-                                     classifier.target_fnr, classifier.target_unsure)
+                            classifier.target_fnr, classifier.target_unsure,
+                            None if new_spam is None else new_spam[~suspect])
     return {"spam_class": classifier.spam_class, **chosen, "folds": k,
             "suspects": int(suspect.sum()), "target_fpr": classifier.target_fpr,
             "target_fnr": classifier.target_fnr, "target_unsure": classifier.target_unsure}, suspect, as_new
