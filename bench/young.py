@@ -149,7 +149,8 @@ def run(args) -> None:
     data = spam_dir(args.data, args.archive)
     spam, ham, new_spam, new_ham = parts(data)
     bogofilter = None if args.no_bogofilter else bogofilter_path(args.bogofilter)
-    seeds = [None] + list(range(1, args.draws + 1))
+    seeds = ([None] if args.first_seed == 1 else []) + list(
+        range(args.first_seed, args.first_seed + args.draws))
     where = ("spam/ + easy_ham/, tested on spam_2/ + easy_ham_2/" if new_spam is not None
              else "spam/ + ham/, tested on the rest")
     print(f"{args.size} + {args.size} training messages of {where}; textnb at its defaults"
@@ -178,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=30, help="spam and ham a draw (default 30)")
     parser.add_argument("--draws", type=int, default=5,
                         help="random draws beside the first by name (default 5)")
+    parser.add_argument("--first-seed", type=int, default=1, metavar="N",
+                        help="random draws from seed N on (default 1, after the first-by-name "
+                             "draw; a later N draws afresh, without it)")
     parser.add_argument("--bogofilter", metavar="PATH", help="bogofilter binary (default: on PATH)")
     parser.add_argument("--no-bogofilter", action="store_true")
     args = parser.parse_args(argv)
