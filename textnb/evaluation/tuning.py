@@ -120,8 +120,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     """Cross-validate the grid of settings around ``classifier`` (a TextClassifier whose other
     settings — stemming, pruning, priors, spam_class — stay; its stop words are tried removed
     and kept) on ``texts``."""
-    from ..text.features import noting_digests
-    from ..text.vocabulary import Vocabulary, to_scipy
+    from ..text.vocabulary import to_scipy
 
     y = np.array(labels, dtype=str)
     classes = np.unique(y)
@@ -146,12 +145,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     counter._build()
     # With digests: a classifier of the chosen settings is fitted on these counts (Tuning.refit).
     # Each part's terms are numbered as it comes, while the workers count the next.
-    found: list[np.ndarray] = []
-    vocabulary = Vocabulary(min_df=classifier.min_df, max_df=classifier.max_df,
-                            max_features=classifier.max_features)
-    matrix = vocabulary.fit_parts(noting_digests(counter._count_stream(texts), found))
-    digests = np.concatenate(found)
-    vocabulary, matrix = prune_pairs(vocabulary, matrix)
+    vocabulary, matrix, digests = _count(counter, texts)
     counts = to_scipy(matrix)
     single = np.array([" " not in term for term in vocabulary.terms_])
     # The single words' columns for each stop-word setting (a header token is "name:word"),
@@ -250,6 +244,28 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
                                    f"to read"]))
     return Tuning(metric, k, rows, (vocabulary, matrix, digests, columns),
                   smoothest(rows, k, lower_is_better=spam is not None), note)
+
+
+def _count(counter: Any, texts: Sequence) -> tuple[Any, Any, np.ndarray]:
+    """(vocabulary, counts, digests) of ``texts`` by ``counter``'s tokenizer, less the word
+    pairs of one document (:func:`prune_pairs`): words and pairs are counted apart, the pairs
+    by number (:meth:`~textnb.text.vocabulary.Vocabulary.fit_pairs`: 20 Newsgroups' peak
+    RSS 330 → ... MB before scoring), where the vocabulary keeps every term and no word holds
+    a space; else as ``fit`` counts them, the pairs' strings and all."""
+    from ..text.features import count_stream, noting_digests
+    from ..text.vocabulary import SpacedWord, Vocabulary
+    vocabulary = Vocabulary(min_df=counter.min_df, max_df=counter.max_df,
+                            max_features=counter.max_features)
+    found: list[np.ndarray] = []
+    if tuple(counter.ngram_range) == (1, 2) and vocabulary.keeps_all:
+        try:
+            matrix = vocabulary.fit_pairs(noting_digests(count_stream(
+                counter._tokenizer(), texts, counter.n_jobs, pairs=True), found))
+            return vocabulary, matrix, np.concatenate(found)
+        except SpacedWord:
+            found.clear()
+    matrix = vocabulary.fit_parts(noting_digests(counter._count_stream(texts), found))
+    return (*prune_pairs(vocabulary, matrix), np.concatenate(found))
 
 
 def prune_pairs(vocabulary: Any, X: Any) -> tuple[Any, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import count, repeat
+from itertools import chain, count, repeat
 from typing import NamedTuple, Union
 
 from ..documents.message import Document, read_bytes
@@ -51,6 +51,51 @@ def count_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -> Pa
             yield tokens
 
     return count_tokens(token_lists())._replace(digests=bytearray(found))
+
+
+class Pairs(NamedTuple):
+    """A part's word pairs as a worker sends them, by number, never as strings: each of the
+    part's sorted terms' number in the order first found (int64), each pair's two words'
+    numbers so (int64, two a pair, the pairs in the order first found), and the documents'
+    counts of the pairs, CSR arrays as :class:`Part`'s (a column a pair)."""
+
+    order: bytes
+    words: bytearray
+    data: bytearray
+    indices: bytearray
+    indptr: bytearray
+
+
+def count_pair_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool
+                    ) -> tuple[Part, Pairs]:
+    """:func:`count_part` of a tokenizer of words and word pairs (``ngram_range`` (1, 2)),
+    the pairs apart: (the words' and other unigrams' Part, the pairs'). A pair is the numbers
+    of its two words, a tuple, so no string is made of it but for the digest; most pairs are in
+    one document, and :meth:`textnb.text.vocabulary.Vocabulary.fit_pairs` keeps the others."""
+    if tokenizer.ngram_range != (1, 2):
+        raise ValueError(f"pairs are counted apart for ngram_range (1, 2), "
+                         f"not {tokenizer.ngram_range}")
+    index: dict[str, int] = {}
+    paired: dict[tuple[int, int], int] = {}
+    ids, pair_ids, found = bytearray(), bytearray(), array("Q")
+    ends, pair_ends = array("q"), array("q")
+    for text in texts:
+        words, rest = tokenizer.document_words(*_body_and_fields(text))
+        if digests:  # of the tokens as Tokenizer.document gives them, the pairs' strings too
+            found.append(digest(tokenizer._ngrams(words) + rest))
+        numbers = _numbers(index, words, True)
+        ids += numbers
+        ids += _numbers(index, rest, True)
+        ends.append(len(ids) >> 3)
+        numbered = memoryview(numbers).cast("q").tolist()
+        pair_ids += _numbers(paired, list(zip(numbered, numbered[1:])), True)
+        pair_ends.append(len(pair_ids) >> 3)
+    terms = sorted(index)
+    order = _numbers(index, terms, False)
+    part = Part(terms, *_count(ids, ends, order), bytearray(found))
+    pairs = Pairs(order, bytearray(array("q", chain.from_iterable(paired))),
+                  *_count(pair_ids, pair_ends, array("q", range(len(paired))).tobytes()))
+    return part, pairs
 
 
 def _numbered_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -> Part:
