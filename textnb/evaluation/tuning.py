@@ -150,12 +150,12 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     counts = to_scipy(matrix)
     single = np.array([" " not in term for term in vocabulary.terms_])
     # The single words' columns for each stop-word setting (a header token is "name:word"),
-    # taken once: 19 of 21 settings score them (20 Newsgroups: 80 ms a time, 1.8 million of
-    # the 4.5 million entries, 21 MB a view).
+    # taken once a setting: 19 of 21 settings score them (20 Newsgroups: 80 ms a time, 1.8
+    # million of the 3.7 million entries, 21 MB a view).
     masks = {kept: single}
     if kept != own:
         masks[own] = single & ~np.array([t.split(":", 1)[-1] in stops for t in vocabulary.terms_])
-    words = {stop: counts[:, mask] for stop, mask in masks.items()}
+    words: dict[str, Any] = {}  # taken when a search first needs them, let go before pairs
     # The counts each chosen setting's tokenizer would make, for Tuning.refit: single words
     # are what a tokenizer of single words counts, unless max_features chose among pairs too.
     columns: dict[tuple, Any] = {((1, wide), kept): None}
@@ -204,6 +204,11 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
         for stop, tf, norm, model in dict.fromkeys(settings):
             models_of.setdefault((stop, tf, norm), []).append(model)
         weighings = list(models_of)
+        if ngram[1] > 1:
+            words.clear()
+        else:
+            for stop in {stop for stop, _, _ in weighings} - words.keys():
+                words[stop] = counts[:, masks[stop]]
         # Word pairs' weighings one at a time: each holds some 150 MB (20 Newsgroups), the
         # single words' 90.
         with ThreadPoolExecutor(1 if ngram[1] > 1 else n_workers(classifier.n_jobs)) as threads:
@@ -222,7 +227,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     # own alpha, stop words kept, and the best few with the classifier's stop words removed;
     # every alpha for the best few of those; word pairs, which cost ten times as much to score,
     # for the best two at the best alpha and its neighbours.
-    def best(n: int, stop_words: Sequence[str] = tuple(words)) -> list[tuple]:
+    def best(n: int, stop_words: Sequence[str] = tuple(masks)) -> list[tuple]:
         ranked = sorted(rows, key=lambda r: r["mean"] if spam else -r["mean"])
         return list(dict.fromkeys((r["stop_words"], r["tf"], r["norm"], r["model"])
                                   for r in ranked if r["stop_words"] in stop_words))[:n]
