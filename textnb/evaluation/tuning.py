@@ -1,10 +1,11 @@
 """labelled texts → the TextClassifier settings that cross-validate best: ``train --tune``.
 
-The texts are tokenized once, with word pairs and stop words kept, and counted once, the word
-pairs of one document dropped (:func:`prune_pairs`); every candidate is a view of that one
-count matrix (its unigram columns, without the stop words' columns, or all), weighed (raw
-counts, log(1 + count) or presence; unit length or not), and counted per class once per
-weighing, for all its event models: a fold's model is those counts less its held part's, and
+The texts are tokenized once, with word pairs and stop words kept, and counted once, a pair as
+its two words' numbers, the pairs of one document dropped before any is made a string
+(:func:`prune_pairs`, :meth:`~textnb.text.vocabulary.Vocabulary.fit_pairs`); every candidate
+is a view of that one count matrix (its unigram columns, without the stop words' columns, or
+all), weighed (raw counts, log(1 + count) or presence; unit length or not), and counted per
+class once per weighing, for all its event models: a fold's model is those counts less its held part's, and
 the smoothing α changes only the log probabilities (``_update``), not the counts. Every
 weighing and model is tried on single words at the classifier's α with stop words kept, the
 best three with the classifier's stop words removed too; every α for the best three of those;
@@ -209,8 +210,8 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
         else:
             for stop in {stop for stop, _, _ in weighings} - words.keys():
                 words[stop] = counts[:, masks[stop]]
-        # Word pairs' weighings one at a time: each holds some 150 MB (20 Newsgroups), the
-        # single words' 90.
+        # Word pairs' weighings one at a time: each holds more than one of single words
+        # (docs/design/training-speed.md).
         with ThreadPoolExecutor(1 if ngram[1] > 1 else n_workers(classifier.n_jobs)) as threads:
             for (stop, tf, norm), (scores, seconds, megabytes) in zip(
                     weighings, threads.map(scored, weighings)):
@@ -259,9 +260,9 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
 def _count(counter: Any, texts: Sequence) -> tuple[Any, Any, np.ndarray]:
     """(vocabulary, counts, digests) of ``texts`` by ``counter``'s tokenizer, less the word
     pairs of one document (:func:`prune_pairs`): words and pairs are counted apart, the pairs
-    by number (:meth:`~textnb.text.vocabulary.Vocabulary.fit_pairs`: 20 Newsgroups' peak
-    RSS 330 → ... MB before scoring), where the vocabulary keeps every term and no word holds
-    a space; else as ``fit`` counts them, the pairs' strings and all."""
+    by number (:meth:`~textnb.text.vocabulary.Vocabulary.fit_pairs`), where the vocabulary
+    keeps every term and no word holds a space; else as ``fit`` counts them, the pairs'
+    strings and all (docs/design/training-speed.md)."""
     from ..text.features import count_stream, noting_digests
     from ..text.vocabulary import SpacedWord, Vocabulary
     vocabulary = Vocabulary(min_df=counter.min_df, max_df=counter.max_df,
@@ -279,10 +280,9 @@ def _count(counter: Any, texts: Sequence) -> tuple[Any, Any, np.ndarray]:
 
 
 def _give_back() -> None:
-    """Have glibc return the free memory of its heaps to the system (elsewhere: nothing).
-    A weighing's temporaries are freed into its thread's heap, which glibc keeps: 20
-    Newsgroups' tuning held 513 MB after its last weighing, 243 MB trimmed after each (no
-    more CPU time; docs/design/training-speed.md)."""
+    """Have glibc return the free memory of its heaps to the system (elsewhere: nothing):
+    a weighing's temporaries are freed into its thread's heap, which glibc keeps, and the next
+    weighings' would be added to it (docs/design/training-speed.md)."""
     import ctypes
     try:
         ctypes.CDLL(None).malloc_trim(0)

@@ -201,7 +201,7 @@ class Vocabulary:
         (:func:`textnb.text.features.count_stream` with ``pairs``), without the pairs of one
         document: the terms and counts of :meth:`fit_parts` of the pairs' strings ("a b")
         less those pairs' columns, but a pair is two words' numbers until it is kept, and only
-        the kept pairs' strings are made (20 Newsgroups: 0.38 of 1.09 million). Every document
+        the kept pairs' strings are made (docs/design/training-speed.md). Every document
         frequency is allowed (``min_df`` 1, ``max_df`` 1.0, no ``max_features``). SpacedWord
         (a ValueError) for a word that holds a space, whose pairs' strings could be another
         pair's."""
