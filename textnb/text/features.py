@@ -261,7 +261,8 @@ def count_stream(tokenizer: Tokenizer, texts: Iterable[Text], n_jobs: int | None
     parts = in_parts(chain(_drain(first), texts), size or _PART_DOCUMENTS)
     if n_jobs == 1 or (len(first) < _PARALLEL_MIN_DOCUMENTS and held < _PARALLEL_MIN_BYTES):
         for part in parts:
-            yield counted(count(tokenizer, part, digests))
+            yield (counted(count(tokenizer, part, digests)) if pairs
+                   else counted_part(tokenizer, part, digests))
     else:
         yield from map(counted, imap(count, ((tokenizer, part, digests) for part in parts),
                                      n_jobs))
