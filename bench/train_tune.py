@@ -3,7 +3,8 @@
 On each corpus, in one run: ``textnb train`` and ``textnb train --tune`` on the training part
 (``--repeat`` rounds, the two commands in turn, a fresh process each, the files in the page
 cache), the best (least) wall time, CPU time (user + system, worker processes included) and
-peak RSS of the rounds, the ratio of the two commands' times against issue #47's goals, the
+peak RSS of the rounds, the ratio of the two commands' times against issue #47's goals (and
+each round's ratios, with the load average before and after each round), the
 settings ``--tune`` chose with their cross-validated score (``textnb info``), and both models'
 accuracy on the test part (``textnb classify``; for mail also 1 − ROC AUC of the spam
 log-odds, in %). Both are the command as a user types it: ``textnb train`` at its defaults is
@@ -33,6 +34,7 @@ A round of 20 Newsgroups takes about 40 s on 2 cores.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import tempfile
@@ -147,10 +149,12 @@ def report(corpus: str, train: list[Path], test: Path, truth: dict, rare: set, s
     textnb = textnb_command()
     runs: dict[str, list] = {"train": [], "train --tune": []}
     models = {name: scratch / f"{name.replace(' --', '-')}.model" for name in runs}
+    load = [os.getloadavg()[0]]
     for _ in range(repeat):   # the two commands in turn: both see the same machine
         for name, flags in (("train", []), ("train --tune", ["--tune"])):
             runs[name].append(measure([*textnb, "train", "-q", "--model", str(models[name]),
                                        *flags, *map(str, train)]))
+        load.append(os.getloadavg()[0])
     best = {name: [min(column) for column in zip(*usage)] for name, usage in runs.items()}
     rows = []
     for name, (wall, cpu, rss) in best.items():
@@ -171,6 +175,11 @@ def report(corpus: str, train: list[Path], test: Path, truth: dict, rare: set, s
              _table(header, rows),
              f"--tune / plain: wall {tune_wall / plain_wall:.1f}x, CPU {tune_cpu / plain_cpu:.1f}x, "
              f"peak {tune_rss:.0f} MiB (goal <= {times:.0f}x and {megabytes} MB)",
+             "each round: wall " + ", ".join(
+                 f"{t.wall / p.wall:.1f}x" for p, t in zip(*runs.values())) + "; CPU " + ", ".join(
+                 f"{t.cpu / p.cpu:.1f}x" for p, t in zip(*runs.values())) + "; peak " + ", ".join(
+                 f"{t.rss:.0f}" for t in runs["train --tune"]) + " MiB; load average (1 min) "
+             + " / ".join(f"{x:.1f}" for x in load) + " before and after each round",
              "chosen: " + ", ".join(f"{key} {chosen[key]}" for key in
                                     ("model", "alpha", "ngram_range", "stop_words", "tf", "norm")
                                     if key in chosen)

@@ -282,3 +282,62 @@ def test_train_tune_on_classes_of_one_and_two_documents(tmp_path):
         ["chess", "sailing"]
     info = CliRunner().invoke(main, ["info", "-m", str(path)])
     assert "1 class (chess) of one document never held out" in info.output
+
+
+def _string_counts(counter, texts):
+    """What tuning counted before pairs were numbers: fit_parts of the pairs' strings, then
+    the pairs of one document dropped."""
+    from textnb.evaluation.tuning import prune_pairs
+    from textnb.text.features import noting_digests
+    from textnb.text.vocabulary import Vocabulary
+    found = []
+    vocabulary = Vocabulary()
+    X = vocabulary.fit_parts(noting_digests(counter._count_stream(texts), found))
+    return (*prune_pairs(vocabulary, X), np.concatenate(found))
+
+
+@pytest.mark.parametrize("stop_words, workers", [("none", False), ("english", True)])
+@pytest.mark.parametrize("in_c", [True, False])
+def test_pairs_counted_by_number_give_the_terms_counts_and_digests_of_their_strings(
+        stop_words, workers, in_c, monkeypatch):
+    from textnb.evaluation.tuning import _count
+    from textnb.text import counting, features
+    if not in_c:  # numbering and counting in Python, as where the C part was not built
+        monkeypatch.setattr(counting, "_numbers", counting._python_numbers)
+        monkeypatch.setattr(counting, "_count", counting._python_count)
+    if workers:  # parts counted in worker processes and sent back: the pairs' arrays too
+        monkeypatch.setattr(features, "_PARALLEL_MIN_DOCUMENTS", 1)
+        monkeypatch.setattr(features, "_PARALLEL_MIN_BYTES", 1)
+        monkeypatch.setattr(features, "_PART_DOCUMENTS", 37)
+    texts = ([path.read_bytes() for folder in (SPAM_DIR, HAM_DIR) for path in sorted(folder.iterdir())]
+             + TEXTS + ["", "one", "ab cd ef", "ab cd ef xy", "Call 08452810075 or 123 now"])
+    counter = TextClassifier(ngram_range=(1, 2), stop_words=stop_words, n_jobs=2 if workers else 1)
+    counter._build()
+    vocabulary, X, digests = _count(counter, texts)
+    expected, expected_X, expected_digests = _string_counts(counter, texts)
+    assert vocabulary.terms_ == expected.terms_
+    for got, want in zip(X, expected_X):
+        if isinstance(want, np.ndarray):
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+        else:
+            assert got == want
+    np.testing.assert_array_equal(digests, expected_digests)
+    # Pairs were counted, and those of one document left out.
+    pairs = [term for term in vocabulary.terms_ if " " in term]
+    assert len(pairs) > 1000 and "ab cd" in pairs and "cd ef" in pairs
+    assert "ef xy" not in pairs and "xy" in vocabulary.terms_   # in one document
+
+
+def test_a_word_holding_a_space_is_counted_by_its_pairs_strings():
+    from textnb.nb.sparse import CSR
+    from textnb.text.features import PairCounts
+    from textnb.text.vocabulary import Counts, SpacedWord, Vocabulary
+    one = lambda n: CSR(np.ones(n), np.arange(n, dtype=np.int32),
+                        np.array([0, n], dtype=np.int64), (1, n))
+    # "a b" then "c", and "a" then "b c": both pairs' strings would be "a b c".
+    parts = [(Counts(["a b", "c"], one(2)), PairCounts(np.array([[0, 1]]), one(1))),
+             (Counts(["a", "b c"], one(2)), PairCounts(np.array([[0, 1]]), one(1)))]
+    with pytest.raises(SpacedWord, match="a word holds a space"):
+        Vocabulary().fit_pairs(iter(parts))
+    with pytest.raises(ValueError, match="every document frequency kept"):
+        Vocabulary(min_df=2).fit_pairs(iter(parts))

@@ -1,10 +1,11 @@
 """labelled texts → the TextClassifier settings that cross-validate best: ``train --tune``.
 
-The texts are tokenized once, with word pairs and stop words kept, and counted once, the word
-pairs of one document dropped (:func:`prune_pairs`); every candidate is a view of that one
-count matrix (its unigram columns, without the stop words' columns, or all), weighed (raw
-counts, log(1 + count) or presence; unit length or not), and counted per class once per
-weighing, for all its event models: a fold's model is those counts less its held part's, and
+The texts are tokenized once, with word pairs and stop words kept, and counted once, a pair as
+its two words' numbers, the pairs of one document dropped before any is made a string
+(:func:`prune_pairs`, :meth:`~textnb.text.vocabulary.Vocabulary.fit_pairs`); every candidate
+is a view of that one count matrix (its unigram columns, without the stop words' columns, or
+all), weighed (raw counts, log(1 + count) or presence; unit length or not), and counted per
+class once per weighing, for all its event models: a fold's model is those counts less its held part's, and
 the smoothing α changes only the log probabilities (``_update``), not the counts. Every
 weighing and model is tried on single words at the classifier's α with stop words kept, the
 best three with the classifier's stop words removed too; every α for the best three of those;
@@ -120,8 +121,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     """Cross-validate the grid of settings around ``classifier`` (a TextClassifier whose other
     settings — stemming, pruning, priors, spam_class — stay; its stop words are tried removed
     and kept) on ``texts``."""
-    from ..text.features import noting_digests
-    from ..text.vocabulary import Vocabulary, to_scipy
+    from ..text.vocabulary import to_scipy
 
     y = np.array(labels, dtype=str)
     classes = np.unique(y)
@@ -146,21 +146,17 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     counter._build()
     # With digests: a classifier of the chosen settings is fitted on these counts (Tuning.refit).
     # Each part's terms are numbered as it comes, while the workers count the next.
-    found: list[np.ndarray] = []
-    vocabulary = Vocabulary(min_df=classifier.min_df, max_df=classifier.max_df,
-                            max_features=classifier.max_features)
-    matrix = vocabulary.fit_parts(noting_digests(counter._count_stream(texts), found))
-    digests = np.concatenate(found)
-    vocabulary, matrix = prune_pairs(vocabulary, matrix)
+    vocabulary, matrix, digests = _count(counter, texts)
+    _give_back()
     counts = to_scipy(matrix)
     single = np.array([" " not in term for term in vocabulary.terms_])
     # The single words' columns for each stop-word setting (a header token is "name:word"),
-    # taken once: 19 of 21 settings score them (20 Newsgroups: 80 ms a time, 1.8 million of
-    # the 4.5 million entries, 21 MB a view).
+    # taken once a setting: 19 of 21 settings score them (20 Newsgroups: 80 ms a time, 1.8
+    # million of the 3.7 million entries, 21 MB a view).
     masks = {kept: single}
     if kept != own:
         masks[own] = single & ~np.array([t.split(":", 1)[-1] in stops for t in vocabulary.terms_])
-    words = {stop: counts[:, mask] for stop, mask in masks.items()}
+    words: dict[str, Any] = {}  # taken when a search first needs them, let go before pairs
     # The counts each chosen setting's tokenizer would make, for Tuning.refit: single words
     # are what a tokenizer of single words counts, unless max_features chose among pairs too.
     columns: dict[tuple, Any] = {((1, wide), kept): None}
@@ -197,6 +193,8 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
             cost = {"bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes}
             scores = _cross_validate_models(classifier, X, y, fold, k, models_of[weighing],
                                             alphas, spam, cost)
+            del X
+            _give_back()
             return scores, time.perf_counter() - start, cost["bytes"] / 1e6
 
         # The settings of one weighing share its counts and each fold's model counts: their
@@ -207,7 +205,14 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
         for stop, tf, norm, model in dict.fromkeys(settings):
             models_of.setdefault((stop, tf, norm), []).append(model)
         weighings = list(models_of)
-        with ThreadPoolExecutor(n_workers(classifier.n_jobs)) as threads:
+        if ngram[1] > 1:
+            words.clear()
+        else:
+            for stop in {stop for stop, _, _ in weighings} - words.keys():
+                words[stop] = counts[:, masks[stop]]
+        # Word pairs' weighings one at a time: each holds more than one of single words
+        # (docs/design/training-speed.md).
+        with ThreadPoolExecutor(1 if ngram[1] > 1 else n_workers(classifier.n_jobs)) as threads:
             for (stop, tf, norm), (scores, seconds, megabytes) in zip(
                     weighings, threads.map(scored, weighings)):
                 for model, by_alpha in scores.items():
@@ -223,7 +228,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     # own alpha, stop words kept, and the best few with the classifier's stop words removed;
     # every alpha for the best few of those; word pairs, which cost ten times as much to score,
     # for the best two at the best alpha and its neighbours.
-    def best(n: int, stop_words: Sequence[str] = tuple(words)) -> list[tuple]:
+    def best(n: int, stop_words: Sequence[str] = tuple(masks)) -> list[tuple]:
         ranked = sorted(rows, key=lambda r: r["mean"] if spam else -r["mean"])
         return list(dict.fromkeys((r["stop_words"], r["tf"], r["norm"], r["model"])
                                   for r in ranked if r["stop_words"] in stop_words))[:n]
@@ -250,6 +255,39 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
                                    f"to read"]))
     return Tuning(metric, k, rows, (vocabulary, matrix, digests, columns),
                   smoothest(rows, k, lower_is_better=spam is not None), note)
+
+
+def _count(counter: Any, texts: Sequence) -> tuple[Any, Any, np.ndarray]:
+    """(vocabulary, counts, digests) of ``texts`` by ``counter``'s tokenizer, less the word
+    pairs of one document (:func:`prune_pairs`): words and pairs are counted apart, the pairs
+    by number (:meth:`~textnb.text.vocabulary.Vocabulary.fit_pairs`), where the vocabulary
+    keeps every term and no word holds a space; else as ``fit`` counts them, the pairs'
+    strings and all (docs/design/training-speed.md)."""
+    from ..text.features import count_stream, noting_digests
+    from ..text.vocabulary import SpacedWord, Vocabulary
+    vocabulary = Vocabulary(min_df=counter.min_df, max_df=counter.max_df,
+                            max_features=counter.max_features)
+    found: list[np.ndarray] = []
+    if tuple(counter.ngram_range) == (1, 2) and vocabulary.keeps_all:
+        try:
+            matrix = vocabulary.fit_pairs(noting_digests(count_stream(
+                counter._tokenizer(), texts, counter.n_jobs, pairs=True), found))
+            return vocabulary, matrix, np.concatenate(found)
+        except SpacedWord:
+            found.clear()
+    matrix = vocabulary.fit_parts(noting_digests(counter._count_stream(texts), found))
+    return (*prune_pairs(vocabulary, matrix), np.concatenate(found))
+
+
+def _give_back() -> None:
+    """Have glibc return the free memory of its heaps to the system (elsewhere: nothing):
+    a weighing's temporaries are freed into its thread's heap, which glibc keeps, and the next
+    weighings' would be added to it (docs/design/training-speed.md)."""
+    import ctypes
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def prune_pairs(vocabulary: Any, X: Any) -> tuple[Any, Any]:

@@ -53,6 +53,61 @@ def count_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -> Pa
     return count_tokens(token_lists())._replace(digests=bytearray(found))
 
 
+class Pairs(NamedTuple):
+    """A part's word pairs as a worker sends them, by number, never as strings: each of the
+    part's sorted terms' number in the order first found (int64), each pair's two words'
+    numbers so (int64, two a pair, the pairs in the order of those numbers), and the
+    documents' counts of the pairs, CSR arrays as :class:`Part`'s (a column a pair)."""
+
+    order: bytes
+    words: bytes
+    data: bytearray
+    indices: bytearray
+    indptr: bytearray
+
+
+def count_pair_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool
+                    ) -> tuple[Part, Pairs]:
+    """:func:`count_part` of a tokenizer of words and word pairs (``ngram_range`` (1, 2)),
+    the pairs apart: (the words' and other unigrams' Part, the pairs'). A pair is the numbers
+    of its two words, one int64, so no string is made of it but for the digest; most pairs are
+    in one document, and :meth:`textnb.text.vocabulary.Vocabulary.fit_pairs` keeps the others.
+    numpy is imported here, where tuning counts: a worker counting words alone starts without."""
+    import numpy as np
+    if tokenizer.ngram_range != (1, 2):
+        raise ValueError(f"pairs are counted apart for ngram_range (1, 2), "
+                         f"not {tokenizer.ngram_range}")
+    index: dict[str, int] = {}
+    ids, found = bytearray(), array("Q")
+    ends, bodies, body_ends = array("q"), bytearray(), array("q")
+    for text in texts:
+        words, rest = tokenizer.document_words(*_body_and_fields(text))
+        if digests:  # of the tokens as Tokenizer.document gives them, the pairs' strings too
+            found.append(digest(tokenizer._ngrams(words) + rest))
+        numbers = _numbers(index, words, True)
+        ids += numbers
+        ids += _numbers(index, rest, True)
+        ends.append(len(ids) >> 3)
+        bodies += numbers
+        body_ends.append(len(bodies) >> 3)
+    terms = sorted(index)
+    order = _numbers(index, terms, False)
+    part = Part(terms, *_count(ids, ends, order), bytearray(found))
+    # Each two neighbouring words of a document, as one number; numbered by np.unique (a
+    # dict of the pairs took five times as long).
+    word = np.frombuffer(bodies, dtype=np.int64)
+    last = np.frombuffer(body_ends, dtype=np.int64)
+    keys = word[:-1] << 32 | word[1:]
+    within = np.ones(keys.size, dtype=bool)
+    within[last[(last > 0) & (last < word.size)] - 1] = False  # a document's last word
+    keys, pair_ids = np.unique(keys[within], return_inverse=True)
+    pair_ends = np.cumsum(np.maximum(np.diff(last, prepend=0) - 1, 0))
+    pairs = Pairs(order, np.stack([keys >> 32, keys & 0xFFFFFFFF], axis=1).tobytes(),
+                  *_count(pair_ids.astype(np.int64).tobytes(), pair_ends.astype(np.int64),
+                          np.arange(keys.size, dtype=np.int64).tobytes()))
+    return part, pairs
+
+
 def _numbered_part(tokenizer: Tokenizer, texts: Sequence[Text], digests: bool) -> Part:
     """:func:`count_part` of words, unstemmed, with the tokens numbered as they are found
     (textnb._tokens.Numbering): no token list, and a str only for each new term."""

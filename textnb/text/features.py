@@ -12,14 +12,14 @@ from __future__ import annotations
 import threading
 from collections import deque
 from itertools import chain, islice
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
 from ..nb.estimator import check_label_kinds, check_labels
 from ..nb.sparse import CSR, StoredCounts, divide_rows, row_sums
 from ..workers import imap
-from .counting import Part, count_part
+from .counting import Pairs, Part, count_pair_part, count_part
 from .tokens import Tokenizer
 from .vocabulary import Counts, part_counts
 
@@ -216,13 +216,39 @@ def _counted(part: Part) -> tuple[Counts, np.ndarray]:
     return part_counts(part), np.frombuffer(part.digests, dtype=np.uint64)
 
 
+class PairCounts(NamedTuple):
+    """A part's word pairs (:class:`textnb.text.counting.Pairs`) as numpy arrays (not copied):
+    the two words of each pair, as columns of the part's words' Counts (int64, shape
+    (pairs, 2)), and the documents' counts of them (a column a pair)."""
+
+    words: np.ndarray
+    matrix: CSR
+
+
+def _pair_counted(found: tuple[Part, Pairs]) -> tuple[tuple[Counts, PairCounts], np.ndarray]:
+    """A part as :func:`textnb.text.counting.count_pair_part` gives it → ((its words' counts,
+    its pairs'), its digests): each pair's words renumbered as the words' columns."""
+    part, pairs = found
+    column = np.empty(len(pairs.order) // 8, dtype=np.int64)
+    column[np.frombuffer(pairs.order, dtype=np.int64)] = np.arange(column.size)
+    words = column[np.frombuffer(pairs.words, dtype=np.int64).reshape(-1, 2)]
+    matrix = part_counts(Part([], pairs.data, pairs.indices, pairs.indptr, bytearray())).matrix
+    counts, digests = _counted(part)
+    return (counts, PairCounts(words, matrix._replace(shape=(matrix.shape[0], len(words))))), \
+        digests
+
+
 def count_stream(tokenizer: Tokenizer, texts: Iterable[Text], n_jobs: int | None = None,
-                 digests: bool = True, size: int = 0) -> Iterator[tuple[Counts, np.ndarray]]:
+                 digests: bool = True, size: int = 0, pairs: bool = False
+                 ) -> Iterator[tuple[Counts, np.ndarray]]:
     """Texts counted in parts of ``size`` (default ``_PART_DOCUMENTS``), in order, each with
     its documents' digests: in this process, or in ``n_jobs`` worker processes
     (:mod:`textnb.workers`) that parse, tokenize and count, so that only distinct tokens and
     arrays travel back. ``texts`` is read as the parts are counted (a few parts ahead), so an
-    iterator's texts are never all held."""
+    iterator's texts are never all held. With ``pairs`` (a tokenizer of words and pairs), each
+    part's counts are (words' Counts, :class:`PairCounts`): its pairs by number
+    (:func:`textnb.text.counting.count_pair_part`)."""
+    count, counted = (count_pair_part, _pair_counted) if pairs else (count_part, _counted)
     texts = iter(texts)
     first, held = deque(), 0
     end = object()  # not None: a None among the texts is counting's to refuse, by name
@@ -235,10 +261,11 @@ def count_stream(tokenizer: Tokenizer, texts: Iterable[Text], n_jobs: int | None
     parts = in_parts(chain(_drain(first), texts), size or _PART_DOCUMENTS)
     if n_jobs == 1 or (len(first) < _PARALLEL_MIN_DOCUMENTS and held < _PARALLEL_MIN_BYTES):
         for part in parts:
-            yield counted_part(tokenizer, part, digests)
+            yield (counted(count(tokenizer, part, digests)) if pairs
+                   else counted_part(tokenizer, part, digests))
     else:
-        yield from map(_counted, imap(count_part, ((tokenizer, part, digests)
-                                                   for part in parts), n_jobs))
+        yield from map(counted, imap(count, ((tokenizer, part, digests) for part in parts),
+                                     n_jobs))
 
 
 def weigh(X: CSR, model: str, tf: str, norm: str | None) -> CSR:

@@ -217,28 +217,36 @@ class Tokenizer:
     def document(self, text: str | bytes, fields: Iterable[tuple[str, str]] = ()) -> list[str]:
         """Tokens of a body (after the Subject, :func:`with_subject`) plus each header field's
         unigrams prefixed ``name:``."""
+        words, rest = self.document_words(text, fields)
+        return self._ngrams(words) + rest
+
+    def document_words(self, text: str | bytes, fields: Iterable[tuple[str, str]] = ()
+                       ) -> tuple[list[str], list[str]]:
+        """:meth:`document`'s tokens before n-grams: (the body's words, the rest — their
+        :func:`shapes`, then the fields' tokens); the n-grams are made of the words alone."""
         fields = tuple(fields)
-        tokens = self(with_subject(text, fields))
+        words = self.words(with_subject(text, fields))
+        tokens = shapes(words)
         if self.stemmer:
             for name, value in fields:
                 tokens.extend(map(f"{name}:".__add__, self.words(value, 1)))
-            return tokens
+            return words, tokens
         if _fast is not None:
             _fast.field_tokens(tokens, fields, self.stop_words, self.lowercase, self.max_length)
-            return tokens
+            return words, tokens
         # words() inlined: a message has some 25 fields of a few tokens each, so the calls
         # and checks per field cost as much as matching them (a third less time on SpamAssassin).
         stop, cap = self.stop_words, self.max_length
         for name, value in fields:
-            words = _matched(value.casefold() if self.lowercase else value)
-            if not words:
+            found = _matched(value.casefold() if self.lowercase else value)
+            if not found:
                 continue
             if stop:
-                words = list(filterfalse(stop.__contains__, words))
-            if words and max(map(len, words)) > cap:
-                words = [t for t in words if len(t) <= cap]
-            tokens.extend(map(f"{name}:".__add__, words))
-        return tokens
+                found = list(filterfalse(stop.__contains__, found))
+            if found and max(map(len, found)) > cap:
+                found = [t for t in found if len(t) <= cap]
+            tokens.extend(map(f"{name}:".__add__, found))
+        return words, tokens
 
     def _ngrams(self, words: list[str]) -> list[str]:
         low, high = self.ngram_range

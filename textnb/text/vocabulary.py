@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_left
 import operator
 from itertools import chain, repeat
-from typing import Iterable, NamedTuple, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -190,6 +190,64 @@ class Vocabulary:
             self.__dict__.pop(name, None)
         return presence(X) if self.binary else X
 
+    @property
+    def keeps_all(self) -> bool:
+        """Whether every term found is kept, of any document frequency."""
+        return (type(self.min_df) is int and self.min_df == 1 and type(self.max_df) is float
+                and self.max_df == 1.0 and self.max_features is None)
+
+    def fit_pairs(self, parts: Iterable[tuple[Counts, Any]]) -> CSR:
+        """Fit on documents' words and word pairs counted apart, a part at a time
+        (:func:`textnb.text.features.count_stream` with ``pairs``), without the pairs of one
+        document: the terms and counts of :meth:`fit_parts` of the pairs' strings ("a b")
+        less those pairs' columns, but a pair is two words' numbers until it is kept, and only
+        the kept pairs' strings are made (docs/design/training-speed.md). Every document
+        frequency is allowed (``min_df`` 1, ``max_df`` 1.0, no ``max_features``). SpacedWord
+        (a ValueError) for a word that holds a space, whose pairs' strings could be another
+        pair's."""
+        if not self.keeps_all:
+            raise ValueError("pairs are counted apart with every document frequency kept")
+        numbers: dict[str, int] = {}
+        held = []  # a part's word counts, its words' numbers, its pairs' counts and numbers
+        for words, pairs in parts:
+            at = number(numbers, words.terms, add=True)
+            held.append((words.matrix, at, pairs.matrix, at[pairs.words]))
+        terms = list(numbers)
+        del numbers
+        if not held or sum(part[0].shape[0] for part in held) == 0:
+            raise ValueError("cannot build a vocabulary from no documents")
+        if any(" " in term for term in terms):
+            raise SpacedWord("a word holds a space: its pairs cannot be told from others")
+        # A pair's key: its words' numbers in one int64. A document counts a pair once, so the
+        # documents that hold it are its entries.
+        keys = [(a[:, 0] << 32 | a[:, 1]) if a.size else np.zeros(0, dtype=np.int64)
+                for *_, a in held]
+        kept, frequency = np.unique(np.concatenate([key[pairs.indices] for key, (_, _, pairs, _)
+                                                    in zip(keys, held)]), return_counts=True)
+        kept = kept[frequency >= 2]
+        del frequency
+        n_words = len(terms)
+        terms += map(" ".join, zip(map(terms.__getitem__, (kept >> 32).tolist()),
+                                   map(terms.__getitem__, (kept & 0xFFFFFFFF).tolist())))
+        order = sorted(range(len(terms)), key=terms.__getitem__)
+        rank = np.empty(len(terms), dtype=np.int64)
+        rank[order] = np.arange(len(terms))
+        terms = [terms[i] for i in order]
+        del order
+        merged = []
+        for i, key in enumerate(keys):
+            word_counts, at, pair_counts, _ = held[i]
+            held[i] = keys[i] = None  # type: ignore[call-overload]
+            place = np.minimum(np.searchsorted(kept, key), max(kept.size - 1, 0))
+            column = (np.where(kept[place] == key, rank[n_words + place], -1) if kept.size
+                      else np.full(key.size, -1))
+            merged.append(_merged(word_counts, rank[at], pair_counts, column, len(terms)))
+        X = stack(merged)
+        self.terms_ = terms
+        for name in ("_index", "_hashed", "_looked_up"):
+            self.__dict__.pop(name, None)
+        return presence(X) if self.binary else X
+
     def count(self, token_lists: Iterable[Sequence[str]]) -> CSR:
         """Counts (or presence) of the vocabulary's terms: CSR of shape (n_documents, n_terms)."""
         return self.count_parts([count_tokens(token_lists)])
@@ -247,6 +305,10 @@ class Vocabulary:
         for term in self.terms_[first:]:
             del self.index_[term]
         del self.terms_[first:]
+
+
+class SpacedWord(ValueError):
+    """A word holds a space: :meth:`Vocabulary.fit_pairs` cannot name its pairs apart."""
 
 
 class Counts(NamedTuple):
@@ -316,6 +378,24 @@ def relabel(X: CSR, column: np.ndarray, n_terms: int) -> CSR:
     indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows[kept], minlength=X.shape[0]), out=indptr[1:])
     return CSR(X.data[kept], new[kept].astype(np.int32), indptr, (X.shape[0], n_terms))
+
+
+def _merged(words: CSR, word_column: np.ndarray, pairs: CSR, pair_column: np.ndarray,
+            n_terms: int) -> CSR:
+    """One part's rows of words and of pairs as one CSR of ``n_terms`` columns: word column
+    j is ``word_column[j]``, pair column j ``pair_column[j]`` (dropped where −1), each row's
+    columns sorted."""
+    pair_new = pair_column[pairs.indices]
+    keep = pair_new >= 0
+    n = words.shape[0]
+    row = np.concatenate([np.repeat(np.arange(n, dtype=np.int64), np.diff(words.indptr)),
+                          np.repeat(np.arange(n, dtype=np.int64), np.diff(pairs.indptr))[keep]])
+    column = np.concatenate([word_column[words.indices], pair_new[keep]])
+    order = np.argsort(row * n_terms + column)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row, minlength=n), out=indptr[1:])
+    return CSR(np.concatenate([words.data, pairs.data[keep]])[order],
+               column[order].astype(np.int32), indptr, (n, n_terms))
 
 
 def stack(parts: list[CSR]) -> CSR:
