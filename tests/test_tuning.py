@@ -209,15 +209,29 @@ def test_the_chosen_settings_are_fitted_on_the_tunings_own_counts():
                                   fitted.model_.feature_count_[:, keep])
     np.testing.assert_array_equal(refitted.digests_, fitted.digests_)
     assert tuned.refit(TextClassifier(**pairs), labels) is False  # the parts were let go
-    # Single words, with stop words removed or kept: exactly what fit counts.
+    # Single words, with stop words removed or kept: their digests are of other tokens than
+    # the pairs' count's (learn would not know the documents again), so fit does it.
     for stop in ("english", "none"):
         tuned = tune(TextClassifier(), texts, labels, folds=3, alphas=(0.03, 0.3))
         words = {**tuned.settings, "ngram_range": (1, 1), "stop_words": stop}
-        refitted, fitted = TextClassifier(**words), TextClassifier(**words).fit(texts, labels)
-        assert tuned.refit(refitted, labels) is True
-        assert refitted.vocabulary_.terms_ == fitted.vocabulary_.terms_
-        np.testing.assert_array_equal(refitted.model_.feature_count_, fitted.model_.feature_count_)
-        assert refitted.cutoffs_ == fitted.cutoffs_
+        assert tuned.refit(TextClassifier(**words), labels) is False
+
+
+def test_a_tuned_model_knows_its_training_documents_again(tmp_path):
+    from textnb.incremental import learned_as, rows
+    texts = TEXTS + ["not cheap at all", "lunch was not bad"]
+    labels = LABELS + ["ham", "ham"]
+    for ngram_range in ((1, 1), (1, 2)):
+        tuned = tune(TextClassifier(), texts, labels, folds=3, alphas=(0.03,),
+                     ngrams=((1, 1), (1, 2)))
+        classifier = TextClassifier(**{**tuned.settings, "ngram_range": ngram_range,
+                                       "stop_words": "none"})
+        if not tuned.refit(classifier, labels):
+            classifier.fit(texts, labels)
+        c = list(classifier.classes_).index(labels[0])
+        assert learned_as(classifier, rows(classifier, [texts[0]])[0].digest, c).size > 0
+        np.testing.assert_array_equal(classifier.digests_, TextClassifier(
+            **classifier.get_params()).fit(texts, labels).digests_)
 
 
 def test_small_class_folds_hold_out_what_they_can_and_keep_single_documents_in_training():

@@ -87,17 +87,19 @@ class Tuning:
 
     def refit(self, classifier: Any, labels: Sequence) -> bool:
         """Fit ``classifier`` (given the chosen settings) on the documents as this tuning
-        counted them, if its tokenizer's counts are among them — single words with or without
-        the stop words, or words and pairs with them kept, less the pairs of one document
-        (:func:`prune_pairs`) — the same model, digests and cutoffs as ``fit`` on those terms,
-        without reading, tokenizing and building the vocabulary again; False if they are not."""
+        counted them, if its tokenizer's counts are these — words and pairs with the stop
+        words kept, less the pairs of one document (:func:`prune_pairs`) — the same model,
+        digests and cutoffs as ``fit`` on those terms, without reading, tokenizing and
+        building the vocabulary again; False if they are not. A subset of the columns (single
+        words, stop words removed) is not refitted: its documents' digests are of other tokens
+        than these, and ``learn`` would not know the documents again."""
         if self.counted is None:
             return False
         vocabulary, X, digests, columns = self.counted
         params = classifier.get_params()
         stop = params["stop_words"]
         key = (tuple(params["ngram_range"] or ()), stop if isinstance(stop, str) else GIVEN)
-        if key not in columns:
+        if key not in columns or columns[key] is not None:
             return False
         self.counted = None  # let the counts go once the model holds them
         if columns[key] is not None:
