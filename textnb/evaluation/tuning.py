@@ -62,9 +62,8 @@ class Tuning:
     folds: int
     rows: list[dict[str, Any]] = field(default_factory=list)
     # The one count: its vocabulary, the counts (CSR, before weighing), the documents' digests,
-    # and the columns of each tokenizer's counts among them, (ngram_range, stop_words) → a mask
-    # of the vocabulary's terms (None: every term).
-    counted: tuple[Any, Any, np.ndarray, dict] | None = field(default=None, repr=False)
+    # and the (ngram_range, stop_words) of the tokenizer that counted them.
+    counted: tuple[Any, Any, np.ndarray, tuple] | None = field(default=None, repr=False)
     chosen: int = 0
     # What the search did otherwise than asked: with classes smaller than the folds
     # (:func:`small_classes`), without word pairs a model file could not hold; or "".
@@ -95,15 +94,13 @@ class Tuning:
         than these, and ``learn`` would not know the documents again."""
         if self.counted is None:
             return False
-        vocabulary, X, digests, columns = self.counted
+        vocabulary, X, digests, counter = self.counted
         params = classifier.get_params()
         stop = params["stop_words"]
-        key = (tuple(params["ngram_range"] or ()), stop if isinstance(stop, str) else GIVEN)
-        if key not in columns or columns[key] is not None:
+        if (tuple(params["ngram_range"] or ()), stop if isinstance(stop, str) else GIVEN) \
+                != counter:
             return False
         self.counted = None  # let the counts go once the model holds them
-        if columns[key] is not None:
-            vocabulary, X = _columns(vocabulary, X, columns[key])
         classifier.ngram_range_ = classifier.default_ngram_range(labels)
         classifier._build(labels)
         classifier._fit_vocabulary(vocabulary, X, list(labels), digests)
@@ -159,11 +156,6 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     if kept != own:
         masks[own] = single & ~np.array([t.split(":", 1)[-1] in stops for t in vocabulary.terms_])
     words: dict[str, Any] = {}  # taken when a search first needs them, let go before pairs
-    # The counts each chosen setting's tokenizer would make, for Tuning.refit: single words
-    # are what a tokenizer of single words counts, unless max_features chose among pairs too.
-    columns: dict[tuple, Any] = {((1, wide), kept): None}
-    if classifier.max_features is None:
-        columns.update({((1, 1), stop): mask for stop, mask in masks.items()})
     # Word pairs only where the model file could hold them (MAX_COMPARISONS: info compares
     # every class with every other, term by term).
     n_classes = classes.size
@@ -255,7 +247,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
                                    f"word pairs not tried: {n_classes} classes × "
                                    f"{len(vocabulary)} terms would make a model file too large "
                                    f"to read"]))
-    return Tuning(metric, k, rows, (vocabulary, matrix, digests, columns),
+    return Tuning(metric, k, rows, (vocabulary, matrix, digests, ((1, wide), kept)),
                   smoothest(rows, k, lower_is_better=spam is not None), note)
 
 
