@@ -167,21 +167,18 @@ def em_choice(classifier: TextClassifier, options: dict[str, Any], texts: list, 
     """``train --unlabeled`` without --em-weight: λ (0: no EM) and α chosen by cross-validation
     on the labeled documents against plain training (:func:`textnb.semisupervised.choose`),
     said in a line; the classifier set to the choice, and what ``fit`` is to learn: (texts,
-    labels, keyword arguments) — the labeled documents and EM's (none for plain training or
-    λ = 0), or, when plain training on EM's classes won, every document, the unlabeled ones
-    in those classes."""
+    labels, keyword arguments) — the labeled documents, or with EM every document, the
+    unlabeled ones in the classes EM gave them."""
     from ..semisupervised import ALPHAS, choose
     alpha = options.get("alpha")
     choice = choose(classifier, texts, y, em["unlabeled"],
                     alphas=ALPHAS if alpha is None else (alpha,))
     if not quiet:
         click.echo(em_line(choice))
-    if choice.relabel:
-        return texts + em["unlabeled"], list(y) + choice.unlabeled_classes.tolist(), {}
-    if not choice.weight:
-        return texts, y, {}
     classifier.set_params(**choice.settings)
-    return texts, y, {**em, "em_weight": choice.weight, "em_start": "complement"}
+    if choice.weight:
+        return texts + em["unlabeled"], list(y) + choice.unlabeled_classes.tolist(), {}
+    return texts, y, {}
 
 
 def em_line(choice: Any) -> str:
@@ -198,8 +195,8 @@ def em_line(choice: Any) -> str:
         return (f"EM          not used ({choice.reason}): {choice.folds}-fold CV on the labeled "
                 f"documents, plain training {plain}; best EM (α {best[0]:g}, λ {best[1]:g}) "
                 f"accuracy {choice.scores[best]:.4f}")
-    then = (", then plain training on its classes of the unlabeled documents"
-            if choice.relabel else "")
-    return (f"EM          λ {choice.weight:g}, α {choice.alpha:g}{then} by {choice.folds}-fold CV "
-            f"on the labeled documents: {rates(choice.accuracy, choice.false_positive_rate)} "
+    then = (", then plain training on every document, the unlabeled ones in EM's classes"
+            if choice.weight else " (multinomial NB, no EM)")
+    return (f"EM          λ {choice.weight:g}, α {choice.alpha:g}{then}, by {choice.folds}-fold "
+            f"CV on the labeled documents: {rates(choice.accuracy, choice.false_positive_rate)} "
             f"(plain training {plain})")
