@@ -205,7 +205,7 @@ def mail_case(data, archive, seed: int, scratch: Path) -> list[list[str]]:
     labeled = {"spam": spam[:30], "ham": ham[:30]}
     unlabeled = np.concatenate([spam[30:430], ham[30:1030]])
     test = np.sort(np.concatenate([spam[430:], ham[1030:]]))
-    groups = {c: [paths[i] for i in rows] for c, rows in labeled.items()}
+    groups = {c: [Path(paths[i]) for i in rows] for c, rows in labeled.items()}
     folder = scratch / "mail-unlabeled"
     folder.mkdir()
     for i in unlabeled:
@@ -213,7 +213,7 @@ def mail_case(data, archive, seed: int, scratch: Path) -> list[list[str]]:
     t = np.where(y[test] == "spam", "spam", "ham")
     rows = []
     for how, options in (("train", []), ("train --unlabeled", ["--unlabeled", str(folder)])):
-        run = command_run(scratch, groups, [paths[i] for i in test], train_options=options)
+        run = command_run(scratch, groups, [Path(paths[i]) for i in test], train_options=options)
         ham_spam = int(np.sum((run.verdicts == "spam") & (t == "ham")))
         rows.append(["mail 30+30, 1,400 unlabeled", how, f"{np.mean(run.labels == t):.2%}",
                      f"{ham_spam} of {int(np.sum(t == 'ham'))} ({ham_spam / np.sum(t == 'ham'):.2%})",

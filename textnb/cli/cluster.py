@@ -167,8 +167,8 @@ def em_choice(classifier: TextClassifier, options: dict[str, Any], texts: list, 
     """``train --unlabeled`` without --em-weight: λ (0: no EM) and α chosen by cross-validation
     on the labeled documents against plain training (:func:`textnb.semisupervised.choose`),
     said in a line; the classifier set to the choice, and what ``fit`` is to learn: (texts,
-    labels, keyword arguments) — the labeled documents, or with EM every document, the
-    unlabeled ones in the classes EM gave them."""
+    labels, keyword arguments) — the labeled documents (with EM's arguments where EM's own
+    model was chosen), or every document, the unlabeled ones in the classes EM gave them."""
     from ..semisupervised import ALPHAS, choose
     alpha = options.get("alpha")
     choice = choose(classifier, texts, y, em["unlabeled"],
@@ -176,8 +176,10 @@ def em_choice(classifier: TextClassifier, options: dict[str, Any], texts: list, 
     if not quiet:
         click.echo(em_line(choice))
     classifier.set_params(**choice.settings)
-    if choice.weight:
+    if choice.unlabeled_classes is not None:
         return texts + em["unlabeled"], list(y) + choice.unlabeled_classes.tolist(), {}
+    if choice.weight:
+        return texts, y, {**em, "em_weight": choice.weight, "em_start": "complement"}
     return texts, y, {}
 
 
@@ -196,7 +198,8 @@ def em_line(choice: Any) -> str:
                 f"documents, plain training {plain}; best EM (α {best[0]:g}, λ {best[1]:g}) "
                 f"accuracy {choice.scores[best]:.4f}")
     then = (", then plain training on every document, the unlabeled ones in EM's classes"
-            if choice.weight else " (multinomial NB, no EM)")
+            if choice.unlabeled_classes is not None else
+            " (EM's multinomial)" if choice.weight else " (multinomial NB, no EM)")
     return (f"EM          λ {choice.weight:g}, α {choice.alpha:g}{then}, by {choice.folds}-fold "
             f"CV on the labeled documents: {rates(choice.accuracy, choice.false_positive_rate)} "
             f"(plain training {plain})")
