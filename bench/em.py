@@ -107,8 +107,11 @@ def pick_labeled(y: np.ndarray, n: int, rng) -> np.ndarray:
 
 
 def pick_first(y: np.ndarray, paths: list[Path], n: int) -> np.ndarray:
-    """The first n posts of each group by article number (the file's name)."""
-    return np.sort(np.concatenate([sorted(np.flatnonzero(y == c), key=lambda i: int(paths[i].name))[:n]
+    """The first n posts of each group by article number (the file's name; shorter first, so
+    numbers sort as numbers)."""
+    def number(i: int) -> tuple[int, str]:
+        return len(paths[i].name), paths[i].name
+    return np.sort(np.concatenate([sorted(np.flatnonzero(y == c), key=number)[:n]
                                    for c in np.unique(y)]))
 
 
@@ -201,7 +204,8 @@ def mail_case(data, archive, seed: int, scratch: Path) -> list[list[str]]:
     ``--unlabeled``, then ``textnb classify``: accuracy and test ham whose verdict is spam."""
     paths, y = list_spam(spam_dir(data, archive))
     rng = np.random.default_rng(seed)
-    spam, ham = rng.permutation(np.flatnonzero(y == "spam")), rng.permutation(np.flatnonzero(y != "spam"))
+    spam = rng.permutation(np.flatnonzero(y == "spam"))
+    ham = rng.permutation(np.flatnonzero(y != "spam"))
     labeled = {"spam": spam[:30], "ham": ham[:30]}
     unlabeled = np.concatenate([spam[30:430], ham[30:1030]])
     test = np.sort(np.concatenate([spam[430:], ham[1030:]]))
@@ -215,8 +219,9 @@ def mail_case(data, archive, seed: int, scratch: Path) -> list[list[str]]:
     for how, options in (("train", []), ("train --unlabeled", ["--unlabeled", str(folder)])):
         run = command_run(scratch, groups, [Path(paths[i]) for i in test], train_options=options)
         ham_spam = int(np.sum((run.verdicts == "spam") & (t == "ham")))
+        n_ham = int(np.sum(t == "ham"))
         rows.append(["mail 30+30, 1,400 unlabeled", how, f"{np.mean(run.labels == t):.2%}",
-                     f"{ham_spam} of {int(np.sum(t == 'ham'))} ({ham_spam / np.sum(t == 'ham'):.2%})",
+                     f"{ham_spam} of {n_ham} ({ham_spam / n_ham:.2%})",
                      f"{run.train.wall:.1f}", em_printed(run) if options else "-"])
         print("  " + " | ".join(rows[-1]), flush=True)
     return rows

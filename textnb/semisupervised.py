@@ -147,7 +147,8 @@ def choose(classifier: TextClassifier, texts: Sequence[Any], y: Sequence, unlabe
     L, U = _counts(em, y, texts, unlabeled)
     # Plain training's own weighted counts, for it to learn from EM's classes in each fold;
     # its vocabulary, as EM's, is of every text (a held-out one's terms unweighted by its class).
-    P, PU = _counts(TextClassifier(**params), y, texts, unlabeled)
+    P, PU = ((None, None) if spam is not None else
+             _counts(TextClassifier(**params), y, texts, unlabeled))
     predicted = {(a, w): np.empty(len(y), dtype=object) for a in alphas for w in weights}
     found_classes: dict[tuple[float, float], list[np.ndarray]] = {key: [] for key in predicted}
     for f in range(k):
