@@ -1,13 +1,16 @@
 """Benchmark expectation–maximisation in textnb: semi-supervised NB and clustering.
 
-1. 20 Newsgroups (bydate): n = 1, 3, 10, 30, 100 labeled training posts per class (drawn with
+1. 20 Newsgroups (bydate): n = 1, 3, 10, 30, 100 labeled training posts per class (the first
+   n of each group by article number, issue #42's draw; ``--draw random``: drawn with
    ``--seed``), the rest of the 11314 training posts unlabeled; accuracy on the 7532 test posts
    of the supervised multinomial NB on the labeled posts alone and of EM
    (:class:`textnb.nb.em.SemiSupervisedNB`, Nigam et al., 2000). λ, the weight of the unlabeled
    posts, is chosen by 3-fold CV on the labeled posts among ``textnb.nb.em.WEIGHTS`` when every
    class has at least 3 (the held-out fold stays in the unlabeled pool), else λ = 1.
 2. SpamAssassin (bench.spam's seeded 70/30 split): 20 labeled messages per class, the rest of
-   the training part unlabeled; accuracy.
+   the training part unlabeled; accuracy. And issue #42's mail case (``--only mail``), the
+   command alone: 30 spam and 30 ham labeled, 400 spam and 1,000 ham unlabeled (drawn with
+   ``--seed``), the other messages the test; accuracy and the test ham whose verdict is spam.
 3. Clustering the 20 Newsgroups training posts into 20: NMI, adjusted Rand index and purity of
    :class:`textnb.nb.em.MixtureNB` (the model ``textnb cluster`` fits) and, when scikit-learn is
    installed, of its text-clustering example (TfidfVectorizer(max_df=0.5, min_df=5,
@@ -25,11 +28,14 @@ labeled posts one directory a class, the unlabeled ones in one directory), each 
 posts, or plain training: :mod:`textnb.semisupervised`); and ``textnb cluster -k 20`` of the
 training posts (its
 ``--seed`` the study's, so that runs repeat). Their times are the commands' wall times, start-up
-and reading the files included.
+and reading the files included; the row also gives plain ``train``'s, and the EM line that
+``train --unlabeled`` printed (its choice).
 
 Run (from the repository root)::
 
     python -m bench.em --quick      # n = 10 only, 20NG and spam, one clustering start: 5 min
+    python -m bench.em --quick --only 20ng --draw random --seed 1   # another draw
+    python -m bench.em --only mail  # the mail case: two trainings and classifications
     python -m bench.em              # everything (the library's rows took about 20 minutes on
                                     # 2 cores; the command's add a few)
 """
@@ -100,6 +106,15 @@ def pick_labeled(y: np.ndarray, n: int, rng) -> np.ndarray:
                                    for c in np.unique(y)]))
 
 
+def pick_first(y: np.ndarray, paths: list[Path], n: int) -> np.ndarray:
+    """The first n posts of each group by article number (the file's name; shorter first, so
+    numbers sort as numbers)."""
+    def number(i: int) -> tuple[int, str]:
+        return len(paths[i].name), paths[i].name
+    return np.sort(np.concatenate([sorted(np.flatnonzero(y == c), key=number)[:n]
+                                   for c in np.unique(y)]))
+
+
 def em_fit(X, y_semi, weight: float, alpha: float) -> SemiSupervisedNB:
     return SemiSupervisedNB(alpha=alpha, unlabeled_weight=weight).fit(X, y_semi)
 
@@ -122,13 +137,16 @@ def choose_weight(X, y, labeled, alpha: float, seed: int) -> tuple[float, dict]:
     return best, scores
 
 
-def semi_supervised(name, X, y, T, t, counts, alpha, seed, command=None) -> list[list[str]]:
+def semi_supervised(name, X, y, T, t, counts, alpha, seed, command=None,
+                    first: list[Path] | None = None) -> list[list[str]]:
     """A row of the library (α, λ by CV) for each n, and with ``command`` = (training paths,
-    test paths, scratch) a row of the command at its defaults on the same labeled posts."""
+    test paths, scratch) a row of the command at its defaults on the same labeled posts. The
+    labeled posts: the first n of each class by ``first``'s names (article numbers), or
+    drawn with ``seed``."""
     rows = []
     for n in counts:
-        rng = np.random.default_rng(seed)
-        labeled = pick_labeled(y, n, rng)
+        labeled = (pick_labeled(y, n, np.random.default_rng(seed)) if first is None
+                   else pick_first(y, first, n))
         supervised = MultinomialNB(alpha=alpha).fit(X[labeled], y[labeled])
         acc_sup = float((supervised.predict(T) == t).mean())
         start = time.perf_counter()
@@ -171,7 +189,42 @@ def command_row(name, n, labeled, y, t, train_paths, test_paths, scratch) -> lis
     acc_em = float(np.mean(semi.labels == t))
     return [name, "command, defaults", str(n), str(len(labeled)), f"{acc_sup:.2%}",
             f"{acc_em:.2%}", f"{(acc_em - acc_sup) * 100:+.1f}", "CV", "-",
-            f"{semi.train.wall:.1f}", "-", "textnb train [--unlabeled]: λ, α by CV, or none"]
+            f"{semi.train.wall:.1f} (train {supervised.train.wall:.1f})", "-", em_printed(semi)]
+
+
+def em_printed(run) -> str:
+    """The EM line ``train --unlabeled`` printed: its choice."""
+    return " ".join(next((line for line in run.printed.splitlines() if line.startswith("EM ")),
+                         "(no EM line)").split())
+
+
+def mail_case(data, archive, seed: int, scratch: Path) -> list[list[str]]:
+    """Issue #42's mail case, the command at its defaults: 30 spam and 30 ham labeled, 400 spam
+    and 1,000 ham unlabeled, the rest the test; ``textnb train`` with and without
+    ``--unlabeled``, then ``textnb classify``: accuracy and test ham whose verdict is spam."""
+    paths, y = list_spam(spam_dir(data, archive))
+    rng = np.random.default_rng(seed)
+    spam = rng.permutation(np.flatnonzero(y == "spam"))
+    ham = rng.permutation(np.flatnonzero(y != "spam"))
+    labeled = {"spam": spam[:30], "ham": ham[:30]}
+    unlabeled = np.concatenate([spam[30:430], ham[30:1030]])
+    test = np.sort(np.concatenate([spam[430:], ham[1030:]]))
+    groups = {c: [Path(paths[i]) for i in rows] for c, rows in labeled.items()}
+    folder = scratch / "mail-unlabeled"
+    folder.mkdir()
+    for i in unlabeled:
+        (folder / f"{i:06d}").symlink_to(Path(paths[i]).resolve())
+    t = np.where(y[test] == "spam", "spam", "ham")
+    rows = []
+    for how, options in (("train", []), ("train --unlabeled", ["--unlabeled", str(folder)])):
+        run = command_run(scratch, groups, [Path(paths[i]) for i in test], train_options=options)
+        ham_spam = int(np.sum((run.verdicts == "spam") & (t == "ham")))
+        n_ham = int(np.sum(t == "ham"))
+        rows.append(["mail 30+30, 1,400 unlabeled", how, f"{np.mean(run.labels == t):.2%}",
+                     f"{ham_spam} of {n_ham} ({ham_spam / n_ham:.2%})",
+                     f"{run.train.wall:.1f}", em_printed(run) if options else "-"])
+        print("  " + " | ".join(rows[-1]), flush=True)
+    return rows
 
 
 def clustering(X, y, texts, k, n_init, seed, alpha, paths=None, scratch=None) -> list[list[str]]:
@@ -236,7 +289,10 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="n = 10 only; one clustering start")
     parser.add_argument("--alpha", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--only", choices=["20ng", "spam", "cluster"], action="append")
+    parser.add_argument("--only", choices=["20ng", "spam", "mail", "cluster"], action="append")
+    parser.add_argument("--draw", choices=["first", "random"], default="first",
+                        help="20NG's labeled posts: the first n a group by article number "
+                             "(default), or drawn with --seed")
     options.news_data(parser, "--news-data", archive=False)
     options.spam_data(parser, "--spam-data")
     options.no_command(parser)
@@ -258,8 +314,9 @@ def run(args) -> None:
                 X, T, vocabulary = matrices(train, test)
                 print(f"20NG: {X.shape[0]} training posts, {X.shape[1]} terms", flush=True)
                 command = (train_paths, test_paths, scratch) if args.command else None
-                rows += semi_supervised("20NG", X, y, T, t, counts, args.alpha, args.seed,
-                                        command)
+                rows += semi_supervised(f"20NG ({args.draw})", X, y, T, t, counts, args.alpha,
+                                        args.seed, command,
+                                        train_paths if args.draw == "first" else None)
             if "cluster" in parts:
                 X, _, vocabulary = matrices(train, test[:1], min_df=2)
                 print(f"clustering 20NG train: {X.shape[0]} posts, {X.shape[1]} terms", flush=True)
@@ -273,8 +330,13 @@ def run(args) -> None:
             command = (train_paths, test_paths, scratch) if args.command else None
             rows += semi_supervised("SpamAssassin", X, y, T, t, (20,), args.alpha, args.seed,
                                     command)
+        if "mail" in parts:
+            mail_rows = mail_case(args.spam_data, args.archive, args.seed, scratch)
     if rows:
         print("\nsemi-supervised (accuracy on the test set)\n" + table(header, rows))
+    if "mail" in parts:
+        print("\nmail, the command at its defaults (test set)\n" + table(
+            ["case", "command", "accuracy", "ham called spam", "train s", "EM choice"], mail_rows))
     if cluster_rows:
         print("\nclustering 20NG train\n" +
               table(["system", "NMI", "ARI", "purity", "seconds"], cluster_rows))

@@ -308,6 +308,9 @@ def test_em_is_chosen_when_the_unlabeled_documents_share_the_classes():
     assert choice.weight is not None and choice.weight > 0, choice
     assert choice.accuracy > choice.plain_accuracy
     assert choice.scores[choice.alpha, choice.weight] == choice.accuracy
+    # EM's classes of the unlabeled documents, which plain training then learns: the topics.
+    truth = np.array(["alpha"] * 150 + ["beta"] * 150)
+    assert np.mean(choice.unlabeled_classes == truth) >= 0.95
 
 
 def test_em_falls_back_when_the_unlabeled_documents_come_from_elsewhere():
@@ -333,6 +336,10 @@ def test_em_choice_on_mail_never_raises_the_false_positive_rate():
     choice = choose(TextClassifier(stop_words="none", n_jobs=1), labeled, y, unlabeled, folds=3)
     assert choice.plain_false_positive_rate is not None
     assert choice.false_positive_rate <= choice.plain_false_positive_rate
+    # EM wins here (CV accuracy 1.0 against 0.92 for λ 0), as EM's own multinomial: with a spam
+    # class plain training would learn its cutoffs from EM's guesses as if they were labels.
+    assert choice.weight > 0 and choice.unlabeled_classes is None
+    assert choice.settings["model"] == "multinomial"
 
 
 def test_cli_train_unlabeled_prints_the_choice(tmp_path):
@@ -350,9 +357,12 @@ def test_cli_train_unlabeled_prints_the_choice(tmp_path):
     assert result.exit_code == 0, result.output
     line = next(line for line in result.stdout.splitlines() if line.startswith("EM "))
     assert "-fold CV on the labeled documents" in line and "(plain training accuracy 0." in line
+    assert "then plain training on every document, the unlabeled ones in EM's classes" in line
     saved = load_model(model)
-    # EM's model: the unlabeled documents' weights are in the class counts (λ·300 over 12).
-    assert saved.model == "multinomial" and saved.model_.class_count_.sum() > 12 + 20
+    # Plain training's own model, on the 12 labeled documents and the 300 in EM's classes.
+    assert saved.model == TextClassifier().model != "multinomial"
+    counts = dict(zip(saved.classes_, saved.model_.class_count_))
+    assert counts["alpha"] + counts["beta"] == 312 and abs(counts["alpha"] - 156) <= 8
 
 
 def test_complement_start_guesses_by_complement_nb_on_normalised_counts():
@@ -426,3 +436,4 @@ def test_several_starts_are_deterministic_for_a_seed(tmp_path):
                for n in range(2)]
     assert outputs[0].exit_code == 0, outputs[0].output
     assert outputs[0].stdout.replace("1.model", "0.model") == outputs[1].stdout.replace("1.model", "0.model")
+

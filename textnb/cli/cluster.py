@@ -163,21 +163,24 @@ def _em_settings(classifier: TextClassifier, options: dict[str, Any]) -> None:
 
 
 def em_choice(classifier: TextClassifier, options: dict[str, Any], texts: list, y: list,
-              em: dict[str, Any], quiet: bool) -> dict[str, Any]:
+              em: dict[str, Any], quiet: bool) -> tuple[list, list, dict[str, Any]]:
     """``train --unlabeled`` without --em-weight: λ (0: no EM) and α chosen by cross-validation
     on the labeled documents against plain training (:func:`textnb.semisupervised.choose`),
-    said in a line; the classifier set to the choice, and ``fit``'s keyword arguments for it
-    (none for plain training or λ = 0)."""
+    said in a line; the classifier set to the choice, and what ``fit`` is to learn: (texts,
+    labels, keyword arguments) — the labeled documents (with EM's arguments where EM's own
+    model was chosen), or every document, the unlabeled ones in the classes EM gave them."""
     from ..semisupervised import ALPHAS, choose
     alpha = options.get("alpha")
     choice = choose(classifier, texts, y, em["unlabeled"],
                     alphas=ALPHAS if alpha is None else (alpha,))
     if not quiet:
         click.echo(em_line(choice))
-    if choice.weight is None:
-        return {}
     classifier.set_params(**choice.settings)
-    return {**em, "em_weight": choice.weight, "em_start": "complement"} if choice.weight else {}
+    if choice.unlabeled_classes is not None:
+        return texts + em["unlabeled"], list(y) + choice.unlabeled_classes.tolist(), {}
+    if choice.weight:
+        return texts, y, {**em, "em_weight": choice.weight, "em_start": "complement"}
+    return texts, y, {}
 
 
 def em_line(choice: Any) -> str:
@@ -194,6 +197,9 @@ def em_line(choice: Any) -> str:
         return (f"EM          not used ({choice.reason}): {choice.folds}-fold CV on the labeled "
                 f"documents, plain training {plain}; best EM (α {best[0]:g}, λ {best[1]:g}) "
                 f"accuracy {choice.scores[best]:.4f}")
-    return (f"EM          λ {choice.weight:g}, α {choice.alpha:g} by {choice.folds}-fold CV on "
-            f"the labeled documents: {rates(choice.accuracy, choice.false_positive_rate)} "
+    then = (", then plain training on every document, the unlabeled ones in EM's classes"
+            if choice.unlabeled_classes is not None else
+            " (EM's multinomial)" if choice.weight else " (multinomial NB, no EM)")
+    return (f"EM          λ {choice.weight:g}, α {choice.alpha:g}{then}, by {choice.folds}-fold "
+            f"CV on the labeled documents: {rates(choice.accuracy, choice.false_positive_rate)} "
             f"(plain training {plain})")

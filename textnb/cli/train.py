@@ -181,7 +181,7 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
         if em and em["em_weight"] is None:
             texts = list(texts)  # read once for every fold
             plan.check_read(sources, y)
-            em = em_choice(classifier, options, texts, y, em, quiet)
+            texts, y, em = em_choice(classifier, options, texts, y, em, quiet)
         try:
             classifier.fit(texts, y, **em)
         except ValueError:
