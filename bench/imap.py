@@ -41,7 +41,7 @@ from click.testing import CliRunner
 
 from textnb import load_model
 from textnb.cli.app import main
-from textnb.imap import filtering
+from textnb.imap import filtering, mailbox
 from textnb.imap.account import Account
 from textnb.imap.dovecot import Dovecot, free_port, missing
 from textnb.imap.session import Report, Session
@@ -227,14 +227,14 @@ def cost(trained: Path, pool: list[bytes], n: int, rounds: int, work: Path) -> N
     messages = distinct(pool, n, "cost")
     classifier = load_model(trained)
     statuses = [str(s) for s in classifier.spam_status(messages)]
-    plain_times, single_times, textnb_times, classify_times = [], [], [], []
+    kinds = ("plain", "textnb", "serial")
+    times: dict[str, list[float]] = {kind: [] for kind in (*kinds, "classify")}
     for r in range(rounds):
         start = time.perf_counter()
         for i in range(0, n, 200):  # the classifying alone, on the bytes IMAP gives
             classifier.spam_status([m.replace(b"\n", b"\r\n") for m in messages[i:i + 200]])
-        classify_times.append(time.perf_counter() - start)
-        for kind in (("plain", "single", "textnb") if r % 2 == 0
-                     else ("textnb", "single", "plain")):
+        times["classify"].append(time.perf_counter() - start)
+        for kind in kinds[r % 3:] + kinds[:r % 3]:  # each first in turn
             with Dovecot() as server:
                 server.deliver(messages)
                 client = server.client()
@@ -242,28 +242,26 @@ def cost(trained: Path, pool: list[bytes], n: int, rounds: int, work: Path) -> N
                 for folder in ("Junk", "Unsure"):
                     client.create_folder(folder)
                 if kind == "plain":
-                    plain_times.append(_plain(client, statuses))
-                elif kind == "single":
-                    single_times.append(_plain(client, statuses, batch=1))
+                    times[kind].append(_plain(client, statuses))
                 else:
-                    textnb_times.append(_textnb(client, server, trained, work / f"cost{r}"))
+                    times[kind].append(_textnb(client, server, trained, work / f"cost{r}",
+                                               pipelined=kind == "textnb"))
                 client.logout()
-                if kind == "textnb":
+                if kind != "plain":
                     check_filed(server, messages, statuses)
-    plain, ours = statistics.median(plain_times), statistics.median(textnb_times)
-    single, alone = statistics.median(single_times), statistics.median(classify_times)
+    median = {kind: statistics.median(found) for kind, found in times.items()}
     print(f"3. per message, {n:,} messages, median of {rounds} interleaved rounds "
-          f"(IMAPS on loopback):")
-    for name, times in (("plain IMAPClient fetch + move, batches of 200", plain_times),
-                        ("plain IMAPClient fetch + move, one message at a time", single_times),
-                        ("textnb imap fetch + classify + move (batches of 200)", textnb_times),
-                        ("textnb's classifying alone (spam_status, batches of 200)",
-                         classify_times)):
-        print(f"   {name}: {statistics.median(times) / n * 1e3:.3f} ms "
-              f"({', '.join(f'{t:.2f}' for t in times)} s)")
-    print(f"   ratio {ours / plain:.2f}x the batched plain fetch + move, {ours / single:.2f}x "
-          f"the one-at-a-time one (goal: at most 2x); the classifying alone is "
-          f"{alone / plain:.2f}x the batched plain fetch + move")
+          f"(IMAPS on loopback; load {os.getloadavg()[0]:.1f} at the end):")
+    for kind, name in (("plain", "plain IMAPClient fetch + move, batches of 200"),
+                       ("textnb", "textnb imap fetch + classify + move (batches of 200, "
+                                  "classified by a worker process)"),
+                       ("serial", "the same, classified in sequence (no worker)"),
+                       ("classify", "textnb's classifying alone (spam_status, batches of 200)")):
+        print(f"   {name}: {median[kind] / n * 1e3:.3f} ms "
+              f"({', '.join(f'{t:.2f}' for t in times[kind])} s)")
+    print(f"   ratio {median['textnb'] / median['plain']:.2f}x the plain fetch + move (goal: at "
+          f"most 2x); in sequence {median['serial'] / median['plain']:.2f}x; the classifying "
+          f"alone {median['classify'] / median['plain']:.2f}x")
 
 
 def _plain(client, statuses: list[str], batch: int = 200) -> float:
@@ -282,9 +280,10 @@ def _plain(client, statuses: list[str], batch: int = 200) -> float:
     return time.perf_counter() - start
 
 
-def _textnb(client, server: Dovecot, trained: Path, directory: Path) -> float:
+def _textnb(client, server: Dovecot, trained: Path, directory: Path, pipelined: bool) -> float:
     """One pass of textnb imap filter --all on the same client, timed (the model loaded
-    before, as a running --watch has it)."""
+    before, as a running --watch has it); not ``pipelined``: no worker process."""
+    filtering.PIPELINED_FROM = mailbox.BATCH + 1 if pipelined else sys.maxsize
     model = fresh_model(trained, directory)
     account = Account(host="127.0.0.1", user=server.user, port=server.port)
     verdicts = Verdicts(model)

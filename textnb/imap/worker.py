@@ -1,0 +1,93 @@
+"""Classifying a folder's batches in a child process while the filter fetches the next batch
+and moves the last one: the tokenizer holds the interpreter's lock, so a thread would not
+overlap the two. The child is forked with the model already in memory (no start-up, no
+second load) and keeps no file of its parent open but its end of a socket pair: a parent
+killed leaves it at the end of its batch, and the state's lock is the parent's alone.
+
+One batch is in flight at a time; a child that dies (or cannot be started) is reported by
+:class:`WorkerDied` for the batch it held, and the next batch gets a new child.
+"""
+
+from __future__ import annotations
+
+import os
+from multiprocessing import Pipe
+from typing import Sequence
+
+from .verdicts import Verdicts
+
+
+class WorkerDied(Exception):
+    """The child classifying a batch ended before answering; why, as one line."""
+
+
+class Worker:
+    """``Verdicts.statuses`` of one batch at a time, in a forked child."""
+
+    def __init__(self, verdicts: Verdicts) -> None:
+        self.verdicts = verdicts
+        self._pid: int | None = None
+        self._conn = None
+
+    def __enter__(self) -> "Worker":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def send(self, raws: Sequence[bytes]) -> None:
+        """Start classifying a batch (a child started if there is none)."""
+        if self._pid is None:
+            self._start()
+        try:
+            self._conn.send(list(raws))
+        except OSError:  # the child is gone; recv() says how
+            pass
+
+    def recv(self) -> tuple[list[str | None], dict[int, str]]:
+        """The batch sent last: each message's status and index → why for those that could
+        not be classified, as :meth:`Verdicts.statuses`; WorkerDied if the child ended."""
+        try:
+            return self._conn.recv()
+        except (EOFError, OSError):
+            why = self._end()
+            raise WorkerDied(f"the process classifying it {why}") from None
+
+    def close(self) -> None:
+        if self._pid is not None:
+            self._end()
+
+    def _start(self) -> None:
+        ours, theirs = Pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: only its end of the pair open (and the standard streams)
+            code = 1
+            try:
+                keep = theirs.fileno()
+                os.closerange(3, keep)
+                os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
+                _serve(self.verdicts, theirs)
+                code = 0
+            finally:
+                os._exit(code)
+        theirs.close()
+        self._pid, self._conn = pid, ours
+
+    def _end(self) -> str:
+        """Close the pair and reap the child; how it ended."""
+        self._conn.close()
+        _, status = os.waitpid(self._pid, 0)
+        self._pid = self._conn = None
+        if os.WIFSIGNALED(status):
+            return f"was killed by signal {os.WTERMSIG(status)}"
+        return f"ended with exit code {os.waitstatus_to_exitcode(status)}"
+
+
+def _serve(verdicts: Verdicts, conn) -> None:
+    """Classify each batch received until the parent closes its end."""
+    while True:
+        try:
+            raws = conn.recv()
+        except EOFError:
+            return
+        conn.send(verdicts.statuses(raws))
