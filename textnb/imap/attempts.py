@@ -72,11 +72,9 @@ class Attempts:
 
     def _count(self, uids: list[int]) -> None:
         """Count these messages as tried once more in the state, once a run."""
-        new = [uid for uid in uids if uid not in self.counted]
-        with self.s.state.transaction():
-            for uid in new:
-                self.s.state.failed(self.folder, self.uidvalidity, uid,
-                                    self.tries.get(uid, 0) + 1)
+        new = {uid: self.tries.get(uid, 0) + 1 for uid in uids if uid not in self.counted}
+        with self.s.state.transaction():  # one commit, not one a row
+            self.s.state.failed(self.folder, self.uidvalidity, new)
         self.counted.update(new)
 
     def fail(self, uid: int, why: str) -> None:
@@ -86,16 +84,17 @@ class Attempts:
 
     def settle(self, batch: list[int]) -> None:
         """The caller is done with a batch: its messages forgotten, but those that failed."""
-        state = self.s.state
-        with state.transaction():
-            for uid in batch:
-                tries = self.tries.get(uid, 0) + 1
-                if uid in self.failed and tries < MAX_TRIES:
-                    self._report(uid, self.failed.pop(uid), last=False)
-                    continue  # counted: tried again next run
-                if uid in self.failed:
-                    self._report(uid, self.failed.pop(uid), last=True)
-                state.succeeded(self.folder, self.uidvalidity, [uid])
+        done = []
+        for uid in batch:
+            tries = self.tries.get(uid, 0) + 1
+            if uid in self.failed and tries < MAX_TRIES:
+                self._report(uid, self.failed.pop(uid), last=False)
+                continue  # counted: tried again next run
+            if uid in self.failed:
+                self._report(uid, self.failed.pop(uid), last=True)
+            done.append(uid)
+        with self.s.state.transaction():
+            self.s.state.succeeded(self.folder, self.uidvalidity, done)
 
     def _report(self, uid: int, why: str, last: bool) -> None:
         self.s.report.problems.append(
