@@ -5,8 +5,9 @@
    server in turn, N times (200): every message in exactly one folder after each, the state
    consistent (no move left), the next run completes.
 3. **Cost per message**: fetch + classify + move by ``textnb imap`` (one pass,
-   textnb.imap.filtering.run, in process) beside a plain IMAPClient fetch + move of the same
-   messages to the same folders, in the same batches, without classifying; interleaved,
+   textnb.imap.filtering.run, in process; its batches classified by a worker process, and in
+   sequence) beside a plain IMAPClient fetch + move of the same messages to the same
+   folders, in the same batches, without classifying; interleaved (each first in turn),
    fresh copies of the mailbox each time. Goal: at most 2x.
 4. **IMAPSieve**: a message moved into Junk over IMAP, learned by ``textnb serve`` through
    contrib/sieve (spamc -L spam): seconds from the MOVE to the model file replaced.

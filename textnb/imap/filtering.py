@@ -6,7 +6,9 @@ A folder's new mail is the UIDs past the last one looked at, for its UIDVALIDITY
 seen for the first time, or whose UIDVALIDITY changed (it was recreated, or renamed and
 another made under its name), starts past the mail it holds, unless ``filter_all``. Each
 batch is fetched (a message's first megabyte), classified, its moves written to the state,
-made, taken off the state, and the folder's progress recorded (:mod:`.moves`). A message that cannot be fetched or classified stays where it is, is
+made, taken off the state, and the folder's progress recorded (:mod:`.moves`); with more
+than a batch of new mail, a worker process classifies each batch while the next is fetched
+(:mod:`.worker`). A message that cannot be fetched or classified stays where it is, is
 reported, and is tried again on the next runs, three times in all (:mod:`.attempts`).
 """
 
@@ -22,7 +24,7 @@ from .session import Report, Session
 from .state import JUNK, UNSURE
 from .worker import Worker, WorkerDied
 
-# A folder's pass of more new messages than this (more than a batch) has each batch
+# A folder's pass of at least this many new messages (more than a batch) has each batch
 # classified by a child process while the next is fetched and the last moved; a batch alone
 # would only wait for the child's start.
 PIPELINED_FROM = mailbox.BATCH + 1
