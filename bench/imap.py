@@ -265,6 +265,26 @@ def cost(trained: Path, pool: list[bytes], n: int, rounds: int, work: Path) -> N
           f"alone {median['classify'] / median['plain']:.2f}x")
 
 
+def one_pass(trained: Path, pool: list[bytes], n: int, kind: str, work: Path) -> None:
+    """One pass of ``kind`` over the cost part's messages, untimed, for
+    ``valgrind --tool=callgrind`` (this process's instructions; a forked worker writes its
+    own file): plain, textnb (with the worker), serial (without), or none (the setup alone,
+    to subtract)."""
+    messages = distinct(pool, n, "cost")
+    statuses = [str(s) for s in load_model(trained).spam_status(messages)]
+    with Dovecot() as server:
+        server.deliver(messages)
+        client = server.client()
+        client.select_folder("INBOX")
+        for folder in ("Junk", "Unsure"):
+            client.create_folder(folder)
+        if kind == "plain":
+            _plain(client, statuses)
+        elif kind != "none":
+            _textnb(client, server, trained, work / "pass", pipelined=kind == "textnb")
+        client.logout()
+
+
 def _plain(client, statuses: list[str], batch: int = 200) -> float:
     """Fetch every message (BODY.PEEK[]) ``batch`` at a time and move each batch's spam and
     unsure ones as textnb would: the I/O of a filter that does not classify."""
@@ -366,6 +386,10 @@ def main_() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--moves", type=int, default=20)
     parser.add_argument("--only", choices=["many", "kills", "cost", "sieve"])
+    parser.add_argument("--one-pass", choices=["none", "plain", "serial", "textnb"],
+                        help="only one untimed pass of the cost part (--cost-messages), to "
+                             "count its instructions: valgrind --tool=callgrind python -m "
+                             "bench.imap --one-pass textnb, less --one-pass none")
     args = parser.parse_args()
     if reason := missing():
         sys.exit(f"bench.imap: {reason}")
@@ -379,6 +403,9 @@ def main_() -> None:
         random.Random(0).shuffle(pool)
         print(f"messages drawn from {len(pool):,} ({ARCHIVE.name if ARCHIVE.is_file() else CORPUS}); "
               f"model: textnb train on corpora/spamassassin (300); {os.cpu_count()} cores")
+        if args.one_pass:
+            one_pass(trained, pool, args.cost_messages, args.one_pass, work)
+            return
         if args.only in (None, "many"):
             ten_thousand(trained, pool, args.messages, work)
         if args.only in (None, "cost"):
