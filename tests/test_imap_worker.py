@@ -139,3 +139,23 @@ def test_a_worker_that_dies_leaves_its_batch_where_it_is_and_the_next_run_files_
     found = assert_each_once(server, messages)
     assert [found[digest(m)] for m in messages] == expected
     assert not state_of(model)["failures"]
+
+
+def test_where_no_worker_can_be_started_the_batches_are_classified_in_sequence(
+        server, model, monkeypatch, starts):
+    messages = [tagged(m, f"no fork {i}")
+                for i, m in enumerate(corpus("spam")[:20] + corpus("ham")[:20])]
+    server.deliver(messages)
+    monkeypatch.setattr(filtering, "PIPELINED_FROM", 2)
+    forks = []
+
+    def refused():
+        forks.append(1)
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    result = imap(server, model, "filter", "--all")
+    assert result.exit_code == 0, result.output
+    assert len(forks) == 3 and not starts  # tried for each of the 3 batches
+    found = assert_each_once(server, messages)
+    assert [found[digest(m)] for m in messages] == [PLACES[s] for s in statuses(model, messages)]

@@ -1,11 +1,13 @@
 """Classifying a folder's batches in a child process while the filter fetches the next batch
 and moves the last one: the tokenizer holds the interpreter's lock, so a thread would not
 overlap the two. The child is forked with the model already in memory (no start-up, no
-second load) and keeps no file of its parent open but its end of a socket pair: a parent
-killed leaves it at the end of its batch, and the state's lock is the parent's alone.
+second load) and keeps none of its parent's files open but the standard streams and its
+end of a socket pair: when the parent is killed, the child ends with its batch, and the
+state's lock (and the IMAP connection) are never held by it.
 
-One batch is in flight at a time; a child that dies (or cannot be started) is reported by
-:class:`WorkerDied` for the batch it held, and the next batch gets a new child.
+One batch is in flight at a time; a child that dies is reported by :class:`WorkerDied` for
+the batch it held, and the next batch gets a new child. Where no child can be started (a
+limit on processes), the batch is classified in the parent, in sequence.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class Worker:
         self.verdicts = verdicts
         self._pid: int | None = None
         self._conn = None
+        self._here: tuple | None = None  # a batch classified in the parent
 
     def __enter__(self) -> "Worker":
         return self
@@ -38,7 +41,11 @@ class Worker:
     def send(self, raws: Sequence[bytes]) -> None:
         """Start classifying a batch (a child started if there is none)."""
         if self._pid is None:
-            self._start()
+            try:
+                self._start()
+            except OSError:  # no process to be had: classified here
+                self._here = self.verdicts.statuses(raws)
+                return
         try:
             self._conn.send(list(raws))
         except OSError:  # the child is gone; recv() says how
@@ -47,6 +54,9 @@ class Worker:
     def recv(self) -> tuple[list[str | None], dict[int, str]]:
         """The batch sent last: each message's status and index → why for those that could
         not be classified, as :meth:`Verdicts.statuses`; WorkerDied if the child ended."""
+        if self._here is not None:
+            here, self._here = self._here, None
+            return here
         try:
             return self._conn.recv()
         except (EOFError, OSError):
@@ -59,7 +69,12 @@ class Worker:
 
     def _start(self) -> None:
         ours, theirs = Pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            ours.close()
+            theirs.close()
+            raise
         if pid == 0:  # the child: only its end of the pair open (and the standard streams)
             code = 1
             try:
