@@ -5,8 +5,9 @@
    server in turn, N times (200): every message in exactly one folder after each, the state
    consistent (no move left), the next run completes.
 3. **Cost per message**: fetch + classify + move by ``textnb imap`` (one pass,
-   textnb.imap.filtering.run, in process) beside a plain IMAPClient fetch + move of the same
-   messages to the same folders, in the same batches, without classifying; interleaved,
+   textnb.imap.filtering.run, in process; its batches classified by a worker process, and in
+   sequence) beside a plain IMAPClient fetch + move of the same messages to the same
+   folders, in the same batches, without classifying; interleaved (each first in turn),
    fresh copies of the mailbox each time. Goal: at most 2x.
 4. **IMAPSieve**: a message moved into Junk over IMAP, learned by ``textnb serve`` through
    contrib/sieve (spamc -L spam): seconds from the MOVE to the model file replaced.
@@ -41,7 +42,7 @@ from click.testing import CliRunner
 
 from textnb import load_model
 from textnb.cli.app import main
-from textnb.imap import filtering
+from textnb.imap import filtering, mailbox
 from textnb.imap.account import Account
 from textnb.imap.dovecot import Dovecot, free_port, missing
 from textnb.imap.session import Report, Session
@@ -227,14 +228,14 @@ def cost(trained: Path, pool: list[bytes], n: int, rounds: int, work: Path) -> N
     messages = distinct(pool, n, "cost")
     classifier = load_model(trained)
     statuses = [str(s) for s in classifier.spam_status(messages)]
-    plain_times, single_times, textnb_times, classify_times = [], [], [], []
+    kinds = ("plain", "textnb", "serial")
+    times: dict[str, list[float]] = {kind: [] for kind in (*kinds, "classify")}
     for r in range(rounds):
         start = time.perf_counter()
         for i in range(0, n, 200):  # the classifying alone, on the bytes IMAP gives
             classifier.spam_status([m.replace(b"\n", b"\r\n") for m in messages[i:i + 200]])
-        classify_times.append(time.perf_counter() - start)
-        for kind in (("plain", "single", "textnb") if r % 2 == 0
-                     else ("textnb", "single", "plain")):
+        times["classify"].append(time.perf_counter() - start)
+        for kind in kinds[r % 3:] + kinds[:r % 3]:  # each first in turn
             with Dovecot() as server:
                 server.deliver(messages)
                 client = server.client()
@@ -242,28 +243,46 @@ def cost(trained: Path, pool: list[bytes], n: int, rounds: int, work: Path) -> N
                 for folder in ("Junk", "Unsure"):
                     client.create_folder(folder)
                 if kind == "plain":
-                    plain_times.append(_plain(client, statuses))
-                elif kind == "single":
-                    single_times.append(_plain(client, statuses, batch=1))
+                    times[kind].append(_plain(client, statuses))
                 else:
-                    textnb_times.append(_textnb(client, server, trained, work / f"cost{r}"))
+                    times[kind].append(_textnb(client, server, trained, work / f"cost{r}",
+                                               pipelined=kind == "textnb"))
                 client.logout()
-                if kind == "textnb":
+                if kind != "plain":
                     check_filed(server, messages, statuses)
-    plain, ours = statistics.median(plain_times), statistics.median(textnb_times)
-    single, alone = statistics.median(single_times), statistics.median(classify_times)
+    median = {kind: statistics.median(found) for kind, found in times.items()}
     print(f"3. per message, {n:,} messages, median of {rounds} interleaved rounds "
-          f"(IMAPS on loopback):")
-    for name, times in (("plain IMAPClient fetch + move, batches of 200", plain_times),
-                        ("plain IMAPClient fetch + move, one message at a time", single_times),
-                        ("textnb imap fetch + classify + move (batches of 200)", textnb_times),
-                        ("textnb's classifying alone (spam_status, batches of 200)",
-                         classify_times)):
-        print(f"   {name}: {statistics.median(times) / n * 1e3:.3f} ms "
-              f"({', '.join(f'{t:.2f}' for t in times)} s)")
-    print(f"   ratio {ours / plain:.2f}x the batched plain fetch + move, {ours / single:.2f}x "
-          f"the one-at-a-time one (goal: at most 2x); the classifying alone is "
-          f"{alone / plain:.2f}x the batched plain fetch + move")
+          f"(IMAPS on loopback; load {os.getloadavg()[0]:.1f} at the end):")
+    for kind, name in (("plain", "plain IMAPClient fetch + move, batches of 200"),
+                       ("textnb", "textnb imap fetch + classify + move (batches of 200, "
+                                  "classified by a worker process)"),
+                       ("serial", "the same, classified in sequence (no worker)"),
+                       ("classify", "textnb's classifying alone (spam_status, batches of 200)")):
+        print(f"   {name}: {median[kind] / n * 1e3:.3f} ms "
+              f"({', '.join(f'{t:.2f}' for t in times[kind])} s)")
+    print(f"   ratio {median['textnb'] / median['plain']:.2f}x the plain fetch + move (goal: at "
+          f"most 2x); in sequence {median['serial'] / median['plain']:.2f}x; the classifying "
+          f"alone {median['classify'] / median['plain']:.2f}x")
+
+
+def one_pass(trained: Path, pool: list[bytes], n: int, kind: str, work: Path) -> None:
+    """One pass of ``kind`` over the cost part's messages, untimed, for
+    ``valgrind --tool=callgrind`` (this process's instructions; a forked worker writes its
+    own file): plain, textnb (with the worker), serial (without), or none (the setup alone,
+    to subtract)."""
+    messages = distinct(pool, n, "cost")
+    statuses = [str(s) for s in load_model(trained).spam_status(messages)]
+    with Dovecot() as server:
+        server.deliver(messages)
+        client = server.client()
+        client.select_folder("INBOX")
+        for folder in ("Junk", "Unsure"):
+            client.create_folder(folder)
+        if kind == "plain":
+            _plain(client, statuses)
+        elif kind != "none":
+            _textnb(client, server, trained, work / "pass", pipelined=kind == "textnb")
+        client.logout()
 
 
 def _plain(client, statuses: list[str], batch: int = 200) -> float:
@@ -282,9 +301,10 @@ def _plain(client, statuses: list[str], batch: int = 200) -> float:
     return time.perf_counter() - start
 
 
-def _textnb(client, server: Dovecot, trained: Path, directory: Path) -> float:
+def _textnb(client, server: Dovecot, trained: Path, directory: Path, pipelined: bool) -> float:
     """One pass of textnb imap filter --all on the same client, timed (the model loaded
-    before, as a running --watch has it)."""
+    before, as a running --watch has it); not ``pipelined``: no worker process."""
+    filtering.PIPELINED_FROM = mailbox.BATCH + 1 if pipelined else sys.maxsize
     model = fresh_model(trained, directory)
     account = Account(host="127.0.0.1", user=server.user, port=server.port)
     verdicts = Verdicts(model)
@@ -366,6 +386,10 @@ def main_() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--moves", type=int, default=20)
     parser.add_argument("--only", choices=["many", "kills", "cost", "sieve"])
+    parser.add_argument("--one-pass", choices=["none", "plain", "serial", "textnb"],
+                        help="only one untimed pass of the cost part (--cost-messages), to "
+                             "count its instructions: valgrind --tool=callgrind python -m "
+                             "bench.imap --one-pass textnb, less --one-pass none")
     args = parser.parse_args()
     if reason := missing():
         sys.exit(f"bench.imap: {reason}")
@@ -379,6 +403,9 @@ def main_() -> None:
         random.Random(0).shuffle(pool)
         print(f"messages drawn from {len(pool):,} ({ARCHIVE.name if ARCHIVE.is_file() else CORPUS}); "
               f"model: textnb train on corpora/spamassassin (300); {os.cpu_count()} cores")
+        if args.one_pass:
+            one_pass(trained, pool, args.cost_messages, args.one_pass, work)
+            return
         if args.only in (None, "many"):
             ten_thousand(trained, pool, args.messages, work)
         if args.only in (None, "cost"):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from textnb.imap import mailbox
+from textnb.imap import filtering, mailbox
 from textnb.imap.dovecot import Dovecot
 from imapfixtures import (account, assert_each_once, corpus, digest, imap, model,  # noqa: F401
                           needs_dovecot, server, statuses, tagged, trained, where)
@@ -49,9 +49,19 @@ def state_rows(model: Path, table: str) -> int:
         return db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
 
 
+@pytest.fixture(params=["in sequence", "by a worker"])
+def pipelined(request, monkeypatch) -> None:
+    """The pass in sequence, or in batches of 16 classified by a worker process while the
+    next is fetched (textnb.imap.worker)."""
+    if request.param == "by a worker":
+        monkeypatch.setattr(filtering, "PIPELINED_FROM", 2)
+        monkeypatch.setattr(mailbox, "LARGE", 0)  # every message large: batches of LARGE_BATCH
+        monkeypatch.setattr(mailbox, "LARGE_BATCH", 16)
+
+
 # -- the server killed mid-move ---------------------------------------------------------------
 
-def test_server_killed_as_it_was_to_move(server, model, monkeypatch):
+def test_server_killed_as_it_was_to_move(server, model, monkeypatch, pipelined):
     messages = mixed("before")
     server.deliver(messages)
     real = mailbox.move
@@ -73,7 +83,7 @@ def test_server_killed_as_it_was_to_move(server, model, monkeypatch):
     assert_filed(server, model, messages)
 
 
-def test_run_stopped_after_the_server_moved(server, model, monkeypatch):
+def test_run_stopped_after_the_server_moved(server, model, monkeypatch, pipelined):
     messages = mixed("after")
     server.deliver(messages)
     real = mailbox.move
@@ -99,8 +109,8 @@ def copy_server():
         yield found
 
 
-def test_copy_then_expunge_killed_between_leaves_copies_the_next_run_removes(copy_server,
-                                                                              model, monkeypatch):
+def test_copy_then_expunge_killed_between_leaves_copies_the_next_run_removes(
+        copy_server, model, monkeypatch, pipelined):
     server = copy_server
     messages = mixed("copy")
     server.deliver(messages)

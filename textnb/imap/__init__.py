@@ -8,6 +8,7 @@
 * :mod:`.attempts` — fetching so that no message can stop the others for good;
 * :mod:`.moves` — moves written before they are made, and finished after a crash;
 * :mod:`.verdicts` — the model: each message's status, learning one message;
+* :mod:`.worker` — classifying a batch in a child process while the next is fetched;
 * :mod:`.learning` — learning from the user's moves into and out of Junk and Unsure;
 * :mod:`.filtering` — one pass of ``textnb imap filter``; :mod:`.watch` — ``--watch``;
 * :mod:`.training` — ``textnb imap train``'s folders as files for ``textnb train``;

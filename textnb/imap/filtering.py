@@ -6,17 +6,28 @@ A folder's new mail is the UIDs past the last one looked at, for its UIDVALIDITY
 seen for the first time, or whose UIDVALIDITY changed (it was recreated, or renamed and
 another made under its name), starts past the mail it holds, unless ``filter_all``. Each
 batch is fetched (a message's first megabyte), classified, its moves written to the state,
-made, taken off the state, and the folder's progress recorded (:mod:`.moves`). A message that cannot be fetched or classified stays where it is, is
+made, taken off the state, and the folder's progress recorded (:mod:`.moves`); with more
+than a batch of new mail, a worker process classifies each batch while the next is fetched
+(:mod:`.worker`). A message that cannot be fetched or classified stays where it is, is
 reported, and is tried again on the next runs, three times in all (:mod:`.attempts`).
 """
 
 from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Iterator
 
 from . import learning, mailbox, moves
 from .attempts import Attempts
 from .mailbox import JUNK_KEYWORD, NOT_JUNK_KEYWORD, Message
 from .session import Report, Session
 from .state import JUNK, UNSURE
+from .worker import Worker, WorkerDied
+
+# A folder's pass of at least this many new messages (more than a batch) has each batch
+# classified by a child process while the next is fetched and the last moved; a batch alone
+# would only wait for the child's start.
+PIPELINED_FROM = mailbox.BATCH + 1
 
 
 def run(s: Session, filter_all: bool = False) -> Report:
@@ -64,30 +75,65 @@ def _filter(s: Session, folder: str, filter_all: bool) -> None:
     else:
         seen = row[1]
     attempts = Attempts(s, folder, validity)
-    for batch, messages in attempts.fetch([*mailbox.new_uids(s.client, seen), *attempts.tries]):
-        seen = max(seen, *batch)
-        _file(s, folder, validity, messages, attempts)
-        s.state.set_folder(folder, validity, seen)
+    uids = [*mailbox.new_uids(s.client, seen), *attempts.tries]
+    with Worker(s.verdicts) if len(uids) >= PIPELINED_FROM else nullcontext() as worker:
+        batches = attempts.fetch(uids, settle=False)
+        for batch, messages, (statuses, errors) in _classified(s, batches, worker):
+            seen = max(seen, *batch)
+            _file(s, folder, validity, messages, statuses, errors, attempts)
+            attempts.settle(batch)
+            s.state.set_folder(folder, validity, seen)
     s.state.set_folder(folder, validity, max(seen, uidnext - 1))
 
 
+Statuses = tuple[list, dict]  # Verdicts.statuses: each message's, and index → why for None
+
+
+def _classified(s: Session, batches: Iterator[tuple[list[int], list[Message]]],
+                worker: Worker | None) -> Iterator[tuple[list[int], list[Message], Statuses]]:
+    """Each batch with its messages' statuses (:meth:`Verdicts.statuses`). With a worker, a
+    batch is yielded once the next one is fetched and sent to it; one the worker died with
+    has none."""
+    pending = None
+    for batch, messages in batches:
+        raws = [m.raw for m in messages]
+        if worker is None:
+            yield batch, messages, s.verdicts.statuses(raws)
+            continue
+        answer = _answer(worker, pending[1]) if pending else None
+        worker.send(raws)
+        if pending:
+            yield *pending, answer
+        pending = batch, messages
+    if pending:
+        yield *pending, _answer(worker, pending[1])
+
+
+def _answer(worker: Worker, messages: list[Message]) -> Statuses:
+    try:
+        return worker.recv()
+    except WorkerDied as error:  # each left where it is, reported, tried again next run
+        return [None] * len(messages), dict.fromkeys(range(len(messages)), str(error))
+
+
 def _file(s: Session, folder: str, validity: int, messages: list[Message],
-          attempts: Attempts) -> None:
-    """Classify a batch of a folder's messages and move spam and unsure mail."""
+          statuses: list[str | None], errors: dict[int, str], attempts: Attempts) -> None:
+    """File a batch of a folder's messages, classified (index → why for those that could
+    not be): move spam and unsure mail."""
     back = learning.taken_out(s, folder, messages)  # never filed back into Junk
-    rest = [m for m in messages if m.uid not in back]
-    statuses, errors = s.verdicts.statuses([m.raw for m in rest])
     for i, why in errors.items():
-        attempts.fail(rest[i].uid, why)
+        if messages[i].uid not in back:
+            attempts.fail(messages[i].uid, why)
+    decided = [(m, status) for m, status in zip(messages, statuses)
+               if m.uid not in back and status is not None]
     targets = {"spam": s.account.junk, "unsure": s.account.unsure}
-    decided = list(zip(rest, statuses))
     plan = [(m, targets[status]) for m, status in decided if status in targets]
     for m, status in decided:
         if status in targets:
             s.report.line(f"move {folder} UID {m.uid} to {targets[status]} ({status}): "
                           f"{m.subject}")
             s.report.moved[targets[status]] += 1
-    s.report.kept += sum(status == "ham" for status in statuses)
+    s.report.kept += sum(status == "ham" for _, status in decided)
     if s.dry_run:
         return
     planned = moves.planned(s.client, folder, validity, plan)

@@ -87,8 +87,8 @@ def taken_out(s: Session, folder: str, messages: Iterable[Message]) -> set[int]:
     """Of messages new in ``folder`` (not Junk or Unsure; their bytes fetched), learn as ham
     those remembered in Junk or Unsure, and flag them; their UIDs. The folder is selected."""
     found = []
-    for m in messages:
-        known = s.state.known(m.identity, m.size, m.digest)
+    for m in messages:  # the digest (of a MiB) only where the identity and size are known
+        known = s.state.known(m.identity, m.size) and s.state.known(m.identity, m.size, m.digest)
         if known is not None and known.place != OTHER:
             _learn(s, folder, m, HAM, OTHER, known)
             found.append(m.uid)

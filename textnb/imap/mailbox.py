@@ -217,8 +217,10 @@ def _parsed(response: dict, body: bool) -> dict[int, Message]:
 
 def _header(raw: bytes) -> bytes:
     """A message's header block: up to its first empty line."""
-    ends = [at for at in (raw.find(b"\r\n\r\n"), raw.find(b"\n\n")) if at >= 0]
-    return raw[:min(ends)] if ends else raw
+    crlf = raw.find(b"\r\n\r\n")
+    end = len(raw) if crlf < 0 else crlf
+    lf = raw.find(b"\n\n", 0, end)  # not past the CRLF one: IMAP gives CRLF, a whole MiB
+    return raw[:lf if lf >= 0 else end]
 
 
 def _field(pattern: re.Pattern, header: bytes) -> str:

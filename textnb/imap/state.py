@@ -209,9 +209,10 @@ class State:
             "SELECT uid, tries FROM failures WHERE folder = ? AND uidvalidity = ?",
             (folder, uidvalidity)))
 
-    def failed(self, folder: str, uidvalidity: int, uid: int, tries: int) -> None:
-        self.db.execute("INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?)",
-                        (folder, uidvalidity, uid, tries))
+    def failed(self, folder: str, uidvalidity: int, tries: dict[int, int]) -> None:
+        """Record UID → tries so far of messages of a folder."""
+        self.db.executemany("INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?)",
+                            [(folder, uidvalidity, uid, n) for uid, n in tries.items()])
 
     def succeeded(self, folder: str, uidvalidity: int, uids: Iterable[int]) -> None:
         self.db.executemany("DELETE FROM failures WHERE folder = ? AND uidvalidity = ? AND uid = ?",
