@@ -29,11 +29,19 @@ import math
 import os
 from collections import Counter
 
-from ..store.schema import LEGACY_SETTINGS, TEXT_CLASSIFIER
-from ..store.container import read
-from ..store.journal import read as read_journal, replay_plain
-from ..store.plain import term_index
+from ..store import verdict
+from ..store.plain import plain_array, term_index
 from ..text.tokens import Tokenizer
+
+# The members a file of format 3 is scored with.
+_MEMBERS = ("class_count", "terms", "term_ends", "count_indptr", "count_classes", "count_values",
+            "score_bias", "score_constants")
+
+
+def _legacy(name: str) -> object:
+    """The setting ``name`` of a file written before it was saved."""
+    from ..store.schema import LEGACY_SETTINGS
+    return LEGACY_SETTINGS[name]
 
 
 class Declined(Exception):
@@ -45,15 +53,21 @@ class Scorer:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
-        model = read(self.path, TEXT_CLASSIFIER, writable=False, verdicts=True)
-        meta = model.meta
+        # A file of format 3 its sidecar vouches for, without a journal (textnb.store.journal's
+        # path_of): only its members to score with, checked by nothing again; any other file
+        # by the rules, and its journal.
+        found = (None if os.path.lexists(os.path.realpath(self.path) + ".journal")
+                 else verdict.read(self.path, _MEMBERS))
+        if (found is not None and found[0]["version"] == 3
+                and found[0]["params"].get("hash_bits") is None):
+            meta, raw = found
+            values = {name: plain_array(raw[name]) for name in _MEMBERS}
+            values["terms"] = raw["terms"].data, values["term_ends"]
+            model, self._touched = None, {}
+        else:
+            model, values = self._read()
+            meta = model.meta
         params = meta["params"]
-        if model.version < 2 or params.get("hash_bits") is not None:
-            raise Declined("format 1" if model.version < 2 else "a hashed vocabulary")
-        values = model.plain()
-        # The journal's documents (textnb.store.journal): the counts of the terms they touched,
-        # and the class counts and score constants after them, put in values.
-        self._touched = replay_plain(model, values, read_journal(model))
         self.classes = list(meta["classes"])
         self.cutoffs = meta.get("cutoffs")
         self.tokenizer = Tokenizer(
@@ -61,7 +75,8 @@ class Scorer:
             stemmer=params["stemmer"],
             ngram_range=meta.get("ngram_range") or params["ngram_range"],
             max_length=params["max_token_length"],
-            min_length=params.get("min_token_length", LEGACY_SETTINGS["min_token_length"]))
+            min_length=params["min_token_length"] if "min_token_length" in params
+            else _legacy("min_token_length"))
         self._model, self._alpha = params["model"], float(params["alpha"])
         self._binary = params["model"] == "bernoulli" or params["tf"] == "binary"
         self._log_tf = params["tf"] == "log" and not self._binary
@@ -69,7 +84,7 @@ class Scorer:
         self._terms, self._ends = values["terms"]
         self._class_count = list(values["class_count"])
         self.bias = list(values["score_bias"])
-        if model.version == 2:
+        if meta["version"] == 2:
             self._weights = values["score_weights"]
             # Term k's weight for class c, at k·C + c (C order) or c·T + k (Fortran order).
             n_terms, n_classes = model.sizes["T"], model.sizes["C"]
@@ -87,6 +102,21 @@ class Scorer:
             self._absent = [log_alpha - a_c if self._model == "multinomial" else
                             (log_alpha - a_c) - (math.log(max(total, 0.0) + self._alpha) - a_c)
                             for a_c, total in zip(self._a, self._class_count)]
+
+    def _read(self) -> tuple:
+        """(the model file read by the rules, :func:`textnb.store.container.read`; its values,
+        :meth:`~textnb.store.container.ModelFile.plain`), its journal replayed: the counts of
+        the terms its documents touched in ``_touched``, the class counts and score constants
+        after them in the values."""
+        from ..store.container import read
+        from ..store.journal import read as read_journal, replay_plain
+        from ..store.schema import TEXT_CLASSIFIER
+        model = read(self.path, TEXT_CLASSIFIER, writable=False, verdicts=True)
+        if model.version < 2 or model.meta["params"].get("hash_bits") is not None:
+            raise Declined("format 1" if model.version < 2 else "a hashed vocabulary")
+        values = model.plain()
+        self._touched = replay_plain(model, values, read_journal(model))
+        return model, values
 
     def _rows(self, terms: list[int]) -> list:
         """The weights of each of ``terms``, one per class
