@@ -50,10 +50,22 @@ _HIDDEN_END = {name: rf"</{name}\s*>" for name in _HIDDEN_TAGS}
 # them: compiled and imported at every start, they cost a mail filter 2 ms (python -X importtime).
 
 
+# The references nearly all HTML mail holds, as html.unescape decodes them: a text whose every "&"
+# starts one of them is decoded without html.entities' 2,231 names (a mail filter's start: 2 ms).
+_COMMON_REFERENCES = {"nbsp;": "\xa0", "amp;": "&", "lt;": "<", "gt;": ">", "quot;": '"'}
+
+
 def unescape(text: str) -> str:
     """html.unescape(text): character references decoded."""
-    from html import unescape
-    return unescape(text)
+    pieces = text.split("&")
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        name = piece[:piece.find(";") + 1]
+        if name not in _COMMON_REFERENCES:
+            from html import unescape
+            return unescape(text)
+        out += (_COMMON_REFERENCES[name], piece[len(name):])
+    return "".join(out)
 
 
 def html_text(html: str, tags: dict[str, None], hosts: dict[str, None]) -> str:

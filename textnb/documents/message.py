@@ -597,9 +597,9 @@ def _split(body: bytes, boundary: bytes, depth: int, leaves: list[tuple]) -> boo
     return True
 
 
-# Common tags; a body opening with one, or holding several, is HTML whatever its MIME type says.
-_HTML_TAG = re.compile(r"<(?:html|!doctype|head|body|br|p|div|table|tr|td|font|a\s+href|img)\b",
-                       re.IGNORECASE)
+# Common tags; a body opening with one, or holding several, is HTML whatever its MIME type says
+# (compiled where a text holds a "<", not at every start).
+_HTML_TAG = r"<(?:html|!doctype|head|body|br|p|div|table|tr|td|font|a\s+href|img)\b"
 # The first line of a uuencoded file in a body ("begin 644 name" ... "end"): its lines are junk
 # to a tokenizer. The "end" line is found with str.find: a pattern that matched up to it
 # rescanned the rest of the text from every "begin" line without one (quadratic, issue #10).
@@ -609,8 +609,11 @@ _UU_BEGIN = r"^begin [0-7]{3,4} (\S[^\n]*)\n"
 def _looks_like_html(text: str) -> bool:
     # Old spam sends HTML without a MIME header, so as text/plain; a mail reader shows it as HTML.
     head = text[:4096]
-    return head.lstrip()[:1] == "<" and _HTML_TAG.match(head.lstrip()) is not None \
-        or len(_HTML_TAG.findall(head)) >= 5
+    if "<" not in head:
+        return False
+    tag = re.compile(_HTML_TAG, re.IGNORECASE)
+    return head.lstrip()[:1] == "<" and tag.match(head.lstrip()) is not None \
+        or len(tag.findall(head)) >= 5
 
 
 def _name_uuencoded(text: str) -> str:
