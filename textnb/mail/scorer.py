@@ -8,15 +8,19 @@ of the terms the message holds. A file of format 3 holds the counts by term (CSR
 k's counts and two numbers per class (``score_constants``, see
 :func:`textnb.store.text_model.score_constants`); a file of format 2 holds W_k itself, row k of
 ``score_weights``. The terms are searched as UTF-8 bytes, whose order is the code-point order
-they were sorted in, so they are never decoded. So ``textnb filter`` costs milliseconds more
-than Python's start-up, not numpy's import and the whole model's reading (docs/design/
-delivery.md; ``python -m bench.filter``).
+they were sorted in, so they are never decoded; the lookup and the sums over the message's
+terms run in C where it was built (textnb/_modelfile.c, textnb/_scores.c: the same floats). So
+``textnb filter`` costs milliseconds more than Python's start-up, not numpy's import and the
+whole model's reading (docs/design/performance.md; ``python -m bench.filter``).
 
 The file is read by :func:`textnb.store.container.read` and its values checked by
 :meth:`~textnb.store.container.ModelFile.plain`: the rules of every reader, so a file this scorer
 scores is one :func:`~textnb.store.text_model.load_model` loads, and one it refuses is refused there
-too, in the same words (tests/test_hostile_models.py). A file of format 1 (terms in meta.json)
-or of a hashed vocabulary is scored through :func:`~textnb.store.text_model.load_model`.
+too, in the same words (tests/test_hostile_models.py). A file of format 3 that passed them, as
+its sidecar records (:mod:`textnb.store.verdict`), and without a journal, is read by
+:func:`textnb.store.verdict.read` alone: the members scored with, nothing checked again. A file
+of format 1 (terms in meta.json) or of a hashed vocabulary is scored through
+:func:`~textnb.store.text_model.load_model`.
 
 The arithmetic is that of :meth:`TextClassifier.predict_log_proba`, in the same order, with
 the same score constants (load_model scores with those the file holds), so the two agree to

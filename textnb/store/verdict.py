@@ -6,7 +6,8 @@ The plain reader (:meth:`textnb.store.container.ModelFile.plain`) checks every v
 in a sidecar beside it, ``.<model>.textnb-checked``, one line naming the file by what
 ``fstat`` says of it (device, inode, size, modification and change times in ns). A reader that
 finds its open file so named skips those passes: the bytes are those checked, so the verdict is
-the one every reader would give.
+the one every reader would give. The mail filter's scorer reads such a file by :func:`read`,
+without the rules' modules, and only the members it scores with.
 
 A file is recorded only once its change time is :data:`SETTLED` seconds past: a file changed
 again within one tick of the file system's clock could keep the times of the version checked
