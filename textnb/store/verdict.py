@@ -92,8 +92,9 @@ def read(path: str, names: tuple[str, ...]) -> tuple[dict, dict] | None:
     layout (the caller reads it by the rules, which say what is wrong with it).
 
     Nothing is checked again: the bytes are those every rule passed, meta.json's included. So
-    a fresh mail filter reads a checked model without the rules' modules (schema, settings,
-    container: 3 ms of its start, python -m bench.filter) and copies only what it scores with.
+    a fresh mail filter reads a checked model without the rules' modules (importing container,
+    schema and settings ran 10.7 million instructions, valgrind's callgrind) and copies only
+    what it scores with.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
