@@ -399,9 +399,11 @@ def _markup_fields(tags: dict[str, None], hosts: dict[str, None],
 # "\s*;?\s*" made a run of spaces without ";" quadratic (a minute on 100 kB of them, issue #10).
 _VALUE = r'(?:"[^"\\\n;<][^"\\\n;]*"|[^\s;"\\<][^\s;"\\]*)'
 _PARAMETERS = r'((?:\s*;\s*[\w-]+\s*=\s*' + _VALUE + r')*)\s*(?:;\s*)?'
-_CONTENT_TYPE = re.compile(r"([\w.+-]+/[\w.+-]+)" + _PARAMETERS)
+_CONTENT_TYPE = r"([\w.+-]+/[\w.+-]+)" + _PARAMETERS
 _DISPOSITION = r"[\w.+-]+" + _PARAMETERS
-_PARAMETER = re.compile(r'([\w-]+)\s*=\s*(?:"([^"]*)"|([^\s;"]+))')
+_PARAMETER = r'([\w-]+)\s*=\s*(?:"([^"]*)"|([^\s;"]+))'
+# Both are read in C where it was built (textnb/_tokens.c), their patterns compiled where it
+# was not: compiling them cost every delivery's start 2.7 million instructions (callgrind).
 # A header block of fields and their continuation lines, and one field of it: compat32's value
 # is the text after the colon, leading blanks dropped, continuation lines kept with their line
 # ends, the final line end dropped. Each line starts with a field name or a blank, so neither
@@ -436,9 +438,9 @@ def _simple_message(raw: bytes, source: str) -> Document | None:
     leaves: list[tuple] = []
     if not _leaves(first, body, False, 0, leaves):
         return None
-    match = _CONTENT_TYPE.fullmatch(first["content-type"]) if "content-type" in first else None
-    kind = match[1].lower() if match else "text/plain"
-    charset = _parameter(match[2], "charset") if match else None
+    match = _content_type(first["content-type"]) if "content-type" in first else None
+    kind = match[0].lower() if match else "text/plain"
+    charset = _parameter(match[1], "charset") if match else None
     fields = []
     for name, value in headers:
         if name == "content-type":
@@ -496,11 +498,22 @@ def _first(headers: list[tuple[str, str]]) -> dict[str, str]:
     return first
 
 
+def _content_type(value: str) -> tuple[str, str] | None:
+    """(type, parameters): the groups of _CONTENT_TYPE's match of the whole ``value``, or None."""
+    if _fast is not None and value.isascii():
+        return _fast.content_type(value)
+    match = re.fullmatch(_CONTENT_TYPE, value)
+    return match.groups() if match else None
+
+
 def _parameter(parameters: str, name: str) -> str | None:
-    """The value of the first parameter called ``name`` (any case) of a _PARAMETERS match."""
+    """The value of the first parameter called ``name`` (lower case; any case in
+    ``parameters``) of a _PARAMETERS match."""
     if not parameters:  # the common case: a part without parameters
         return None
-    return next((quoted or token for key, quoted, token in _PARAMETER.findall(parameters)
+    if _fast is not None and parameters.isascii():
+        return _fast.parameter(parameters, name)
+    return next((quoted or token for key, quoted, token in re.findall(_PARAMETER, parameters)
                  if key.lower() == name), None)
 
 
@@ -515,11 +528,11 @@ def _leaves(first: dict[str, str], body: bytes, part: bool, depth: int,
     if content_type is None:
         kind, parameters = "text/plain", ""
     else:
-        match = (_CONTENT_TYPE.fullmatch(content_type)
+        match = (_content_type(content_type)
                  if len(content_type) <= MAX_PARAMETER_FIELD else None)
         if match is None:
             return False
-        kind, parameters = match[1].lower(), match[2]
+        kind, parameters = match[0].lower(), match[1]
     main = kind.partition("/")[0]
     if main == "multipart":
         boundary = _parameter(parameters, "boundary")
