@@ -37,7 +37,10 @@ What it measures
    textnb's console script beside them (a checkout of main, say).
 
 ``--importtime`` also prints the slowest imports of one ``textnb filter`` run
-(``python -X importtime``).
+(``python -X importtime``). ``--instructions N`` counts the instructions of ``python -c pass``,
+``textnb filter`` (and the ``--reference`` one) on the first N of the messages, each a fresh
+process under ``valgrind --tool=callgrind`` (hash seed 0): a measure a busy machine does not
+move, where wall time doubles.
 
 Every textnb row is the command a user types, at its defaults.
 
@@ -116,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-full", action="store_true", help="skip the full-corpus throughput part")
     parser.add_argument("--importtime", action="store_true",
                         help="also show the slowest imports of one textnb filter run")
+    parser.add_argument("--instructions", type=int, default=0, metavar="N",
+                        help="also count the instructions (valgrind's callgrind) of the "
+                             "filters and python -c pass on N of the messages (default 0)")
     parser.add_argument("--large", type=int, default=130, metavar="MB",
                         help="size of the large message whose filtering's peak memory is "
                              "measured (default 130; 0: none)")
@@ -244,6 +250,10 @@ def run(args, textnb: str, bogofilter: str | None, scratch: Path) -> None:
     print(cold_stages(script_python(textnb), model, [Path(paths[i]).read_bytes() for i in chosen]))
     if args.importtime:
         print_importtime(textnb, model, first)
+    if args.instructions:
+        print(instructions({name: commands[name] for name in names if name.startswith(
+            ("python", "textnb filter"))}, [Path(paths[i]).read_bytes()
+                                            for i in chosen[:args.instructions]]))
     if args.large:
         spam = next(paths[i] for i in chosen if y[i] == "spam")
         large_message_memory(args.large, Path(spam).read_bytes(), scratch, {
@@ -442,6 +452,34 @@ def cold_stages(python: str, model: Path, raws: list[bytes]) -> str:
     return ("  a fresh process's stages, median per message: " + ", ".join(
         f"{'interpreter start (CPU)' if name == 'start' else name} {np.median(ms):.2f} ms"
         for name, ms in found.items()))
+
+
+def instructions(commands: dict[str, list[str]], raws: list[bytes]) -> str:
+    """Instructions each command runs on each of ``raws`` (valgrind --tool=callgrind, hash
+    seed 0), in millions above the first command's (python -c pass): their median and mean."""
+    import shutil
+    import statistics
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return "  instructions: valgrind not found"
+    counts: dict[str, list[int]] = {name: [] for name in commands}
+    for raw in raws:
+        for name, command in commands.items():
+            done = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                                   *command], input=raw, capture_output=True,
+                                  env={**ENV, "PYTHONHASHSEED": "0"})
+            found = [line for line in done.stderr.decode(errors="replace").splitlines()
+                     if "Collected :" in line]
+            if done.returncode != 0 or not found:
+                raise BenchError(f"{name} under callgrind failed: "
+                                 f"{done.stderr.decode(errors='replace')[-300:]}")
+            counts[name].append(int(found[-1].rsplit(":", 1)[1]))
+    floor = counts[next(iter(commands))]
+    return (f"  instructions above python -c pass (callgrind, {len(raws)} messages; millions, "
+            "median / mean): " + ", ".join(
+                f"{name} {statistics.median(a - b for a, b in zip(n, floor)) / 1e6:.1f} / "
+                f"{statistics.fmean(a - b for a, b in zip(n, floor)) / 1e6:.1f}"
+                for name, n in counts.items() if n is not floor))
 
 
 def print_importtime(textnb: str, model: Path, raw: bytes) -> None:

@@ -281,8 +281,11 @@ def test_command_studies_run_on_the_samples(news):
     out = ok(bench("bench.scale", "--data", str(news), "--sizes", "200", "--hash-bits", "12"))
     assert row(out, "200")[1] == "exact"
     out = ok(bench("bench.filter", "--data", "corpora/spamassassin", "--messages", "3",
-                   "--no-full", "--large", "2"))
+                   "--no-full", "--large", "2", "--instructions", "1"))
     assert "classify --exit-code agrees with filter's X-TextNB-Status on 3/3" in out
+    assert re.search(r"instructions above python -c pass \(callgrind, 1 messages; .*\): "
+                     r"textnb filter \d+\.\d / \d+\.\d$", out, re.MULTILINE) \
+        or "instructions: valgrind not found" in out
     assert "== A large message: " in out and "(2 MiB) on stdin" in out
     assert row(out, "textnb filter", after="== A large message")[-1] == "4 header lines"
     out = ok(bench("bench.race", "--races", "50", "--command-races", "3"))

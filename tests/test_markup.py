@@ -134,3 +134,23 @@ def test_a_plain_links_host_is_the_one_urlsplit_finds():
                       ("http://h.example\n/", "h.example"), ("http://u@h.example:80/", "h.example")]:
         assert _host(url) == expected(url) == host
     assert _PLAIN_URL.match("http://Www.Example.COM/x") and not _PLAIN_URL.match("http://h:80/")
+
+
+def test_unescape_is_htmls_with_or_without_its_table():
+    """textnb.documents.html.unescape decodes the common references itself and leaves any other
+    text to html.unescape: the same str either way, on references next to each other, cut
+    short, in other cases, and a reference's text that names another."""
+    import html
+    import itertools
+    from textnb.documents.html import unescape
+    parts = ["&", "nbsp;", "amp;", "lt", ";", "gt;", "quot;", "#39;", "x", " ", "AMP;", "\n"]
+    for n in range(5):
+        for text in map("".join, itertools.product(parts, repeat=n)):
+            assert unescape(text) == html.unescape(text), text
+    assert unescape("a&nbsp;b &amp;lt; &quot;c&gt;") == 'a\xa0b &lt; "c>'
+    import subprocess
+    import sys
+    code = ("import sys; from textnb.documents.html import unescape; "
+            "print(unescape('a&nbsp;b&amp;') == 'a\\xa0b&', 'html.entities' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.split() == ["True", "False"]

@@ -167,3 +167,63 @@ def test_many_classes_and_large_counts(tmp_path, model):
     probes = ["word7 shared common3 shared", "common0 unknown", "word299"]
     for text, row in zip(probes, clf.predict_log_proba(probes)):
         np.testing.assert_allclose(scorer.log_proba(text), row, rtol=1e-12, atol=1e-12)
+
+
+C_PARTS = pytest.mark.skipif(
+    __import__("textnb.mail.scorer", fromlist=["_fast"])._fast is None
+    or __import__("textnb.store.plain", fromlist=["_fast"])._fast is None,
+    reason="textnb's C parts were not built")
+
+
+@C_PARTS
+@pytest.mark.parametrize("settings", [
+    {}, {"model": "multinomial", "alpha": 1.0, "norm": None}, {"model": "bernoulli"},
+    {"tf": "log"}, {"tf": "binary", "norm": None, "model": "multinomial"},
+    {"ngram_range": (1, 2), "stop_words": "none", "alpha": 0.03},
+])
+def test_the_c_sums_and_lookup_are_the_pythons_to_the_bit(tmp_path, monkeypatch, settings):
+    """term_sums and columns (textnb/_scores.c, textnb/_modelfile.c) against their Python
+    definitions (Scorer._rows with log_proba's loop, plain.term_index): the same floats, the
+    same columns, on every probe and on words the vocabulary has not (a prefix of a term, a
+    term with more after it, an empty one, a lone surrogate, a term in another script)."""
+    import textnb.mail.scorer as scorer_module
+    import textnb.store.plain as plain
+    clf = TextClassifier(**settings).fit(TEXTS + [MAIL], LABELS + ["spam"])
+    save_model(clf, tmp_path / "m.model")
+    scorer = Scorer(tmp_path / "m.model")
+    probes = PROBES + [parse_message("Subject: café\n\nchea cheapest pill \ud800 noon日本 x".encode(
+        "utf-8", "surrogatepass"))]
+    in_c = [scorer.log_proba(d.text, d.fields) for d in probes]
+    keys = ["", "chea", "cheap", "cheapest", "\ud800", "zzzz", "noon", "日本", "$###"]
+    found = plain.term_columns(scorer._terms, scorer._ends, keys)
+    assert found[2] >= 0 and found[6] >= 0 and found[1] == found[3] == found[4] == -1
+    monkeypatch.setattr(scorer_module, "_fast", None)
+    monkeypatch.setattr(plain, "_fast", None)
+    assert [scorer.log_proba(d.text, d.fields) for d in probes] == in_c
+    assert plain.term_columns(scorer._terms, scorer._ends, keys) == found
+
+
+def test_a_checked_file_is_read_by_its_verdict_alone(tmp_path, monkeypatch):
+    """A file its sidecar vouches for, without a journal, is scored from the members it needs,
+    read by textnb.store.verdict.read without the rules' modules; the same scores as the file
+    read by the rules. A journal beside it, or no verdict, and the rules read it."""
+    import subprocess
+    from textnb.store import verdict
+    monkeypatch.setattr(verdict, "SETTLED", 0.0)  # the first reader records its verdict
+    path = tmp_path / "m.model"
+    save_model(TextClassifier().fit(TEXTS, LABELS), path)
+    assert verdict.read(str(path), ("terms",)) is None  # no verdict yet
+    checked = Scorer(path).log_proba(MAIL.text, MAIL.fields)
+    meta, members = verdict.read(str(path), ("terms", "score_bias"))
+    assert meta["classes"] == ["ham", "spam", "sport"] and set(members) == {"terms", "score_bias"}
+    assert bytes(members["terms"].data).split(b"\n")[:2] == [b"!!!", b"$###"]
+    code = ("import sys; from textnb.mail.scorer import Scorer; "
+            f"print(Scorer({str(path)!r}).log_proba({MAIL.text!r}, {MAIL.fields!r})); "
+            "print(sorted(m for m in sys.modules if m.startswith('textnb.store')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out == [str(checked), "['textnb.store', 'textnb.store.plain', 'textnb.store.verdict']"]
+    (tmp_path / "m.model.journal").write_bytes(b"")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0] == str(checked) and "textnb.store.container" in out[1]

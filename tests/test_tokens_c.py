@@ -404,3 +404,28 @@ def test_the_same_model_with_or_without_c(monkeypatch):
     assert with_c.cutoffs_ == without.cutoffs_
     np.testing.assert_array_equal(scores_c, scores)
     assert len(set(labels)) == 2 and len(with_c.vocabulary_) > 5000
+
+
+def test_content_types_and_parameters_are_read_as_their_patterns_read_them():
+    """_tokens.content_type and parameter against textnb.documents.message's _CONTENT_TYPE
+    (whole match) and _PARAMETER (findall): the same groups on random ASCII values of the
+    parts they are made of (blanks of every kind \\s takes, quotes, backslashes, "<")."""
+    import random
+    from textnb.documents.message import _CONTENT_TYPE, _PARAMETER
+    content_type, parameter = re.compile(_CONTENT_TYPE), re.compile(_PARAMETER)
+    parts = ["text", "/", "plain", ";", " ", "\t", "\n", "\x1c", "\x0b", "\r", "=", '"', "\\",
+             "<", "charset", "CharSet", "iso-8859-1", "a", "-", ".", "+", "_", "x=y", "name",
+             "9", "*"]
+    rnd = random.Random(0)
+    for _ in range(20000):
+        value = "".join(rnd.choice(parts) for _ in range(rnd.randint(0, 12)))
+        value = "text/html" + value if rnd.random() < 0.5 else value
+        match = content_type.fullmatch(value)
+        assert C_TOKENS.content_type(value) == (match.groups() if match else None), value
+        for name in ("charset", "name"):
+            expected = next((quoted or token for key, quoted, token in parameter.findall(value)
+                             if key.lower() == name), None)
+            assert C_TOKENS.parameter(value, name) == expected, value
+    assert C_TOKENS.content_type('Text/Plain; charset="a b" ;') == ("Text/Plain", '; charset="a b"')
+    with pytest.raises(ValueError):
+        C_TOKENS.content_type("text/plain; name=é")

@@ -2,7 +2,8 @@
  * file that Python makes slow: that its terms are UTF-8 lines in strictly ascending order,
  * and where each ends; and that its counts' rows are in order (count_indptr non-decreasing
  * from 0 to the number of counts, each row's class numbers ascending and below the number of
- * classes).
+ * classes). And the mail filter's lookup of a message's tokens among the terms (columns):
+ * a bisection a token, which in Python cost a slice and a comparison a step.
  *
  * The Python code in textnb/modelfile.py is the definition, and the fallback where this
  * module is not built; the numpy reader checks the same predicates. tests/test_modelfile.py
@@ -197,6 +198,102 @@ rows(PyObject *self, PyObject *args)
     return PyUnicode_FromString(problem);
 }
 
+/* The term's bytes k of a model file's sorted terms (blob, each line ended at ends[k] - 1):
+ * [*start, *stop); 0 where ends does not fit the blob. */
+static inline int
+term_at(const Py_buffer *blob, const Py_buffer *ends, Py_ssize_t k, uint64_t *start,
+        uint64_t *stop)
+{
+    uint64_t end = unsigned_item(ends, k);
+    *start = k ? unsigned_item(ends, k - 1) : 0;
+    if (end == 0 || end - 1 > (uint64_t)blob->len || *start > end - 1)
+        return 0;
+    *stop = end - 1;
+    return 1;
+}
+
+/* columns(blob, ends, keys) -> list: the index of each key (str, as UTF-8 with surrogates
+ * passed) among a model file's sorted terms, or -1: textnb.store.plain.term_index's bisection,
+ * a key at a time. */
+static PyObject *
+columns(PyObject *self, PyObject *args)
+{
+    PyObject *ends_object, *keys, *result = NULL;
+    Py_buffer blob, ends;
+    if (!PyArg_ParseTuple(args, "y*OO:columns", &blob, &ends_object, &keys))
+        return NULL;
+    if (!unsigned_array(ends_object, &ends, "ends")) {
+        PyBuffer_Release(&blob);
+        return NULL;
+    }
+    PyObject *sequence = PySequence_Fast(keys, "keys must be a sequence of str");
+    if (sequence == NULL)
+        goto done;
+    Py_ssize_t n_keys = PySequence_Fast_GET_SIZE(sequence), n_terms = ends.len / ends.itemsize;
+    result = PyList_New(n_keys);
+    for (Py_ssize_t i = 0; result != NULL && i < n_keys; i++) {
+        PyObject *key = PySequence_Fast_GET_ITEM(sequence, i), *encoded = NULL;
+        Py_ssize_t size;
+        const char *text;
+        if (!PyUnicode_Check(key)) {
+            PyErr_SetString(PyExc_TypeError, "keys must be str");
+            Py_CLEAR(result);
+            break;
+        }
+        text = PyUnicode_AsUTF8AndSize(key, &size);
+        if (text == NULL) {  /* a lone surrogate: encoded as "surrogatepass" does */
+            PyErr_Clear();
+            encoded = PyUnicode_AsEncodedString(key, "utf-8", "surrogatepass");
+            if (encoded == NULL) {
+                Py_CLEAR(result);
+                break;
+            }
+            text = PyBytes_AS_STRING(encoded);
+            size = PyBytes_GET_SIZE(encoded);
+        }
+        Py_ssize_t lo = 0, hi = n_terms, found = -1;
+        uint64_t start, stop;
+        int bad = 0;
+        while (lo < hi) {  /* the first term not below the key */
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            if (!term_at(&blob, &ends, mid, &start, &stop)) {
+                bad = 1;
+                break;
+            }
+            Py_ssize_t length = (Py_ssize_t)(stop - start);
+            int order = memcmp((const char *)blob.buf + start, text, length < size ? length : size);
+            if (order < 0 || (order == 0 && length < size))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (!bad && lo < n_terms) {
+            if (!term_at(&blob, &ends, lo, &start, &stop))
+                bad = 1;
+            else if ((Py_ssize_t)(stop - start) == size &&
+                     memcmp((const char *)blob.buf + start, text, size) == 0)
+                found = lo;
+        }
+        Py_XDECREF(encoded);
+        if (bad) {
+            PyErr_SetString(PyExc_ValueError, "ends do not fit the terms' bytes");
+            Py_CLEAR(result);
+            break;
+        }
+        PyObject *column = PyLong_FromSsize_t(found);
+        if (column == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, i, column);
+    }
+    Py_DECREF(sequence);
+done:
+    PyBuffer_Release(&blob);
+    PyBuffer_Release(&ends);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"sorted_lines", sorted_lines, METH_VARARGS,
      "sorted_lines(data, lines) -> bytes or None: where each line of data ends (native "
@@ -205,6 +302,9 @@ static PyMethodDef methods[] = {
     {"rows", rows, METH_VARARGS,
      "rows(indptr, classes, n_classes) -> None, 'indptr' or 'rows': whether indptr runs from "
      "0 to len(classes) without decreasing and each row's classes ascend below n_classes."},
+    {"columns", columns, METH_VARARGS,
+     "columns(blob, ends, keys) -> list: the index of each key (str) among a model file's "
+     "sorted terms (blob, each line ended at its ends offset, minus one), or -1."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,6 +11,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -358,6 +359,155 @@ done:
     return result;
 }
 
+/* A count of a model file's count_values: unsigned integers of any width, or float64. */
+static inline double
+count_at(const Py_buffer *b, Py_ssize_t i)
+{
+    if (b->format[strlen(b->format) - 1] == 'd')
+        return ((const double *)b->buf)[i];
+    switch (b->itemsize) {
+    case 1: return (double)((const uint8_t *)b->buf)[i];
+    case 2: return (double)((const uint16_t *)b->buf)[i];
+    case 4: return (double)((const uint32_t *)b->buf)[i];
+    default: return (double)((const uint64_t *)b->buf)[i];
+    }
+}
+
+static inline uint64_t
+unsigned_at(const Py_buffer *b, Py_ssize_t i)
+{
+    switch (b->itemsize) {
+    case 1: return ((const uint8_t *)b->buf)[i];
+    case 2: return ((const uint16_t *)b->buf)[i];
+    case 4: return ((const uint32_t *)b->buf)[i];
+    default: return ((const uint64_t *)b->buf)[i];
+    }
+}
+
+/* Fill out[0:n] with the floats of the sequence seq (n of them); 0 and an exception if not. */
+static int
+floats(PyObject *seq, double *out, Py_ssize_t n)
+{
+    PyObject *fast = PySequence_Fast(seq, "a sequence of floats");
+    if (fast == NULL)
+        return 0;
+    int ok = PySequence_Fast_GET_SIZE(fast) == n;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        out[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fast, i));
+        ok = !(out[i] == -1.0 && PyErr_Occurred());
+    }
+    if (!ok && !PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "sequences of different lengths");
+    Py_DECREF(fast);
+    return ok;
+}
+
+/* term_sums(model, alpha, a, b, absent, class_count, indptr, classes, counts, columns,
+ * values) -> list: the mail filter's sums over a message's terms of value × the term's weight
+ * per class (textnb.mail.scorer.Scorer._rows, its definition, and log_proba's loop, in their
+ * order: the same floats). */
+static PyObject *
+term_sums(PyObject *self, PyObject *args)
+{
+    int model;
+    double alpha;
+    PyObject *a_o, *b_o, *absent_o, *count_o, *indptr_o, *classes_o, *counts_o, *columns_o,
+             *values_o, *result = NULL, *columns = NULL;
+    Py_buffer p, k, v;
+    int got = 0;
+    double *memory = NULL;
+    if (!PyArg_ParseTuple(args, "idOOOOOOOOO:term_sums", &model, &alpha, &a_o, &b_o, &absent_o,
+                          &count_o, &indptr_o, &classes_o, &counts_o, &columns_o, &values_o))
+        return NULL;
+    Py_ssize_t n = PyObject_Length(a_o);
+    if (n < 0)
+        return NULL;
+    Py_buffer *buffers[3] = {&p, &k, &v};
+    PyObject *objects[3] = {indptr_o, classes_o, counts_o};
+    for (; got < 3; got++)
+        if (PyObject_GetBuffer(objects[got], buffers[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            goto done;
+    columns = PySequence_Fast(columns_o, "columns must be a sequence");
+    if (columns == NULL)
+        goto done;
+    Py_ssize_t n_terms = PySequence_Fast_GET_SIZE(columns);
+    Py_ssize_t n_rows = p.len / p.itemsize - 1, n_entries = k.len / k.itemsize;
+    memory = PyMem_Malloc(sizeof(double) * (6 * (size_t)n + (size_t)n_terms + 1));
+    if (memory == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *a = memory, *b = a + n, *absent = b + n, *class_count = absent + n, *sums = class_count + n,
+           *row = sums + n, *values = row + n;
+    if (!floats(a_o, a, n) || !floats(b_o, b, n) || !floats(absent_o, absent, n) ||
+            !floats(count_o, class_count, n) || !floats(values_o, values, n_terms))
+        goto done;
+    for (Py_ssize_t c = 0; c < n; c++)
+        sums[c] = 0.0;
+    for (Py_ssize_t t = 0; t < n_terms; t++) {
+        Py_ssize_t term = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(columns, t));
+        if (term == -1 && PyErr_Occurred())
+            goto done;
+        if (term < 0 || term >= n_rows) {
+            PyErr_SetString(PyExc_ValueError, "a column beyond the terms");
+            goto done;
+        }
+        uint64_t lo = unsigned_at(&p, term), hi = unsigned_at(&p, term + 1);
+        if (lo > hi || hi > (uint64_t)n_entries || (Py_ssize_t)(v.len / v.itemsize) < n_entries) {
+            PyErr_SetString(PyExc_ValueError, "counts that do not fit their rows");
+            goto done;
+        }
+        for (uint64_t j = lo; j < hi; j++)
+            if (unsigned_at(&k, (Py_ssize_t)j) >= (uint64_t)n) {
+                PyErr_SetString(PyExc_ValueError, "a class beyond the classes");
+                goto done;
+            }
+        if (model == 0) {  /* complement */
+            double total = 0.0;
+            for (uint64_t j = lo; j < hi; j++)
+                total += count_at(&v, (Py_ssize_t)j);
+            double zero = log(total + alpha);
+            for (Py_ssize_t c = 0; c < n; c++)
+                row[c] = (zero - a[c]) / b[c];
+            for (uint64_t j = lo; j < hi; j++) {
+                Py_ssize_t c = (Py_ssize_t)unsigned_at(&k, (Py_ssize_t)j);
+                double x = total - count_at(&v, (Py_ssize_t)j) + alpha;
+                row[c] = (log(x > alpha ? x : alpha) - a[c]) / b[c];
+            }
+        } else {
+            for (Py_ssize_t c = 0; c < n; c++)
+                row[c] = absent[c];
+            for (uint64_t j = lo; j < hi; j++) {
+                Py_ssize_t c = (Py_ssize_t)unsigned_at(&k, (Py_ssize_t)j);
+                double count = count_at(&v, (Py_ssize_t)j);
+                if (model == 1)  /* multinomial */
+                    row[c] = log(count + alpha) - a[c];
+                else {  /* bernoulli */
+                    double x = class_count[c] - count;
+                    row[c] = (log(count + alpha) - a[c]) - (log((x > 0.0 ? x : 0.0) + alpha) - a[c]);
+                }
+            }
+        }
+        for (Py_ssize_t c = 0; c < n; c++)
+            sums[c] += values[t] * row[c];
+    }
+    result = PyList_New(n);
+    for (Py_ssize_t c = 0; result != NULL && c < n; c++) {
+        PyObject *sum = PyFloat_FromDouble(sums[c]);
+        if (sum == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, c, sum);
+    }
+done:
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(buffers[i]);
+    Py_XDECREF(columns);
+    PyMem_Free(memory);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"jll", jll, METH_VARARGS,
      "jll(values, columns, indptr, weights, out): out[r, c] = the sum over row r's entries j "
@@ -379,6 +529,11 @@ static PyMethodDef methods[] = {
      "relabel(data, indices, indptr, column) -> (indices, data, indptr): entry j's column "
      "column[indices[j]], those of a negative one dropped; data and indptr None where none "
      "was."},
+    {"term_sums", term_sums, METH_VARARGS,
+     "term_sums(model, alpha, a, b, absent, class_count, indptr, classes, counts, columns, "
+     "values) -> list: per class, the sum over a message's terms (columns, ascending) of "
+     "values[t] times the term's weight from its counts (model 0 complement, 1 multinomial, "
+     "2 Bernoulli), as the mail filter's scorer computes it in Python."},
     {NULL, NULL, 0, NULL},
 };
 

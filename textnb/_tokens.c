@@ -1703,6 +1703,170 @@ static PyTypeObject NumberingType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* textnb.documents.message's _CONTENT_TYPE and _PARAMETER on an ASCII str, whose \w is
+ * [A-Za-z0-9_] and \s [ \t\n\r\f\v\x1c-\x1f]. Each pattern's repeats are followed by a character
+ * they cannot take, so the regex engine's first way through is its only one: these scan it. */
+static int
+is_space(Py_UCS4 c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
+
+static int
+is_type_char(Py_UCS4 c)  /* [\w.+-] */
+{
+    return c < 128 && (ascii_word[c] || c == '.' || c == '+' || c == '-');
+}
+
+static int
+is_name_char(Py_UCS4 c)  /* [\w-] */
+{
+    return c < 128 && (ascii_word[c] || c == '-');
+}
+
+/* The end of _VALUE matched at i, or -1. */
+static Py_ssize_t
+mime_value(int kind, const void *data, Py_ssize_t n, Py_ssize_t i)
+{
+    if (i >= n)
+        return -1;
+    Py_UCS4 c = AT(i);
+    if (c == '"') {  /* "[^"\\\n;<][^"\\\n;]*" */
+        i++;
+        if (i >= n || AT(i) == '"' || AT(i) == '\\' || AT(i) == '\n' || AT(i) == ';' ||
+                AT(i) == '<')
+            return -1;
+        for (i++; i < n && AT(i) != '"' && AT(i) != '\\' && AT(i) != '\n' && AT(i) != ';'; i++)
+            ;
+        return i < n && AT(i) == '"' ? i + 1 : -1;
+    }
+    if (is_space(c) || c == ';' || c == '\\' || c == '<')  /* [^\s;"\\<][^\s;"\\]* */
+        return -1;
+    for (i++; i < n && !is_space(AT(i)) && AT(i) != ';' && AT(i) != '"' && AT(i) != '\\'; i++)
+        ;
+    return i;
+}
+
+/* content_type(value) -> (type, parameters) or None: _CONTENT_TYPE.fullmatch(value)'s two
+ * groups, of an ASCII str. */
+static PyObject *
+content_type(PyObject *self, PyObject *args)
+{
+    PyObject *value;
+    if (!PyArg_ParseTuple(args, "U:content_type", &value))
+        return NULL;
+    if (!PyUnicode_IS_ASCII(value)) {
+        PyErr_SetString(PyExc_ValueError, "content_type reads ASCII only");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(value);
+    const void *data = PyUnicode_DATA(value);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(value), i = 0, slash, type_end, end;
+    while (i < n && is_type_char(AT(i)))  /* [\w.+-]+/[\w.+-]+ */
+        i++;
+    if (i == 0 || i >= n || AT(i) != '/')
+        Py_RETURN_NONE;
+    slash = ++i;
+    while (i < n && is_type_char(AT(i)))
+        i++;
+    if (i == slash)
+        Py_RETURN_NONE;
+    type_end = end = i;
+    for (;;) {  /* (?:\s*;\s*[\w-]+\s*=\s*_VALUE)* */
+        i = end;
+        while (i < n && is_space(AT(i)))
+            i++;
+        if (i >= n || AT(i) != ';')
+            break;
+        for (i++; i < n && is_space(AT(i)); i++)
+            ;
+        Py_ssize_t name = i;
+        while (i < n && is_name_char(AT(i)))
+            i++;
+        if (i == name)
+            break;
+        while (i < n && is_space(AT(i)))
+            i++;
+        if (i >= n || AT(i) != '=')
+            break;
+        for (i++; i < n && is_space(AT(i)); i++)
+            ;
+        i = mime_value(kind, data, n, i);
+        if (i < 0)
+            break;
+        end = i;
+    }
+    i = end;  /* \s*(?:;\s*)? to the end */
+    while (i < n && is_space(AT(i)))
+        i++;
+    if (i < n && AT(i) == ';')
+        for (i++; i < n && is_space(AT(i)); i++)
+            ;
+    if (i != n)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(NN)", PyUnicode_Substring(value, 0, type_end),
+                         PyUnicode_Substring(value, type_end, end));
+}
+
+/* parameter(parameters, name) -> str or None: the value of the first of
+ * _PARAMETER.findall(parameters) whose key is name in lower case (its quoted value, else its
+ * token), of an ASCII str. */
+static PyObject *
+parameter(PyObject *self, PyObject *args)
+{
+    PyObject *value, *wanted;
+    if (!PyArg_ParseTuple(args, "UU:parameter", &value, &wanted))
+        return NULL;
+    if (!PyUnicode_IS_ASCII(value) || !PyUnicode_IS_ASCII(wanted)) {
+        PyErr_SetString(PyExc_ValueError, "parameter reads ASCII only");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(value);
+    const void *data = PyUnicode_DATA(value);
+    const Py_UCS1 *want = PyUnicode_1BYTE_DATA(wanted);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(value), n_want = PyUnicode_GET_LENGTH(wanted);
+    for (Py_ssize_t at = 0; at < n;) {
+        Py_ssize_t i = at, name_end, start, stop;
+        while (i < n && is_name_char(AT(i)))  /* ([\w-]+)\s*=\s* */
+            i++;
+        name_end = i;
+        while (i < n && is_space(AT(i)))
+            i++;
+        if (name_end == at || i >= n || AT(i) != '=') {
+            at++;
+            continue;
+        }
+        for (i++; i < n && is_space(AT(i)); i++)
+            ;
+        if (i < n && AT(i) == '"') {  /* "([^"]*)" */
+            start = i + 1;
+            for (stop = start; stop < n && AT(stop) != '"'; stop++)
+                ;
+            if (stop >= n) {
+                at++;
+                continue;
+            }
+            i = stop + 1;
+        } else {  /* ([^\s;"]+) */
+            start = stop = i;
+            while (stop < n && !is_space(AT(stop)) && AT(stop) != ';' && AT(stop) != '"')
+                stop++;
+            if (stop == start) {
+                at++;
+                continue;
+            }
+            i = stop;
+        }
+        int same = name_end - at == n_want;
+        for (Py_ssize_t k = 0; same && k < n_want; k++)
+            same = Py_TOLOWER(AT(at + k)) == want[k];
+        if (same)
+            return PyUnicode_Substring(value, start, stop);
+        at = i;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", tokens, METH_VARARGS,
      "tokens(text, stop_words, min_length, max_length) -> list: the tokens of text "
@@ -1735,6 +1899,12 @@ static PyMethodDef methods[] = {
     {"header_fields", header_fields, METH_VARARGS,
      "header_fields(text) -> [(name, value)] or None: an ASCII header block's fields, as "
      "textnb.documents.message._header_block splits it."},
+    {"content_type", content_type, METH_VARARGS,
+     "content_type(value) -> (type, parameters) or None: the groups of "
+     "textnb.documents.message._CONTENT_TYPE.fullmatch(value), of an ASCII str."},
+    {"parameter", parameter, METH_VARARGS,
+     "parameter(parameters, name) -> str or None: the value of the first parameter named name "
+     "(lower case) of _PARAMETER.findall(parameters), of an ASCII str."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -144,8 +144,9 @@ def _parse_headers(raw: bytes) -> Message:
     return message
 
 
-# A header field line starts with a field name (printable ASCII but ":") and a colon.
-_FIELD = re.compile(rb"[!-9;-~]+:")
+# A header field line starts with a field name (printable ASCII but ":") and a colon (compiled
+# where _is_message reads without textnb/_tokens.c).
+_FIELD = rb"[!-9;-~]+:"
 # Fields of which at least one must appear for a header block to be taken as mail or news, so
 # that a text file starting with "Note: ..." stays a text file.
 _MAIL_FIELDS = frozenset({
@@ -255,7 +256,7 @@ def _is_message(raw: bytes) -> bool:
             break
         if line[:1] in (b" ", b"\t"):
             continue
-        match = _FIELD.match(line)
+        match = re.match(_FIELD, line)
         if match is None:
             return False
         fields += 1
@@ -398,9 +399,11 @@ def _markup_fields(tags: dict[str, None], hosts: dict[str, None],
 # "\s*;?\s*" made a run of spaces without ";" quadratic (a minute on 100 kB of them, issue #10).
 _VALUE = r'(?:"[^"\\\n;<][^"\\\n;]*"|[^\s;"\\<][^\s;"\\]*)'
 _PARAMETERS = r'((?:\s*;\s*[\w-]+\s*=\s*' + _VALUE + r')*)\s*(?:;\s*)?'
-_CONTENT_TYPE = re.compile(r"([\w.+-]+/[\w.+-]+)" + _PARAMETERS)
+_CONTENT_TYPE = r"([\w.+-]+/[\w.+-]+)" + _PARAMETERS
 _DISPOSITION = r"[\w.+-]+" + _PARAMETERS
-_PARAMETER = re.compile(r'([\w-]+)\s*=\s*(?:"([^"]*)"|([^\s;"]+))')
+_PARAMETER = r'([\w-]+)\s*=\s*(?:"([^"]*)"|([^\s;"]+))'
+# Both are read in C where it was built (textnb/_tokens.c), their patterns compiled where it
+# was not: compiling them cost every delivery's start 2.7 million instructions (callgrind).
 # A header block of fields and their continuation lines, and one field of it: compat32's value
 # is the text after the colon, leading blanks dropped, continuation lines kept with their line
 # ends, the final line end dropped. Each line starts with a field name or a blank, so neither
@@ -435,9 +438,9 @@ def _simple_message(raw: bytes, source: str) -> Document | None:
     leaves: list[tuple] = []
     if not _leaves(first, body, False, 0, leaves):
         return None
-    match = _CONTENT_TYPE.fullmatch(first["content-type"]) if "content-type" in first else None
-    kind = match[1].lower() if match else "text/plain"
-    charset = _parameter(match[2], "charset") if match else None
+    match = _content_type(first["content-type"]) if "content-type" in first else None
+    kind = match[0].lower() if match else "text/plain"
+    charset = _parameter(match[1], "charset") if match else None
     fields = []
     for name, value in headers:
         if name == "content-type":
@@ -495,11 +498,22 @@ def _first(headers: list[tuple[str, str]]) -> dict[str, str]:
     return first
 
 
+def _content_type(value: str) -> tuple[str, str] | None:
+    """(type, parameters): the groups of _CONTENT_TYPE's match of the whole ``value``, or None."""
+    if _fast is not None and value.isascii():
+        return _fast.content_type(value)
+    match = re.fullmatch(_CONTENT_TYPE, value)
+    return match.groups() if match else None
+
+
 def _parameter(parameters: str, name: str) -> str | None:
-    """The value of the first parameter called ``name`` (any case) of a _PARAMETERS match."""
+    """The value of the first parameter called ``name`` (lower case; any case in
+    ``parameters``) of a _PARAMETERS match."""
     if not parameters:  # the common case: a part without parameters
         return None
-    return next((quoted or token for key, quoted, token in _PARAMETER.findall(parameters)
+    if _fast is not None and parameters.isascii():
+        return _fast.parameter(parameters, name)
+    return next((quoted or token for key, quoted, token in re.findall(_PARAMETER, parameters)
                  if key.lower() == name), None)
 
 
@@ -514,11 +528,11 @@ def _leaves(first: dict[str, str], body: bytes, part: bool, depth: int,
     if content_type is None:
         kind, parameters = "text/plain", ""
     else:
-        match = (_CONTENT_TYPE.fullmatch(content_type)
+        match = (_content_type(content_type)
                  if len(content_type) <= MAX_PARAMETER_FIELD else None)
         if match is None:
             return False
-        kind, parameters = match[1].lower(), match[2]
+        kind, parameters = match[0].lower(), match[1]
     main = kind.partition("/")[0]
     if main == "multipart":
         boundary = _parameter(parameters, "boundary")
@@ -596,9 +610,9 @@ def _split(body: bytes, boundary: bytes, depth: int, leaves: list[tuple]) -> boo
     return True
 
 
-# Common tags; a body opening with one, or holding several, is HTML whatever its MIME type says.
-_HTML_TAG = re.compile(r"<(?:html|!doctype|head|body|br|p|div|table|tr|td|font|a\s+href|img)\b",
-                       re.IGNORECASE)
+# Common tags; a body opening with one, or holding several, is HTML whatever its MIME type says
+# (compiled where a text holds a "<", not at every start).
+_HTML_TAG = r"<(?:html|!doctype|head|body|br|p|div|table|tr|td|font|a\s+href|img)\b"
 # The first line of a uuencoded file in a body ("begin 644 name" ... "end"): its lines are junk
 # to a tokenizer. The "end" line is found with str.find: a pattern that matched up to it
 # rescanned the rest of the text from every "begin" line without one (quadratic, issue #10).
@@ -608,8 +622,11 @@ _UU_BEGIN = r"^begin [0-7]{3,4} (\S[^\n]*)\n"
 def _looks_like_html(text: str) -> bool:
     # Old spam sends HTML without a MIME header, so as text/plain; a mail reader shows it as HTML.
     head = text[:4096]
-    return head.lstrip()[:1] == "<" and _HTML_TAG.match(head.lstrip()) is not None \
-        or len(_HTML_TAG.findall(head)) >= 5
+    if "<" not in head:
+        return False
+    tag = re.compile(_HTML_TAG, re.IGNORECASE)
+    return head.lstrip()[:1] == "<" and tag.match(head.lstrip()) is not None \
+        or len(tag.findall(head)) >= 5
 
 
 def _name_uuencoded(text: str) -> str:

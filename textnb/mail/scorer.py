@@ -8,15 +8,19 @@ of the terms the message holds. A file of format 3 holds the counts by term (CSR
 k's counts and two numbers per class (``score_constants``, see
 :func:`textnb.store.text_model.score_constants`); a file of format 2 holds W_k itself, row k of
 ``score_weights``. The terms are searched as UTF-8 bytes, whose order is the code-point order
-they were sorted in, so they are never decoded. So ``textnb filter`` costs milliseconds more
-than Python's start-up, not numpy's import and the whole model's reading (docs/design/
-delivery.md; ``python -m bench.filter``).
+they were sorted in, so they are never decoded; the lookup and the sums over the message's
+terms run in C where it was built (textnb/_modelfile.c, textnb/_scores.c: the same floats). So
+``textnb filter`` costs milliseconds more than Python's start-up, not numpy's import and the
+whole model's reading (docs/design/performance.md; ``python -m bench.filter``).
 
 The file is read by :func:`textnb.store.container.read` and its values checked by
 :meth:`~textnb.store.container.ModelFile.plain`: the rules of every reader, so a file this scorer
 scores is one :func:`~textnb.store.text_model.load_model` loads, and one it refuses is refused there
-too, in the same words (tests/test_hostile_models.py). A file of format 1 (terms in meta.json)
-or of a hashed vocabulary is scored through :func:`~textnb.store.text_model.load_model`.
+too, in the same words (tests/test_hostile_models.py). A file of format 3 that passed them, as
+its sidecar records (:mod:`textnb.store.verdict`), and without a journal, is read by
+:func:`textnb.store.verdict.read` alone: the members scored with, nothing checked again. A file
+of format 1 (terms in meta.json) or of a hashed vocabulary is scored through
+:func:`~textnb.store.text_model.load_model`.
 
 The arithmetic is that of :meth:`TextClassifier.predict_log_proba`, in the same order, with
 the same score constants (load_model scores with those the file holds), so the two agree to
@@ -29,11 +33,26 @@ import math
 import os
 from collections import Counter
 
-from ..store.schema import LEGACY_SETTINGS, TEXT_CLASSIFIER
-from ..store.container import read
-from ..store.journal import read as read_journal, replay_plain
-from ..store.plain import term_index
+from ..store import verdict
+from ..store.plain import plain_array, term_columns
 from ..text.tokens import Tokenizer
+
+try:  # the sums over a message's terms in C (textnb/_scores.c), where it was built
+    from .. import _scores as _fast
+except ImportError:
+    _fast = None
+
+# The event models' numbers in textnb/_scores.c's term_sums.
+_MODELS = {"complement": 0, "multinomial": 1, "bernoulli": 2}
+# The members a file of format 3 is scored with.
+_MEMBERS = ("class_count", "terms", "term_ends", "count_indptr", "count_classes", "count_values",
+            "score_bias", "score_constants")
+
+
+def _legacy(name: str) -> object:
+    """The setting ``name`` of a file written before it was saved."""
+    from ..store.schema import LEGACY_SETTINGS
+    return LEGACY_SETTINGS[name]
 
 
 class Declined(Exception):
@@ -45,15 +64,21 @@ class Scorer:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
-        model = read(self.path, TEXT_CLASSIFIER, writable=False, verdicts=True)
-        meta = model.meta
+        # A file of format 3 its sidecar vouches for, without a journal (textnb.store.journal's
+        # path_of): only its members to score with, checked by nothing again; any other file
+        # by the rules, and its journal.
+        found = (None if os.path.lexists(os.path.realpath(self.path) + ".journal")
+                 else verdict.read(self.path, _MEMBERS))
+        if (found is not None and found[0]["version"] == 3
+                and found[0]["params"].get("hash_bits") is None):
+            meta, raw = found
+            values = {name: plain_array(raw[name]) for name in _MEMBERS}
+            values["terms"] = raw["terms"].data, values["term_ends"]
+            model, self._touched = None, {}
+        else:
+            model, values = self._read()
+            meta = model.meta
         params = meta["params"]
-        if model.version < 2 or params.get("hash_bits") is not None:
-            raise Declined("format 1" if model.version < 2 else "a hashed vocabulary")
-        values = model.plain()
-        # The journal's documents (textnb.store.journal): the counts of the terms they touched,
-        # and the class counts and score constants after them, put in values.
-        self._touched = replay_plain(model, values, read_journal(model))
         self.classes = list(meta["classes"])
         self.cutoffs = meta.get("cutoffs")
         self.tokenizer = Tokenizer(
@@ -61,7 +86,8 @@ class Scorer:
             stemmer=params["stemmer"],
             ngram_range=meta.get("ngram_range") or params["ngram_range"],
             max_length=params["max_token_length"],
-            min_length=params.get("min_token_length", LEGACY_SETTINGS["min_token_length"]))
+            min_length=params["min_token_length"] if "min_token_length" in params
+            else _legacy("min_token_length"))
         self._model, self._alpha = params["model"], float(params["alpha"])
         self._binary = params["model"] == "bernoulli" or params["tf"] == "binary"
         self._log_tf = params["tf"] == "log" and not self._binary
@@ -69,7 +95,7 @@ class Scorer:
         self._terms, self._ends = values["terms"]
         self._class_count = list(values["class_count"])
         self.bias = list(values["score_bias"])
-        if model.version == 2:
+        if meta["version"] == 2:
             self._weights = values["score_weights"]
             # Term k's weight for class c, at k·C + c (C order) or c·T + k (Fortran order).
             n_terms, n_classes = model.sizes["T"], model.sizes["C"]
@@ -87,6 +113,21 @@ class Scorer:
             self._absent = [log_alpha - a_c if self._model == "multinomial" else
                             (log_alpha - a_c) - (math.log(max(total, 0.0) + self._alpha) - a_c)
                             for a_c, total in zip(self._a, self._class_count)]
+
+    def _read(self) -> tuple:
+        """(the model file read by the rules, :func:`textnb.store.container.read`; its values,
+        :meth:`~textnb.store.container.ModelFile.plain`), its journal replayed: the counts of
+        the terms its documents touched in ``_touched``, the class counts and score constants
+        after them in the values."""
+        from ..store.container import read
+        from ..store.journal import read as read_journal, replay_plain
+        from ..store.schema import TEXT_CLASSIFIER
+        model = read(self.path, TEXT_CLASSIFIER, writable=False, verdicts=True)
+        if model.version < 2 or model.meta["params"].get("hash_bits") is not None:
+            raise Declined("format 1" if model.version < 2 else "a hashed vocabulary")
+        values = model.plain()
+        self._touched = replay_plain(model, values, read_journal(model))
+        return model, values
 
     def _rows(self, terms: list[int]) -> list:
         """The weights of each of ``terms``, one per class
@@ -143,28 +184,40 @@ class Scorer:
         if self._l2 and values:
             length = math.sqrt(sum(v * v for v in values))
             values = [v / length for v in values]
-        n_classes = len(self.classes)
-        sums = [0.0] * n_classes
-        for value, row in zip(values, self._rows([k for k, _ in counts])):
-            for c in range(n_classes):
-                sums[c] += value * row[c]
+        sums = self._sums([k for k, _ in counts], values)
         # Finite: a file's counts, weights and constants are bounded (textnb.store.container).
         jll = [s + b for s, b in zip(sums, self.bias)]
         top = max(jll)
         norm = top + math.log(sum(math.exp(j - top) for j in jll))
         return [j - norm for j in jll]
 
+    def _sums(self, terms: list, values: list[float]) -> list[float]:
+        """Per class, Σ_k values[k] · W_k of ``terms`` (:meth:`_rows`) in their order: in C
+        (textnb/_scores.c, the same floats) for the terms of a file of format 3 where the
+        journal touched none, 5 µs a term in Python (2 classes)."""
+        n_classes = len(self.classes)
+        if _fast is not None and self._weights is None and not self._touched:
+            return _fast.term_sums(_MODELS[self._model], self._alpha, self._a, self._b,
+                                   self._absent, self._class_count, self._indptr,
+                                   self._count_classes, self._count_values, terms, values)
+        sums = [0.0] * n_classes
+        for value, row in zip(values, self._rows(terms)):
+            for c in range(n_classes):
+                sums[c] += value * row[c]
+        return sums
+
     def _counts(self, tokens: list[str]) -> dict[int, int]:
         """Column → count of the tokens that are vocabulary terms (Mitchell's positions)."""
-        blob, ends, found, touched = self._terms, self._ends, {}, self._touched
-        for token, n in Counter(tokens).items():
-            if touched and token in touched:
+        counts, found, touched = Counter(tokens), {}, self._touched
+        if touched:
+            for token in [token for token in counts if token in touched]:
                 if touched[token][0]:  # else no document has it any more
-                    found[token] = n
-                continue
-            column = term_index(blob, ends, token.encode("utf-8", "surrogatepass"))
+                    found[token] = counts[token]
+                del counts[token]
+        keys = list(counts)
+        for key, column in zip(keys, term_columns(self._terms, self._ends, keys)):
             if column >= 0:
-                found[column] = n
+                found[column] = counts[key]
         return found
 
     def _term(self, item: tuple) -> bytes:

@@ -41,7 +41,7 @@ from contextlib import contextmanager
 
 from ..errors import ModelFileError
 from . import verdict
-from .plain import Array, PLAIN_RULES, VOUCHED_RULES, plain_array
+from .plain import Array, PLAIN_RULES, VOUCHED_RULES, json_loads, plain_array  # noqa: F401 — json_loads: journal's, tests'
 from .schema import (FORMAT, MAX_CELLS, MAX_CLASSES, MAX_COMPARISONS, MAX_DIGESTS, MAX_TERMS,
                      MAX_TERM_BYTES, MEMBERS, META_PROBLEM, Member, TEXT_CLASSIFIER, VERSION,
                      is_whole, members)
@@ -309,52 +309,6 @@ def _meta(fd: int, entry: tuple[int, int, int], name: str, kind: str | None) -> 
     if problem:
         raise ModelFileError(f"model file '{name}' is corrupt ({problem})")
     return meta
-
-
-def json_loads(text: str, what: str = "meta.json") -> Any:
-    """``json.loads(text)``, refusing an object that names a key twice (ValueError: ``what``
-    names a key twice), by json's C scanner where there is one: importing json, its encoder and
-    its patterns, costs every mail filter's start 1 ms."""
-    def once(pairs: list[tuple[str, Any]]) -> dict:
-        found = dict(pairs)
-        if len(found) != len(pairs):
-            raise ValueError(f"{what} names a key twice")
-        return found
-
-    try:
-        from _json import make_scanner
-    except ImportError:  # no C scanner (another Python): json itself
-        import json
-        return json.loads(text, object_pairs_hook=once)
-    # What json.loads does with a str and json.JSONDecoder(object_pairs_hook=once).
-    blank = " \t\n\r"
-    if text.startswith("\ufeff"):
-        _json_error("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    try:
-        value, end = make_scanner(_JSONContext(once))(text, len(text) - len(text.lstrip(blank)))
-    except StopIteration as error:
-        _json_error("Expecting value", text, error.value)
-    rest = text[end:]
-    if rest.strip(blank):
-        _json_error("Extra data", text, end + len(rest) - len(rest.lstrip(blank)))
-    return value
-
-
-def _json_error(message: str, text: str, at: int) -> None:
-    """Raise json's error (importing json, where there is one to say)."""
-    from json import JSONDecodeError
-    raise JSONDecodeError(message, text, at) from None
-
-
-class _JSONContext:
-    """The settings json's scanner reads, as json.JSONDecoder(object_pairs_hook=hook) has them."""
-
-    def __init__(self, hook) -> None:
-        self.strict, self.object_hook, self.object_pairs_hook = True, None, hook
-        self.parse_float, self.parse_int = float, int
-        self.parse_constant = {"-Infinity": -math.inf, "Infinity": math.inf,
-                               "NaN": math.nan}.__getitem__
-        self.memo: dict = {}
 
 
 def check_header(meta: Any, name: str, kind: str | None) -> int:
