@@ -216,8 +216,8 @@ def mail_case(data, archive, seed: int, scratch: Path) -> list[list[str]]:
         (folder / f"{i:06d}").symlink_to(Path(paths[i]).resolve())
     t = np.where(y[test] == "spam", "spam", "ham")
     rows = []
-    for how, options in (("train", []), ("train --unlabeled", ["--unlabeled", str(folder)])):
-        run = command_run(scratch, groups, [Path(paths[i]) for i in test], train_options=options)
+    for how, extra in (("train", []), ("train --unlabeled", ["--unlabeled", str(folder)])):
+        run = command_run(scratch, groups, [Path(paths[i]) for i in test], train_options=extra)
         ham_spam = int(np.sum((run.verdicts == "spam") & (t == "ham")))
         n_ham = int(np.sum(t == "ham"))
         rows.append(["mail 30+30, 1,400 unlabeled", how, f"{np.mean(run.labels == t):.2%}",

@@ -33,7 +33,6 @@ A round of 20 Newsgroups takes about 40 s on 2 cores.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys

@@ -18,7 +18,7 @@ from ..errors import DocumentError, ModelFileError, describe
 from ..mail.filter import filter_message, read_head
 from ..store.container import locked
 from ..store.learning import Update
-from ..store.text_model import load_for_update, load_model, save_model
+from ..store.text_model import load_for_update, save_model
 from .common import FAILURE, OK, Skips, return_large_frees
 from .fast import FILTER_TIMEOUT, budget, write_out
 from .options import (FloatRange, LEARNED_ELSE_NAMED, cutoff_options, load_classifier,

@@ -41,7 +41,7 @@ from contextlib import contextmanager
 
 from ..errors import ModelFileError
 from . import verdict
-from .plain import Array, PLAIN_RULES, VOUCHED_RULES, json_loads, plain_array  # noqa: F401 — json_loads: journal's, tests'
+from .plain import Array, PLAIN_RULES, VOUCHED_RULES, json_loads, plain_array
 from .schema import (FORMAT, MAX_CELLS, MAX_CLASSES, MAX_COMPARISONS, MAX_DIGESTS, MAX_TERMS,
                      MAX_TERM_BYTES, MEMBERS, META_PROBLEM, Member, TEXT_CLASSIFIER, VERSION,
                      is_whole, members)

@@ -34,7 +34,7 @@ import stat
 import zlib
 
 from ..errors import ModelFileError
-from .container import json_loads
+from .plain import json_loads
 from .plain import term_index
 from .schema import COUNT_BITS, LOG_BITS, MAX_TOKEN_LENGTH_LIMIT, SCORE_BITS
 
