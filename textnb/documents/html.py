@@ -136,6 +136,8 @@ def _host(url: str) -> str:
     plain = _PLAIN_URL.match(url.strip())
     if plain:
         return plain[1].lower()
+    if "//" not in url.replace("\t", "").replace("\r", "").replace("\n", ""):
+        return ""  # no netloc (mailto:, a path, an anchor): urlsplit drops these characters
     from urllib.parse import urlsplit
     try:
         return urlsplit(url.strip()).hostname or ""
