@@ -451,6 +451,7 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
             fold_counts = StoredCounts(rest.indptr.astype(np.int64), rest.indices, rest.data,
                                        rest.shape)
             del rest
+        del held_counts   # its cells are taken: let it go before the weights are derived
         # The held part over its own terms: weights are derived for those alone.
         present = np.zeros(X.shape[1], dtype=bool)
         present[X_held.indices] = True
@@ -458,6 +459,7 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
         column = np.cumsum(present) - 1   # a used term's column among the used (no sort)
         X_used = csr_matrix((X_held.data, column[X_held.indices], X_held.indptr),
                             shape=(X_held.shape[0], used.size))
+        del present, column, X_held   # X_used shares X_held's values and row pointers
         # The weights a few classes at a time: each block's temporaries some 8 MB, not
         # several of (n_classes, used terms) (20 Newsgroups' pairs: 40 MB each).
         step = max(1, _BLOCK // max(used.size, 1))
@@ -491,6 +493,9 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
                 scores[model][alpha].append(score)
         if dense:
             flat[cells] = whole
+        # This fold's arrays let go before the next fold makes its own: two folds' at once
+        # were a pair weighing's peak (docs/design/training-speed.md).
+        nb = used_counts = fold_counts = X_used = None
         if behind is not None:
             live = {(model, alpha) for model, alpha in live if not behind(scores[model][alpha])}
     if cost is not None:
