@@ -11,11 +11,11 @@ weighing and model is tried on single words at the classifier's α with stop wor
 best three with the classifier's stop words removed too; every α for the best three of those;
 and word pairs, stop words kept, for the best two at the best α and its neighbours: a
 coordinate search, which costs a few plain trainings. The weighings are scored one at a time,
-fold by fold, and raced (Maron & Moore 1994, Hoeffding races): a candidate whose mean over its
-first folds trails the best complete candidate's mean over the same folds by more than ``RACE``
-of that one's fold-to-fold standard deviations is not scored on the rest, and its row says after
-how many folds it stopped (``stopped``). Dropping the stop words' columns gives
-exactly the counts of a tokenizer that removes them (their pairs would differ, so pairs keep
+fold by fold, and raced (after Maron & Moore 1994, "Hoeffding Races", with the CV's own spread
+for a bound): a candidate whose mean over its first folds trails the best complete candidate's
+mean over the same folds by more than ``RACE`` of that one's fold-to-fold standard deviations
+is not scored on the rest, and its row says after how many folds it stopped (``stopped``).
+Dropping the stop words' columns gives exactly the counts of a tokenizer that removes them (their pairs would differ, so pairs keep
 them); with stemming or ``max_features`` it would not, and the classifier's own stop words are
 then the only ones tried. Keeping stop words won on every corpus tried
 (docs/design/text-classification.md; ``python -m bench.sentiment``).
@@ -54,8 +54,8 @@ WIDER = 2
 # A candidate stops when it trails the leader on the same folds by more than this many of the
 # leader's fold-to-fold standard deviations: the folds' scores of two settings rise and fall
 # together, so a gap of one standard deviation after one fold is already far (20 Newsgroups:
-# multinomial NB trails complement NB by 0.02, some seven of them). Chosen so that the choice is
-# full CV's on 20 Newsgroups and SpamAssassin (docs/design/training-speed.md).
+# multinomial NB trails complement NB by 0.02, some seven of them). At 2 the choice is full CV's
+# on 20 Newsgroups and SpamAssassin (docs/design/training-speed.md).
 RACE = 2.0
 # A tuning row's stop words when the classifier was given a collection of words, not a name.
 GIVEN = "given"
