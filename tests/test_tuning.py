@@ -132,8 +132,8 @@ def test_the_most_smoothing_within_one_standard_error_is_chosen():
     assert result.settings["alpha"] == result.best["alpha"] >= result.rows[0]["alpha"]
 
 
-def test_settings_cross_validated_in_threads_score_as_one_at_a_time():
-    # Every row, in order, the same whether the settings run in one thread or in four.
+def test_settings_counted_in_workers_score_as_in_one_process():
+    # Every row, in order, the same whether the texts are counted with one job or four.
     texts = TEXTS + [f"lunch offer {i}" for i in range(6)]
     labels = LABELS + ["ham", "spam"] * 3
     alone = tune(TextClassifier(stop_words="english", n_jobs=1), texts, labels, folds=3)
@@ -355,3 +355,86 @@ def test_a_word_holding_a_space_is_counted_by_its_pairs_strings():
         Vocabulary().fit_pairs(iter(parts))
     with pytest.raises(ValueError, match="every document frequency kept"):
         Vocabulary(min_df=2).fit_pairs(iter(parts))
+
+
+def _sample_mail():
+    texts = [path.read_bytes() for folder in (SPAM_DIR, HAM_DIR) for path in sorted(folder.iterdir())]
+    return texts, ["spam"] * len(list(SPAM_DIR.iterdir())) + ["ham"] * len(list(HAM_DIR.iterdir()))
+
+
+@pytest.mark.parametrize("corpus", ["mail", "classes"])
+def test_the_race_chooses_what_full_cross_validation_chooses(corpus, monkeypatch):
+    from textnb.evaluation import tuning
+    # The bundled SpamAssassin sample: as mail, by 1 − AUC; as two classes, by accuracy, the
+    # first message's class swapped (the folds' spread the race judges by is then the best's).
+    texts, labels = _sample_mail()
+    classifier = TextClassifier(spam_class="spam")
+    if corpus == "classes":
+        labels = [("junk", "good")[(label == "spam") == (i == 0)] for i, label in enumerate(labels)]
+    raced = tune(classifier, texts, labels)
+    monkeypatch.setattr(tuning, "RACE", float("inf"))   # every candidate on every fold
+    full = tune(classifier, texts, labels)
+    assert not any("stopped" in row for row in full.rows)
+    assert raced.settings == full.settings
+    assert (raced.best["mean"], raced.best["sd"]) == (full.best["mean"], full.best["sd"])
+    # The race stopped some candidates, each after fewer folds than all, and listed them after
+    # every candidate scored on all folds; those it did not stop score as in full CV.
+    stopped = [row for row in raced.rows if "stopped" in row]
+    assert stopped and all(1 <= row["stopped"] < raced.folds for row in stopped)
+    assert raced.rows[-len(stopped):] == stopped
+    key = lambda r: (r["model"], r["alpha"], tuple(r["ngram_range"]), r["stop_words"], r["tf"],
+                     r["norm"])
+    everything = {key(row): row for row in full.rows}
+    for row in raced.rows[:-len(stopped)]:
+        if key(row) in everything:
+            assert (row["mean"], row["sd"]) == (everything[key(row)]["mean"],
+                                                everything[key(row)]["sd"])
+    # A stopped candidate scored in full is worse than the choice.
+    lower = corpus == "mail"
+    for row in stopped:
+        if key(row) in everything:
+            mean = everything[key(row)]["mean"]
+            assert mean > full.best["mean"] if lower else mean < full.best["mean"]
+
+
+def test_a_candidate_behind_is_not_scored_on_the_folds_after(random_counts):
+    from textnb.evaluation.tuning import _cross_validate_models
+    X, y = random_counts
+    W, fold = _weigh(X, "raw", "l2"), np.arange(y.size) % 4
+    models, alphas = ["complement", "multinomial"], (0.1, 1.0)
+    full = _cross_validate_models(TextClassifier(), W, y, fold, 4, models, alphas, None)
+    # Multinomial NB at α 1 stops after two folds (known by its scores), the rest after three:
+    # the folds stop there.
+    target = full["multinomial"][1.0][:2]
+    assert sum(full[m][a][:2] == target for m in models for a in alphas) == 1
+    seen = []
+
+    def behind(scores):
+        seen.append(len(scores))
+        return len(scores) >= 3 or scores == target
+
+    found = _cross_validate_models(TextClassifier(), W, y, fold, 4, models, alphas, None,
+                                   behind=behind)
+    assert [len(found[m][a]) for m in models for a in alphas] == [3, 3, 3, 2]
+    for model in models:
+        for alpha in alphas:
+            assert found[model][alpha] == full[model][alpha][:len(found[model][alpha])]
+    assert max(seen) == 3
+
+
+def test_the_cv_table_marks_the_candidates_stopped_early():
+    from textnb.cli.output import tuning_table
+    from textnb.evaluation.tuning import Tuning
+    row = {"model": "complement", "alpha": 0.03, "ngram_range": [1, 1], "stop_words": "none",
+           "tf": "raw", "norm": "l2", "mean": 0.9, "sd": 0.01, "seconds": 0.5, "megabytes": 60.0}
+    rows = [row, {**row, "alpha": 0.1, "mean": 0.89, "sd": 0.02},
+            {**row, "model": "multinomial", "mean": 0.8, "sd": 0.0, "stopped": 1},
+            {**row, "tf": "log", "mean": 0.85, "sd": 0.03, "stopped": 2}]
+    lines = tuning_table(Tuning("accuracy", 5, rows, chosen=0)).splitlines()[2:]
+    assert lines[0].startswith("* complement") and "0.9000 ± 0.0100" in lines[0]
+    assert "0.8900 ± 0.0200" in lines[1] and "stopped" not in lines[0] + lines[1]
+    assert lines[2].endswith("  stopped after 1 fold") and "±" not in lines[2]
+    assert "0.8000" in lines[2] and "multinomial" in lines[2]
+    assert lines[3].endswith("  stopped after 2 folds") and "0.8500" in lines[3]
+    # The columns after the score stay where they are.
+    assert len({line.index(" 0.50 ") for line in lines}) == 1

@@ -37,7 +37,8 @@ def on_error_line(report: dict[str, Any]) -> str:
 def tuning_table(tuned, top: int = 10) -> str:
     """--tune's cross-validation: the best settings first, mean ± sd over the folds, and what
     each cost: its share of the wall seconds of the cross-validation that scored it (the α
-    values of one setting are scored together) and the MB of the arrays it held."""
+    values of one setting are scored together) and the MB of the arrays it held; a setting
+    stopped early (far behind the best on its first folds) shows its mean over those folds."""
     seconds = sum(row.get("seconds", 0.0) for row in tuned.rows)
     lines = [f"{tuned.folds}-fold cross-validation of {len(tuned.rows)} settings "
              f"({tuned.metric}; best first; * chosen: the most smoothing within one standard "
@@ -46,10 +47,13 @@ def tuning_table(tuned, top: int = 10) -> str:
              f"  {'model':<12} {'alpha':>6} {'ngrams':>6} {'stop words':<10} {'tf':<7} "
              f"{'norm':<5} {tuned.metric:>14} {'s':>6} {'MB':>6}"]
     for i, row in enumerate(tuned.rows[:max(top, tuned.chosen + 1)]):
+        stopped = row.get("stopped")
+        spread = "" if stopped else f"± {row['sd']:.4f}"
         lines.append(f"{'*' if i == tuned.chosen else ' '} {row['model']:<12} {row['alpha']:>6g} "
                      f"{row['ngram_range'][1]:>6} {row['stop_words']:<10.10} {row['tf']:<7} "
-                     f"{str(row['norm'] or 'none'):<5} {row['mean']:>8.4f} ± {row['sd']:.4f} "
-                     f"{row.get('seconds', 0.0):>6.2f} {row.get('megabytes', 0.0):>6.0f}")
+                     f"{str(row['norm'] or 'none'):<5} {row['mean']:>8.4f} {spread:<8} "
+                     f"{row.get('seconds', 0.0):>6.2f} {row.get('megabytes', 0.0):>6.0f}"
+                     + (f"  stopped after {stopped} fold{'s' * (stopped > 1)}" if stopped else ""))
     return "\n".join(lines)
 
 

@@ -10,8 +10,12 @@ the smoothing α changes only the log probabilities (``_update``), not the count
 weighing and model is tried on single words at the classifier's α with stop words kept, the
 best three with the classifier's stop words removed too; every α for the best three of those;
 and word pairs, stop words kept, for the best two at the best α and its neighbours: a
-coordinate search, which costs a few plain trainings. Dropping the stop words' columns gives
-exactly the counts of a tokenizer that removes them (their pairs would differ, so pairs keep
+coordinate search, which costs a few plain trainings. The weighings are scored one at a time,
+fold by fold, and raced (after Maron & Moore 1994, "Hoeffding Races", with the CV's own spread
+for a bound): a candidate whose mean over its first folds trails the best complete candidate's
+mean over the same folds by more than ``RACE`` of that one's fold-to-fold standard deviations
+is not scored on the rest, and its row says after how many folds it stopped (``stopped``).
+Dropping the stop words' columns gives exactly the counts of a tokenizer that removes them (their pairs would differ, so pairs keep
 them); with stemming or ``max_features`` it would not, and the classifier's own stop words are
 then the only ones tried. Keeping stop words won on every corpus tried
 (docs/design/text-classification.md; ``python -m bench.sentiment``).
@@ -28,16 +32,14 @@ from __future__ import annotations
 import itertools
 import statistics
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..folds import small_class_folds, stratified_folds
 from ..store.schema import MAX_CELLS, MAX_COMPARISONS
 from ..text.stopwords import load_stop_words
-from ..workers import n_workers
 
 # The grid: what the textbooks and the literature vary (Rennie et al. 2003; Wang & Manning
 # 2012 for presence and word pairs on sentiment).
@@ -49,6 +51,12 @@ NGRAMS = ((1, 1), (1, 2))
 FOLDS = 5
 # Settings of the unigram search tried again with word pairs.
 WIDER = 2
+# A candidate stops when it trails the leader on the same folds by more than this many of the
+# leader's fold-to-fold standard deviations: the folds' scores of two settings rise and fall
+# together, so a gap of one standard deviation after one fold is already far (20 Newsgroups:
+# multinomial NB trails complement NB by 0.02, some seven of them). At 2 the choice is full CV's
+# on 20 Newsgroups and SpamAssassin (docs/design/training-speed.md).
+RACE = 2.0
 # A tuning row's stop words when the classifier was given a collection of words, not a name.
 GIVEN = "given"
 
@@ -173,61 +181,74 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     metric = "1 - ROC AUC" if spam else "accuracy"
     rows: list[dict[str, Any]] = []
 
+    leader: dict[str, Any] = {}  # the best candidate scored on every fold: mean, sd, scores
+
+    def behind(per_fold: list[float]) -> bool:
+        """Whether a candidate's scores on its first folds trail the leader's on the same folds
+        by more than RACE of the leader's standard deviations over the folds (none of a leader
+        whose folds agree exactly: no spread to judge by)."""
+        if not leader or leader["sd"] == 0 or len(per_fold) >= k:
+            return False
+        gap = statistics.fmean(leader["scores"][:len(per_fold)]) - statistics.fmean(per_fold)
+        return (-gap if spam else gap) > RACE * leader["sd"]
+
     def search(ngram: tuple[int, int], settings: Sequence[tuple[str, str, str | None, str]],
                alphas: Sequence[float] = alphas) -> None:
         if not alphas or not settings:
             return
-
-        def scored(weighing: tuple[str, str, str | None]) -> tuple[dict, float, float]:
-            """(model → alpha → each fold's score, wall seconds, MB held) of one weighing's
-            models: what it held is its weighed counts and the largest of its folds' arrays."""
-            start = time.perf_counter()
-            stop, tf, norm = weighing
-            X = _weigh(counts if ngram[1] > 1 else words[stop], tf, norm)
-            cost = {"bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes}
-            scores = _cross_validate_models(classifier, X, y, fold, k, models_of[weighing],
-                                            alphas, spam, cost)
-            del X
-            _give_back()
-            return scores, time.perf_counter() - start, cost["bytes"] / 1e6
-
         # The settings of one weighing share its counts and each fold's model counts: their
-        # event models are scored together. Weighings in threads, one per core (n_jobs):
-        # numpy and scipy let go of the GIL for most of a fold's work (20 Newsgroups' tuning
-        # 27.0 → 21.5 s on 2 cores).
+        # event models are scored together. One weighing at a time: each holds its weighed
+        # counts and a fold's (single words some 90 MB, pairs 125-150 MB), and a race needs the
+        # leader of those before (docs/design/training-speed.md).
         models_of: dict[tuple, list[str]] = {}
         for stop, tf, norm, model in dict.fromkeys(settings):
             models_of.setdefault((stop, tf, norm), []).append(model)
-        weighings = list(models_of)
         if ngram[1] > 1:
             words.clear()
         else:
-            for stop in {stop for stop, _, _ in weighings} - words.keys():
+            for stop in {stop for stop, _, _ in models_of} - words.keys():
                 words[stop] = counts[:, masks[stop]]
-        # Word pairs' weighings one at a time: each holds more than one of single words
-        # (docs/design/training-speed.md).
-        with ThreadPoolExecutor(1 if ngram[1] > 1 else n_workers(classifier.n_jobs)) as threads:
-            for (stop, tf, norm), (scores, seconds, megabytes) in zip(
-                    weighings, threads.map(scored, weighings)):
-                for model, by_alpha in scores.items():
-                    for alpha, per_fold in by_alpha.items():
-                        rows.append({"model": model, "alpha": alpha, "ngram_range": list(ngram),
-                                     "stop_words": stop, "tf": tf, "norm": norm,
-                                     "mean": statistics.fmean(per_fold),
-                                     "sd": statistics.stdev(per_fold) if k > 1 else 0.0,
-                                     "seconds": round(seconds / len(scores) / len(by_alpha), 6),
-                                     "megabytes": round(megabytes, 6)})
+        for (stop, tf, norm), models in models_of.items():
+            began = time.perf_counter()
+            X = _weigh(counts if ngram[1] > 1 else words[stop], tf, norm)
+            # What a weighing held: its weighed counts and the largest of its folds' arrays.
+            cost = {"bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes}
+            scores = _cross_validate_models(classifier, X, y, fold, k, models, alphas, spam,
+                                            cost, behind)
+            del X
+            _give_back()
+            seconds = time.perf_counter() - began
+            for model, by_alpha in scores.items():
+                for alpha, per_fold in by_alpha.items():
+                    row = {"model": model, "alpha": alpha, "ngram_range": list(ngram),
+                           "stop_words": stop, "tf": tf, "norm": norm,
+                           "mean": statistics.fmean(per_fold),
+                           "sd": statistics.stdev(per_fold) if len(per_fold) > 1 else 0.0,
+                           "seconds": round(seconds / len(scores) / len(by_alpha), 6),
+                           "megabytes": round(cost["bytes"] / 1e6, 6)}
+                    if len(per_fold) < k:
+                        row["stopped"] = len(per_fold)
+                    elif not leader or (row["mean"] < leader["mean"] if spam
+                                        else row["mean"] > leader["mean"]):
+                        leader.update(mean=row["mean"], sd=row["sd"], scores=per_fold)
+                    rows.append(row)
+
+    def ranked() -> list[dict[str, Any]]:
+        """The rows best first, those stopped early after all others (a mean of other folds)."""
+        return sorted(rows, key=lambda r: ("stopped" in r, r["mean"] if spam else -r["mean"]))
 
     # A coordinate search: every weighing and event model on single words at the classifier's
     # own alpha, stop words kept, and the best few with the classifier's stop words removed;
     # every alpha for the best few of those; word pairs, which cost ten times as much to score,
     # for the best two at the best alpha and its neighbours.
     def best(n: int, stop_words: Sequence[str] = tuple(masks)) -> list[tuple]:
-        ranked = sorted(rows, key=lambda r: r["mean"] if spam else -r["mean"])
         return list(dict.fromkeys((r["stop_words"], r["tf"], r["norm"], r["model"])
-                                  for r in ranked if r["stop_words"] in stop_words))[:n]
+                                  for r in ranked() if r["stop_words"] in stop_words))[:n]
 
-    grid = [(kept, tf, norm, model) for tf, norm in itertools.product(tfs, norms)
+    # The classifier's own weighing first: the leader the others race against.
+    weighings = sorted(itertools.product(tfs, norms),
+                       key=lambda w: w != (classifier.tf, classifier.norm))
+    grid = [(kept, tf, norm, model) for tf, norm in weighings
             for model in models if model != "bernoulli" or (tf, norm) == ("binary", None)]
     if classes.size == 2 and "complement" in models:
         # Two classes: complement NB ranks and decides as multinomial NB does.
@@ -239,10 +260,10 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
         search(ngrams[0], [(own, *s[1:]) for s in best(WIDER + 1)], [start])
     search(ngrams[0], best(WIDER + 1), [a for a in alphas if a != start])
     for ngram in ngrams[1:]:
-        top = sorted(rows, key=lambda r: r["mean"] if spam else -r["mean"])[0]
+        top = ranked()[0]
         at = sorted(alphas).index(top["alpha"])
         search(ngram, best(WIDER, [kept]), sorted(alphas)[max(at - 1, 0):at + 2])
-    rows.sort(key=lambda r: r["mean"] if spam else -r["mean"])
+    rows[:] = ranked()
     note = "; ".join(filter(None, [small_classes(y, k), "" if roomy else
                                    f"word pairs not tried: {n_classes} classes × "
                                    f"{len(vocabulary)} terms would make a model file too large "
@@ -342,7 +363,7 @@ def smoothest(rows: Sequence[dict[str, Any]], folds: int, lower_is_better: bool 
     bound = best["mean"] + margin if lower_is_better else best["mean"] - margin
     settings = ("model", "ngram_range", "stop_words", "tf", "norm")
     near = [i for i, row in enumerate(rows)
-            if all(row[name] == best[name] for name in settings)
+            if all(row[name] == best[name] for name in settings) and "stopped" not in row
             and (row["mean"] <= bound if lower_is_better else row["mean"] >= bound)]
     return max(near, key=lambda i: rows[i]["alpha"])
 
@@ -361,9 +382,12 @@ def _cross_validate(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k:
 
 def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k: int,
                            models: Sequence[str], alphas: Sequence[float],
-                           spam: str | None, cost: dict | None = None
+                           spam: str | None, cost: dict | None = None,
+                           behind: Callable[[list[float]], bool] | None = None
                            ) -> dict[str, dict[float, list[float]]]:
-    """model → alpha → the score of each fold, of the event ``models`` on X; each fold's
+    """model → alpha → the score of each fold, of the event ``models`` on X, fold by fold: a
+    (model, alpha) for which ``behind`` (its scores so far) is true after a fold is not scored
+    on the folds after it, and the folds stop when none is left; each fold's
     counts are made once for all of them (Bernoulli's of presence: with X already presence or
     alone); ``cost["bytes"]``, if given, grows by the largest of the folds' arrays (the
     counts of its model and of its held part). A model is its counts, and a fold's training part counts
@@ -382,8 +406,9 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
         if not presence and len(binary) < len(models):  # two kinds of counts: apart
             found = _cross_validate_models(classifier, X, y, fold, k,
                                            [m for m in models if m not in binary], alphas, spam,
-                                           cost)
-            found.update(_cross_validate_models(classifier, X, y, fold, k, binary, alphas, spam))
+                                           cost, behind)
+            found.update(_cross_validate_models(classifier, X, y, fold, k, binary, alphas, spam,
+                                                behind=behind))
             return {model: found[model] for model in models}
         if not presence:
             X = csr_matrix(((X.data > 0).astype(float), X.indices, X.indptr), shape=X.shape)
@@ -406,7 +431,10 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
     s = int(np.flatnonzero(classes == spam)[0]) if spam else 0
     scores = {model: {alpha: [] for alpha in alphas} for model in models}
     largest = 0
+    live = {(model, alpha) for model in models for alpha in alphas}
     for f in range(k):
+        if not live:
+            break
         held = fold == f
         X_held = X[held]
         held_counts = (indicator[:, held] @ X_held).tocoo()
@@ -423,6 +451,7 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
             fold_counts = StoredCounts(rest.indptr.astype(np.int64), rest.indices, rest.data,
                                        rest.shape)
             del rest
+        del held_counts   # its cells are taken: let it go before the weights are derived
         # The held part over its own terms: weights are derived for those alone.
         present = np.zeros(X.shape[1], dtype=bool)
         present[X_held.indices] = True
@@ -430,20 +459,24 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
         column = np.cumsum(present) - 1   # a used term's column among the used (no sort)
         X_used = csr_matrix((X_held.data, column[X_held.indices], X_held.indptr),
                             shape=(X_held.shape[0], used.size))
+        del present, column, X_held   # X_used shares X_held's values and row pointers
         # The weights a few classes at a time: each block's temporaries some 8 MB, not
         # several of (n_classes, used terms) (20 Newsgroups' pairs: 40 MB each).
         step = max(1, _BLOCK // max(used.size, 1))
         blocks = [slice(c, c + step) for c in range(0, classes.size, step)]
         used_counts = None   # the same for every model and alpha
         for model in models:
-            nb = EVENT_MODELS[model](alpha=alphas[0], **params)
+            racing = [alpha for alpha in alphas if (model, alpha) in live]
+            if not racing:
+                continue
+            nb = EVENT_MODELS[model](alpha=racing[0], **params)
             nb.classes_ = classes
             nb.restore_counts(class_count, fold_counts)
             if used_counts is None:
                 used_counts = nb._count_columns(used)
                 largest = max(largest, used_counts.nbytes + X_used.data.nbytes * 2 + (
                     counts.nbytes if dense else sum(a.nbytes for a in fold_counts[:3])))
-            for alpha in alphas:
+            for alpha in racing:
                 nb.alpha = alpha
                 nb._update(counts_changed=False)
                 if len(blocks) == 1:
@@ -460,6 +493,11 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
                 scores[model][alpha].append(score)
         if dense:
             flat[cells] = whole
+        # This fold's arrays let go before the next fold makes its own: two folds' at once
+        # were a pair weighing's peak (docs/design/training-speed.md).
+        nb = used_counts = fold_counts = X_used = None
+        if behind is not None:
+            live = {(model, alpha) for model, alpha in live if not behind(scores[model][alpha])}
     if cost is not None:
         cost["bytes"] += largest + (0 if dense else sum(a.nbytes for a in (
             total.data, total.indices, total.indptr)))

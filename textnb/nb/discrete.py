@@ -406,7 +406,9 @@ class MultinomialNB(DiscreteNB):
 
     def _weights(self, counts: np.ndarray, columns: Any, classes: Any = slice(None)) -> np.ndarray:
         # log P(w_k|c) = log(n_kc + α) − log Σ_k' (n_k'c + α)
-        return np.log(counts + self.alpha) - self._log_totals()[classes, None]
+        weights = np.log(counts + self.alpha)
+        weights -= self._log_totals()[classes, None]   # in place: tuning derives these often
+        return weights
 
     def _log_totals(self) -> np.ndarray:
         """log Σ_k (n_kc + α) per class, each row summed as a whole vector."""
@@ -499,8 +501,14 @@ class ComplementNB(DiscreteNB):
 
     def _complement_sums(self) -> np.ndarray:
         """Per class, Σ_k max(Σ_c' n_kc' − n_kc, 0): the complement's count, without α."""
-        return self._cached("complement_sums", lambda: np.array(
-            [np.maximum(self._total() - count, 0.0).sum() for count in self._count_rows()]))
+        def derive() -> np.ndarray:
+            total = self._total()
+            sums = []
+            for count in self._count_rows():
+                complement = total - count
+                sums.append(np.maximum(complement, 0.0, out=complement).sum())
+            return np.array(sums)
+        return self._cached("complement_sums", derive)
 
     def _total(self) -> np.ndarray:
         """Σ_c n_kc, per term: the rows added in order."""
@@ -528,8 +536,14 @@ class ComplementNB(DiscreteNB):
 
     def _weights(self, counts: np.ndarray, columns: Any, classes: Any = slice(None)) -> np.ndarray:
         log_norm, log_sum = self._normalisers()[:, classes]
-        log_theta = np.log(self._complement(counts, columns)) - log_norm[:, None]
-        return log_theta / log_sum[:, None] if self.norm else -log_theta
+        # In place, the same numbers: tuning derives these for every fold and α.
+        complement = self._complement(counts, columns)
+        log_theta = np.log(complement, out=complement)
+        log_theta -= log_norm[:, None]
+        if self.norm:
+            log_theta /= log_sum[:, None]
+            return log_theta
+        return np.negative(log_theta, out=log_theta)
 
     def _bias(self) -> np.ndarray:
         n_classes = len(self.class_log_prior_)
