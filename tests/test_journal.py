@@ -178,6 +178,31 @@ def test_the_learner_leaves_the_compaction_to_its_caller_until_the_hard_limit(mo
     _readers_agree(model, expected)
 
 
+def test_a_message_learned_while_a_compaction_reads_the_model_is_kept(model, monkeypatch):
+    """journal.compact reads the model before the update lock: a learn between its reading
+    and its lock is read again under the lock, not lost."""
+    import textnb.store.text_model as text_model
+    monkeypatch.setattr(journal, "COMPACT_BYTES", 5_000)
+    expected = load_model(model)
+    for raw, label in NEW[:3]:
+        learning.learn(model, raw, label, None, detach=False)
+        expected.partial_fit([raw], [label])
+    real, reads = text_model.load_model, []
+
+    def load_then_learn(path):
+        loaded = real(path)
+        if not reads:  # the compaction's first reading, before its lock: a learner comes
+            learning.learn(model, NEW[3][0], NEW[3][1], None, detach=False)
+        reads.append(1)
+        return loaded
+    monkeypatch.setattr(text_model, "load_model", load_then_learn)
+    assert journal.compact(model) is True
+    monkeypatch.setattr(text_model, "load_model", real)
+    expected.partial_fit([NEW[3][0]], [NEW[3][1]])
+    assert len(reads) == 2 and journal.size_of(model) == 0
+    _readers_agree(model, expected)
+
+
 def test_a_learner_over_the_limit_starts_a_detached_compaction(model, monkeypatch):
     """learn() returns once its commit is durable; a process of its own folds the journal."""
     monkeypatch.setattr(journal, "COMPACT_BYTES", 5_000)

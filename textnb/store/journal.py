@@ -250,13 +250,24 @@ def compact(model_path: str | os.PathLike, over: int | None = None) -> bool:
     """Fold the journal into the model file at ``model_path`` (the whole model written
     atomically, then the journal removed) if it is still larger than ``over`` bytes (default
     :data:`COMPACT_BYTES`) under the update lock; whether it did. A crash leaves the old file
-    and its journal or the new file (a journal naming the old one is not read)."""
+    and its journal or the new file (a journal naming the old one is not read).
+
+    The model is read before the lock, as any reader reads it, and read again under the lock
+    only if the file or its journal changed meanwhile: a learner waits for the writing alone."""
+    from .appending import _signature
     from .container import locked
     from .text_model import load_model, save_model
+    over = COMPACT_BYTES if over is None else over
+    if size_of(model_path) <= over:
+        return False
+    seen = _signature(model_path)
+    classifier = load_model(model_path)
     with locked(model_path):
-        if size_of(model_path) <= (COMPACT_BYTES if over is None else over):
+        if size_of(model_path) <= over:
             return False  # another compaction, or a new model, came first
-        save_model(load_model(model_path), model_path)
+        if _signature(model_path) != seen:  # appended (or replaced) since it was read
+            classifier = load_model(model_path)
+        save_model(classifier, model_path)
         return True
 
 
