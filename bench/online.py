@@ -205,7 +205,7 @@ def through_files(raws: list[bytes], labels: np.ndarray, n: int, bogofilter: str
             after = _journal_size(journal.path_of(models["inproc"]))
             if after < size:
                 compactions.append(times["inproc"][-1])
-            started += after > journal.COMPACT_BYTES  # this learn left a compaction
+            started += after > journal.COMPACT_BYTES >= size  # this learn made one due
             size = _journal_size(journal.path_of(models["process"]))
             start = time.perf_counter()
             subprocess.run([textnb, "learn", "-q", "--class", label, "-m",
@@ -252,8 +252,8 @@ def _fold_cost(model: Path, raws: list[bytes], labels: np.ndarray, rounds: int =
     detached compaction costs, off the learner's path."""
     from textnb.store import journal
     deadline = time.monotonic() + 120
-    while journal.size_of(model) and time.monotonic() < deadline:  # the last detached one
-        time.sleep(0.05)
+    while journal.size_of(model) > journal.COMPACT_BYTES and time.monotonic() < deadline:
+        time.sleep(0.05)  # the last detached fold, if one is due
     times, i = [], 0
     for _ in range(rounds):
         while journal.size_of(model) <= journal.COMPACT_BYTES:
