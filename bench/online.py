@@ -282,7 +282,8 @@ def journal_costs(raws: list[bytes], labels: np.ndarray, scratch: Path, rounds: 
 
     base = scratch / "inproc.model"
     sizes, copies = (0, 64, 128, 256, 512), {}
-    saved, journal.COMPACT_BYTES = journal.COMPACT_BYTES, 1 << 30
+    saved = journal.COMPACT_BYTES, journal.HARD_BYTES
+    journal.COMPACT_BYTES = journal.HARD_BYTES = 1 << 30
     try:
         for kib in sizes:
             copy = copies[kib] = scratch / f"journal-{kib}.model"
@@ -294,7 +295,7 @@ def journal_costs(raws: list[bytes], labels: np.ndarray, scratch: Path, rounds: 
                 learn(copy, raws[k] + b"\nbenchonline%d\n" % i, str(labels[k]), None)
                 i += 1
     finally:
-        journal.COMPACT_BYTES = saved
+        journal.COMPACT_BYTES, journal.HARD_BYTES = saved
     time.sleep(1.5)  # settled: the filter reads each file as vouched for (textnb.store.verdict)
     probe = read_bytes(raws[-1])
     times: dict[int, list[float]] = {kib: [] for kib in sizes}
