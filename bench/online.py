@@ -43,7 +43,7 @@ from bench.common.metrics import best_not_caught, rates, roc_auc
 from bench.common.report import pct, table
 from bench.common.systems import bogofilter_path
 from textnb import TextClassifier
-from textnb.store.learning import learn
+from textnb.store.learning import compact, learn
 from textnb.store.text_model import load_model, save_model
 
 MAX_FPR = 0.001
@@ -240,14 +240,15 @@ def through_files(raws: list[bytes], labels: np.ndarray, n: int, bogofilter: str
     rows.append(["... and in a textnb learn process", len(compacted), ms(compacted)])
     folds = _fold_cost(models["inproc"], raws[start_at:], labels[start_at:])
     rows.append([f"a fold of the journal over {journal.COMPACT_BYTES >> 10} KiB "
-                 f"(journal.compact, off the learner's path), one every "
+                 f"(learning.compact, off the learner's path), one every "
                  f"{n / max(started, 1):.0f} messages above", len(folds), ms(folds)])
     return rows
 
 
 def _fold_cost(model: Path, raws: list[bytes], labels: np.ndarray, rounds: int = 5
                ) -> list[float]:
-    """The times of journal.compact of a journal just over COMPACT_BYTES, ``rounds`` times
+    """The times of textnb.store.learning.compact of a journal just over COMPACT_BYTES,
+    ``rounds`` times
     (made of the file's last messages moved to the other class and back): what each
     detached compaction costs, off the learner's path."""
     from textnb.store import journal
@@ -265,7 +266,7 @@ def _fold_cost(model: Path, raws: list[bytes], labels: np.ndarray, rounds: int =
                 learn(model, raws[k], true, flipped, detach=False)
             i += 1
         start = time.perf_counter()
-        journal.compact(model)
+        compact(model)
         times.append(time.perf_counter() - start)
     return times
 

@@ -170,11 +170,11 @@ def test_the_learner_leaves_the_compaction_to_its_caller_until_the_hard_limit(mo
     learning.learn(model, SPAM[55], "spam", None, detach=False)
     expected.partial_fit([SPAM[55]], ["spam"])
     snapshot = model.read_bytes()
-    assert journal.size_of(model) > 5_000 or journal.compact(model) is False
+    assert journal.size_of(model) > 5_000 or learning.compact(model) is False
     if journal.size_of(model) > 5_000:
-        assert journal.compact(model) is True
+        assert learning.compact(model) is True
         assert model.read_bytes() != snapshot and journal.size_of(model) == 0
-    assert journal.compact(model) is False  # nothing left to fold
+    assert learning.compact(model) is False  # nothing left to fold
     _readers_agree(model, expected)
 
 
@@ -196,7 +196,7 @@ def test_a_message_learned_while_a_compaction_reads_the_model_is_kept(model, mon
         reads.append(1)
         return loaded
     monkeypatch.setattr(text_model, "load_model", load_then_learn)
-    assert journal.compact(model) is True
+    assert learning.compact(model) is True
     monkeypatch.setattr(text_model, "load_model", real)
     expected.partial_fit([NEW[3][0]], [NEW[3][1]])
     assert len(reads) == 2 and journal.size_of(model) == 0
@@ -326,7 +326,7 @@ def test_sigkill_at_random_points_leaves_the_old_or_the_new_model(model, monkeyp
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_sigkill_during_a_compaction_leaves_the_model_it_found(model, monkeypatch):
-    """A detached compaction (python -m textnb.store.journal) killed at a random moment of
+    """A detached compaction (python -m textnb.store.learning) killed at a random moment of
     its work (it waits for the update lock the test holds, then the kill follows the
     lock's release by 0 to 40 ms), 8 times: the model read back is always the one
     learned, folded or not."""
@@ -341,7 +341,7 @@ def test_sigkill_during_a_compaction_leaves_the_model_it_found(model, monkeypatc
         expected.partial_fit([raw], [label])
         assert journal.size_of(model) > 0
         with locked(model):
-            process = subprocess.Popen([sys.executable, "-m", "textnb.store.journal",
+            process = subprocess.Popen([sys.executable, "-m", "textnb.store.learning",
                                         str(model), "0"], env=env)
             time.sleep(1.0)  # its imports done: waiting for the lock
         time.sleep(rng.uniform(0.0, 0.04))

@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..store import journal
+from ..store import journal, learning
 from .client import MAX_SIZE, TIMEOUT
 from .model import Model, Version, decide_message, now, scored_answer, tell_job
 from .protocol import (Code, MAX_FIELDS, MAX_LINE, Request, RequestError, bad_request,
@@ -133,12 +133,12 @@ class Worker:
                 pass
 
     def compact(self) -> None:
-        """Fold the model's journal into its file (textnb.store.journal.compact) on a thread
+        """Fold the model's journal into its file (textnb.store.learning.compact) on a thread
         when a TELL left it larger than COMPACT_BYTES: after the TELL's answer, not in it."""
         if self.compacting or journal.size_of(self.model.path) <= journal.COMPACT_BYTES:
             return
         self.compacting = True
-        future = self.loop.run_in_executor(None, journal.compact, self.model.path)
+        future = self.loop.run_in_executor(None, learning.compact, self.model.path)
         future.add_done_callback(self._compacted)
 
     def _compacted(self, future: asyncio.Future) -> None:

@@ -50,9 +50,9 @@ MAX_BYTES = 16 << 20
 # The terms of one document (a message's distinct tokens, word pairs included, cut at 1 MiB).
 MAX_KEYS = 1 << 20
 # Once a commit leaves the journal larger than this (about 24 SpamAssassin messages), it is
-# folded into the file after the learner has answered (:func:`compact`: the daemon on a
-# thread, other learners in a detached process): the mail filter reads the journal for every
-# message it scores; the balance, measured: docs/design/online.md.
+# folded into the file after the learner has answered (textnb.store.learning.compact: the
+# daemon on a thread, other learners in a detached process): the mail filter reads the
+# journal for every message it scores; the balance, measured: docs/design/online.md.
 COMPACT_BYTES = 128 << 10
 # A learner that would leave the journal larger than this compacts it itself, before it
 # returns: what bounds the filter's reading should the later compactions fail or lag.
@@ -246,43 +246,19 @@ def size_of(model_path: str | os.PathLike) -> int:
         return 0
 
 
-def compact(model_path: str | os.PathLike, over: int | None = None) -> bool:
-    """Fold the journal into the model file at ``model_path`` (the whole model written
-    atomically, then the journal removed) if it is still larger than ``over`` bytes (default
-    :data:`COMPACT_BYTES`) under the update lock; whether it did. A crash leaves the old file
-    and its journal or the new file (a journal naming the old one is not read).
-
-    The model is read before the lock, as any reader reads it, and read again under the lock
-    only if the file or its journal changed meanwhile: a learner waits for the writing alone."""
-    from .appending import _signature
-    from .container import locked
-    from .text_model import load_model, save_model
-    over = COMPACT_BYTES if over is None else over
-    if size_of(model_path) <= over:
-        return False
-    seen = _signature(model_path)
-    classifier = load_model(model_path)
-    with locked(model_path):
-        if size_of(model_path) <= over:
-            return False  # another compaction, or a new model, came first
-        if _signature(model_path) != seen:  # appended (or replaced) since it was read
-            classifier = load_model(model_path)
-        save_model(classifier, model_path)
-        return True
-
-
 _compactions: list = []  # the detached compactions this process started, reaped as it goes
 
 
 def compact_detached(model_path: str | os.PathLike) -> None:
-    """Start :func:`compact` of the model file at ``model_path`` in a process of its own
-    session (it outlives this one) and return at once. Its errors are not reported: the
-    journal stays large, and the next learner tries again (at :data:`HARD_BYTES`, itself)."""
+    """Start :func:`textnb.store.learning.compact` of the model file at ``model_path`` in a
+    process of its own session (it outlives this one) and return at once. Its errors are not
+    reported: the journal stays large, and the next learner tries again (at
+    :data:`HARD_BYTES`, itself)."""
     import subprocess
     import sys
     _compactions[:] = [p for p in _compactions if p.poll() is None]
     _compactions.append(subprocess.Popen(
-        [sys.executable, "-m", "textnb.store.journal", os.fspath(model_path),
+        [sys.executable, "-m", "textnb.store.learning", os.fspath(model_path),
          str(COMPACT_BYTES)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True))
 
@@ -395,10 +371,3 @@ def _umask() -> int:
     os.umask(mask)
     return mask
 
-
-if __name__ == "__main__":  # compact_detached's process: python -m textnb.store.journal PATH OVER
-    import sys
-    try:
-        compact(sys.argv[1], int(sys.argv[2]))
-    except Exception:  # nothing to tell: the next learner compacts
-        sys.exit(1)

@@ -7,7 +7,7 @@ learns its documents one row at a time in memory (:mod:`textnb.incremental`) and
 appends them, with the score constants after them, to the file's journal as one commit
 (:mod:`textnb.store.journal`): a few kilobytes a message, not the whole model. Once a
 commit leaves the journal larger than :data:`~textnb.store.journal.COMPACT_BYTES`, it is
-folded into the file after the learner returns (:func:`~textnb.store.journal.compact`, in a
+folded into the file after the learner returns (:func:`compact`, in a
 detached process, or the caller's when ``detach=False``: the daemon's thread); a learner that
 would leave it larger than :data:`~textnb.store.journal.HARD_BYTES`, or adds a class, writes
 the whole model itself (atomically) and removes the journal. A document is learned once as a
@@ -106,7 +106,7 @@ def learn(path: str | os.PathLike, raw: bytes, label: Any, other: Any,
     message learned as ``other`` moves to ``label``. False, nothing written, when it was
     learned as ``label`` already. ModelFileError when the file is missing: a model of one
     message, one class, would decide nothing. A compaction due after is started in a
-    detached process (``detach``), else left to the caller (:func:`journal.compact`)."""
+    detached process (``detach``), else left to the caller (:func:`compact`)."""
     return _change(path, lambda update: update.learn(raw, label, other), detach)
 
 
@@ -141,3 +141,37 @@ def _must_exist(path: str | os.PathLike) -> None:
         raise ModelFileError(f"model file '{os.fspath(path)}' does not exist: TELL learns "
                              f"only into a model that does (textnb train, or textnb learn "
                              f"--new-class)")
+
+
+def compact(model_path: str | os.PathLike, over: int | None = None) -> bool:
+    """Fold the journal into the model file at ``model_path`` (the whole model written
+    atomically, then the journal removed) if it is still larger than ``over`` bytes (default
+    :data:`~textnb.store.journal.COMPACT_BYTES`) under the update lock; whether it did. A
+    crash leaves the old file and its journal or the new file (a journal naming the old one
+    is not read).
+
+    The model is read before the lock, as any reader reads it, and read again under the lock
+    only if the file or its journal changed meanwhile: a learner waits for the writing alone."""
+    from .appending import _signature
+    from .text_model import load_model
+    over = journal.COMPACT_BYTES if over is None else over
+    if journal.size_of(model_path) <= over:
+        return False
+    seen = _signature(model_path)
+    classifier = load_model(model_path)
+    with locked(model_path):
+        if journal.size_of(model_path) <= over:
+            return False  # another compaction, or a new model, came first
+        if _signature(model_path) != seen:  # appended (or replaced) since it was read
+            classifier = load_model(model_path)
+        save_model(classifier, model_path)
+        return True
+
+
+# journal.compact_detached's process: python -m textnb.store.learning PATH OVER
+if __name__ == "__main__":
+    import sys
+    try:
+        compact(sys.argv[1], int(sys.argv[2]))
+    except Exception:  # nothing to tell: the next learner compacts
+        sys.exit(1)
