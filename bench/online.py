@@ -43,7 +43,7 @@ from bench.common.metrics import best_not_caught, rates, roc_auc
 from bench.common.report import pct, table
 from bench.common.systems import bogofilter_path
 from textnb import TextClassifier
-from textnb.store.learning import learn
+from textnb.store.learning import compact, learn
 from textnb.store.text_model import load_model, save_model
 
 MAX_FPR = 0.001
@@ -184,8 +184,11 @@ def through_files(raws: list[bytes], labels: np.ndarray, n: int, bogofilter: str
     # Python's own start, for the textnb learn process: the interpreter beside the command
     python = str(Path(textnb).parent / "python") if (Path(textnb).parent / "python").exists() \
         else sys.executable
-    compactions: list[float] = []  # the learns in this process that compacted the journal
-    compacted: list[float] = []  # the textnb learn processes that did
+    # The learns during which the journal shrank: they compacted it (over HARD_BYTES) or
+    # waited for the update lock held by the compaction an earlier learn left behind.
+    compactions: list[float] = []  # in this process
+    compacted: list[float] = []  # textnb learn processes
+    started = 0  # the learns in this process that left a compaction due
     try:
         deadline = time.monotonic() + 60
         while not _pong(client, socket):
@@ -199,8 +202,10 @@ def through_files(raws: list[bytes], labels: np.ndarray, n: int, bogofilter: str
             start = time.perf_counter()
             learn(models["inproc"], raws[i], label, None)
             times["inproc"].append(time.perf_counter() - start)
-            if _journal_size(journal.path_of(models["inproc"])) < size:
+            after = _journal_size(journal.path_of(models["inproc"]))
+            if after < size:
                 compactions.append(times["inproc"][-1])
+            started += after > journal.COMPACT_BYTES >= size  # this learn made one due
             size = _journal_size(journal.path_of(models["process"]))
             start = time.perf_counter()
             subprocess.run([textnb, "learn", "-q", "--class", label, "-m",
@@ -230,10 +235,40 @@ def through_files(raws: list[bytes], labels: np.ndarray, n: int, bogofilter: str
             ["(Python's own start: python -c pass)", n, ms(times["python"])]]
     if bogofilter:
         rows.append(["bogofilter -s/-n, a process a message", n, ms(times["bogo"])])
-    rows.append([f"of which compacting (the journal over {journal.COMPACT_BYTES >> 10} KiB): "
-                 f"in this process", len(compactions), ms(compactions)])
+    rows.append(["of which the journal shrank (a compaction made or waited for): "
+                 "in this process", len(compactions), ms(compactions)])
     rows.append(["... and in a textnb learn process", len(compacted), ms(compacted)])
+    folds = _fold_cost(models["inproc"], raws[start_at:], labels[start_at:])
+    rows.append([f"a fold of the journal over {journal.COMPACT_BYTES >> 10} KiB "
+                 f"(learning.compact, off the learner's path), one every "
+                 f"{n / max(started, 1):.0f} messages above", len(folds), ms(folds)])
     return rows
+
+
+def _fold_cost(model: Path, raws: list[bytes], labels: np.ndarray, rounds: int = 5
+               ) -> list[float]:
+    """The times of textnb.store.learning.compact of a journal just over COMPACT_BYTES,
+    ``rounds`` times
+    (made of the file's last messages moved to the other class and back): what each
+    detached compaction costs, off the learner's path."""
+    from textnb.store import journal
+    deadline = time.monotonic() + 120
+    while journal.size_of(model) > journal.COMPACT_BYTES and time.monotonic() < deadline:
+        time.sleep(0.05)  # the last detached fold, if one is due
+    times, i = [], 0
+    for _ in range(rounds):
+        while journal.size_of(model) <= journal.COMPACT_BYTES:
+            k = i % len(raws)
+            true, flipped = str(labels[k]), "ham" if labels[k] == "spam" else "spam"
+            if (i // len(raws)) % 2 == 0:
+                learn(model, raws[k], flipped, true, detach=False)
+            else:
+                learn(model, raws[k], true, flipped, detach=False)
+            i += 1
+        start = time.perf_counter()
+        compact(model)
+        times.append(time.perf_counter() - start)
+    return times
 
 
 def journal_costs(raws: list[bytes], labels: np.ndarray, scratch: Path, rounds: int = 7
@@ -248,7 +283,8 @@ def journal_costs(raws: list[bytes], labels: np.ndarray, scratch: Path, rounds: 
 
     base = scratch / "inproc.model"
     sizes, copies = (0, 64, 128, 256, 512), {}
-    saved, journal.COMPACT_BYTES = journal.COMPACT_BYTES, 1 << 30
+    saved = journal.COMPACT_BYTES, journal.HARD_BYTES
+    journal.COMPACT_BYTES = journal.HARD_BYTES = 1 << 30
     try:
         for kib in sizes:
             copy = copies[kib] = scratch / f"journal-{kib}.model"
@@ -260,7 +296,7 @@ def journal_costs(raws: list[bytes], labels: np.ndarray, scratch: Path, rounds: 
                 learn(copy, raws[k] + b"\nbenchonline%d\n" % i, str(labels[k]), None)
                 i += 1
     finally:
-        journal.COMPACT_BYTES = saved
+        journal.COMPACT_BYTES, journal.HARD_BYTES = saved
     time.sleep(1.5)  # settled: the filter reads each file as vouched for (textnb.store.verdict)
     probe = read_bytes(raws[-1])
     times: dict[int, list[float]] = {kib: [] for kib in sizes}

@@ -921,3 +921,35 @@ def test_without_options_the_model_s_learned_cutoffs_decide(model, short_dir):
             assert (b"Spam: True" in head) == (decision["status"] == "spam")
     finally:
         assert server.stop() == 0
+
+
+def test_a_tell_answers_before_the_journal_is_folded_then_the_daemon_folds_it(model,
+                                                                              short_dir):
+    """The TELL whose commit leaves the journal over COMPACT_BYTES is answered with the
+    journal as it left it; the daemon then folds it into the file (on a thread), the counts
+    exact."""
+    from textnb.store import journal
+    before = load_model(model)
+    server = Daemon(short_dir, model, "--allow-tell", workers=1)
+    told = 0
+    try:
+        for i, f in enumerate(files("spam") * 2):
+            # a new message each time: the sample's own, with a word of its own
+            raw = f.read_bytes() + f"\nzqxcompact{i}word\n".encode()
+            assert client.tell(raw, "spam", socket_path=server.socket) is True
+            told += 1
+            if journal.size_of(model) > journal.COMPACT_BYTES:
+                break
+        else:
+            pytest.fail("the journal never outgrew COMPACT_BYTES after a TELL")
+        deadline = time.monotonic() + 60
+        while journal.size_of(model) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert journal.size_of(model) == 0
+        assert not [line for line in server.lines() if "not compacted" in line]
+    finally:
+        assert server.stop() == 0
+    after = load_model(model)
+    classes = list(after.classes_)
+    gained = after.model_.class_count_ - before.model_.class_count_
+    assert gained[classes.index("spam")] == told and len(after.digests_) == len(before.digests_) + told

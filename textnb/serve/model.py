@@ -257,7 +257,8 @@ def now() -> str:
 def tell_job(request: Request, version: Version, path: str,
               settings: Any) -> Callable[[], tuple[bytes, str]]:
     """TELL's work, checked here and done by the function returned (on a thread): (the
-    answer, what the log line says of it)."""
+    answer, what the log line says of it). A compaction due is the server's, once the answer
+    is sent."""
     if not settings.allow_tell:
         raise RequestError(Code.EX_UNAVAILABLE, "Service Unavailable: TELL commands are "
                            "not enabled, set the --allow-tell switch.")
@@ -275,10 +276,10 @@ def tell_job(request: Request, version: Version, path: str,
             if set_local:
                 label, other = ((version.spam_class, version.ham_class) if kind == "spam"
                                 else (version.ham_class, version.spam_class))
-                if learn(path, request.body, label, other):
+                if learn(path, request.body, label, other, detach=False):
                     did = "DidSet: local\r\n"
             elif remove_local:
-                if forget(path, request.body, version.classes):
+                if forget(path, request.body, version.classes, detach=False):
                     did = "DidRemove: local\r\n"
         except (TextnbError, OSError) as error:  # a bad model file: the client learns nothing
             raise RequestError(Code.EX_UNAVAILABLE, f"Service Unavailable: {error}") from None

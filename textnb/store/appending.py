@@ -124,12 +124,13 @@ class Appender:
                     return True
         return False
 
-    def write(self) -> None:
+    def write(self) -> bool:
         """Append the records as one commit with the score constants after them, made
-        durable; then, once the journal is larger than
-        :data:`~textnb.store.journal.COMPACT_BYTES`, the whole model written (compacted)."""
+        durable; then, once the journal is larger than :data:`~textnb.store.journal.HARD_BYTES`,
+        the whole model written (compacted). Whether the journal is larger than
+        :data:`~textnb.store.journal.COMPACT_BYTES` after: a compaction due, the caller's."""
         if not self.records:
-            return
+            return False
         n = len(self.classes)
         a = [math.log(math.exp(a_c) + d) if d else a_c
              for a_c, d in zip(self.constants[:n], self.delta)]
@@ -140,16 +141,17 @@ class Appender:
         constants = a + self.constants[n:]
         size = journal.append(self.path, self.model.identity, self.found,
                               journal.lines(self.records, (bias, constants)))
-        if size > journal.COMPACT_BYTES:
+        if size > journal.HARD_BYTES:
             from .text_model import load_model, save_model
             save_model(load_model(self.path), self.path)
-            return
+            return False
         # The journal as written, for the next update in this process (:func:`reopen`).
         self.found.documents += self.records
         self.found.end = self.found.size = size
         self.found.stale, self.found.constants = False, (bias, constants)
         self.bias, self.constants, self.delta, self.records = bias, constants, [0.0] * n, []
         _written[os.path.realpath(self.path)] = (_signature(self.path), self)
+        return size > journal.COMPACT_BYTES
 
     def _class(self, label: Any) -> int | None:
         return self.classes.index(str(label)) if str(label) in self.classes else None
@@ -284,5 +286,7 @@ def learn_all(path: str | os.PathLike, paths: Iterable[str], label: str) -> tupl
             done, again = done + changed, again + (not changed)
         if not done + again:
             raise Declined("no documents")
-        appender.write()
+        due = appender.write()
+    if due:  # after the lock: the learner answers, the compaction follows
+        journal.compact_detached(path)
     return done, again

@@ -49,10 +49,14 @@ MAGIC = b"textnb-journal 1 "
 MAX_BYTES = 16 << 20
 # The terms of one document (a message's distinct tokens, word pairs included, cut at 1 MiB).
 MAX_KEYS = 1 << 20
-# A writer folds the journal into the file once it would grow larger than this (about 24
-# SpamAssassin messages): the mail filter reads it for every message it scores, the writer
-# pays a compaction every so many messages; the balance, measured: docs/design/online.md.
+# Once a commit leaves the journal larger than this (about 24 SpamAssassin messages), it is
+# folded into the file after the learner has answered (textnb.store.learning.compact: the
+# daemon on a thread, other learners in a detached process): the mail filter reads the
+# journal for every message it scores; the balance, measured: docs/design/online.md.
 COMPACT_BYTES = 128 << 10
+# A learner that would leave the journal larger than this compacts it itself, before it
+# returns: what bounds the filter's reading should the later compactions fail or lag.
+HARD_BYTES = 4 * COMPACT_BYTES
 _KEYS = {"op", "class", "digest", "weight", "keys", "values"}
 _COMMIT = {"op", "score_bias", "score_constants", "documents"}
 
@@ -234,6 +238,31 @@ def remove(model_path: str | os.PathLike) -> None:
         pass
 
 
+def size_of(model_path: str | os.PathLike) -> int:
+    """The bytes of the journal of the model file at ``model_path`` (0 if none)."""
+    try:
+        return os.stat(path_of(model_path)).st_size
+    except FileNotFoundError:
+        return 0
+
+
+_compactions: list = []  # the detached compactions this process started, reaped as it goes
+
+
+def compact_detached(model_path: str | os.PathLike) -> None:
+    """Start :func:`textnb.store.learning.compact` of the model file at ``model_path`` in a
+    process of its own session (it outlives this one) and return at once. Its errors are not
+    reported: the journal stays large, and the next learner tries again (at
+    :data:`HARD_BYTES`, itself)."""
+    import subprocess
+    import sys
+    _compactions[:] = [p for p in _compactions if p.poll() is None]
+    _compactions.append(subprocess.Popen(
+        [sys.executable, "-m", "textnb.store.learning", os.fspath(model_path),
+         str(COMPACT_BYTES)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True))
+
+
 def replay_plain(model: ModelFile, values: dict[str, Any], journal: Journal) -> Touched:
     """For the mail filter's scorer: a text classifier's plain values (:meth:`ModelFile.plain`)
     with ``journal``'s committed documents applied as :mod:`textnb.incremental` replays them
@@ -341,3 +370,4 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+

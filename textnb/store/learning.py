@@ -5,10 +5,13 @@ daemon's TELL, ``textnb learn`` and ``textnb imap`` use it.
 what the update needs; for a model it does not keep, :class:`Update` loads the whole model,
 learns its documents one row at a time in memory (:mod:`textnb.incremental`) and
 appends them, with the score constants after them, to the file's journal as one commit
-(:mod:`textnb.store.journal`): a few kilobytes a message, not the whole model. Once the
-journal would grow larger than :data:`~textnb.store.journal.COMPACT_BYTES`, or an update
-adds a class, the whole model is written instead (atomically) and the journal
-removed. A document is learned once as a class: learning it again changes nothing.
+(:mod:`textnb.store.journal`): a few kilobytes a message, not the whole model. Once a
+commit leaves the journal larger than :data:`~textnb.store.journal.COMPACT_BYTES`, it is
+folded into the file after the learner returns (:func:`compact`, in a
+detached process, or the caller's when ``detach=False``: the daemon's thread); a learner that
+would leave it larger than :data:`~textnb.store.journal.HARD_BYTES`, or adds a class, writes
+the whole model itself (atomically) and removes the journal. A document is learned once as a
+class: learning it again changes nothing.
 """
 
 from __future__ import annotations
@@ -80,37 +83,42 @@ class Update:
         names = [str(c) for c in self.classifier.classes_]
         return names.index(str(label)) if str(label) in names else None
 
-    def write(self) -> None:
-        """Append the records as one commit, or write the whole model when it is due."""
+    def write(self) -> bool:
+        """Append the records as one commit, or write the whole model when it must be;
+        whether a compaction is due after (as :meth:`Appender.write`)."""
         if not self.records and not self.whole:
-            return
+            return False
         model = self.classifier.model_
         records = journal.lines(self.records, (model._bias().tolist(),
                                                score_constants(model).ravel().tolist()))
         size = (self.journal.end if not self.journal.stale else 0) + len(records)
-        if self.whole or size > journal.COMPACT_BYTES:
-            save_model(self.classifier, self.path)
-        else:
-            journal.append(self.path, self.model.identity, self.journal, records)
         self.records = []
+        if self.whole or size > journal.HARD_BYTES:
+            save_model(self.classifier, self.path)
+            return False
+        journal.append(self.path, self.model.identity, self.journal, records)
+        return size > journal.COMPACT_BYTES
 
 
-def learn(path: str | os.PathLike, raw: bytes, label: Any, other: Any) -> bool:
+def learn(path: str | os.PathLike, raw: bytes, label: Any, other: Any,
+          detach: bool = True) -> bool:
     """Learn ``raw`` as ``label`` under the update lock (the one ``textnb learn`` takes); a
     message learned as ``other`` moves to ``label``. False, nothing written, when it was
     learned as ``label`` already. ModelFileError when the file is missing: a model of one
-    message, one class, would decide nothing."""
-    return _change(path, lambda update: update.learn(raw, label, other))
+    message, one class, would decide nothing. A compaction due after is started in a
+    detached process (``detach``), else left to the caller (:func:`compact`)."""
+    return _change(path, lambda update: update.learn(raw, label, other), detach)
 
 
-def forget(path: str | os.PathLike, raw: bytes, labels: Sequence[Any]) -> bool:
+def forget(path: str | os.PathLike, raw: bytes, labels: Sequence[Any],
+           detach: bool = True) -> bool:
     """Unlearn ``raw`` from whichever of ``labels`` it was learned as, under the update lock;
     False, nothing written, when it was never learned; ModelFileError when the file is
-    missing."""
-    return _change(path, lambda update: update.forget(raw, labels))
+    missing. ``detach`` as :func:`learn`'s."""
+    return _change(path, lambda update: update.forget(raw, labels), detach)
 
 
-def _change(path: str | os.PathLike, change: Callable[[Any], bool]) -> bool:
+def _change(path: str | os.PathLike, change: Callable[[Any], bool], detach: bool) -> bool:
     """``change`` of an :class:`~textnb.store.appending.Appender` of the file (which reads
     what the update needs), else of an :class:`Update` (the whole model), written."""
     _must_exist(path)
@@ -121,8 +129,10 @@ def _change(path: str | os.PathLike, change: Callable[[Any], bool]) -> bool:
         except Declined:  # nothing written yet: the general path, from the start
             update = Update(path, *load_for_update(path))
             changed = change(update)
-        update.write()
-        return changed
+        due = update.write()
+    if due and detach:  # after the lock: this learner has learned; the fold follows
+        journal.compact_detached(path)
+    return changed
 
 
 def _must_exist(path: str | os.PathLike) -> None:
@@ -131,3 +141,37 @@ def _must_exist(path: str | os.PathLike) -> None:
         raise ModelFileError(f"model file '{os.fspath(path)}' does not exist: TELL learns "
                              f"only into a model that does (textnb train, or textnb learn "
                              f"--new-class)")
+
+
+def compact(model_path: str | os.PathLike, over: int | None = None) -> bool:
+    """Fold the journal into the model file at ``model_path`` (the whole model written
+    atomically, then the journal removed) if it is still larger than ``over`` bytes (default
+    :data:`~textnb.store.journal.COMPACT_BYTES`) under the update lock; whether it did. A
+    crash leaves the old file and its journal or the new file (a journal naming the old one
+    is not read).
+
+    The model is read before the lock, as any reader reads it, and read again under the lock
+    only if the file or its journal changed meanwhile: a learner waits for the writing alone."""
+    from .appending import _signature
+    from .text_model import load_model
+    over = journal.COMPACT_BYTES if over is None else over
+    if journal.size_of(model_path) <= over:
+        return False
+    seen = _signature(model_path)
+    classifier = load_model(model_path)
+    with locked(model_path):
+        if journal.size_of(model_path) <= over:
+            return False  # another compaction, or a new model, came first
+        if _signature(model_path) != seen:  # appended (or replaced) since it was read
+            classifier = load_model(model_path)
+        save_model(classifier, model_path)
+        return True
+
+
+# journal.compact_detached's process: python -m textnb.store.learning PATH OVER
+if __name__ == "__main__":
+    import sys
+    try:
+        compact(sys.argv[1], int(sys.argv[2]))
+    except Exception:  # nothing to tell: the next learner compacts
+        sys.exit(1)
