@@ -218,6 +218,32 @@ def test_a_learner_over_the_limit_starts_a_detached_compaction(model, monkeypatc
     _readers_agree(model, expected)
 
 
+def test_textnb_learns_general_path_also_starts_a_detached_compaction(tmp_path, monkeypatch):
+    """textnb learn into a model the journal writer declines (Bernoulli) learns through the
+    whole model; over COMPACT_BYTES it too leaves the fold to a process of its own."""
+    from click.testing import CliRunner
+    from textnb.cli.app import main
+    monkeypatch.setattr(journal, "COMPACT_BYTES", 5_000)
+    path = tmp_path / "bernoulli.model"
+    save_model(fitted(model="bernoulli"), path)
+    snapshot = path.read_bytes()
+    files = []
+    for i, (raw, _) in enumerate(NEW[:6]):
+        files.append(tmp_path / f"m{i}.eml")
+        files[-1].write_bytes(raw)
+    expected = load_model(path)
+    expected.partial_fit([raw for raw, _ in NEW[:6]], ["spam"] * 6)
+    result = CliRunner().invoke(main, ["learn", "-q", "-m", str(path), "--class", "spam",
+                                       *map(str, files)])
+    assert result.exit_code == 0, result.output
+    deadline = time.monotonic() + 120
+    while journal.size_of(path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert journal.size_of(path) == 0 and path.read_bytes() != snapshot
+    np.testing.assert_allclose(load_model(path).model_.feature_count_,
+                               expected.model_.feature_count_, rtol=0, atol=1e-9)
+
+
 def test_a_crash_between_the_journal_and_the_file_reads_back_exactly(model):
     """Killed after the journal's commit and before the file is written: the message is
     read back; killed after the file was written and before the journal was removed: the

@@ -16,6 +16,7 @@ from ..decision.rules import Exit, decide, line, spam_class_of, spam_cutoffs
 from ..documents.sources import read_raw
 from ..errors import DocumentError, ModelFileError, describe
 from ..mail.filter import filter_message, read_head
+from ..store import journal
 from ..store.container import locked
 from ..store.learning import Update
 from ..store.text_model import load_for_update, save_model
@@ -251,6 +252,7 @@ def learn(label, unlearn, new_class, quiet, paths, model_path) -> int:
         raise ModelFileError(f"model file '{path}' does not exist: train one (textnb train), "
                              f"or start one with learn --new-class")
     done = again = 0
+    due = False
     with locked(path):
         if path.exists():
             update = Update(path, *load_for_update(path))
@@ -266,7 +268,7 @@ def learn(label, unlearn, new_class, quiet, paths, model_path) -> int:
                 done, again = done + changed, again + (not changed)
             if len(classifier.classes_) == 2 > classes:
                 _became_mail(classifier)
-            update.write()  # one journal commit, or the whole model: nothing if it failed
+            due = update.write()  # one journal commit, or the whole model: nothing if it failed
         else:  # --new-class: a model started from these documents; of spam or ham, a mail one
             spam = spam_class_of([label]) or ("spam" if label == "ham" else None)
             # Mail's tokens whichever class comes first ("auto" reads ham alone as other text).
@@ -276,6 +278,8 @@ def learn(label, unlearn, new_class, quiet, paths, model_path) -> int:
             classifier.partial_fit((labels.append(label) or raw for raw in documents), labels)
             save_model(classifier, path)
             done = len(labels)
+    if due:  # the journal folded into the model by a process of its own, after the lock
+        journal.compact_detached(path)
     skips.summary()
     verb = "unlearned" if unlearn else "learned"
     if len(classifier.classes_) == 1:
