@@ -48,7 +48,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..store import journal, learning
 from .client import MAX_SIZE, TIMEOUT
 from .model import Model, Version, decide_message, now, scored_answer, tell_job
 from .protocol import (Code, MAX_FIELDS, MAX_LINE, Request, RequestError, bad_request,
@@ -123,7 +122,6 @@ class Worker:
         self.resume: asyncio.TimerHandle | None = None  # accepting again, once one may be shed
         self.warned = self.suppressed = 0
         self.warn_window = -math.inf
-        self.compacting = False
 
     def log(self, line: str) -> None:
         if self.settings.log:
@@ -131,21 +129,6 @@ class Worker:
                 self.settings.log(line)
             except Exception:  # stderr gone (a closed pipe): serving goes on unlogged
                 pass
-
-    def compact(self) -> None:
-        """Fold the model's journal into its file (textnb.store.learning.compact) on a thread
-        when a TELL left it larger than COMPACT_BYTES: after the TELL's answer, not in it."""
-        if self.compacting or journal.size_of(self.model.path) <= journal.COMPACT_BYTES:
-            return
-        self.compacting = True
-        future = self.loop.run_in_executor(None, learning.compact, self.model.path)
-        future.add_done_callback(self._compacted)
-
-    def _compacted(self, future: asyncio.Future) -> None:
-        self.compacting = False
-        error = None if future.cancelled() else future.exception()
-        if error is not None:  # the journal stays: the next TELL tries again
-            self.warn(f"{now()} journal not compacted: {_exception(error)}")
 
     def warn(self, line: str) -> None:
         """Log a line about a failed connection: at most ERROR_LINES a second, then a count."""
@@ -598,7 +581,8 @@ class _Connection:
             self._internal_error(error)
             return
         self._send(answer)
-        self.worker.compact()
+        self.worker.model.fold_journal(self.worker.loop, lambda error: self.worker.warn(
+            f"{now()} journal not compacted: {_exception(error)}"))
 
     def _internal_error(self, error: Exception) -> None:
         self.worker.warn(f"{now()} internal error: {_exception(error)}")

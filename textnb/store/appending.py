@@ -150,7 +150,7 @@ class Appender:
         self.found.end = self.found.size = size
         self.found.stale, self.found.constants = False, (bias, constants)
         self.bias, self.constants, self.delta, self.records = bias, constants, [0.0] * n, []
-        _written[os.path.realpath(self.path)] = (_signature(self.path), self)
+        _written[os.path.realpath(self.path)] = (journal.signature(self.path), self)
         return size > journal.COMPACT_BYTES
 
     def _class(self, label: Any) -> int | None:
@@ -234,22 +234,9 @@ def reopen(path: str | os.PathLike) -> Appender:
     times), else one reading them. Each is used once: a failed update is not reused."""
     key = os.path.realpath(path)
     signature, appender = _written.pop(key, (None, None))
-    if appender is not None and signature == _signature(path):
+    if appender is not None and signature == journal.signature(path):
         return appender
     return Appender(path)
-
-
-def _signature(path: str | os.PathLike) -> tuple:
-    """What stat says of the model file and its journal: any write changes it."""
-    found = []
-    for name in (path, journal.path_of(path)):
-        try:
-            st = os.stat(name)
-        except FileNotFoundError:
-            found.append(None)
-            continue
-        found.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-    return tuple(found)
 
 
 def _digest(tokens: list[str]) -> int:

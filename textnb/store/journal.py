@@ -371,3 +371,15 @@ def _umask() -> int:
     os.umask(mask)
     return mask
 
+
+def signature(path: str | os.PathLike) -> tuple:
+    """What stat says of the model file and its journal: any write changes it."""
+    found = []
+    for name in (path, path_of(path)):
+        try:
+            st = os.stat(name)
+        except FileNotFoundError:
+            found.append(None)
+            continue
+        found.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(found)

@@ -152,17 +152,16 @@ def compact(model_path: str | os.PathLike, over: int | None = None) -> bool:
 
     The model is read before the lock, as any reader reads it, and read again under the lock
     only if the file or its journal changed meanwhile: a learner waits for the writing alone."""
-    from .appending import _signature
     from .text_model import load_model
     over = journal.COMPACT_BYTES if over is None else over
     if journal.size_of(model_path) <= over:
         return False
-    seen = _signature(model_path)
+    seen = journal.signature(model_path)
     classifier = load_model(model_path)
     with locked(model_path):
         if journal.size_of(model_path) <= over:
             return False  # another compaction, or a new model, came first
-        if _signature(model_path) != seen:  # appended (or replaced) since it was read
+        if journal.signature(model_path) != seen:  # appended (or replaced) since it was read
             classifier = load_model(model_path)
         save_model(classifier, model_path)
         return True
