@@ -48,6 +48,7 @@ from textnb.imap.dovecot import Dovecot, free_port, missing
 from textnb.imap.session import Report, Session
 from textnb.imap.state import open_state, state_path
 from textnb.imap.verdicts import Verdicts
+from textnb.store.journal import signature
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpora" / "spamassassin"
@@ -356,10 +357,10 @@ def imapsieve(trained: Path, pool: list[bytes], moves: int, work: Path) -> None:
         client.select_folder("INBOX")
         took = []
         for uid in sorted(client.search("ALL")):
-            before = model.stat().st_mtime_ns
+            before = signature(model)  # learned into the journal (or the file, folded)
             start = time.monotonic()
             client.move([uid], "Junk")
-            while model.stat().st_mtime_ns == before:
+            while signature(model) == before:
                 if time.monotonic() - start > 10:
                     raise AssertionError("not learned within 10 s")
                 time.sleep(0.002)
