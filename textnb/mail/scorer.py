@@ -34,7 +34,7 @@ import os
 from collections import Counter
 
 from ..store import verdict
-from ..store.plain import plain_array, term_columns
+from ..store.plain import journal_path, plain_array, term_columns
 from ..text.tokens import Tokenizer
 
 try:  # the sums over a message's terms in C (textnb/_scores.c), where it was built
@@ -64,10 +64,9 @@ class Scorer:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
-        # A file of format 3 its sidecar vouches for, without a journal (textnb.store.journal's
-        # path_of): only its members to score with, checked by nothing again; any other file
-        # by the rules, and its journal.
-        found = (None if os.path.lexists(os.path.realpath(self.path) + ".journal")
+        # A file of format 3 its sidecar vouches for, without a journal: only its members to
+        # score with, checked by nothing again; any other file by the rules, and its journal.
+        found = (None if os.path.lexists(journal_path(self.path))
                  else verdict.read(self.path, _MEMBERS))
         if (found is not None and found[0]["version"] == 3
                 and found[0]["params"].get("hash_bits") is None):

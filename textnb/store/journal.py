@@ -34,8 +34,7 @@ import stat
 import zlib
 
 from ..errors import ModelFileError
-from .plain import json_loads
-from .plain import term_index
+from .plain import journal_path, json_loads, term_index
 from .schema import COUNT_BITS, LOG_BITS, MAX_TOKEN_LENGTH_LIMIT, SCORE_BITS
 
 TYPE_CHECKING = False
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
     from typing import Any
     from .container import ModelFile
 
-SUFFIX = ".journal"
 MAGIC = b"textnb-journal 1 "
 # A journal a reader reads at most (a writer compacts it long before: COMPACT_BYTES).
 MAX_BYTES = 16 << 20
@@ -61,9 +59,7 @@ _KEYS = {"op", "class", "digest", "weight", "keys", "values"}
 _COMMIT = {"op", "score_bias", "score_constants", "documents"}
 
 
-def path_of(model_path: str | os.PathLike) -> str:
-    """The journal of the model file at ``model_path`` (beside its target, if a link)."""
-    return os.path.realpath(model_path) + SUFFIX
+path_of = journal_path  # the journal of a model file (beside its target, if a link)
 
 
 class Journal:

@@ -324,3 +324,9 @@ class _JSONContext:
         self.parse_constant = {"-Infinity": -math.inf, "Infinity": math.inf,
                                "NaN": math.nan}.__getitem__
         self.memo: dict = {}
+
+
+def journal_path(model_path: str | os.PathLike) -> str:
+    """The journal of the model file at ``model_path`` (beside its target, if a link):
+    :mod:`textnb.store.journal`'s, named here where the mail filter looks for it."""
+    return os.path.realpath(model_path) + ".journal"
