@@ -97,19 +97,20 @@ def test_with_too_few_ham_the_spam_cutoff_is_extrapolated_from_their_tail():
     # 50 ham at 0..49: the 5 highest (a tenth, at least 5) exceed the next, 44, by 3 on
     # average, so a new ham passes 44 + x with probability (5/51) e^(-x/3): 0.1 % at
     # x = 3 ln(5 / 0.051), 57.76, not halfway between the ham at 49 and the spam at 50.5.
-    # The cutoff is the 95 % bound of that fit over resamples of the ham: further out.
+    # The cutoff is the 95 % bound of that fit over resamples of the ham: further out. (No
+    # unsure band asked for: the tail alone, not three quarters of the spam, sets it.)
     from textnb.decision.cutoffs import _tail, _tail_bound
     ham, spam = np.arange(50.0), np.arange(50.5, 100.5)
     scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(50, bool), np.ones(50, bool)]
-    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001)
+    chosen = choose_cutoffs(scores, is_spam, target_fpr=0.001, target_unsure=0)
     assert _tail(ham, 0.001) == pytest.approx(44 + 3 * np.log(5 / 0.051))
     assert chosen["spam"] == pytest.approx(_tail_bound(ham, 0.001))
     assert chosen["spam"] > _tail(ham, 0.001) + 1 and chosen["fpr"] == 0.0
     # 2 %: still no bound from 50 ham (none above the cutoff happens with probability
     # 0.98^50 = 36 %, over 5 %): not halfway between 49 and 50.5, but the tail's bound.
     assert _tail_bound(ham, 0.02) > 49.75
-    assert choose_cutoffs(scores, is_spam, target_fpr=0.02)["spam"] == pytest.approx(
-        _tail_bound(ham, 0.02))
+    assert choose_cutoffs(scores, is_spam, target_fpr=0.02, target_unsure=0)["spam"] == \
+        pytest.approx(_tail_bound(ham, 0.02))
 
 
 @pytest.mark.parametrize("top, shape", [
@@ -222,11 +223,15 @@ def test_a_young_model_reads_its_cutoffs_off_the_scores_as_new_mail_gets():
     as_new = scores * 1.5 + 1.0                 # spread further, as a larger model's are
     chosen = choose_cutoffs(scores, is_spam, as_new=as_new)
     assert chosen["ham"] == pytest.approx(young_band(np.sort(as_new[:30]), np.sort(as_new[30:])))
-    assert chosen["spam"] == pytest.approx(_tail_bound(np.sort(as_new[:30]), 0.001))
-    assert chosen["spam"] > choose_cutoffs(scores, is_spam)["spam"]
+    assert chosen["spam"] == pytest.approx(max(_tail_bound(np.sort(as_new[:30]), 0.001),
+                                               np.quantile(as_new[30:], 0.75)))
+    # The tails alone (no band asked for, so not three quarters of the spam either).
+    alone = choose_cutoffs(scores, is_spam, target_unsure=0, as_new=as_new)
+    assert alone["spam"] == pytest.approx(_tail_bound(np.sort(as_new[:30]), 0.001))
+    assert alone["spam"] > choose_cutoffs(scores, is_spam, target_unsure=0)["spam"]
     # The higher of the two: as_new drawn together, the held-out scores' bound stays.
-    assert choose_cutoffs(scores, is_spam, as_new=scores / 4)["spam"] == pytest.approx(
-        choose_cutoffs(scores, is_spam)["spam"])
+    assert choose_cutoffs(scores, is_spam, target_unsure=0, as_new=scores / 4)["spam"] == \
+        pytest.approx(choose_cutoffs(scores, is_spam, target_unsure=0)["spam"])
     # A tail of more than the fewest scores (100 ham): the spam cutoff is the held-out ones'.
     ham, spam = rng.normal(-5, 1, 100), rng.normal(0, 2, 100)
     scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(100, bool), np.ones(100, bool)]
@@ -236,6 +241,34 @@ def test_a_young_model_reads_its_cutoffs_off_the_scores_as_new_mail_gets():
     many = np.r_[rng.normal(-5, 1, 3000), rng.normal(5, 1, 300)]
     labels = np.r_[np.zeros(3000, bool), np.ones(300, bool)]
     assert choose_cutoffs(many, labels, as_new=many + 3) == choose_cutoffs(many, labels)
+
+
+def test_a_young_model_calls_spam_only_what_scores_above_most_of_its_spam():
+    """30 held-out ham and spam: thirty ham cannot say how heavy their tail is, and newer ham
+    score higher, so the spam cutoff is no lower than the score over three quarters of the
+    held-out spam (as new mail scores them, where given), even where their tail's bound lies
+    lower; the spam under it stay flagged, unsure. Not with more than 50 ham (a tail of more
+    than the fewest scores), nor where no unsure band is asked for."""
+    from textnb.decision.cutoffs import YOUNG_SPAM_CALLED, _tail_bound
+    assert YOUNG_SPAM_CALLED == 0.75
+    rng = np.random.default_rng(1)
+    ham, spam = rng.normal(-5, 1, 30), rng.normal(0, 2, 30)
+    scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(30, bool), np.ones(30, bool)]
+    chosen = choose_cutoffs(scores, is_spam)
+    assert _tail_bound(np.sort(ham), 0.001) < np.quantile(spam, 0.75)
+    assert chosen["spam"] == pytest.approx(np.quantile(spam, 0.75))
+    assert chosen["fpr"] == 0 and chosen["fnr"] + chosen["spam_unsure"] == pytest.approx(
+        np.mean(spam < chosen["spam"]))
+    assert chosen["ham"] < chosen["spam"] and chosen["spam_unsure"] >= 0.7
+    as_new = scores + 2.0
+    assert choose_cutoffs(scores, is_spam, as_new=as_new)["spam"] == pytest.approx(
+        np.quantile(spam + 2.0, 0.75))
+    assert choose_cutoffs(scores, is_spam, target_unsure=0)["spam"] == pytest.approx(
+        _tail_bound(np.sort(ham), 0.001))
+    ham, spam = rng.normal(-5, 1, 60), rng.normal(0, 2, 60)
+    scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(60, bool), np.ones(60, bool)]
+    assert choose_cutoffs(scores, is_spam)["spam"] == pytest.approx(
+        _tail_bound(np.sort(ham), 0.001))
 
 
 def test_a_model_of_30_spam_and_30_ham_leaves_spam_unsure_not_ham():
