@@ -99,6 +99,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -362,6 +363,131 @@ def worst_errors(paths, is_spam, log_odds, n: int) -> str:
             rel = os.path.join(*Path(paths[i]).parts[-2:])
             lines.append(f"    {log_odds[i]:+9.1f}  {rel[:52]:<52}  {subject(paths[i])!r}")
     return "\n".join(lines)
+
+
+# -- held-out scores against the trained model's (--scales) -------------------------------------
+
+SCALE_COLUMNS = ["ham 99 %", "ham 99.9 %", "highest ham", "spam 10 %"]
+
+
+def scale_row(score: np.ndarray, is_spam: np.ndarray) -> list[float]:
+    """Where a scoring puts the top of the ham and the bottom of the spam: the ham's 99th and
+    99.9th percentiles and highest score, the spam's 10th percentile (log-odds)."""
+    ham, spam = score[~is_spam], score[is_spam]
+    return [float(np.quantile(ham, 0.99)), float(np.quantile(ham, 0.999)), float(ham.max()),
+            float(np.quantile(spam, 0.1))]
+
+
+def at_cutoffs(score: np.ndarray, is_spam: np.ndarray, spam_cut: float, ham_cut: float,
+               max_fpr: float) -> dict:
+    """A spam/unsure/ham decision on test scores: the ham called spam, whether more than
+    A = max(1, ⌊max_fpr · test ham⌋), the share of spam not caught (under the spam cutoff) and
+    of all messages unsure."""
+    ham_spam = int(np.sum(score[~is_spam] >= spam_cut))
+    allowed = max(1, math.floor(max_fpr * int((~is_spam).sum()) + 1e-9))
+    return {"ham_spam": ham_spam, "over": ham_spam > allowed,
+            "not_caught": float(np.mean(score[is_spam] < spam_cut)),
+            "unsure": float(np.mean((score > ham_cut) & (score < spam_cut)))}
+
+
+def left_out_scores(clf, docs: list, labels: np.ndarray) -> np.ndarray:
+    """Each training message's spam log-odds by the trained model less its own counts, cut to
+    the model's terms as a new message is (textnb.decision.cutoffs.left_out, exact for full
+    training). Trained on error, a message the walks did not learn is scored by the model as
+    it is, one they learned less its share of the walks: the walk without it would have learned
+    another in its place, so this overstates how far such a message scores on its class's
+    wrong side."""
+    from textnb.decision.cutoffs import left_out
+    from textnb.text.features import noting_digests, text_iterable
+    found: list[np.ndarray] = []
+    raw = clf.vocabulary_.count_parts(noting_digests(clf._count_stream(text_iterable(docs)), found))
+    digests = np.concatenate(found)
+    code = {name: i for i, name in enumerate(clf._digest_names.tolist())}
+    learned: Counter = Counter()       # the weight each (digest, label) has in the counts
+    for digest, label, weight in zip(clf.digests_.tolist(), clf._digest_codes.tolist(),
+                                     clf.digest_weights_.tolist()):
+        learned[digest, label] += weight
+    pairs = list(zip(digests.tolist(), [code[label] for label in labels.tolist()]))
+    copies = Counter(pairs)            # each copy takes its share out
+    weight = np.array([learned[pair] / copies[pair] for pair in pairs])
+    scores = left_out(clf, raw, clf._weigh(raw), labels.tolist(), digests, clf.model_, weight)
+    return scores if np.unique(labels)[1] == "spam" else -scores
+
+
+def run_scales(args, paths: list[str], y: np.ndarray) -> dict:
+    """textnb at its defaults on the 70/30 split of each seed: the spam log-odds of four
+    scorings side by side (scale_row), and the test mail decided by the learned cutoffs and by
+    the same rule (textnb.decision.cutoffs.choose_cutoffs) on the trained model's left-out
+    scores of its training mail."""
+    from unittest import mock
+
+    from textnb import TextClassifier
+    from textnb.decision import cutoffs
+    names = ["the folds' models (cutoffs chosen on)", "the folds' models, as new mail",
+             "the trained model, left out", "the trained model, test mail"]
+    splits = []
+    for seed in args.seeds or [args.seed]:
+        train, test = stratified_split(y, 0.7, seed)
+        y_train, is_spam = y[train], y[test] == "spam"
+        docs = documents([paths[i] for i in train])
+        with mock.patch.object(cutoffs, "choose_cutoffs", wraps=cutoffs.choose_cutoffs) as spy:
+            clf = TextClassifier(spam_class="spam").fit(docs, y_train)
+        cut = clf.cutoffs_
+        # fit cross-validates training on error first (scored as new too), then full training.
+        calls = [c.args + (None,) * (6 - len(c.args)) for c in spy.call_args_list]
+        folds = next(c for c in calls if (c[5] is None) == (cut["training"] == "full"))
+        kept = np.ones(train.size, dtype=bool)
+        kept[clf.suspects_] = False
+        own = left_out_scores(clf, [d for d, k in zip(docs, kept) if k], y_train[kept])
+        log_proba = clf.predict_log_proba(documents([paths[i] for i in test]))
+        s = list(clf.classes_).index("spam")
+        score = log_proba[:, s] - log_proba[:, 1 - s]
+        rows = [scale_row(folds[0], folds[1]),
+                scale_row(folds[5], folds[1]) if folds[5] is not None else None,
+                scale_row(own, y_train[kept] == "spam"), scale_row(score, is_spam)]
+        on_own = cutoffs.choose_cutoffs(own, y_train[kept] == "spam")
+        ham = np.sort(score[~is_spam])[::-1]
+        allowed = max(1, math.floor(args.max_fpr * ham.size + 1e-9))
+        split = {"seed": seed, "training": cut["training"], "scales": rows,
+                 "learned": at_cutoffs(score, is_spam, cut["spam"], cut["ham"], args.max_fpr),
+                 "left out": at_cutoffs(score, is_spam, on_own["spam"], on_own["ham"], args.max_fpr),
+                 "oracle": float(np.mean(score[is_spam] <= ham[allowed])),
+                 "no ham": float(np.mean(score[is_spam] <= ham[0]))}
+        splits.append(split)
+        print(f"seed {seed}: {cut['training']} training, {int(train.size)} training messages, "
+              f"{int(is_spam.size)} test ({int((~is_spam).sum())} ham)")
+        print(table(["spam log-odds of"] + SCALE_COLUMNS,
+                    [[n] + (["-"] * 4 if r is None else [f"{v:+.2f}" for v in r])
+                     for n, r in zip(names, rows)]))
+        print(scales_rules([split]) + "\n", flush=True)
+    if len(splits) > 1:
+        print(f"== Over the splits of seeds {', '.join(str(s['seed']) for s in splits)} (means) ==")
+        mean = [[float(np.mean([s["scales"][i][j] for s in splits if s["scales"][i] is not None]))
+                 if any(s["scales"][i] is not None for s in splits) else None for j in range(4)]
+                for i in range(4)]
+        print(table(["spam log-odds of"] + SCALE_COLUMNS,
+                    [[n] + (["-"] * 4 if r[0] is None else [f"{v:+.2f}" for v in r])
+                     for n, r in zip(names, mean)]))
+        print(scales_rules(splits))
+    return {"scales": splits}
+
+
+def scales_rules(splits: list[dict]) -> str:
+    """The test mail at the learned cutoffs and at the rule's on the left-out scores, over
+    ``splits`` (run_scales'): test ham called spam (the splits over A), mean spam not caught
+    and unsure; beside them the least spam any cutoff leaves with at most A, and with no test
+    ham called spam, chosen on the test scores themselves."""
+    rows = []
+    for name in ("learned", "left out"):
+        r = [s[name] for s in splits]
+        rows.append([{"learned": "spam cutoff as learned",
+                      "left out": "the same rule on the left-out scores"}[name],
+                     f"{sum(x['ham_spam'] for x in r)} ({sum(x['over'] for x in r)})",
+                     pct(float(np.mean([x["not_caught"] for x in r]))),
+                     pct(float(np.mean([x["unsure"] for x in r])))])
+    rows.append(["any cutoff, at most A (oracle)", "", pct(float(np.mean([s["oracle"] for s in splits]))), ""])
+    rows.append(["any cutoff, no test ham", "", pct(float(np.mean([s["no ham"] for s in splits]))), ""])
+    return table(["test mail at", "ham called spam (splits over A)", "spam not caught", "unsure"], rows)
 
 
 # -- modes ---------------------------------------------------------------------------------------
@@ -696,6 +822,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cv", action="store_true",
                         help="K-fold CV of textnb on the 70 %% training part only; cutoff tables")
     parser.add_argument("--folds", type=int, default=5, help="folds for --cv (default 5)")
+    parser.add_argument("--scales", action="store_true",
+                        help="textnb alone on each split: its held-out scores (what the cutoffs "
+                             "are chosen on) beside the trained model's of the test mail")
     parser.add_argument("--swap", type=float, default=0.0, metavar="SHARE",
                         help="swap each training label with this probability (mis-sorted "
                              "training mail; test labels stay true; default 0)")
@@ -731,7 +860,9 @@ def main(argv: list[str] | None = None) -> int:
             directory = spam_dir(args.data, args.archive)
             paths, y = list_spam(directory)
             print(f"data {directory}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
-            if args.cv:
+            if args.scales:
+                out.update(run_scales(args, paths, y))
+            elif args.cv:
                 out.update(run_cv(args, paths, y))
             elif args.seeds:
                 splits = []

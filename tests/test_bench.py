@@ -383,3 +383,23 @@ def test_young_runs_on_the_bundled_sample():
 def test_threads_runs_briefly_without_errors_or_mixed_answers():
     out = ok(bench("bench.threads", "--seconds", "3", timeout=120))
     assert "0 exceptions, 0 answers matching no version" in out
+
+
+def test_spam_scales_runs_on_the_bundled_sample(tmp_path):
+    """python -m bench.spam --scales on the bundled sample: per split, where four scorings put
+    the top of the ham and the bottom of the spam, and the test mail at the learned cutoffs and
+    at the same rule's on the trained model's left-out scores; then the means over the splits."""
+    out = ok(bench("bench.spam", "--data", "corpora/spamassassin", "--scales", "--seeds", "0", "1",
+                   "--json", str(tmp_path / "scales.json"), timeout=300))
+    splits = json.loads((tmp_path / "scales.json").read_text())["scales"]
+    assert [s["seed"] for s in splits] == [0, 1]
+    for name in ("the folds' models (cutoffs chosen on)", "the trained model, left out",
+                 "the trained model, test mail"):
+        cells = row(out, name, "== Over the splits of seeds 0, 1 (means) ==")
+        at = ["the folds' models (cutoffs chosen on)", "the folds' models, as new mail",
+              "the trained model, left out", "the trained model, test mail"].index(name)
+        means = [sum(s["scales"][at][j] for s in splits) / 2 for j in range(4)]
+        assert [float(c) for c in cells[1:]] == pytest.approx(means, abs=0.006)
+    learned = row(out, "spam cutoff as learned", "== Over the splits")
+    assert learned[1] == f"{sum(s['learned']['ham_spam'] for s in splits)} " \
+                         f"({sum(s['learned']['over'] for s in splits)})"

@@ -84,3 +84,51 @@ def test_the_scikit_learn_references_rank_by_their_own_scores(bench):
         assert r.score[0] > 0 > r.score[1]
         assert r.status.tolist() == ["spam", "ham"]
     assert [r.name for r in bench.run_sklearn(train, labels, test)] == ["sklearn Count+MNB"]
+
+
+def test_the_scales_left_out_scores_are_those_of_a_model_of_the_other_texts(bench):
+    """--scales' left-out scores of a fully trained model: each text as a model of the others
+    (its copy left out with it) scores it; trained on error, a text the walks did not learn as
+    the trained model itself scores it."""
+    from textnb import TextClassifier
+    texts = ["cheap pills cheap offer now", "win cash prize now claim", "cheap watches offer",
+             "claim your free prize today zebra", "free cash offer limited",
+             "meeting notes attached for monday", "lunch on monday with the team",
+             "lunch on monday with the team", "notes from the team meeting",
+             "monday meeting moved to noon quokka"]
+    labels = np.array(["spam"] * 5 + ["ham"] * 5)
+    settings = {"spam_class": "spam", "training": "full", "ngram_range": (1, 1),
+                "keep_suspects": True, "decision_threshold": None}
+
+    def spam_log_odds(classifier, some):
+        rows = classifier.predict_log_proba(some)
+        s = list(classifier.classes_).index("spam")
+        return rows[:, s] - rows[:, 1 - s]
+
+    got = bench.left_out_scores(TextClassifier(**settings).fit(texts, labels), texts, labels)
+    for i, text in enumerate(texts):
+        others = [j for j in range(len(texts)) if texts[j] != text]
+        alone = TextClassifier(**settings).fit([texts[j] for j in others], labels[others])
+        assert got[i] == pytest.approx(spam_log_odds(alone, [text])[0], abs=1e-9), text
+    walked = TextClassifier(**{**settings, "training": "on-error"}).fit(texts, labels)
+    learned = set(walked.digests_.tolist())
+    got = bench.left_out_scores(walked, texts, labels)
+    from textnb.text.features import noting_digests, text_iterable
+    found = []
+    list(noting_digests(walked._count_stream(text_iterable(texts)), found))
+    unlearned = [i for i, d in enumerate(np.concatenate(found).tolist()) if d not in learned]
+    assert unlearned     # the walks skipped some, else the comparison could not tell
+    np.testing.assert_allclose(got[unlearned], spam_log_odds(walked, [texts[i] for i in unlearned]),
+                               atol=1e-9)
+
+
+def test_the_scales_decisions_on_test_scores_by_hand(bench):
+    score = np.array([-3.0, -1.0, 0.5, 2.0, 2.5, 1.0, 3.0, 4.0])
+    is_spam = np.array([False] * 5 + [True] * 3)
+    # Ham at 2.0 and 2.5 called spam at 2.0 (A = 1 of 5 ham: over); spam at 1.0 not caught;
+    # unsure between 0 and 2: the ham at 0.5 and the spam at 1.0.
+    assert bench.at_cutoffs(score, is_spam, 2.0, 0.0, 0.001) == {
+        "ham_spam": 2, "over": True, "not_caught": pytest.approx(1 / 3), "unsure": 0.25}
+    # Linear percentiles: of the 5 ham, at 3.96 and 3.996 of the gap 2 → 2.5; of the 3 spam
+    # at 0.2 of the gap 1 → 3.
+    assert bench.scale_row(score, is_spam) == pytest.approx([2.48, 2.498, 2.5, 1.4])
