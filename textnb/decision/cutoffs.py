@@ -72,9 +72,9 @@ YOUNG_GAP = 0.5
 YOUNG_SPAM = 0.25
 # A young model of the fewest tail scores (TAIL_LEAST: 50 ham or fewer) calls spam no message
 # under this share of its held-out spam, scored as new mail is: thirty ham cannot say how heavy
-# their tail is, and newer ham drift up. On 16 draws of 30 + 30 the choice never saw (bench.young,
-# seeds 32-47) it left no ham called spam where the extrapolated cutoff alone called 11 ham spam
-# on one draw; the spam under it stays flagged, unsure (docs/design/spam.md).
+# their tail is, and newer ham drift up. On draws of 30 + 30 the choice never saw it kept the
+# newer ham out of the spam folder where the extrapolated cutoff alone did not; the spam under
+# it stays flagged, unsure (bench.young, docs/design/spam.md).
 YOUNG_SPAM_CALLED = 0.75
 # Bootstrap resamples of the held-out ham that bound the extrapolated spam cutoff, and the
 # seed that makes the cutoffs a function of the scores.
