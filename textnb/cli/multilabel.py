@@ -78,10 +78,20 @@ def train(texts: list[bytes], label_sets: list[list[str]], path: Path,
     click.echo(f"thresholds  per label by {min(classifier.folds, len(texts))}-fold CV: "
                f"out-of-fold F1 mean {f1.mean():.4f}, lowest {f1.min():.4f} "
                f"({classifier.labels_[int(np.argmin(f1))]})")
+    click.echo(f"scoring     {_choice(classifier)}")
     fell = [str(label) for label, reason in zip(classifier.labels_, cv["fallback"]) if reason]
     if fell:
         click.echo(f"fallback    {len(fell)} labels of too few documents or a low CV F1 "
                    f"keep a threshold of at least 0 (P >= 0.5): {_some(fell)}")
+
+
+def _choice(classifier: MultiLabelClassifier) -> str:
+    """The scoring and α used, and the CV micro-F1 of each scoring tried (a file of before
+    the choice has none)."""
+    tried = (classifier.cv_ or {}).get("choice") or []
+    figures = ", ".join(f"{t['scoring']} {t['micro_f1']:.4f}" for t in tried)
+    return (f"{classifier.scoring_}, alpha {classifier.alpha_:g}"
+            + (f" (CV micro-F1: {figures})" if figures else ""))
 
 
 def _some(names: list[str], shown: int = 5) -> str:
@@ -187,9 +197,10 @@ def info(path: Path, output: str) -> None:
         click.echo(json.dumps(data, ensure_ascii=False, default=str))
         return
     width = max(len(name) for name in data["labels"])
-    lines = [f"model       {data['model']} (multi-label, one-vs-rest)",
+    lines = [f"model       {data['model']} (multi-label, {classifier.scoring_})",
              f"documents   {data['documents']}",
              f"terms       {data['terms']}",
+             f"scoring     {_choice(classifier)}",
              "parameters  " + ", ".join(f"{k}={v}" for k, v in data["parameters"].items()
                                         if k != "stop_words" or isinstance(v, str)),
              "", f"{'label':<{width}}  documents  threshold  CV F1   fallback"]
