@@ -4,13 +4,14 @@ A document may carry several labels (a news story about oil prices and shipping 
 topics). All labels are counted from ONE vocabulary and ONE document-term matrix X: the counts
 of label l are row l of Yᵀ X (Y the documents' label indicators). A label's score is a
 log-odds, compared with a threshold of its own chosen by cross-validation on the training
-documents to maximise that label's F1 (:func:`choose_thresholds`). Two scorings:
+documents to maximise that label's F1 (:func:`choose_thresholds`). Two scorings, of which the
+default (``"auto"``) keeps the one of better cross-validated micro-F1:
 
-* ``"posterior"`` (the default): one multinomial NB over the labels as classes, a document
-  counted under each of its labels; the score of l is the log-odds of its posterior,
+* ``"posterior"``: one multinomial NB over the labels as classes, a document counted under
+  each of its labels; the score of l is the log-odds of its posterior,
   ln P(l|x) − ln Σ_{m≠l} P(m|x). Labels compete for a document, as the classes of the text
-  classifier do; on Reuters-21578 this ranks better than one-vs-rest (docs/design/
-  unlabeled-multilabel.md: cross-validated micro-F1 0.80 against 0.77 on the training stories).
+  classifier do; on Reuters-21578 this ranks better than one-vs-rest
+  (docs/design/unlabeled-multilabel.md).
 * ``"one-vs-rest"``: a binary NB per label, "l" against "not l" (its counts the column totals
   of X minus l's), the score ln P(l|x) − ln P(¬l|x): scikit-learn's
   OneVsRestClassifier(MultinomialNB()), and what model files without a scoring hold.
@@ -52,8 +53,8 @@ _LEAST_COUNT = 0.5
 MIN_DOCUMENTS = 3
 FLOOR = 0.3
 # scoring="auto" chooses between the scorings by cross-validation; alpha=None is each one's
-# α: Laplace's for one-vs-rest (the textbook model), 0.1 for the posterior (on Reuters-21578's
-# training stories, by 5-fold CV, micro-F1 0.797, 0.801, 0.794, 0.758 at α 0.05, 0.1, 0.2, 1).
+# α: Laplace's for one-vs-rest (the textbook model), 0.1 for the posterior (the best of 0.05–1
+# by CV on Reuters-21578's training stories: docs/design/unlabeled-multilabel.md).
 SCORINGS = ("auto", "posterior", "one-vs-rest")
 ALPHAS = {"posterior": 0.1, "one-vs-rest": 1.0}
 # ±745: a posterior log-odds beyond it is a probability of 0 or 1 in doubles (e^−745 is the
@@ -79,8 +80,6 @@ class MultiLabelClassifier(Parameters):
         (ALPHAS; ``alpha_`` is the one used).
     scoring : "posterior", "one-vs-rest" (above), or "auto" (the default): the one of better
         cross-validated micro-F1 on the training documents (``scoring_``; ``cv_["choice"]``).
-        On Reuters-21578 the posterior wins (0.80 against 0.77), on 20 Newsgroups made
-        multi-label one-vs-rest (docs/design/unlabeled-multilabel.md).
     stop_words, stemmer, ngram_range, lowercase, max_token_length, min_token_length, min_df, max_df,
     max_features, tf, norm, n_jobs : tokenizing, vocabulary and term weights, as in
         :class:`~textnb.classifier.TextClassifier`. With scoring="one-vs-rest", alpha=1 and
@@ -98,7 +97,8 @@ class MultiLabelClassifier(Parameters):
     [['oil', 'ship'], ['oil']]
     """
 
-    def __init__(self, *, alpha: float | None = None, scoring: str = "auto", stop_words: Any = "english",
+    def __init__(self, *, alpha: float | None = None, scoring: str = "auto",
+                 stop_words: Any = "english",
                  stemmer: str | None = None, ngram_range: Sequence[int] = (1, 1),
                  lowercase: bool = True, max_token_length: int = MAX_TOKEN_LENGTH,
                  min_token_length: int = MIN_TOKEN_LENGTH,
