@@ -258,7 +258,9 @@ def test_the_file_check_and_the_estimator_read_one_rule(name, value):
     params = {key: TextClassifier().get_params().get(key) for key, required in table.items()
               if required and key != name}
     if table is schema.MULTILABEL_SETTINGS:
-        params = {**MultiLabelClassifier().get_params(), "ngram_range": [1, 1]}
+        # A file holds the scoring and α the fit chose, never "auto" or None.
+        params = {**MultiLabelClassifier().get_params(), "ngram_range": [1, 1],
+                  "scoring": "posterior", "alpha": 0.1}
         params.pop(name)
     file_verdict = schema.settings_problem({**params, name: value}, table)
     assert (file_verdict is None) == (settings.setting_problem(name, value) is None), file_verdict

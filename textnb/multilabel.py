@@ -1,12 +1,20 @@
-"""raw texts with sets of labels → one count matrix → one-vs-rest Naive Bayes: MultiLabelClassifier.
+"""raw texts with sets of labels → one count matrix → Naive Bayes per label: MultiLabelClassifier.
 
 A document may carry several labels (a news story about oil prices and shipping has both
-topics). Each label gets a binary multinomial Naive Bayes model, "label" against "not label",
-all of them counted from ONE vocabulary and ONE document-term matrix X: the counts of label l
-are row l of Yᵀ X (Y the documents' label indicators), those of "not l" the column totals of X
-minus them. Each label's log-odds ln P(l|x) − ln P(¬l|x) is compared with a threshold of its
-own, chosen by cross-validation on the training documents to maximise that label's F1
-(:func:`choose_thresholds`).
+topics). All labels are counted from ONE vocabulary and ONE document-term matrix X: the counts
+of label l are row l of Yᵀ X (Y the documents' label indicators). A label's score is a
+log-odds, compared with a threshold of its own chosen by cross-validation on the training
+documents to maximise that label's F1 (:func:`choose_thresholds`). Two scorings, of which the
+default (``"auto"``) keeps the one of better cross-validated micro-F1:
+
+* ``"posterior"``: one multinomial NB over the labels as classes, a document counted under
+  each of its labels; the score of l is the log-odds of its posterior,
+  ln P(l|x) − ln Σ_{m≠l} P(m|x). Labels compete for a document, as the classes of the text
+  classifier do; on Reuters-21578 this ranks better than one-vs-rest
+  (docs/design/unlabeled-multilabel.md).
+* ``"one-vs-rest"``: a binary NB per label, "l" against "not l" (its counts the column totals
+  of X minus l's), the score ln P(l|x) − ln P(¬l|x): scikit-learn's
+  OneVsRestClassifier(MultinomialNB()), and what model files without a scoring hold.
 
 Also the model file of a MultiLabelClassifier (kind ``multi-label-classifier``, written and
 read by :mod:`textnb.store.container`; the text classifier's format is untouched), a label file
@@ -44,25 +52,40 @@ _LEAST_COUNT = 0.5
 # gave micro-F1 0.054, these 0.755; floors 0.1–0.3 and 1–5 documents gave the same.
 MIN_DOCUMENTS = 3
 FLOOR = 0.3
+# scoring="auto" chooses between the scorings by cross-validation; alpha=None is each one's
+# α: Laplace's for one-vs-rest (the textbook model), 0.1 for the posterior (the best of 0.05–1
+# by CV on Reuters-21578's training stories: docs/design/unlabeled-multilabel.md).
+SCORINGS = ("auto", "posterior", "one-vs-rest")
+ALPHAS = {"posterior": 0.1, "one-vs-rest": 1.0}
+# ±745: a posterior log-odds beyond it is a probability of 0 or 1 in doubles (e^−745 is the
+# smallest); capped so that a model of one label (no other to compete) scores finite.
+_MAX_LOG_ODDS = 745.0
 
 
 class MultiLabelClassifier(Parameters):
-    """One-vs-rest multinomial Naive Bayes on raw texts with sets of labels.
+    """Multinomial Naive Bayes per label on raw texts with sets of labels.
 
     P(w|l) = (n_wl + α) / (n_l + α|V|) over the (weighted) counts n_wl of the documents
-    carrying label l, P(w|¬l) likewise over those not carrying it; a document's score for l
-    is the log-odds ln P(l)/P(¬l) + Σ_w x_w (ln P(w|l) − ln P(w|¬l)), and l is predicted when
-    the score reaches ``thresholds_[l]``; when none does, the label whose score is nearest its
-    threshold (the largest score − threshold), so that every document gets at least one.
+    carrying label l. With ``scoring="posterior"``, z_l = ln P(l) + Σ_w x_w ln P(w|l), P(l)
+    ∝ the documents of l, and a document's score for l is z_l − ln Σ_{m≠l} e^{z_m}, the
+    log-odds of l's posterior among the labels. With ``scoring="one-vs-rest"``, P(w|¬l) is
+    counted likewise over the documents not carrying l, and the score is ln P(l)/P(¬l) +
+    Σ_w x_w (ln P(w|l) − ln P(w|¬l)). l is predicted when its score reaches
+    ``thresholds_[l]``; when none does, the label whose score is nearest its threshold (the
+    largest score − threshold), so that every document gets at least one.
 
     Parameters
     ----------
-    alpha : smoothing α > 0 of every binary model.
+    alpha : smoothing α > 0, or None (the default): 0.1 for the posterior, 1 for one-vs-rest
+        (ALPHAS; ``alpha_`` is the one used).
+    scoring : "posterior", "one-vs-rest" (above), or "auto" (the default): the one of better
+        cross-validated micro-F1 on the training documents (``scoring_``; ``cv_["choice"]``).
     stop_words, stemmer, ngram_range, lowercase, max_token_length, min_token_length, min_df, max_df,
     max_features, tf, norm, n_jobs : tokenizing, vocabulary and term weights, as in
-        :class:`~textnb.classifier.TextClassifier`. The defaults (Laplace's α = 1, raw
-        counts) are the textbook model that scikit-learn's OneVsRestClassifier(MultinomialNB())
-        computes; python -m bench.multilabel compares the two.
+        :class:`~textnb.classifier.TextClassifier`. With scoring="one-vs-rest", alpha=1 and
+        raw counts this is the textbook model that scikit-learn's
+        OneVsRestClassifier(MultinomialNB()) computes; python -m bench.multilabel compares the
+        two.
     folds : folds of the cross-validation choosing the thresholds (fewer with fewer documents).
     seed : seed of those folds.
 
@@ -74,7 +97,8 @@ class MultiLabelClassifier(Parameters):
     [['oil', 'ship'], ['oil']]
     """
 
-    def __init__(self, *, alpha: float = 1.0, stop_words: Any = "english",
+    def __init__(self, *, alpha: float | None = None, scoring: str = "auto",
+                 stop_words: Any = "english",
                  stemmer: str | None = None, ngram_range: Sequence[int] = (1, 1),
                  lowercase: bool = True, max_token_length: int = MAX_TOKEN_LENGTH,
                  min_token_length: int = MIN_TOKEN_LENGTH,
@@ -82,6 +106,7 @@ class MultiLabelClassifier(Parameters):
                  max_features: int | None = None, tf: str = "raw", norm: str | None = None,
                  n_jobs: int | None = None, folds: int = FOLDS, seed: int = 0) -> None:
         self.alpha = alpha
+        self.scoring = scoring
         self.stop_words = stop_words
         self.stemmer = stemmer
         self.ngram_range = ngram_range
@@ -112,7 +137,13 @@ class MultiLabelClassifier(Parameters):
         """Count ``texts`` (str, bytes or Documents) under their label sets ``y`` (one
         non-empty collection of label names per text), then choose each label's threshold by
         cross-validation (``cv_`` keeps the out-of-fold precision, recall and F1 per label)."""
-        problem = settings.problem(self.get_params(), not_none=settings.MULTILABEL_NOT_NONE)
+        params = self.get_params()
+        del params["scoring"]  # "auto" is no file's value (settings.RULES): checked here
+        if params["alpha"] is None:  # chosen below
+            del params["alpha"]
+        problem = (settings.problem(params, not_none=settings.MULTILABEL_NOT_NONE)
+                   or (None if self.scoring in SCORINGS else
+                       f"scoring must be one of {', '.join(SCORINGS)}, not {self.scoring!r}"))
         if problem:
             raise ValueError(problem)
         texts = text_list(texts)
@@ -129,12 +160,30 @@ class MultiLabelClassifier(Parameters):
         parts = text._count(texts, digests=False)
         X = to_scipy(text._weigh(vocabulary.fit_parts(counts for counts, _ in parts)))
         self.vocabulary_, self.labels_ = vocabulary, labels
-        scores = self._out_of_fold(X, Y)
-        self.thresholds_, self.cv_ = choose_thresholds(scores, Y)
+        self.thresholds_, self.cv_ = self._choose(X, Y)
         self.label_count_, self.feature_count_, self.total_count_ = _counts(X, Y)
         self.n_documents_ = float(X.shape[0])
         self._update()
         return self
+
+    def _choose(self, X: Any, Y: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        """Thresholds and CV record of the scoring of best out-of-fold micro-F1 (each one's
+        labels cut at its own CV thresholds, at least one a document) when ``scoring`` is
+        "auto", else of the one given; sets ``scoring_`` and ``alpha_`` (ALPHAS' when alpha is
+        None). The record's "choice" lists the scorings tried and their micro-F1."""
+        best, tried = None, []
+        for scoring in tuple(ALPHAS) if self.scoring == "auto" else (self.scoring,):
+            alpha = ALPHAS[scoring] if self.alpha is None else float(self.alpha)
+            self.scoring_, self.alpha_ = scoring, alpha
+            scores = self._out_of_fold(X, Y)
+            thresholds, cv = choose_thresholds(scores, Y)
+            chosen = decide(scores, thresholds)
+            micro = float(2 * (chosen & Y).sum() / (chosen.sum() + Y.sum()))
+            tried.append({"scoring": scoring, "alpha": alpha, "micro_f1": micro})
+            if best is None or micro > best[0]:
+                best = (micro, scoring, alpha, thresholds, cv)
+        _, self.scoring_, self.alpha_, thresholds, cv = best
+        return thresholds, {**cv, "choice": tried}
 
     def _out_of_fold(self, X: Any, Y: np.ndarray) -> np.ndarray:
         """Each document's log-odds (n_documents, n_labels) under the counts of the other
@@ -150,16 +199,28 @@ class MultiLabelClassifier(Parameters):
         for f in range(k):
             held = fold == f
             held_label, held_feature, held_total = _counts(X[held], Y[held])
-            bias, weights = _log_odds_model(
+            bias, weights = self._model(
                 label_count - held_label, feature_count - held_feature,
-                total_count - held_total, float((~held).sum()), self.alpha)
-            scores[held] = X[held] @ weights.T + bias
+                total_count - held_total, float((~held).sum()))
+            scores[held] = self._scores(X[held], bias, weights)
         return scores
 
+    def _model(self, label_count: np.ndarray, feature_count: np.ndarray,
+               total_count: np.ndarray, n_documents: float) -> tuple[np.ndarray, np.ndarray]:
+        """(bias, weights) of these counts under the scoring and α chosen (or loaded)."""
+        if self.scoring_ == "one-vs-rest":
+            return _log_odds_model(label_count, feature_count, total_count, n_documents,
+                                   self.alpha_)
+        return _class_model(label_count, feature_count, self.alpha_)
+
+    def _scores(self, X: Any, bias: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Each label's score of documents X under (bias, weights): (n_documents, n_labels)."""
+        z = np.asarray(X @ weights.T) + bias
+        return z if self.scoring_ == "one-vs-rest" else posterior_log_odds(z)
+
     def _update(self) -> None:
-        self.bias_, self.weights_ = _log_odds_model(self.label_count_, self.feature_count_,
-                                                    self.total_count_, self.n_documents_,
-                                                    self.alpha)
+        self.bias_, self.weights_ = self._model(self.label_count_, self.feature_count_,
+                                                self.total_count_, self.n_documents_)
 
     # -- prediction --------------------------------------------------------------------
 
@@ -171,14 +232,14 @@ class MultiLabelClassifier(Parameters):
         return to_scipy(text._weigh(self.vocabulary_.count_parts(c for c, _ in parts)))
 
     def decision_function(self, texts: Iterable[Any]) -> np.ndarray:
-        """ln P(l|x) − ln P(¬l|x) of each label: ndarray (n_documents, n_labels), columns in
-        ``labels_`` order."""
+        """Each label's log-odds (of its posterior, or against "not l"; ``scoring``): ndarray
+        (n_documents, n_labels), columns in ``labels_`` order."""
         return self.decision_function_counts(self.transform(texts))
 
     def decision_function_counts(self, X: Any) -> np.ndarray:
         """The log-odds of documents given as weighted counts X (n_documents, n_terms)."""
         self._check_fitted()
-        return np.asarray(X @ self.weights_.T) + self.bias_
+        return self._scores(X, self.bias_, self.weights_)
 
     def predict_indicator(self, texts: Iterable[Any]) -> np.ndarray:
         """bool ndarray (n_documents, n_labels): the labels each text is given."""
@@ -193,7 +254,8 @@ class MultiLabelClassifier(Parameters):
         """The tokenizer, counting and term weights of a TextClassifier of these settings."""
         cached = self.__dict__.get("_text")
         if cached is None:
-            params = {k: v for k, v in self.get_params().items() if k not in ("folds", "seed")}
+            params = {k: v for k, v in self.get_params().items()
+                      if k not in ("folds", "seed", "scoring", "alpha")}
             cached = self._text = TextClassifier(model="multinomial", fit_prior=True, **params)
             if hasattr(self, "stop_words_"):
                 cached.stop_words_ = list(self.stop_words_)
@@ -247,6 +309,38 @@ def _log_odds_model(label_count: np.ndarray, feature_count: np.ndarray, total_co
     bias = (np.log(np.maximum(label_count, _LEAST_COUNT))
             - np.log(np.maximum(n_documents - label_count, _LEAST_COUNT)))
     return bias, log_theta(feature_count) - log_theta(rest)
+
+
+def _class_model(label_count: np.ndarray, feature_count: np.ndarray, alpha: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(bias (n_labels,), weights (n_labels, n_terms)) of z = b + X Wᵀ, the labels as the
+    classes of one multinomial NB: b = ln n_l − ln Σ_m n_m, W = ln P(w|l), P(w|l) = (n_wl + α)
+    / (n_l + α|V|). A label absent from a fold's training part counts as half a document."""
+    smoothed = feature_count + alpha
+    weights = np.log(smoothed) - np.log(smoothed.sum(axis=1))[:, None]
+    documents = np.maximum(label_count, _LEAST_COUNT)
+    return np.log(documents) - np.log(documents.sum()), weights
+
+
+def posterior_log_odds(z: np.ndarray) -> np.ndarray:
+    """z_l − ln Σ_{m≠l} e^{z_m} per row of z (n_documents, n_labels): the log-odds of each
+    label's posterior softmax(z)_l, capped at ±745. For every label but the row's largest the
+    sum leaving out l is the row's sum minus e^{z_l}, which the largest keeps ≥ 1 (scaled by
+    it); the largest label's is summed again without it, scaled by the second largest, since
+    1 − P cancels there."""
+    n, k = z.shape
+    if k == 1:  # no other label: P = 1
+        return np.full(z.shape, _MAX_LOG_ODDS)
+    rows = np.arange(n)
+    top = np.argmax(z, axis=1)
+    peak = z[rows, top][:, None]
+    e = np.exp(z - peak)
+    rest = np.log(np.maximum(e.sum(axis=1)[:, None] - e, np.finfo(float).tiny)) + peak
+    without = z.copy()
+    without[rows, top] = -np.inf
+    second = without.max(axis=1)[:, None]
+    rest[rows, top] = (np.log(np.exp(without - second).sum(axis=1)[:, None]) + second)[:, 0]
+    return np.clip(z - rest, -_MAX_LOG_ODDS, _MAX_LOG_ODDS)
 
 
 def choose_thresholds(scores: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:

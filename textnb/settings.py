@@ -20,6 +20,7 @@ CHOICES: dict[str, tuple] = {
     "norm": (None, "l2"),                                  # document length
     "training": ("full", "on-error", "auto"),
     "stemmer": (None, "porter", "snowball"),
+    "scoring": ("posterior", "one-vs-rest"),                # a multi-label model's scores
 }
 
 # Numbers: counts and weights below 2**54 (exact integers to 2**53; a sum over a model file's
@@ -165,6 +166,7 @@ RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
                   f"None or a whole number from 1 to {MAX_HASH_BITS}"),
     "decision_threshold": (_threshold, f"'auto', None or a number below 2**{SCORE_BITS} in size"),
     # MultiLabelClassifier's: its thresholds' cross-validation.
+    "scoring": (one_of("scoring"), f"one of {', '.join(CHOICES['scoring'])}"),
     "folds": (integer(2, MAX_FOLDS), f"a whole number from 2 to {MAX_FOLDS}"),
     "seed": (integer(-2 ** 63, 2 ** 64 - 1), "a whole number"),
 }

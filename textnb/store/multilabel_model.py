@@ -26,7 +26,8 @@ def model_kind(path: str | os.PathLike) -> str | None:
 def save_model(classifier: MultiLabelClassifier, path: str | os.PathLike) -> None:
     """Write a fitted classifier to ``path`` atomically: counts, thresholds, terms, settings."""
     classifier._check_fitted()
-    params = classifier.get_params()
+    # The scoring and α chosen are the model's settings: a file holds no "auto".
+    params = dict(classifier.get_params(), scoring=classifier.scoring_, alpha=classifier.alpha_)
     params["ngram_range"] = list(params["ngram_range"])
     if not isinstance(params["stop_words"], str) and params["stop_words"] is not None:
         params["stop_words"] = sorted(params["stop_words"])
@@ -55,8 +56,9 @@ def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> MultiLabel
     meta = model.meta
     if (arrays["label_count"] > arrays["n_documents"][0]).any():
         raise model.corrupt("a label is counted in more documents than there are")
-    params = dict(schema.with_legacy(meta["params"]), ngram_range=tuple(meta["params"]["ngram_range"]),
-                  n_jobs=n_jobs)
+    # A file of before the posterior scoring holds thresholds on one-vs-rest log-odds.
+    params = {"scoring": "one-vs-rest", **schema.with_legacy(meta["params"]),
+              "ngram_range": tuple(meta["params"]["ngram_range"]), "n_jobs": n_jobs}
     classifier = MultiLabelClassifier(**params)
     classifier.stop_words_ = list(meta["stop_words"])
     vocabulary = Vocabulary(min_df=params["min_df"], max_df=params["max_df"],
@@ -71,5 +73,6 @@ def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> MultiLabel
     classifier.n_documents_ = float(arrays["n_documents"][0])
     classifier.thresholds_ = arrays["thresholds"]
     classifier.cv_ = meta.get("cv")
+    classifier.scoring_, classifier.alpha_ = params["scoring"], params["alpha"]
     classifier._update()
     return classifier

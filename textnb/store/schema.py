@@ -175,6 +175,7 @@ MULTILABEL_SETTINGS: dict[str, bool] = {
                      "max_df", "max_features", "tf", "norm", "n_jobs", "ngram_range", "folds",
                      "seed"), True),
     "min_token_length": False,  # LEGACY_SETTINGS
+    "scoring": False,  # a file without it scores one-vs-rest (store.multilabel_model)
 }
 
 
