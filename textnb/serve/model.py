@@ -21,10 +21,11 @@ from ..decision.rules import decide, headers, spam_cutoffs
 from ..documents.message import read_bytes
 from ..errors import ModelFileError, TextnbError
 from ..mail.filter import add_headers
-from ..store.journal import COMPACT_BYTES, path_of, size_of
-from ..store.learning import compact, forget, learn
+from ..store.journal import path_of
+from ..store.learning import forget, learn
 from ..store.text_model import load_model
 from ..text.hashing import HashedVocabulary
+from .fold import Fold
 from .protocol import (Code, Request, RequestError, THRESHOLD, bad_request, header_block,
                        printable, shown_score, spam_field_value, spamassassin_fields, spamc_score,
                        symbol)
@@ -127,22 +128,8 @@ class Model:
         self.path = os.fspath(path)
         self.options = (spam_class, spam_cutoff, ham_cutoff)
         self.signature: tuple[int, ...] | None = None
-        self.folding = False
+        self.fold = Fold(self.path)  # the journal's, after a TELL (server.py)
         self.load()
-
-    def fold_journal(self, loop: Any, failed: Callable[[BaseException], None]) -> None:
-        """Fold the file's journal into it (textnb.store.learning.compact) on a thread of
-        ``loop``, one at a time, when a TELL left it larger than COMPACT_BYTES: after the
-        TELL's answer, not in it; ``failed`` is told of an error (the next TELL tries again)."""
-        if self.folding or size_of(self.path) <= COMPACT_BYTES:
-            return
-        self.folding = True
-
-        def done(future: Any) -> None:
-            self.folding = False
-            if not future.cancelled() and future.exception() is not None:
-                failed(future.exception())
-        loop.run_in_executor(None, compact, self.path).add_done_callback(done)
 
     def _stat(self) -> tuple[int, ...]:
         """The file's and its journal's (textnb.store.journal): a TELL appends to the journal."""

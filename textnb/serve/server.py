@@ -16,7 +16,8 @@ Choices (their measurements: docs/design/delivery.md, ``python -m bench.serve``)
   idle entry in the loop. A request is read under two deadlines (its header block within
   :data:`HEADER_TIMEOUT`, all of it within ``--timeout``); scoring runs on the loop, with
   :class:`Weights` (plain Python, no numpy call for a one-row matrix); TELL, which waits for
-  the update lock and rewrites the file, runs on a thread.
+  the update lock and appends to the file's journal, runs on a thread, and the journal's fold
+  in a process of its own (:mod:`textnb.serve.fold`).
 * **Hostile clients.** Every malformed request is answered with spamd's error line, and what
   the client still sends is read until it closes, so that closing does not reset the
   connection before the answer is read. When every connection slot is held, a new connection
@@ -581,8 +582,8 @@ class _Connection:
             self._internal_error(error)
             return
         self._send(answer)
-        self.worker.model.fold_journal(self.worker.loop, lambda error: self.worker.warn(
-            f"{now()} journal not compacted: {_exception(error)}"))
+        self.worker.model.fold.start(self.worker.loop, lambda why: self.worker.warn(
+            f"{now()} journal not compacted: {why}"))
 
     def _internal_error(self, error: Exception) -> None:
         self.worker.warn(f"{now()} internal error: {_exception(error)}")
