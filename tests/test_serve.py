@@ -32,7 +32,7 @@ from textnb.mail.scorer import score
 from textnb.documents.message import read_bytes
 from textnb.serve.server import _WARM_UP, _allowed
 from textnb.serve.protocol import THRESHOLD, spamc_score
-from textnb.serve.model import Weights
+from textnb.serve.model import Labels, Model, Weights
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpora" / "spamassassin"
@@ -1075,3 +1075,30 @@ def test_a_fold_that_fails_is_logged_and_the_model_in_memory_serves(model, short
     assert len(failed) == 1
     assert (f"journal not compacted: ModelFileError: model file '{model}' is truncated or "
             f"corrupt") in failed[0]
+
+
+def test_a_tell_after_the_file_is_replaced_reads_its_classes_not_the_whole_model(model, tmp_path):
+    """A TELL needs the classes alone: once the file is replaced (a fold, a new training),
+    for_tell answers the new file's classes and spam class from its meta.json, the version in
+    memory left for the next CHECK to reload; a file naming no spam model is loaded whole,
+    which reports it, and the old version's classes serve."""
+    served = Model(model)
+    old = served.version
+    assert served.for_tell() == Labels(["ham", "spam"], "spam")
+    # A model of other classes, its cutoffs learned for "junk": "spam" is no longer one.
+    raws = [f.read_bytes() for f in files("spam")[:20] + files("ham")[:20]]
+    fresh = tmp_path / "fresh.model"
+    save_model(TextClassifier(n_jobs=1, spam_class="junk", training="full").fit(
+        raws, ["junk"] * 20 + ["good"] * 20), fresh)
+    os.replace(fresh, model)
+    labels = served.for_tell()
+    assert labels == Labels(["good", "junk"], "junk") and labels.ham_class == "good"
+    assert served.version is old  # not loaded: the next CHECK does
+    assert served.refresh().classes == ["good", "junk"] and served.version is not old
+    said: list[str] = []
+    broken = model.with_suffix(".new")
+    broken.write_bytes(b"PK\x03\x04 not a model")
+    os.replace(broken, model)
+    assert served.for_tell(said.append) == Labels(["good", "junk"], "junk")
+    assert len(said) == 1 and "model not reloaded, the old one serves" in said[0]
+

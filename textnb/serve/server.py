@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .client import MAX_SIZE, TIMEOUT
-from .model import Model, Version, decide_message, now, scored_answer, tell_job
+from .model import Labels, Model, Version, decide_message, now, scored_answer, tell_job
 from .protocol import (Code, MAX_FIELDS, MAX_LINE, Request, RequestError, bad_request,
                        check_length, printable, request_line, too_big)
 
@@ -565,8 +565,8 @@ class _Connection:
             return
         self._send(answer)
 
-    def _tell(self, request: Request, version: Version) -> None:
-        learning = tell_job(request, version, self.worker.model.path, self.settings)
+    def _tell(self, request: Request, labels: Labels) -> None:
+        learning = tell_job(request, labels, self.worker.model.path, self.settings)
         future = self.loop.run_in_executor(None, learning)
         future.add_done_callback(lambda done: self._guarded(self._told, done))
 
