@@ -3,8 +3,8 @@ in a process of its own: ``python -m textnb.serve.fold PATH``.
 
 A fold reads and writes the whole model. On a thread of the daemon it held the interpreter's
 lock against the TELLs after it; in a process it runs on another core, and the daemon only
-starts it and hears of its end, on its event loop (docs/design/online.md, "Learning a
-message").
+starts it and hears of its end, on its event loop (docs/design/online.md, "Compaction off
+the learner's path").
 """
 
 from __future__ import annotations
