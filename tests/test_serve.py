@@ -32,7 +32,7 @@ from textnb.mail.scorer import score
 from textnb.documents.message import read_bytes
 from textnb.serve.server import _WARM_UP, _allowed
 from textnb.serve.protocol import THRESHOLD, spamc_score
-from textnb.serve.model import Weights
+from textnb.serve.model import Labels, Model, Weights
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpora" / "spamassassin"
@@ -923,33 +923,185 @@ def test_without_options_the_model_s_learned_cutoffs_decide(model, short_dir):
         assert server.stop() == 0
 
 
-def test_a_tell_answers_before_the_journal_is_folded_then_the_daemon_folds_it(model,
-                                                                              short_dir):
-    """The TELL whose commit leaves the journal over COMPACT_BYTES is answered with the
-    journal as it left it; the daemon then folds it into the file (on a thread), the counts
-    exact."""
+def tell_past_compact_bytes(model: Path, server: Daemon, start: int = 0) -> int:
+    """TELL new spam until a TELL's commit leaves the journal over COMPACT_BYTES (checked
+    after its answer, before any fold could have read it); how many were told."""
     from textnb.store import journal
+    for i, f in enumerate(files("spam") * 2):
+        # a new message each time: the sample's own, with a word of its own
+        raw = f.read_bytes() + f"\nzqxcompact{start + i}word\n".encode()
+        assert client.tell(raw, "spam", socket_path=server.socket) is True
+        if journal.size_of(model) > journal.COMPACT_BYTES:
+            return i + 1
+    pytest.fail("the journal never outgrew COMPACT_BYTES after a TELL")
+
+
+def folds(model: Path) -> list[int]:
+    """The pids of the fold processes of ``model`` (python -m textnb.serve.fold MODEL)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                arguments = f.read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if arguments[1:4] == [b"-m", b"textnb.serve.fold", os.fsencode(model)]:
+            found.append(int(entry.name))
+    return found
+
+
+def the_fold(model: Path) -> int:
+    """The one fold process of ``model``, waited for (at most 30 s)."""
+    deadline = time.monotonic() + 30
+    while not (found := folds(model)):
+        if time.monotonic() > deadline:
+            pytest.fail("no fold process started")
+        time.sleep(0.01)
+    assert len(found) == 1
+    return found[0]
+
+
+def parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def wait_folded(model: Path) -> None:
+    from textnb.store import journal
+    deadline = time.monotonic() + 60
+    while journal.size_of(model) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert journal.size_of(model) == 0
+
+
+def learned_spam(before: TextClassifier, path: Path) -> tuple[int, int]:
+    """(the spam count gained over ``before``, the documents gained), of the file and its
+    journal as every reader reads them."""
+    after = load_model(path)
+    gained = after.model_.class_count_ - before.model_.class_count_
+    return int(gained[list(after.classes_).index("spam")]), len(after.digests_) - len(before.digests_)
+
+
+def test_a_tell_past_compact_bytes_is_answered_then_a_process_of_its_own_folds_the_journal(
+        model, short_dir):
+    """The TELL whose commit leaves the journal over COMPACT_BYTES is answered with the
+    journal as it left it; then a process of the worker's, in its own session, folds it (not a
+    thread of the daemon), one at a time: the TELLs answered while it runs start no other.
+    The counts are exact after."""
+    from textnb.store.container import locked
     before = load_model(model)
     server = Daemon(short_dir, model, "--allow-tell", workers=1)
-    told = 0
     try:
-        for i, f in enumerate(files("spam") * 2):
-            # a new message each time: the sample's own, with a word of its own
-            raw = f.read_bytes() + f"\nzqxcompact{i}word\n".encode()
-            assert client.tell(raw, "spam", socket_path=server.socket) is True
-            told += 1
-            if journal.size_of(model) > journal.COMPACT_BYTES:
-                break
-        else:
-            pytest.fail("the journal never outgrew COMPACT_BYTES after a TELL")
-        deadline = time.monotonic() + 60
-        while journal.size_of(model) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert journal.size_of(model) == 0
+        told = tell_past_compact_bytes(model, server)
+        with locked(model):  # the fold, started after that answer, waits here for the lock
+            fold = the_fold(model)
+            worker = parent(fold)  # --workers 1: the daemon's process serves
+            assert worker == server.process.pid != fold
+            assert os.getsid(fold) == fold  # its own session: it outlives the daemon
+            os.kill(fold, signal.SIGSTOP)  # stopped, it cannot take the lock once released
+        try:
+            for f in files("spam")[-HELD_OUT:-1]:  # held out of the model, not told yet
+                # the journal still over COMPACT_BYTES, the fold running
+                raw = f.read_bytes()
+                assert client.tell(raw, "spam", socket_path=server.socket) is True
+                told += 1
+            assert folds(model) == [fold]
+        finally:
+            os.kill(fold, signal.SIGCONT)
+        wait_folded(model)
         assert not [line for line in server.lines() if "not compacted" in line]
+        assert client.check(SPAM.read_bytes(), socket_path=server.socket)  # still serving
     finally:
         assert server.stop() == 0
-    after = load_model(model)
-    classes = list(after.classes_)
-    gained = after.model_.class_count_ - before.model_.class_count_
-    assert gained[classes.index("spam")] == told and len(after.digests_) == len(before.digests_) + told
+    assert learned_spam(before, model) == (told, told)
+
+
+def test_a_fold_process_killed_loses_nothing_and_the_next_tell_folds_again(model, short_dir):
+    """SIGKILL of the fold process, while it waits for the lock and again while it writes:
+    no TELL's count is lost or counted twice, the log says the fold failed, and a TELL after
+    starts another fold, which folds."""
+    from textnb.store.container import locked
+    before = load_model(model)
+    server = Daemon(short_dir, model, "--allow-tell", workers=1)
+    try:
+        told = tell_past_compact_bytes(model, server)
+        with locked(model):
+            fold = the_fold(model)
+            os.kill(fold, signal.SIGKILL)
+        assert learned_spam(before, model) == (told, told)
+        said = f"journal not compacted: the fold process {fold} was killed by signal 9"
+        deadline = time.monotonic() + 30
+        while said not in server.log.read_text():  # its end heard: the next TELL may fold
+            assert time.monotonic() < deadline, server.log.read_text()
+            time.sleep(0.05)
+        raw = files("spam")[-1].read_bytes()  # held out of the model, not told yet
+        assert client.tell(raw, "spam", socket_path=server.socket) is True
+        told += 1
+        with locked(model):
+            again = the_fold(model)
+            assert again != fold
+        time.sleep(0.05)  # its writing begun (or not yet, or done): any moment loses nothing
+        try:
+            os.kill(again, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        assert learned_spam(before, model) == (told, told)
+        raw = files("spam")[-2].read_bytes()
+        assert client.tell(raw, "spam", socket_path=server.socket) is True
+        told += 1
+        assert learned_spam(before, model) == (told, told)
+    finally:
+        assert server.stop() == 0
+
+
+def test_a_fold_that_fails_is_logged_and_the_model_in_memory_serves(model, short_dir):
+    """The file replaced by garbage while the fold waits for the lock: the fold fails, the
+    log says why in one line, and the daemon goes on serving."""
+    from textnb.store.container import locked
+    server = Daemon(short_dir, model, *CUTOFF, "--allow-tell", workers=1)
+    try:
+        tell_past_compact_bytes(model, server)
+        expected_answer = client.check(SPAM.read_bytes(), socket_path=server.socket)
+        with locked(model):
+            fold = the_fold(model)
+            broken = model.with_suffix(".new")
+            broken.write_bytes(b"PK\x03\x04 not a model")
+            os.replace(broken, model)
+        deadline = time.monotonic() + 60
+        while folds(model) == [fold] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # its end heard by the worker's loop
+        assert client.check(SPAM.read_bytes(), socket_path=server.socket) == expected_answer
+    finally:
+        assert server.stop() == 0
+    failed = [line for line in server.lines() if "journal not compacted" in line]
+    assert len(failed) == 1
+    assert (f"journal not compacted: ModelFileError: model file '{model}' is truncated or "
+            f"corrupt") in failed[0]
+
+
+def test_a_tell_after_the_file_is_replaced_reads_its_classes_not_the_whole_model(model, tmp_path):
+    """A TELL needs the classes alone: once the file is replaced (a fold, a new training),
+    for_tell answers the new file's classes and spam class from its meta.json, the version in
+    memory left for the next CHECK to reload; a file naming no spam model is loaded whole,
+    which reports it, and the old version's classes serve."""
+    served = Model(model)
+    old = served.version
+    assert served.for_tell() == Labels(["ham", "spam"], "spam")
+    # A model of other classes, its cutoffs learned for "junk": "spam" is no longer one.
+    raws = [f.read_bytes() for f in files("spam")[:20] + files("ham")[:20]]
+    fresh = tmp_path / "fresh.model"
+    save_model(TextClassifier(n_jobs=1, spam_class="junk", training="full").fit(
+        raws, ["junk"] * 20 + ["good"] * 20), fresh)
+    os.replace(fresh, model)
+    labels = served.for_tell()
+    assert labels == Labels(["good", "junk"], "junk") and labels.ham_class == "good"
+    assert served.version is old  # not loaded: the next CHECK does
+    assert served.refresh().classes == ["good", "junk"] and served.version is not old
+    said: list[str] = []
+    broken = model.with_suffix(".new")
+    broken.write_bytes(b"PK\x03\x04 not a model")
+    os.replace(broken, model)
+    assert served.for_tell(said.append) == Labels(["good", "junk"], "junk")
+    assert len(said) == 1 and "model not reloaded, the old one serves" in said[0]
+

@@ -16,7 +16,8 @@ Choices (their measurements: docs/design/delivery.md, ``python -m bench.serve``)
   idle entry in the loop. A request is read under two deadlines (its header block within
   :data:`HEADER_TIMEOUT`, all of it within ``--timeout``); scoring runs on the loop, with
   :class:`Weights` (plain Python, no numpy call for a one-row matrix); TELL, which waits for
-  the update lock and rewrites the file, runs on a thread.
+  the update lock and appends to the file's journal, runs on a thread, and the journal's fold
+  in a process of its own (:mod:`textnb.serve.fold`).
 * **Hostile clients.** Every malformed request is answered with spamd's error line, and what
   the client still sends is read until it closes, so that closing does not reset the
   connection before the answer is read. When every connection slot is held, a new connection
@@ -49,7 +50,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .client import MAX_SIZE, TIMEOUT
-from .model import Model, Version, decide_message, now, scored_answer, tell_job
+from .model import Labels, Model, Version, decide_message, now, scored_answer, tell_job
 from .protocol import (Code, MAX_FIELDS, MAX_LINE, Request, RequestError, bad_request,
                        check_length, printable, request_line, too_big)
 
@@ -564,8 +565,8 @@ class _Connection:
             return
         self._send(answer)
 
-    def _tell(self, request: Request, version: Version) -> None:
-        learning = tell_job(request, version, self.worker.model.path, self.settings)
+    def _tell(self, request: Request, labels: Labels) -> None:
+        learning = tell_job(request, labels, self.worker.model.path, self.settings)
         future = self.loop.run_in_executor(None, learning)
         future.add_done_callback(lambda done: self._guarded(self._told, done))
 
@@ -581,8 +582,8 @@ class _Connection:
             self._internal_error(error)
             return
         self._send(answer)
-        self.worker.model.fold_journal(self.worker.loop, lambda error: self.worker.warn(
-            f"{now()} journal not compacted: {_exception(error)}"))
+        self.worker.model.fold.start(self.worker.loop, lambda why: self.worker.warn(
+            f"{now()} journal not compacted: {why}"))
 
     def _internal_error(self, error: Exception) -> None:
         self.worker.warn(f"{now()} internal error: {_exception(error)}")
