@@ -11,7 +11,7 @@ from scipy.sparse import csr_matrix
 
 from textnb import TextClassifier, load_model
 from textnb.cli.app import main
-from textnb.evaluation.tuning import smoothest, _cross_validate, _weigh, tune
+from textnb.evaluation.tuning import first_best, smoothest, _cross_validate, _weigh, tune
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -130,6 +130,27 @@ def test_the_most_smoothing_within_one_standard_error_is_chosen():
     assert result.best is result.rows[result.chosen]
     assert result.chosen == smoothest(result.rows, 3)
     assert result.settings["alpha"] == result.best["alpha"] >= result.rows[0]["alpha"]
+
+
+def test_pairs_counted_apart_are_chosen_only_beyond_one_standard_error():
+    def row(stop, ngram, mean, sd=0.02, **more):
+        return {"model": "complement", "alpha": 0.1, "ngram_range": [1, ngram], "stop_words": stop,
+                "tf": "raw", "norm": "l2", "mean": mean, "sd": sd, **more}
+    apart = lambda r: r["stop_words"] == "english" and r["ngram_range"][1] == 2
+    # Pairs without the stop words 0.90 ± 0.02 over 4 folds (a standard error of 0.01): within
+    # it of 0.891 (a row stopped early does not count), so the pairs with them are chosen;
+    # beyond it of 0.889, so they are chosen themselves.
+    close = [row("english", 2, 0.90), row("none", 1, 0.895, stopped=1), row("english", 1, 0.891),
+             row("none", 2, 0.85)]
+    assert first_best(close, 4, apart) == 2
+    far = [row("english", 2, 0.90), row("none", 2, 0.889)]
+    assert first_best(far, 4, apart) == 0
+    assert first_best([row("none", 2, 0.90), row("english", 2, 0.899)], 4, apart) == 0
+    # 1 − AUC, lower is better; and the choice's α from the row it starts from.
+    assert first_best([row("english", 2, 0.10), row("none", 2, 0.105)], 4, apart, True) == 1
+    assert first_best([row("english", 2, 0.10), row("none", 2, 0.12)], 4, apart, True) == 0
+    close.append(row("english", 1, 0.8905, alpha=0.3))
+    assert smoothest(close, 4, best=first_best(close, 4, apart)) == 4
 
 
 def test_settings_counted_in_workers_score_as_in_one_process():
