@@ -125,7 +125,8 @@ def sklearn_single(train_texts: list[bytes], labels: list[str], test_texts: list
     train = [t.decode("latin-1") for t in train_texts]
     test = [t.decode("latin-1") for t in test_texts]
     found = []
-    for name, model in (("TfidfVectorizer() + MultinomialNB(alpha=0.01)", MultinomialNB(alpha=0.01)),
+    for name, model in (("TfidfVectorizer() + MultinomialNB(alpha=0.01)",
+                         MultinomialNB(alpha=0.01)),
                         ("TfidfVectorizer() + LinearSVC()", LinearSVC())):
         began = time.perf_counter()
         pipeline = make_pipeline(TfidfVectorizer(), model).fit(train, labels)

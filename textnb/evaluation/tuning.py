@@ -397,12 +397,13 @@ def smoothest(rows: Sequence[dict[str, Any]], folds: int, lower_is_better: bool 
               best: int = 0) -> int:
     """The row to choose of ``rows`` (best first; or the best taken to be ``rows[best]``): of
     those that differ from the best in α alone, the one of most smoothing (largest α) whose
-    mean is within one standard error of the best's, sd/√folds — the one-standard-error rule (Breiman et al. 1984; Hastie, Tibshirani &
-    Friedman, §7.10): between scores the folds cannot tell apart, the simpler model. Shuffled
-    folds share threads and authors between training and held-out parts, which rewards too
-    little smoothing: 20 Newsgroups chose α 0.01 (CV 0.9414 ± 0.0031) over 0.03 (0.9410),
-    whose bydate test accuracy is higher (0.8728 → 0.8755); the reviews keep their α 0.1
-    (Rotten Tomatoes, IMDB: the next, 0.3, is more than one standard error worse)."""
+    mean is within one standard error of the best's, sd/√folds — the one-standard-error rule
+    (Breiman et al. 1984; Hastie, Tibshirani & Friedman, §7.10): between scores the folds
+    cannot tell apart, the simpler model. Shuffled folds share threads and authors between
+    training and held-out parts, which rewards too little smoothing: 20 Newsgroups chose
+    α 0.01 (CV 0.9414 ± 0.0031) over 0.03 (0.9410), whose bydate test accuracy is higher
+    (0.8728 → 0.8755); the reviews keep their α 0.1 (Rotten Tomatoes, IMDB: the next, 0.3, is
+    more than one standard error worse)."""
     best = rows[best]
     margin = best["sd"] / folds ** 0.5
     bound = best["mean"] + margin if lower_is_better else best["mean"] - margin
