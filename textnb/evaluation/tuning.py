@@ -71,8 +71,8 @@ class Tuning:
     metric: str
     folds: int
     rows: list[dict[str, Any]] = field(default_factory=list)
-    # The count the chosen row's stop words were scored on: its vocabulary, the counts (CSR, before
-    # weighing), the documents' digests, and the (ngram_range, stop_words) that counted them.
+    # The count the chosen row's stop words were scored on: its vocabulary, the counts (CSR,
+    # before weighing), the documents' digests, and the (ngram_range, stop_words) counted.
     counted: tuple[Any, Any, np.ndarray, tuple] | None = field(default=None, repr=False)
     chosen: int = 0
     # What the search did otherwise than asked: with classes smaller than the folds
@@ -285,9 +285,9 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
                    to_scipy(count[own][1]))
     rows[:] = ranked()
     # Pairs without the stop words, where counted, only where they beat the rest clearly.
-    top = first_best(rows, k, lambda r: r["stop_words"] == own and r["ngram_range"][1] > 1,
-                     spam is not None) if own != kept and own in count else 0
-    chosen = smoothest(rows, k, lower_is_better=spam is not None, best=top)
+    first = first_best(rows, k, lambda r: r["stop_words"] == own and r["ngram_range"][1] > 1,
+                       spam is not None) if own != kept and own in count else 0
+    chosen = smoothest(rows, k, lower_is_better=spam is not None, best=first)
     # The count of the chosen row's stop words is the one a fit of its settings would make.
     stop = rows[chosen]["stop_words"] if rows[chosen]["stop_words"] in count else kept
     note = "; ".join(filter(None, [small_classes(y, k), "" if roomy else
