@@ -10,7 +10,11 @@ and 3,460 test stories with 95 topics against ModApte's 7,769, 3,019 and 90.
   micro- and macro-F1 over the topics, labels given a story on average, wrong labels.
   Published on ModApte's 90 topics: micro-F1 0.80 for NB, 0.86 for an SVM (Yang & Liu, 1999).
 * ``single``: the stories with one topic (59 topics in training), one directory a topic:
-  ``textnb train`` and ``textnb train --tune``, then ``textnb classify``: accuracy.
+  ``textnb train`` and ``textnb train --tune``, then ``textnb classify``: accuracy, and what
+  ``--tune`` chose by its cross-validation of the training stories (``textnb info``); beside
+  them scikit-learn's ``TfidfVectorizer()`` + ``MultinomialNB(alpha=0.01)`` (its
+  text-classification example's setting) and + ``LinearSVC()`` (where scikit-learn is
+  installed; ``--no-sklearn`` leaves them out).
 
 Run (from the repository root)::
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -30,7 +35,7 @@ import numpy as np
 
 from bench.common import args as options
 from bench.common.corpora import reuters
-from bench.common.systems import command_run, has_sklearn
+from bench.common.systems import command_info, command_run, has_sklearn
 from bench.multilabel import command, library_rows, sklearn_rows
 from textnb.evaluation.metrics import multilabel_summary
 from textnb.multilabel import label_matrix
@@ -40,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = options.parser(__name__, __doc__)
     parser.add_argument("--only", choices=["multi", "single"], help="run one part")
     parser.add_argument("--no-tune", action="store_true", help="single: leave out --tune")
+    parser.add_argument("--no-sklearn", action="store_true",
+                        help="single: leave out scikit-learn's references")
     parser.add_argument("--json-dir", type=Path, metavar="DIR",
                         help="the copy's JSON files already unpacked (default: the bench cache)")
     args = parser.parse_args(argv)
@@ -51,7 +58,8 @@ def run(args) -> None:
         if args.only in (None, "multi"):
             multi(Path(scratch) / "multi", args.json_dir)
         if args.only in (None, "single"):
-            single(Path(scratch), args.json_dir, tune=not args.no_tune)
+            single(Path(scratch), args.json_dir, tune=not args.no_tune,
+                   sklearn=not args.no_sklearn)
 
 
 def multi(scratch: Path, given: Path | None) -> None:
@@ -86,7 +94,7 @@ def multi(scratch: Path, given: Path | None) -> None:
           "carry; the command's times include start-up and reading the files)")
 
 
-def single(scratch: Path, given: Path | None, tune: bool) -> None:
+def single(scratch: Path, given: Path | None, tune: bool, sklearn: bool = True) -> None:
     train_texts, train_labels, test_texts, test_labels = reuters("single", given)
     groups: dict[str, list] = defaultdict(list)
     for text, (label,) in zip(train_texts, train_labels):
@@ -98,6 +106,42 @@ def single(scratch: Path, given: Path | None, tune: bool) -> None:
         done = command_run(scratch, dict(groups), test_texts, ["-q", *extra])
         print(f"  textnb {name}: accuracy {np.mean(done.labels == truth):.4f}; "
               f"train {done.train.wall:.1f} s, peak {done.train.rss:.0f} MiB")
+        chose = command_info(done.model).get("tuning")
+        if chose:
+            best = chose["best"]
+            print(f"    chose {best['model']} α {best['alpha']:g}, words 1-"
+                  f"{best['ngram_range'][1]}, stop words {best['stop_words']}, tf "
+                  f"{best['tf']}, norm {best['norm'] or 'none'}: {chose['folds']}-fold CV "
+                  f"{chose['metric']} {best['mean']:.4f} ± {best['sd']:.4f}")
+    if sklearn:
+        for name, accuracy, seconds in sklearn_single(train_texts, [l for (l,) in train_labels],
+                                                      test_texts, truth):
+            print(f"  scikit-learn {name}: accuracy {accuracy:.4f}; fit {seconds:.1f} s")
+
+
+def sklearn_single(train_texts: list[bytes], labels: list[str], test_texts: list[bytes],
+                   truth: np.ndarray) -> list[tuple[str, float, float]]:
+    """(name, accuracy, fit seconds) of scikit-learn's TF-IDF + MultinomialNB(alpha=0.01) and
+    TF-IDF + LinearSVC() at their defaults, the stories read as latin-1; [] without it."""
+    try:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.naive_bayes import MultinomialNB
+        from sklearn.pipeline import make_pipeline
+        from sklearn.svm import LinearSVC
+    except ImportError:
+        print("  (scikit-learn not installed: its references left out)")
+        return []
+    train = [t.decode("latin-1") for t in train_texts]
+    test = [t.decode("latin-1") for t in test_texts]
+    found = []
+    for name, model in (("TfidfVectorizer() + MultinomialNB(alpha=0.01)",
+                         MultinomialNB(alpha=0.01)),
+                        ("TfidfVectorizer() + LinearSVC()", LinearSVC())):
+        began = time.perf_counter()
+        pipeline = make_pipeline(TfidfVectorizer(), model).fit(train, labels)
+        seconds = time.perf_counter() - began
+        found.append((name, float(np.mean(pipeline.predict(test) == truth)), seconds))
+    return found
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from scipy.sparse import csr_matrix
 
 from textnb import TextClassifier, load_model
 from textnb.cli.app import main
-from textnb.evaluation.tuning import smoothest, _cross_validate, _weigh, tune
+from textnb.evaluation.tuning import first_best, smoothest, _cross_validate, _weigh, tune
 
 ROOT = Path(__file__).resolve().parent.parent
 SPAM_DIR = ROOT / "corpora" / "spamassassin" / "spam"
@@ -132,6 +132,27 @@ def test_the_most_smoothing_within_one_standard_error_is_chosen():
     assert result.settings["alpha"] == result.best["alpha"] >= result.rows[0]["alpha"]
 
 
+def test_pairs_counted_apart_are_chosen_only_beyond_one_standard_error():
+    def row(stop, ngram, mean, sd=0.02, **more):
+        return {"model": "complement", "alpha": 0.1, "ngram_range": [1, ngram], "stop_words": stop,
+                "tf": "raw", "norm": "l2", "mean": mean, "sd": sd, **more}
+    apart = lambda r: r["stop_words"] == "english" and r["ngram_range"][1] == 2
+    # Pairs without the stop words 0.90 ± 0.02 over 4 folds (a standard error of 0.01): within
+    # it of 0.891 (a row stopped early does not count), so the pairs with them are chosen;
+    # beyond it of 0.889, so they are chosen themselves.
+    close = [row("english", 2, 0.90), row("none", 1, 0.895, stopped=1), row("english", 1, 0.891),
+             row("none", 2, 0.85)]
+    assert first_best(close, 4, apart) == 2
+    far = [row("english", 2, 0.90), row("none", 2, 0.889)]
+    assert first_best(far, 4, apart) == 0
+    assert first_best([row("none", 2, 0.90), row("english", 2, 0.899)], 4, apart) == 0
+    # 1 − AUC, lower is better; and the choice's α from the row it starts from.
+    assert first_best([row("english", 2, 0.10), row("none", 2, 0.105)], 4, apart, True) == 1
+    assert first_best([row("english", 2, 0.10), row("none", 2, 0.12)], 4, apart, True) == 0
+    close.append(row("english", 1, 0.8905, alpha=0.3))
+    assert smoothest(close, 4, best=first_best(close, 4, apart)) == 4
+
+
 def test_settings_counted_in_workers_score_as_in_one_process():
     # Every row, in order, the same whether the texts are counted with one job or four.
     texts = TEXTS + [f"lunch offer {i}" for i in range(6)]
@@ -215,6 +236,77 @@ def test_the_chosen_settings_are_fitted_on_the_tunings_own_counts():
         tuned = tune(TextClassifier(), texts, labels, folds=3, alphas=(0.03, 0.3))
         words = {**tuned.settings, "ngram_range": (1, 1), "stop_words": stop}
         assert tuned.refit(TextClassifier(**words), labels) is False
+
+
+# Three topics told apart by two of five words each, with a word of another topic and eight
+# stop words drawn at random: noise that removing the stop words takes away (or, for some
+# seeds, does not).
+STOPS = "the of and to in is it that was for on are with as at be this have from or".split()
+TOPICS = {"oil": "oil crude barrel opec refinery".split(),
+          "grain": "wheat grain corn harvest crop".split(),
+          "gold": "gold ounce mine bullion miner".split()}
+
+
+def _topic_corpus(seed: int) -> tuple[list[str], list[str]]:
+    rng = np.random.default_rng(seed)
+    texts, labels = [], []
+    for label, words in TOPICS.items():
+        others = [w for topic, ws in TOPICS.items() if topic != label for w in ws]
+        for _ in range(12):
+            tokens = [*rng.choice(words, 2), *rng.choice(others, 1), *rng.choice(STOPS, 8)]
+            rng.shuffle(tokens)
+            texts.append(" ".join(tokens))
+            labels.append(label)
+    return texts, labels
+
+
+def test_pairs_without_the_stop_words_are_tried_where_removing_them_won_on_single_words():
+    from textnb.evaluation.tuning import _count
+    from textnb.folds import small_class_folds
+    from textnb.text.vocabulary import to_scipy
+    key = lambda r: (r["tf"], r["norm"], r["model"])
+    texts, labels = _topic_corpus(2)
+    tuned = tune(TextClassifier(), texts, labels, folds=3)
+    singles = [r for r in tuned.rows if r["ngram_range"] == [1, 1]]
+    assert singles[0]["stop_words"] == "english"      # removing them won on single words
+    pairs = {stop: [r for r in tuned.rows if r["ngram_range"] == [1, 2] and r["stop_words"] == stop]
+             for stop in ("english", "none")}
+    # The best two single-word settings of each stop-word setting, at the same alphas.
+    for stop, rows in pairs.items():
+        best = list(dict.fromkeys(key(r) for r in singles if r["stop_words"] == stop))[:2]
+        assert rows and {key(r) for r in rows} == set(best)
+    assert {r["alpha"] for r in pairs["english"]} == {r["alpha"] for r in pairs["none"]}
+    # Each scores what a tokenizer that removes the stop words counts, its words and pairs
+    # (less the pairs of one document), not a subset of the columns of the stop words' pairs.
+    counter = TextClassifier(stop_words="english", ngram_range=(1, 2))
+    counter._build()
+    X = to_scipy(_count(counter, texts)[1])
+    y = np.array(labels)
+    fold, k = small_class_folds(y, 3, 0)
+    for row in pairs["english"]:
+        scores = _cross_validate(TextClassifier(), _weigh(X, row["tf"], row["norm"]), y, fold, k,
+                                 row["model"], (row["alpha"],), None)
+        scored = scores[row["alpha"]][:row.get("stopped", k)]   # a race stops some early
+        assert row["mean"] == pytest.approx(np.mean(scored), abs=1e-12)
+    # The count kept for the choice is that of its stop words: pairs without them are fitted on
+    # it as fit would count them, less the pairs of one document (unweighed: a document's
+    # length differs by those).
+    assert tuned.best["stop_words"] == "english"
+    settings = {**tuned.settings, "ngram_range": (1, 2), "norm": None}
+    refitted = TextClassifier(**settings)
+    assert tuned.refit(refitted, labels) is True
+    fitted = TextClassifier(**settings).fit(texts, labels)
+    df = np.bincount(fitted.counts(texts)[0].indices, minlength=len(fitted.vocabulary_))
+    keep = [i for i, t in enumerate(fitted.vocabulary_.terms_) if " " not in t or df[i] > 1]
+    assert refitted.vocabulary_.terms_ == [fitted.vocabulary_.terms_[i] for i in keep]
+    np.testing.assert_array_equal(refitted.model_.feature_count_,
+                                  fitted.model_.feature_count_[:, keep])
+    np.testing.assert_array_equal(refitted.digests_, fitted.digests_)
+    # Where keeping the stop words won on single words, their pairs alone are tried.
+    texts, labels = _topic_corpus(3)
+    kept = tune(TextClassifier(), texts, labels, folds=3)
+    assert [r for r in kept.rows if r["ngram_range"] == [1, 1]][0]["stop_words"] == "none"
+    assert {r["stop_words"] for r in kept.rows if r["ngram_range"] == [1, 2]} == {"none"}
 
 
 def test_a_tuned_model_knows_its_training_documents_again(tmp_path):
