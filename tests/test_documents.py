@@ -646,3 +646,41 @@ def test_a_parameter_both_continued_and_not_leaves_the_message_read_as_mime():
     document = read_bytes(multipart)
     assert document.text == "hello there"
     assert ("attachment", "image/gif") in document.fields
+
+
+# -- the filter's scans by str methods, against the patterns that define them ------------------
+
+def _regex_looks_like_html(text):
+    import re
+    head = text[:4096]
+    tag = re.compile(message._HTML_TAG, re.IGNORECASE)
+    return "<" in head and (head.lstrip()[:1] == "<" and tag.match(head.lstrip()) is not None
+                            or len(tag.findall(head)) >= 5)
+
+
+# Pieces of tags and near misses (case, white space, a word character after the name), so that
+# a drawn text often holds five tags or opens with one.
+_HTML_PIECES = st.lists(st.one_of(
+    st.sampled_from(["<", "<HTML", "<html>", "<!DOCTYPE", "<!doctypes", "<p", "<P>", "<pre>",
+                     "<br/", "<BR_", "<a href", "<A\t\nHREF=", "<a  hrefx", "<ahref", "<a\x1chref",
+                     "<img", "<IMG2", "<td ", "<tr", "<font", "<tables", "<div", "<body", "<head",
+                     " ", "\n", "\x0b", "x", "_", "1", "<<p", "İ", "<İmg", "<\u017f"]),
+    st.text(max_size=3)), max_size=30).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_HTML_PIECES)
+def test_html_sent_as_text_is_told_by_str_methods_as_by_the_pattern(text):
+    assert message._looks_like_html(text) == _regex_looks_like_html(text)
+
+
+def test_html_sent_as_text_is_told_without_the_regular_expression_engine():
+    import subprocess
+    code = ("import sys; from textnb.documents.message import _looks_like_html as f; "
+            "print(f('<p>hi ' * 5), f('a < b'), f('<a\\thref=x>'), f('<pre>' * 9), 're' in sys.modules)")
+    # -S: no site, whose editable-install hooks import the engine themselves (the package is
+    # found on PYTHONPATH instead).
+    root = str(Path(__file__).resolve().parent.parent)
+    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYTHONPATH": root})
+    assert done.stdout.split() == ["True", "False", "True", "False", "False"]
