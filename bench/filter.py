@@ -483,7 +483,8 @@ def instructions(commands: dict[str, list[str]], raws: list[bytes]) -> str:
 
 
 def print_importtime(textnb: str, model: Path, raw: bytes) -> None:
-    done = subprocess.run([sys.executable, "-X", "importtime", textnb, "filter", "-m", str(model)],
+    done = subprocess.run([script_python(textnb), "-X", "importtime", textnb, "filter", "-m",
+                           str(model)],
                           input=raw, capture_output=True)
     rows = []
     for line in done.stderr.decode(errors="replace").splitlines():

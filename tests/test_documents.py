@@ -339,6 +339,11 @@ def test_a_uuencoded_file_in_a_body_stands_by_its_name():
     body = b"see the dump:\n\nbegin 644 oops1.dat\nM9F]O8F%R\n`\nend\n\nthanks\n"
     text = parse_message(b"Subject: bug\n\n" + body).text
     assert text == "see the dump:\n\nuuencoded oops1.dat\n\nthanks"
+    # At the text's start too; a "begin " inside a line starts none.
+    assert parse_message(b"Subject: bug\n\nbegin 644 a.dat\nM9F]O\n`\nend\nok\n").text == \
+        "uuencoded a.dat\nok"
+    assert parse_message(b"Subject: x\n\nwe begin 644 a.dat\nM9F]O\nend\n").text == \
+        "we begin 644 a.dat\nM9F]O\nend"
 
 
 def test_html_sent_as_text_plain_is_recognised_without_an_html_tag():
@@ -664,7 +669,8 @@ _HTML_PIECES = st.lists(st.one_of(
     st.sampled_from(["<", "<HTML", "<html>", "<!DOCTYPE", "<!doctypes", "<p", "<P>", "<pre>",
                      "<br/", "<BR_", "<a href", "<A\t\nHREF=", "<a  hrefx", "<ahref", "<a\x1chref",
                      "<img", "<IMG2", "<td ", "<tr", "<font", "<tables", "<div", "<body", "<head",
-                     " ", "\n", "\x0b", "x", "_", "1", "<<p", "İ", "<İmg", "<\u017f"]),
+                     " ", "\n", "\x0b", "x", "_", "1", "<<p", "İ", "<İmg", "<\u017f", "<dıv", "<dİv",
+                     "é", "<TÄBLE", "<td\u212a", "<p\u00a0", "<a\u2003href", "<font\u0301"]),
     st.text(max_size=3)), max_size=30).map("".join)
 
 
@@ -677,10 +683,11 @@ def test_html_sent_as_text_is_told_by_str_methods_as_by_the_pattern(text):
 def test_html_sent_as_text_is_told_without_the_regular_expression_engine():
     import subprocess
     code = ("import sys; from textnb.documents.message import _looks_like_html as f; "
-            "print(f('<p>hi ' * 5), f('a < b'), f('<a\\thref=x>'), f('<pre>' * 9), 're' in sys.modules)")
+            "print(f('<p>hi ' * 5), f('a < b'), f('<a\\thref=x>'), f('<pre>' * 9), "
+            "f('<p>café ' * 5), 're' in sys.modules)")
     # -S: no site, whose editable-install hooks import the engine themselves (the package is
     # found on PYTHONPATH instead).
     root = str(Path(__file__).resolve().parent.parent)
     done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
                           check=True, env={**os.environ, "PYTHONPATH": root})
-    assert done.stdout.split() == ["True", "False", "True", "False", "False"]
+    assert done.stdout.split() == ["True", "False", "True", "False", "True", "False"]
