@@ -389,7 +389,9 @@ def test_the_filter_starts_without_what_it_need_not_import_or_compile(spam_model
     if textnb.documents.html._fast is None or textnb.documents.message._fast is None:
         pytest.skip("textnb's C parts are not built: their Python twins compile patterns")
     code = ("import sys; sys.argv = ['textnb', 'filter', '-m', "
-            f"{str(spam_model)!r}]\nfrom textnb.__main__ import main\ntry:\n    main()\n"
+            f"{str(spam_model)!r}]\nimport textnb.__main__ as script\n"
+            "def end(code):\n    raise SystemExit(code)  # not os._exit: the modules are listed\n"
+            "script._exit = end\ntry:\n    script.main()\n"
             "except SystemExit as done:\n    code = done.code\nsys.stdout.flush()\n"
             "print(code, *sorted(sys.modules), file=sys.stderr)")
     env = {**os.environ, "PYTHONPATH": str(Path(textnb.__file__).parent.parent)}
@@ -407,3 +409,23 @@ def test_the_filter_starts_without_what_it_need_not_import_or_compile(spam_model
     assert code == "0"
     assert {m for m in loaded if m.startswith("textnb")} == FILTER_MODULES | extra
     assert set(loaded) - floor - FILTER_MODULES - extra == FILTER_STDLIB
+
+
+@pytest.mark.parametrize("args, raw, code", [
+    (["filter"], RAW, 0), (["classify", "--exit-code", "-"], RAW, Exit.SPAM),
+    (["classify", "--exit-code", "-"], b"Subject: lunch\n\nmeeting notes at noon\n", Exit.HAM)])
+def test_a_quick_command_ends_without_the_interpreters_teardown(spam_model, args, raw, code):
+    """Its output written and flushed, its exit code kept, and no teardown (atexit's handlers,
+    freeing every module) after it: procmail waits for that at each delivery."""
+    probe = ("import atexit, sys\natexit.register(lambda: sys.stderr.write('torn down'))\n"
+             "from textnb.__main__ import main\nsys.argv[0] = 'textnb'\nmain()")
+    done = subprocess.run([sys.executable, "-c", probe, *args, "-m", str(spam_model)], input=raw,
+                          capture_output=True)
+    assert (done.returncode, done.stderr) == (code, b"")
+    if args == ["filter"]:
+        assert done.stdout.startswith(b"X-TextNB-Class: spam\n") and done.stdout.endswith(raw)
+    else:
+        assert done.stdout.startswith(b"-  spam  " if code == Exit.SPAM else b"-  ham  ")
+    full = subprocess.run([sys.executable, "-c", probe, "info", "-m", str(spam_model)],
+                          capture_output=True)
+    assert full.returncode == 0 and full.stderr == b"torn down"  # the full command line's end
