@@ -444,8 +444,11 @@ def cold_stages(python: str, model: Path, raws: list[bytes]) -> str:
     found: dict[str, list[float]] = {}
     for raw in raws:
         for _ in range(2):
+            # From the model's directory: `python -c` puts its working directory first on
+            # sys.path, and the repository's root would have it import this checkout's textnb
+            # (uncompiled, where bytecode is not written) rather than the one measured.
             done = subprocess.run([python, "-c", _STAGES, str(model)], input=raw,
-                                  capture_output=True, check=True)
+                                  capture_output=True, check=True, cwd=model.parent)
         for line in done.stdout.decode().splitlines():
             name, seconds = line.rsplit(" ", 1)
             found.setdefault(name, []).append(1000 * float(seconds))
