@@ -429,3 +429,25 @@ def test_a_quick_command_ends_without_the_interpreters_teardown(spam_model, args
     full = subprocess.run([sys.executable, "-c", probe, "info", "-m", str(spam_model)],
                           capture_output=True)
     assert full.returncode == 0 and full.stderr == b"torn down"  # the full command line's end
+
+
+def test_classify_exit_code_reads_stdin_without_the_regular_expression_engine(spam_model,
+                                                                              monkeypatch):
+    """classify --exit-code on a message on stdin, as procmail runs it: no re, enum or
+    collections (an mbox separator's pattern is compiled only for a file starting "From ")."""
+    from textnb.mail.scorer import Scorer
+    from textnb.store import verdict
+    monkeypatch.setattr(verdict, "SETTLED", 0.0)
+    Scorer(spam_model)  # the model's verdict recorded, as a first delivery would
+    code = ("import sys; sys.argv = ['textnb', 'classify', '--exit-code', '-m', "
+            f"{str(spam_model)!r}, '-']\nimport textnb.__main__ as script\n"
+            "def end(code):\n    raise SystemExit(code)\nscript._exit = end\ntry:\n"
+            "    script.main()\nexcept SystemExit as done:\n    code = done.code\n"
+            "sys.stdout.flush()\n"
+            "print(code, *sorted({'re', 'enum', 'collections', 'click'} & set(sys.modules)), "
+            "file=sys.stderr)")
+    env = {**os.environ, "PYTHONPATH": str(Path(textnb.__file__).parent.parent)}
+    done = subprocess.run([sys.executable, "-S", "-c", code], input=RAW, capture_output=True,
+                          env=env)
+    assert done.stdout.startswith(b"-  spam  ")
+    assert done.stderr.decode().split() == [str(Exit.SPAM)]
