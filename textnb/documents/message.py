@@ -49,7 +49,8 @@ class Document(tuple):
     ``source`` (str), ``text`` (str), ``fields`` (tuple of (name, value) str pairs).
 
     The named tuple ``namedtuple("Document", ["source", "text", "fields"], defaults=[()])``
-    is, written out: collections, imported for it, cost every mail filter's start 1 ms.
+    is, written out: collections, imported for it, cost a mail filter's start 1.9 ms at load 8
+    (python -X importtime).
     """
 
     __slots__ = ()
