@@ -669,7 +669,8 @@ _HTML_PIECES = st.lists(st.one_of(
     st.sampled_from(["<", "<HTML", "<html>", "<!DOCTYPE", "<!doctypes", "<p", "<P>", "<pre>",
                      "<br/", "<BR_", "<a href", "<A\t\nHREF=", "<a  hrefx", "<ahref", "<a\x1chref",
                      "<img", "<IMG2", "<td ", "<tr", "<font", "<tables", "<div", "<body", "<head",
-                     " ", "\n", "\x0b", "x", "_", "1", "<<p", "İ", "<İmg", "<\u017f", "<dıv", "<dİv",
+                     " ", "\n", "\x0b", "x", "_", "1", "<<p", "İ", "<İmg", "<\u017f", "<dıv",
+                     "<dİv",
                      "é", "<TÄBLE", "<td\u212a", "<p\u00a0", "<a\u2003href", "<font\u0301"]),
     st.text(max_size=3)), max_size=30).map("".join)
 

@@ -157,7 +157,8 @@ def test_a_plain_links_host_is_the_one_urlsplit_finds():
                       ("http://h.example\n/", "h.example"), ("http://u@h.example:80/", "h.example")]:
         assert _host(url) == expected(url) == host
     import re
-    assert re.match(_PLAIN_URL, "http://Www.Example.COM/x") and not re.match(_PLAIN_URL, "http://h:80/")
+    assert re.match(_PLAIN_URL, "http://Www.Example.COM/x")
+    assert not re.match(_PLAIN_URL, "http://h:80/")
 
 
 def test_a_link_without_a_host_is_read_without_urllib(monkeypatch):

@@ -121,8 +121,8 @@ def test_the_installed_textnb_script_filters_without_the_regular_expression_engi
     from textnb.store import verdict
     monkeypatch.setattr(verdict, "SETTLED", 0.0)
     Scorer(model)  # checks the model and records its verdict, as a first delivery would
-    raw = (b"From: a@example.com\nSubject: cheap pills\nContent-Type: text/html\n\n"
-           b"<p>win <a href='http://x.example/'>cheap</a> <a href='mailto:m@x.example'>money</a>\n")
+    raw = (b"From: a@example.com\nSubject: cheap pills\nContent-Type: text/html\n\n<p>win "
+           b"<a href='http://x.example/'>cheap</a> <a href='mailto:m@x.example'>money</a>\n")
     done = subprocess.run([python, "-X", "importtime", textnb, "filter", "-m", model],
                           input=raw, capture_output=True, env=env, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.endswith(raw)

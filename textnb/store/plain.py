@@ -182,7 +182,7 @@ def _line_ends(data: bytes) -> list[int] | None:
         data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    import operator  # here: the C checks leave it unused, and it costs a mail filter 0.3 ms
+    import operator  # here, not at every mail filter's start: the C checks leave it unused
     lines = data.split(b"\n") if data else []
     if not all(map(operator.lt, lines, islice(lines, 1, None))):
         return None
