@@ -692,3 +692,26 @@ def test_html_sent_as_text_is_told_without_the_regular_expression_engine():
     done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
                           check=True, env={**os.environ, "PYTHONPATH": root})
     assert done.stdout.split() == ["True", "False", "True", "False", "True", "False"]
+
+
+def test_a_document_is_the_named_tuple_it_was():
+    """Document is namedtuple("Document", ["source", "text", "fields"], defaults=[()])
+    written out (collections is not imported for it): the same fields, defaults, methods,
+    equality, repr and pickling."""
+    import pickle
+    from collections import namedtuple
+    Named = namedtuple("Document", ["source", "text", "fields"], defaults=[()])
+    for args, kwargs in [(("a", "b"), {}), (("a",), {"text": "b", "fields": (("x", "y"),)})]:
+        document, named = Document(*args, **kwargs), Named(*args, **kwargs)
+        assert document == named and tuple(document) == tuple(named)
+        assert (document.source, document.text, document.fields) == tuple(named)
+        assert repr(document) == repr(named) and document._fields == named._fields
+        assert document._asdict() == named._asdict()
+        assert document._replace(text="c") == named._replace(text="c")
+        assert type(document._replace(text="c")) is Document
+        assert pickle.loads(pickle.dumps(document)) == document
+        assert type(pickle.loads(pickle.dumps(document))) is Document
+    with pytest.raises(ValueError, match="unexpected field names"):
+        Document("a", "b")._replace(body="c")
+    with pytest.raises(TypeError):
+        Document("a")

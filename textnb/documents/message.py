@@ -62,6 +62,19 @@ class Document(tuple):
     def __getnewargs__(self) -> tuple:
         return tuple(self)
 
+    @classmethod
+    def _make(cls, iterable: object) -> Document:
+        return cls(*iterable)
+
+    def _replace(self, **changes: object) -> Document:
+        result = self._make(map(changes.pop, self._fields, self))
+        if changes:
+            raise ValueError(f"Got unexpected field names: {list(changes)!r}")
+        return result
+
+    def _asdict(self) -> dict:
+        return dict(zip(self._fields, self))
+
     def __repr__(self) -> str:
         return f"Document(source={self[0]!r}, text={self[1]!r}, fields={self[2]!r})"
 
