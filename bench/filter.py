@@ -444,8 +444,11 @@ def cold_stages(python: str, model: Path, raws: list[bytes]) -> str:
     found: dict[str, list[float]] = {}
     for raw in raws:
         for _ in range(2):
+            # From the model's directory: `python -c` puts its working directory first on
+            # sys.path, and the repository's root would have it import this checkout's textnb
+            # (uncompiled, where bytecode is not written) rather than the one measured.
             done = subprocess.run([python, "-c", _STAGES, str(model)], input=raw,
-                                  capture_output=True, check=True)
+                                  capture_output=True, check=True, cwd=model.parent)
         for line in done.stdout.decode().splitlines():
             name, seconds = line.rsplit(" ", 1)
             found.setdefault(name, []).append(1000 * float(seconds))
@@ -483,7 +486,8 @@ def instructions(commands: dict[str, list[str]], raws: list[bytes]) -> str:
 
 
 def print_importtime(textnb: str, model: Path, raw: bytes) -> None:
-    done = subprocess.run([sys.executable, "-X", "importtime", textnb, "filter", "-m", str(model)],
+    done = subprocess.run([script_python(textnb), "-X", "importtime", textnb, "filter", "-m",
+                           str(model)],
                           input=raw, capture_output=True)
     rows = []
     for line in done.stderr.decode(errors="replace").splitlines():

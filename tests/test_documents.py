@@ -339,6 +339,11 @@ def test_a_uuencoded_file_in_a_body_stands_by_its_name():
     body = b"see the dump:\n\nbegin 644 oops1.dat\nM9F]O8F%R\n`\nend\n\nthanks\n"
     text = parse_message(b"Subject: bug\n\n" + body).text
     assert text == "see the dump:\n\nuuencoded oops1.dat\n\nthanks"
+    # At the text's start too; a "begin " inside a line starts none.
+    assert parse_message(b"Subject: bug\n\nbegin 644 a.dat\nM9F]O\n`\nend\nok\n").text == \
+        "uuencoded a.dat\nok"
+    assert parse_message(b"Subject: x\n\nwe begin 644 a.dat\nM9F]O\nend\n").text == \
+        "we begin 644 a.dat\nM9F]O\nend"
 
 
 def test_html_sent_as_text_plain_is_recognised_without_an_html_tag():
@@ -646,3 +651,67 @@ def test_a_parameter_both_continued_and_not_leaves_the_message_read_as_mime():
     document = read_bytes(multipart)
     assert document.text == "hello there"
     assert ("attachment", "image/gif") in document.fields
+
+
+# -- the filter's scans by str methods, against the patterns that define them ------------------
+
+def _regex_looks_like_html(text):
+    import re
+    head = text[:4096]
+    tag = re.compile(message._HTML_TAG, re.IGNORECASE)
+    return "<" in head and (head.lstrip()[:1] == "<" and tag.match(head.lstrip()) is not None
+                            or len(tag.findall(head)) >= 5)
+
+
+# Pieces of tags and near misses (case, white space, a word character after the name), so that
+# a drawn text often holds five tags or opens with one.
+_HTML_PIECES = st.lists(st.one_of(
+    st.sampled_from(["<", "<HTML", "<html>", "<!DOCTYPE", "<!doctypes", "<p", "<P>", "<pre>",
+                     "<br/", "<BR_", "<a href", "<A\t\nHREF=", "<a  hrefx", "<ahref", "<a\x1chref",
+                     "<img", "<IMG2", "<td ", "<tr", "<font", "<tables", "<div", "<body", "<head",
+                     " ", "\n", "\x0b", "x", "_", "1", "<<p", "İ", "<İmg", "<\u017f", "<dıv",
+                     "<dİv",
+                     "é", "<TÄBLE", "<td\u212a", "<p\u00a0", "<a\u2003href", "<font\u0301"]),
+    st.text(max_size=3)), max_size=30).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_HTML_PIECES)
+def test_html_sent_as_text_is_told_by_str_methods_as_by_the_pattern(text):
+    assert message._looks_like_html(text) == _regex_looks_like_html(text)
+
+
+def test_html_sent_as_text_is_told_without_the_regular_expression_engine():
+    import subprocess
+    code = ("import sys; from textnb.documents.message import _looks_like_html as f; "
+            "print(f('<p>hi ' * 5), f('a < b'), f('<a\\thref=x>'), f('<pre>' * 9), "
+            "f('<p>café ' * 5), 're' in sys.modules)")
+    # -S: no site, whose editable-install hooks import the engine themselves (the package is
+    # found on PYTHONPATH instead).
+    root = str(Path(__file__).resolve().parent.parent)
+    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYTHONPATH": root})
+    assert done.stdout.split() == ["True", "False", "True", "False", "True", "False"]
+
+
+def test_a_document_is_the_named_tuple_it_was():
+    """Document is namedtuple("Document", ["source", "text", "fields"], defaults=[()])
+    written out (collections is not imported for it): the same fields, defaults, methods,
+    equality, repr and pickling."""
+    import pickle
+    from collections import namedtuple
+    Named = namedtuple("Document", ["source", "text", "fields"], defaults=[()])
+    for args, kwargs in [(("a", "b"), {}), (("a",), {"text": "b", "fields": (("x", "y"),)})]:
+        document, named = Document(*args, **kwargs), Named(*args, **kwargs)
+        assert document == named and tuple(document) == tuple(named)
+        assert (document.source, document.text, document.fields) == tuple(named)
+        assert repr(document) == repr(named) and document._fields == named._fields
+        assert document._asdict() == named._asdict()
+        assert document._replace(text="c") == named._replace(text="c")
+        assert type(document._replace(text="c")) is Document
+        assert pickle.loads(pickle.dumps(document)) == document
+        assert type(pickle.loads(pickle.dumps(document))) is Document
+    with pytest.raises(ValueError, match="unexpected field names"):
+        Document("a", "b")._replace(body="c")
+    with pytest.raises(TypeError):
+        Document("a")

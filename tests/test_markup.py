@@ -107,6 +107,27 @@ def test_links_hosts_with_the_scan_in_c(monkeypatch):
     assert c == python and len(c[2]) == 21
 
 
+@pytest.mark.skipif(C_MARKUP is None, reason="textnb/_markup.c is not built")
+def test_links_without_a_host_are_read_in_c_too():
+    """mailto:, a path, an anchor (no "//", no "&"): no host, found in C without the Python
+    code (whose patterns import the regular expression engine); others still go to it."""
+    from textnb.documents.html import _BLOCK_TAGS
+
+    def python(attrs, hosts):
+        called.append(attrs)
+
+    called = []
+    hosts = {}
+    html = ("<a href='mailto:a@b.example'>m</a><a href=\"#top\"><img src=/i/x.gif>"
+            "<a href='http://c.example/'><a href='p/ /q'>")
+    C_MARKUP.html_lines(html, _BLOCK_TAGS, {}, hosts, python)
+    assert (called, list(hosts)) == ([], ["c.example"])
+    for link in ("p/\t/q.example", "http://h.example:80/", "&#47;/h.example", "//h.example"):
+        called.clear()
+        C_MARKUP.html_lines(f"<a href='{link}'>", _BLOCK_TAGS, {}, {}, python)
+        assert called == [f" href='{link}'"], link
+
+
 def test_a_plain_links_host_is_the_one_urlsplit_finds():
     """_host's shortcut for scheme://host links against urlsplit, on links of every shape
     (ports, users, IPv6 brackets, controls and whitespace where urlsplit drops them)."""
@@ -135,7 +156,9 @@ def test_a_plain_links_host_is_the_one_urlsplit_finds():
                       (" https://a-b.example ", "a-b.example"), ("http:///p", ""),
                       ("http://h.example\n/", "h.example"), ("http://u@h.example:80/", "h.example")]:
         assert _host(url) == expected(url) == host
-    assert _PLAIN_URL.match("http://Www.Example.COM/x") and not _PLAIN_URL.match("http://h:80/")
+    import re
+    assert re.match(_PLAIN_URL, "http://Www.Example.COM/x")
+    assert not re.match(_PLAIN_URL, "http://h:80/")
 
 
 def test_a_link_without_a_host_is_read_without_urllib(monkeypatch):

@@ -95,3 +95,42 @@ def test_an_unpacked_sdist_installs_without_a_compiler_or_nltk_and_passes_its_te
                 tree / "tests" / "test_api_refusals.py")
     assert tests.returncode == 0, tests.stdout[-3000:]
     assert " passed" in tests.stdout and " failed" not in tests.stdout
+
+
+def test_the_installed_textnb_script_filters_without_the_regular_expression_engine(
+        sdist, tmp_path, monkeypatch):
+    """``pip install`` puts scripts/textnb in the environment's bin with its interpreter on the
+    #! line (not pip's generated wrapper, which imports re), it answers ``textnb filter`` with
+    neither re nor enum imported (python -X importtime lists every import), and ``pip
+    uninstall`` removes it (issue #47)."""
+    from textnb import TextClassifier, save_model
+    venv = tmp_path / "venv"
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    python, textnb = venv / "bin" / "python", venv / "bin" / "textnb"
+    # Without its dependencies: the filter imports none of them (tests/test_quick.py).
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYTHONPATH": ""}
+    subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", str(sdist)], check=True,
+                   capture_output=True, env=env)
+    lines = textnb.read_text().splitlines()
+    assert lines[0] == f"#!{python}" and "import re" not in lines
+    model = tmp_path / "m.model"
+    save_model(TextClassifier().fit(["cheap pills now", "win money", "meeting at noon",
+                                     "lunch notes"], ["spam", "spam", "ham", "ham"]), model)
+    from textnb.mail.scorer import Scorer
+    from textnb.store import verdict
+    monkeypatch.setattr(verdict, "SETTLED", 0.0)
+    Scorer(model)  # checks the model and records its verdict, as a first delivery would
+    raw = (b"From: a@example.com\nSubject: cheap pills\nContent-Type: text/html\n\n<p>win "
+           b"<a href='http://x.example/'>cheap</a> <a href='mailto:m@x.example'>money</a>\n")
+    done = subprocess.run([python, "-X", "importtime", textnb, "filter", "-m", model],
+                          input=raw, capture_output=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.endswith(raw)
+    assert done.stdout.startswith(b"X-TextNB-Class: spam\n")
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.decode().splitlines()
+                if line.startswith("import time:") and "|" in line}
+    assert {"textnb.cli.fast", "textnb.mail.scorer", "textnb._tokens"} <= imported
+    assert not imported & {"re", "enum", "functools", "collections", "numpy", "click"}
+    subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", "textnb"], check=True,
+                   capture_output=True, env=env)
+    assert not textnb.exists()

@@ -179,11 +179,28 @@ link_at(int kind, const void *data, Py_ssize_t q, Py_ssize_t b, Py_ssize_t *star
     return k > j ? k : -1;
 }
 
+/* Whether the link html[start:stop] (ASCII) has no host for _host, without urlsplit: no "&"
+ * (a reference html.unescape would decode) and no "//" once tabs and line ends are dropped, as
+ * urlsplit drops them (mailto:, a path, an anchor: nearly all links that are not plain). */
+static int
+no_host(int kind, const void *data, Py_ssize_t start, Py_ssize_t stop)
+{
+    Py_UCS4 last = 0;
+    for (Py_ssize_t j = start; j < stop; j++) {
+        Py_UCS4 c = AT(j);
+        if (c == '&' || (c == '/' && last == '/'))
+            return 0;
+        if (c != '\t' && c != '\r' && c != '\n')
+            last = c;
+    }
+    return 1;
+}
+
 /* Add the hosts of the links in html[a:b], a tag's attributes, to the dict hosts, as
  * textnb.documents.html._links adds them: here where the attributes are ASCII and each link is
  * scheme://host then a path, query, fragment or its end (_PLAIN_URL), as nearly all are (no
- * "&" can come before that end, so html.unescape leaves what is read as it is); else by
- * python(attributes, hosts). 0, or -1 on error. */
+ * "&" can come before that end, so html.unescape leaves what is read as it is), or has no host
+ * (no_host); else by python(attributes, hosts). 0, or -1 on error. */
 #define MAX_LINKS 16
 static int
 link_hosts(PyObject *html, int kind, const void *data, Py_ssize_t a, Py_ssize_t b,
@@ -211,23 +228,28 @@ link_hosts(PyObject *html, int kind, const void *data, Py_ssize_t a, Py_ssize_t 
             continue;  /* an empty link: no host */
         Py_ssize_t j = start;
         if (!ALPHA(AT(j)))
-            goto in_python;
+            goto not_plain;
         while (j < stop && (ALPHA(AT(j)) || Py_ISDIGIT(AT(j)) || AT(j) == '+' || AT(j) == '.'
                             || AT(j) == '-'))
             j++;
         if (j + 3 > stop || AT(j) != ':' || AT(j + 1) != '/' || AT(j + 2) != '/')
-            goto in_python;
+            goto not_plain;
         Py_ssize_t first = j += 3;
         while (j < stop && (ALPHA(AT(j)) || Py_ISDIGIT(AT(j)) || AT(j) == '.' || AT(j) == '-'))
             j++;
         if (j < stop && AT(j) != '/' && AT(j) != '?' && AT(j) != '#')
-            goto in_python;
+            goto not_plain;
         if (j == first)
             continue;  /* no host */
         if (m == MAX_LINKS)
             goto in_python;
         host[2 * m] = first;
         host[2 * m++ + 1] = j;
+        continue;
+not_plain:
+        if (no_host(kind, data, start, stop))
+            continue;  /* mailto:, a path, an anchor: _host's "" */
+        goto in_python;
     }
     for (Py_ssize_t k = 0; k < m; k++) {
         PyObject *name = lowered(html, kind, data, host[2 * k], host[2 * k + 1]);

@@ -10,8 +10,6 @@ definition; textnb/_markup.c scans the same way in C where it was built.
 
 from __future__ import annotations
 
-import re
-
 from ..decoding import POSSESSIVE
 
 try:  # the same scan in C (textnb/_markup.c), where it was built
@@ -38,16 +36,18 @@ _MARKUP = (r"""
     | <[!?/][^>]*>?                                       # <!DOCTYPE>, <![if]>, <?xml?>, </ >
     """)
 _COMMENT_END = r"--!?>"
-_LINK = re.compile(r"""(?:^|[\s"'/])(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""",
-                   re.IGNORECASE)
+_LINK = r"""(?:^|[\s"'/])(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))"""
 # A link of the plain kind nearly all are, scheme://host then a path, query, fragment or the
 # end, whose host urlsplit would find as it stands (lowered): taken without urlsplit, which took
 # three quarters of the time left to html_text with its scan in C (SpamAssassin's 26,659 links).
-_PLAIN_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([A-Za-z0-9.-]*)(?:[/?#]|\Z)")
+_PLAIN_URL = r"[A-Za-z][A-Za-z0-9+.-]*://([A-Za-z0-9.-]*)(?:[/?#]|\Z)"
 _HIDDEN_END = {name: rf"</{name}\s*>" for name in _HIDDEN_TAGS}
-# The scan's patterns (_MARKUP, _COMMENT_END, _HIDDEN_END) are compiled where the scan runs
-# without textnb/_markup.c, and html.entities and urllib.parse imported where a text needs
-# them: compiled and imported at every start, they cost a mail filter 2 ms (python -X importtime).
+# The patterns are compiled where they are used (re.compile's cache holds them): the scan's
+# (_MARKUP, _COMMENT_END, _HIDDEN_END) where it runs without textnb/_markup.c, the links' for a
+# link textnb/_markup.c leaves to _links; the regular expression engine is imported there too
+# (with enum, 4.8 ms of a mail filter's start), and html.entities and urllib.parse where a text
+# needs them: compiled and imported at every start, they cost a mail filter 2 ms (python -X
+# importtime).
 
 
 # The references nearly all HTML mail holds, as html.unescape decodes them: a text whose every "&"
@@ -79,6 +79,7 @@ def html_text(html: str, tags: dict[str, None], hosts: dict[str, None]) -> str:
     line: list[str] = []
     pos = 0
     comments_close = True  # until a comment is found without "-->" after it
+    import re
     markup = re.compile(_MARKUP, re.DOTALL | re.VERBOSE)
     while (match := markup.search(html, pos)) is not None:
         if match.start() > pos:
@@ -117,7 +118,8 @@ def html_text(html: str, tags: dict[str, None], hosts: dict[str, None]) -> str:
 
 def _links(attrs: str, hosts: dict[str, None]) -> None:
     """Add the hosts of the links (href, src) in a tag's attributes to ``hosts``."""
-    for quoted, single, bare in _LINK.findall(attrs):
+    import re
+    for quoted, single, bare in re.findall(_LINK, attrs, re.IGNORECASE):
         host = _host(unescape(quoted or single or bare))
         if host:
             hosts[host] = None
@@ -133,7 +135,8 @@ def _break(line: list[str], lines: list[str]) -> None:
 
 def _host(url: str) -> str:
     """The host of a link, as ``urlsplit(url.strip()).hostname`` finds it ("" for none)."""
-    plain = _PLAIN_URL.match(url.strip())
+    import re
+    plain = re.match(_PLAIN_URL, url.strip())
     if plain:
         return plain[1].lower()
     if "//" not in url.replace("\t", "").replace("\r", "").replace("\n", ""):

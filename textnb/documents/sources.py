@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import DocumentError
 from . import message
@@ -30,10 +28,10 @@ from .message import Document, read_bytes
 
 TYPE_CHECKING = False  # typing itself costs a mail filter's start-up 3 ms
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
     from typing import BinaryIO
 
-
-ErrorHandler = Callable[[str, str], None]
+    ErrorHandler = Callable[[str, str], None]
 
 
 _READ_CHUNK = 64 * 1024  # under glibc's 128 kB threshold for giving an allocation its own map
@@ -41,7 +39,9 @@ _READ_CHUNK = 64 * 1024  # under glibc's 128 kB threshold for giving an allocati
 # An mbox separator: "From sender asctime-date", e.g. "From jo@example.com  Thu Aug 22 13:17:22
 # 2002". Requiring the date keeps a body line like "From the desk of ..." in a single message
 # from making it an mbox.
-_MBOX_SEPARATOR = re.compile(rb"\nFrom \S* +[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{1,2}:\d\d")
+# Compiled (and re imported) where a file starts with "From ": `classify --exit-code` reads
+# a message on stdin without it.
+_MBOX_SEPARATOR = rb"\nFrom \S* +[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{1,2}:\d\d"
 _MBOX_SEPARATOR_MAX = 1024  # overlap kept between chunks when scanning a long file
 _MBOX_CHUNK = 1 << 20  # an mbox is read this much at a time for its messages' boundaries
 
@@ -143,11 +143,13 @@ def _is_mbox(head: bytes, file: BinaryIO) -> bool:
     somewhere (the whole file is scanned: a first message may hold a large attachment)."""
     if not head.startswith(b"From "):
         return False
+    import re
+    separator = re.compile(_MBOX_SEPARATOR)
     if len(head) <= message.MAX_BYTES:  # _read_capped read to the end: all of it
-        return _MBOX_SEPARATOR.search(head) is not None
+        return separator.search(head) is not None
     tail, chunk = b"", head
     while chunk:
-        if _MBOX_SEPARATOR.search(tail + chunk):
+        if separator.search(tail + chunk):
             return True
         tail, chunk = chunk[-_MBOX_SEPARATOR_MAX:], file.read(_READ_CHUNK)
     return False

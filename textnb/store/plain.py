@@ -6,7 +6,6 @@ same files."""
 from __future__ import annotations
 
 import math
-import operator
 import os
 from itertools import islice
 
@@ -183,6 +182,7 @@ def _line_ends(data: bytes) -> list[int] | None:
         data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+    import operator  # here, not at every mail filter's start: the C checks leave it unused
     lines = data.split(b"\n") if data else []
     if not all(map(operator.lt, lines, islice(lines, 1, None))):
         return None
@@ -209,6 +209,7 @@ def _plain_rows(model: Any, name: str) -> Any:
 
 def _rows_problem(indptr: Any, classes: Any, n_classes: int) -> str | None:
     """"indptr", "rows" or None: what :func:`_np_indptr` and :func:`_np_rows` refuse."""
+    import operator
     if indptr[0] != 0 or indptr[-1] != len(classes) or any(map(operator.gt, indptr,
                                                              islice(indptr, 1, None))):
         return "indptr"
