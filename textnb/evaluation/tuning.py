@@ -102,16 +102,18 @@ class Tuning:
         than these, and ``learn`` would not know the documents again."""
         if self.counted is None:
             return False
-        vocabulary, X, digests, counter = self.counted
+        vocabulary, _, digests, counter = self.counted
         params = classifier.get_params()
         stop = params["stop_words"]
         if (tuple(params["ngram_range"] or ()), stop if isinstance(stop, str) else GIVEN) \
                 != counter:
             return False
-        self.counted = None  # let the counts go once the model holds them
         classifier.ngram_range_ = classifier.default_ngram_range(labels)
         classifier._build(labels)
-        classifier._fit_vocabulary(vocabulary, X, list(labels), digests)
+        # The counts handed over, not held here: the fit lets them go once weighed, before it
+        # makes the model's dense counts (20 Newsgroups' words and pairs: 44 MB, then 78 MB).
+        counts, self.counted = [self.counted[1]], None
+        classifier._fit_vocabulary(vocabulary, counts.pop(), list(labels), digests)
         return True
 
     def summary(self, top: int = 10) -> dict[str, Any]:
@@ -153,17 +155,19 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     counter._build()
     # With digests: a classifier of the chosen settings is fitted on these counts (Tuning.refit).
     # Each part's terms are numbered as it comes, while the workers count the next.
+    _map_large()
     vocabulary, matrix, digests = _count(counter, texts)
     _give_back()
     counts = to_scipy(matrix)
     single = np.array([" " not in term for term in vocabulary.terms_])
-    # The single words' columns for each stop-word setting (a header token is "name:word"),
-    # taken once a setting: 19 of 21 settings score them (20 Newsgroups: 80 ms a time, 1.8
-    # million of the 3.7 million entries, 21 MB a view).
+    # The single words' columns for each stop-word setting (a header token is "name:word"):
+    # 19 of 21 settings score them (20 Newsgroups: 1.8 million of the 3.7 million entries).
     masks = {kept: single}
     if kept != own:
         masks[own] = single & ~np.array([t.split(":", 1)[-1] in stops for t in vocabulary.terms_])
-    words: dict[str, Any] = {}  # taken when a search first needs them, let go before pairs
+    # One stop-word setting's single words, taken when a weighing needs them, let go for the
+    # other setting's and before pairs: each is 21 MB (20 Newsgroups) and 80 ms to take.
+    words: dict[str, Any] = {}
     # Word pairs only where the model file could hold them (MAX_COMPARISONS: info compares
     # every class with every other, term by term).
     n_classes = classes.size
@@ -205,12 +209,13 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
             models_of.setdefault((stop, tf, norm), []).append(model)
         if ngram[1] > 1:
             words.clear()
-        else:
-            for stop in {stop for stop, _, _ in models_of} - words.keys():
-                words[stop] = counts[:, masks[stop]]
         for (stop, tf, norm), models in models_of.items():
             began = time.perf_counter()
+            if ngram[1] == 1 and stop not in words:   # one setting's columns held at a time
+                words.clear()
+                words[stop] = counts[:, masks[stop]]
             X = _weigh(counts if ngram[1] > 1 else words[stop], tf, norm)
+            _give_back()   # the weighing's temporaries (as much again as X's values)
             # What a weighing held: its weighed counts and the largest of its folds' arrays.
             cost = {"bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes}
             scores = _cross_validate_models(classifier, X, y, fold, k, models, alphas, spam,
@@ -301,6 +306,25 @@ def _give_back() -> None:
     import ctypes
     try:
         ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+# M_MMAP_THRESHOLD in glibc's mallopt.
+_M_MMAP_THRESHOLD = -3
+# Allocations of at least this many bytes are mapped apart by glibc (its default to start with).
+_MAPPED = 16 << 20
+
+
+def _map_large() -> None:
+    """Have glibc map every allocation of _MAPPED bytes or more apart and unmap it when freed,
+    for the rest of the process (elsewhere: nothing): by default the threshold rises with each
+    large block freed, up to 32 MB, and the weighings' arrays freed then stay in the heap,
+    which the next weighing's (or the model's) larger arrays cannot reuse
+    (docs/design/training-speed.md)."""
+    import ctypes
+    try:
+        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, _MAPPED)
     except (OSError, AttributeError):  # not glibc
         pass
 
