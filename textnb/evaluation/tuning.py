@@ -392,8 +392,9 @@ def smoothest(rows: Sequence[dict[str, Any]], folds: int, lower_is_better: bool 
     return max(near, key=lambda i: rows[i]["alpha"])
 
 
-# Cells (a class, a term) of the weights derived at once in a fold's scoring.
-_BLOCK = 1 << 20
+# Cells (a class, a term) of the weights derived at once in a fold's scoring: a few arrays
+# of a block are held at once (Bernoulli's weights: five), 4 MB each.
+_BLOCK = 1 << 19
 # Cells of a fold's counts held dense, at most (20 Newsgroups' words: 3.7 million, 29 MB).
 _DENSE = 1 << 22
 
@@ -494,8 +495,8 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
         X_used = csr_matrix((X_held.data, column[X_held.indices], X_held.indptr),
                             shape=(X_held.shape[0], used.size))
         del present, column, X_held   # X_used shares X_held's values and row pointers
-        # The weights a few classes at a time: each block's temporaries some 8 MB, not
-        # several of (n_classes, used terms) (20 Newsgroups' pairs: 40 MB each).
+        # The weights a few classes at a time: each block's temporaries some 4 MB, not
+        # several of (n_classes, used terms) (20 Newsgroups' pairs: 33 MB each).
         step = max(1, _BLOCK // max(used.size, 1))
         blocks = [slice(c, c + step) for c in range(0, classes.size, step)]
         # The used terms' counts, the same for every model and alpha: dense (20 Newsgroups'
