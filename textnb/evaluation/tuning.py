@@ -102,7 +102,7 @@ class Tuning:
         than these, and ``learn`` would not know the documents again."""
         if self.counted is None:
             return False
-        vocabulary, _, digests, counter = self.counted
+        vocabulary, digests, counter = (self.counted[i] for i in (0, 2, 3))
         params = classifier.get_params()
         stop = params["stop_words"]
         if (tuple(params["ngram_range"] or ()), stop if isinstance(stop, str) else GIVEN) \
