@@ -155,7 +155,6 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     counter._build()
     # With digests: a classifier of the chosen settings is fitted on these counts (Tuning.refit).
     # Each part's terms are numbered as it comes, while the workers count the next.
-    _map_large()
     vocabulary, matrix, digests = _count(counter, texts)
     _give_back()
     counts = to_scipy(matrix)
@@ -306,25 +305,6 @@ def _give_back() -> None:
     import ctypes
     try:
         ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
-# M_MMAP_THRESHOLD in glibc's mallopt.
-_M_MMAP_THRESHOLD = -3
-# Allocations of at least this many bytes are mapped apart by glibc (its default to start with).
-_MAPPED = 16 << 20
-
-
-def _map_large() -> None:
-    """Have glibc map every allocation of _MAPPED bytes or more apart and unmap it when freed,
-    for the rest of the process (elsewhere: nothing): by default the threshold rises with each
-    large block freed, up to 32 MB, and the weighings' arrays freed then stay in the heap,
-    which the next weighing's (or the model's) larger arrays cannot reuse
-    (docs/design/training-speed.md)."""
-    import ctypes
-    try:
-        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, _MAPPED)
     except (OSError, AttributeError):  # not glibc
         pass
 
