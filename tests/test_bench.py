@@ -91,7 +91,7 @@ def test_every_study_is_listed():
     assert set(studies()) == {
         "cli_outputs", "cluster", "dask", "em", "fetch_corpora", "filter", "hashing", "heldout", "hostile",
         "hostile_models", "imap", "modelfile", "multilabel", "news_time", "newsgroups", "ngrams",
-        "parse", "race", "ranking", "reduce_corpus", "scale", "sentiment", "serve", "sms_corpus",
+        "parse", "race", "ranking", "reduce_corpus", "reuters", "scale", "sentiment", "serve", "sms_corpus",
         "online", "peers", "spam", "stopwords", "threads", "train", "train_tune", "tune", "twoclass",
         "young"}
     listing = ok(bench("bench"))
