@@ -201,7 +201,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
             return
         # The settings of one weighing share its counts and each fold's model counts: their
         # event models are scored together. One weighing at a time: each holds its weighed
-        # counts and a fold's (single words some 90 MB, pairs 125-150 MB), and a race needs the
+        # counts and a fold's (single words some 75 MB, pairs 100 MB), and a race needs the
         # leader of those before (docs/design/training-speed.md).
         models_of: dict[tuple, list[str]] = {}
         for stop, tf, norm, model in dict.fromkeys(settings):
