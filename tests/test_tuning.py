@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +53,45 @@ def test_folds_counted_as_the_whole_less_the_held_part_score_as_fits_of_the_rest
             else:
                 expected = np.mean(fitted.predict(W[held]) == y[held])
             assert per_fold[f] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("tf, norm", [("log", "l2"), ("binary", None)])
+def test_a_folds_counts_sparse_or_dense_in_blocks_or_not_give_the_same_scores_bit_for_bit(
+        random_counts, tf, norm, monkeypatch):
+    from textnb.evaluation import tuning
+    X, y = random_counts
+    fold = np.arange(y.size) % 4
+    W = _weigh(X, tf, norm)
+    before = W.copy()
+    models = ["complement", "multinomial", "bernoulli"]
+    found = []
+    for block, dense in [(1 << 20, 1 << 22), (7, 1 << 22), (1 << 20, 0), (7, 0)]:
+        monkeypatch.setattr(tuning, "_BLOCK", block)
+        monkeypatch.setattr(tuning, "_DENSE", dense)
+        found.append(tuning._cross_validate_models(TextClassifier(), W, y, fold, 4, models,
+                                                   (0.01, 0.1, 1.0), None))
+    # A fold's cells taken out of the whole's counts and put back: every fold as the first.
+    assert all(scores == found[0] for scores in found[1:])
+    assert (W != before).nnz == 0   # the weighed counts are read, never changed
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11),
+                    reason="an argument is the callee's alone from Python 3.11 (PEP 659 calls)")
+def test_the_tunings_counts_are_let_go_before_the_model_is_counted(monkeypatch):
+    labels = LABELS[:8] + ["other"] * 8 + LABELS[16:]
+    tuned = tune(TextClassifier(), TEXTS, labels, folds=3, alphas=(0.3,))
+    counts = weakref.ref(tuned.counted[1].data)
+    let_go = []
+    fit = TextClassifier.new_model
+
+    def learned(self, *args):
+        let_go.append(counts() is None)
+        return fit(self, *args)
+
+    monkeypatch.setattr(TextClassifier, "new_model", learned)
+    settings = {**tuned.settings, "ngram_range": (1, 2), "stop_words": "none", "tf": "log"}
+    assert tuned.refit(TextClassifier(**settings), labels) is True
+    assert let_go[-1] is True   # the model about to be fitted
 
 
 @pytest.mark.parametrize("tf, norm", [("raw", "l2"), ("binary", None)])

@@ -105,16 +105,18 @@ class Tuning:
         than these, and ``learn`` would not know the documents again."""
         if self.counted is None:
             return False
-        vocabulary, X, digests, counter = self.counted
+        vocabulary, digests, counter = (self.counted[i] for i in (0, 2, 3))
         params = classifier.get_params()
         stop = params["stop_words"]
         if (tuple(params["ngram_range"] or ()), stop if isinstance(stop, str) else GIVEN) \
                 != counter:
             return False
-        self.counted = None  # let the counts go once the model holds them
         classifier.ngram_range_ = classifier.default_ngram_range(labels)
         classifier._build(labels)
-        classifier._fit_vocabulary(vocabulary, X, list(labels), digests)
+        # The counts handed over, not held here: the fit lets them go once weighed, before it
+        # makes the model's dense counts (20 Newsgroups' words and pairs: 44 MB, then 78 MB).
+        counts, self.counted = [self.counted[1]], None
+        classifier._fit_vocabulary(vocabulary, counts.pop(), list(labels), digests)
         return True
 
     def summary(self, top: int = 10) -> dict[str, Any]:
@@ -160,13 +162,14 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     _give_back()
     counts = to_scipy(matrix)
     single = np.array([" " not in term for term in vocabulary.terms_])
-    # The single words' columns for each stop-word setting (a header token is "name:word"),
-    # taken once a setting: 19 of 21 settings score them (20 Newsgroups: 80 ms a time, 1.8
-    # million of the 3.7 million entries, 21 MB a view).
+    # The single words' columns for each stop-word setting (a header token is "name:word"):
+    # 19 of 21 settings score them (20 Newsgroups: 1.8 million of the 3.7 million entries).
     masks = {kept: single}
     if kept != own:
         masks[own] = single & ~np.array([t.split(":", 1)[-1] in stops for t in vocabulary.terms_])
-    words: dict[str, Any] = {}  # taken when a search first needs them, let go before pairs
+    # One stop-word setting's single words, taken when a weighing needs them, let go for the
+    # other setting's and before pairs: each is 21 MB (20 Newsgroups) and 80 ms to take.
+    words: dict[str, Any] = {}
     # Word pairs only where the model file could hold them (MAX_COMPARISONS: info compares
     # every class with every other, term by term).
     n_classes = classes.size
@@ -205,19 +208,20 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
             return
         # The settings of one weighing share its counts and each fold's model counts: their
         # event models are scored together. One weighing at a time: each holds its weighed
-        # counts and a fold's (single words some 90 MB, pairs 125-150 MB), and a race needs the
+        # counts and a fold's (single words some 75 MB, pairs 100 MB), and a race needs the
         # leader of those before (docs/design/training-speed.md).
         models_of: dict[tuple, list[str]] = {}
         for stop, tf, norm, model in dict.fromkeys(settings):
             models_of.setdefault((stop, tf, norm), []).append(model)
         if ngram[1] > 1:
             words.clear()
-        else:
-            for stop in {stop for stop, _, _ in models_of} - words.keys():
-                words[stop] = counts[:, masks[stop]]
         for (stop, tf, norm), models in models_of.items():
             began = time.perf_counter()
+            if ngram[1] == 1 and stop not in words:   # one setting's columns held at a time
+                words.clear()
+                words[stop] = counts[:, masks[stop]]
             X = _weigh(pairs if ngram[1] > 1 else words[stop], tf, norm)
+            _give_back()   # the weighing's temporaries (as much again as X's values)
             # What a weighing held: its weighed counts and the largest of its folds' arrays.
             cost = {"bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes}
             scores = _cross_validate_models(classifier, X, y, fold, k, models, alphas, spam,
@@ -414,8 +418,9 @@ def smoothest(rows: Sequence[dict[str, Any]], folds: int, lower_is_better: bool 
     return max(near, key=lambda i: rows[i]["alpha"])
 
 
-# Cells (a class, a term) of the weights derived at once in a fold's scoring.
-_BLOCK = 1 << 20
+# Cells (a class, a term) of the weights derived at once in a fold's scoring: a few arrays
+# of a block are held at once (Bernoulli's weights: five), 4 MB each.
+_BLOCK = 1 << 19
 # Cells of a fold's counts held dense, at most (20 Newsgroups' words: 3.7 million, 29 MB).
 _DENSE = 1 << 22
 
@@ -462,17 +467,30 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
     classes, row_class = np.unique(y, return_inverse=True)
     indicator = csr_matrix((np.ones(y.size), (row_class, np.arange(y.size))),
                            shape=(classes.size, y.size))
-    # The whole's counts per class and term, kept sparse; a fold's are the whole's less its
-    # held part's, cell by cell: the same numbers as a fit of the other folds. Up to _DENSE
-    # cells they are written into one dense buffer, the held part's cells taken out and put
-    # back after the fold (the model reads a class's row faster so); beyond, a fold's counts
-    # stay sparse, term by term as a model file stores them (StoredCounts; 20 Newsgroups' word
-    # pairs: 1.5 million of 9.8 million cells not zero, 79 MB dense).
+    # The whole's counts per class and term; a fold's are the whole's less its held part's,
+    # cell by cell, taken out of them in place and put back after the fold: the same numbers as
+    # a fit of the other folds, and no copy of the counts a fold. Up to _DENSE cells they are
+    # one dense buffer (the model reads a class's row faster so); beyond, they stay sparse,
+    # term by term as a model file stores them (StoredCounts; 20 Newsgroups' word pairs: 1.5
+    # million of 9.8 million cells not zero, 79 MB dense), a cell emptied by a fold an explicit
+    # zero, which adds nothing to any sum.
     total = (indicator @ X).tocsc()
-    dense = classes.size * X.shape[1] <= _DENSE
+    total.sort_indices()
+    n_terms = X.shape[1]
+    dense = classes.size * n_terms <= _DENSE
     if dense:
         counts = total.toarray(order="C")
-        flat = counts.reshape(-1)
+        values = counts.reshape(-1)
+        del total
+    else:
+        values = total.data
+        fold_counts = StoredCounts(total.indptr.astype(np.int64), total.indices, values,
+                                   total.shape)
+        # Each stored cell's term × classes + class: ascending, as CSC stores them by term and
+        # class; a held cell's place among them is found by bisection.
+        key = np.int32 if classes.size * n_terms < 2 ** 31 else np.int64
+        keys = (np.repeat(np.arange(n_terms, dtype=key), np.diff(total.indptr)) * classes.size
+                + total.indices.astype(key))
     class_total = np.bincount(row_class, minlength=classes.size)
     s = int(np.flatnonzero(classes == spam)[0]) if spam else 0
     scores = {model: {alpha: [] for alpha in alphas} for model in models}
@@ -487,16 +505,13 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
         class_count = (class_total - np.bincount(row_class[held], minlength=classes.size)
                        ).astype(float)
         if dense:
-            cells = held_counts.row * counts.shape[1] + held_counts.col  # flat: no 2-d index
-            whole = flat[cells]
-            flat[cells] = whole - held_counts.data
+            cells = held_counts.row * n_terms + held_counts.col  # flat: no 2-d index
             fold_counts = counts
         else:
-            rest = (total - held_counts.tocsc()).tocsc()
-            rest.sort_indices()
-            fold_counts = StoredCounts(rest.indptr.astype(np.int64), rest.indices, rest.data,
-                                       rest.shape)
-            del rest
+            cells = np.searchsorted(keys, held_counts.col.astype(key) * classes.size
+                                    + held_counts.row.astype(key))
+        whole = values[cells]
+        values[cells] = whole - held_counts.data
         del held_counts   # its cells are taken: let it go before the weights are derived
         # The held part over its own terms: weights are derived for those alone.
         present = np.zeros(X.shape[1], dtype=bool)
@@ -506,11 +521,14 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
         X_used = csr_matrix((X_held.data, column[X_held.indices], X_held.indptr),
                             shape=(X_held.shape[0], used.size))
         del present, column, X_held   # X_used shares X_held's values and row pointers
-        # The weights a few classes at a time: each block's temporaries some 8 MB, not
-        # several of (n_classes, used terms) (20 Newsgroups' pairs: 40 MB each).
+        # The weights a few classes at a time: each block's temporaries some 4 MB, not
+        # several of (n_classes, used terms) (20 Newsgroups' pairs: 33 MB each).
         step = max(1, _BLOCK // max(used.size, 1))
         blocks = [slice(c, c + step) for c in range(0, classes.size, step)]
-        used_counts = None   # the same for every model and alpha
+        # The used terms' counts, the same for every model and alpha: dense (20 Newsgroups'
+        # words: 11 MB), or kept sparse and a block of classes made dense at a time (its pairs:
+        # 33 MB dense, and as much again to gather them).
+        used_counts = counts[:, used] if dense else total[:, used].tocsr()
         for model in models:
             racing = [alpha for alpha in alphas if (model, alpha) in live]
             if not racing:
@@ -518,35 +536,31 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
             nb = EVENT_MODELS[model](alpha=racing[0], **params)
             nb.classes_ = classes
             nb.restore_counts(class_count, fold_counts)
-            if used_counts is None:
-                used_counts = nb._count_columns(used)
-                largest = max(largest, used_counts.nbytes + X_used.data.nbytes * 2 + (
-                    counts.nbytes if dense else sum(a.nbytes for a in fold_counts[:3])))
             for alpha in racing:
                 nb.alpha = alpha
                 nb._update(counts_changed=False)
-                if len(blocks) == 1:
-                    jll = X_used @ nb._weights(used_counts, used).T + nb._bias()
-                else:
-                    jll = np.empty((X_used.shape[0], classes.size))
-                    for block in blocks:
-                        jll[:, block] = X_used @ nb._weights(used_counts[block], used, block).T
-                    jll += nb._bias()
+                jll = np.empty((X_used.shape[0], classes.size))
+                for block in blocks:
+                    block_counts = used_counts[block] if dense else used_counts[block].toarray()
+                    jll[:, block] = X_used @ nb._weights(block_counts, used, block).T
+                jll += nb._bias()
                 if spam:
                     score = 1.0 - roc_auc(y[held] == spam, jll[:, s] - jll[:, 1 - s])
                 else:
                     score = float(np.mean(classes[jll.argmax(axis=1)] == y[held]))
                 scores[model][alpha].append(score)
-        if dense:
-            flat[cells] = whole
+        values[cells] = whole
         # This fold's arrays let go before the next fold makes its own: two folds' at once
         # were a pair weighing's peak (docs/design/training-speed.md).
-        nb = used_counts = fold_counts = X_used = None
+        largest = max(largest, X_used.data.nbytes * 2 + cells.nbytes + whole.nbytes + (
+            used_counts.nbytes + counts.nbytes if dense else
+            sum(a.nbytes for a in (used_counts.data, used_counts.indices, used_counts.indptr))))
+        nb = used_counts = X_used = cells = whole = None
         if behind is not None:
             live = {(model, alpha) for model, alpha in live if not behind(scores[model][alpha])}
     if cost is not None:
-        cost["bytes"] += largest + (0 if dense else sum(a.nbytes for a in (
-            total.data, total.indices, total.indptr)))
+        cost["bytes"] += largest + (0 if dense else keys.nbytes + sum(
+            a.nbytes for a in fold_counts[:3]))
     return scores
 
 
