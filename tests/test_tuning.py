@@ -350,6 +350,25 @@ def test_pairs_without_the_stop_words_are_tried_where_removing_them_won_on_singl
     assert {r["stop_words"] for r in kept.rows if r["ngram_range"] == [1, 2]} == {"none"}
 
 
+def test_pairs_without_the_stop_words_are_not_counted_where_the_folds_cannot_tell(monkeypatch):
+    # Removing the stop words wins on single words, but by no more than its standard error
+    # (first_best says so, here made to): no second count, no pairs without them tried.
+    from textnb.evaluation import tuning
+    texts, labels = _topic_corpus(2)
+    real = tuning.first_best
+    asked = []
+
+    def within_error(rows, folds, apart, lower_is_better=False):
+        if all(r["ngram_range"][1] == 1 for r in rows):    # the single words' verdict
+            asked.append(rows[0]["stop_words"])
+            return 1
+        return real(rows, folds, apart, lower_is_better)
+    monkeypatch.setattr(tuning, "first_best", within_error)
+    tuned = tune(TextClassifier(), texts, labels, folds=3)
+    assert asked == ["english"]
+    assert {r["stop_words"] for r in tuned.rows if r["ngram_range"] == [1, 2]} == {"none"}
+
+
 def test_a_tuned_model_knows_its_training_documents_again(tmp_path):
     from textnb.incremental import learned_as, rows
     texts = TEXTS + ["not cheap at all", "lunch was not bad"]
