@@ -4,7 +4,9 @@ bogofilter in the same run — the measure the TREC spam track ranks filters by.
 
 textnb starts from no model and learns in this process (``partial_fit`` of one message: the
 row path of ``textnb.incremental``), classifying each message with its spam log-odds and its
-spam status before learning it; a message before both classes were seen scores 0 (unsure).
+spam status before learning it; both classes are named at its first message (``partial_fit``'s
+``classes``), as bogofilter's database has both, so it scores from the second message on, a class
+of no documents yet scored by its smoothing alone (the first message scores 0, unsure).
 bogofilter starts from an empty database (``-C -d DIR``): each message is classified
 (``bogofilter -v``, its spamicity and Spam/Ham/Unsure) and then registered with its true class
 (``-s`` / ``-n``), one process each, as a delivery and a user's correction run it (``-u``
@@ -73,14 +75,14 @@ def textnb_online(raws: list[bytes], labels: np.ndarray, on_error: bool) -> dict
     classify_t, learn_t = [], []
     for i, (raw, label) in enumerate(zip(raws, labels.tolist())):
         start = time.perf_counter()
-        if len(seen) == 2:
+        if seen:  # both classes named from the first message on, as bogofilter's database
             scores[i] = clf.decision_function([raw])[0] * (1 if clf.classes_[1] == "spam" else -1)
             status[i] = clf.spam_status([raw])[0]
         classify_t.append(time.perf_counter() - start)
         if on_error and status[i] == label:
             continue
         start = time.perf_counter()
-        clf.partial_fit([raw], [label])
+        clf.partial_fit([raw], [label], classes=None if seen else ["ham", "spam"])
         learn_t.append(time.perf_counter() - start)
         seen.add(label)
     return {"scores": scores, "status": status.astype(str), "classify": classify_t,
