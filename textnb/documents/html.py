@@ -45,7 +45,7 @@ _HIDDEN_END = {name: rf"</{name}\s*>" for name in _HIDDEN_TAGS}
 # The patterns are compiled where they are used (re.compile's cache holds them): the scan's
 # (_MARKUP, _COMMENT_END, _HIDDEN_END) where it runs without textnb/_markup.c, the links' for a
 # link textnb/_markup.c leaves to _links; the regular expression engine is imported there too
-# (with enum, 4.8 ms of a mail filter's start), and html.entities and urllib.parse where a text
+# (with enum, a share of a mail filter's start), and html.entities and urllib.parse where a text
 # needs them: compiled and imported at every start, they cost a mail filter 2 ms (python -X
 # importtime).
 

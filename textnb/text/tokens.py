@@ -75,7 +75,7 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """:data:`_TOKEN`, a CJK character and a run of them, compiled when first used: with the
     C tokenizer they are only its reference, and compiling them (Unicode classes) took 5 ms of
     every process's start, a procmail delivery's too; the regular expression engine is
-    imported here too (with enum, 4.8 ms of a delivery's start, python -X importtime)."""
+    imported here too (with enum, a share of a delivery's start: docs/design/performance.md)."""
     global _compiled
     if _compiled is None:
         import re
