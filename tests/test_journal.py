@@ -413,3 +413,30 @@ def test_a_tell_reads_neither_the_journal_nor_a_new_file_whole(model, monkeypatc
     assert served.for_tell() == first.labels and len(loads) == 1
     assert served.refresh().classifier.digests_.size == first.classifier.digests_.size + 2
     assert len(loads) == 2
+
+
+@pytest.mark.parametrize("reader", ["load_model", "Scorer"])
+def test_a_fold_between_reading_the_file_and_its_journal_loses_nothing(model, monkeypatch, reader):
+    """A fold writes the file anew, then removes the journal: a reader that read the old file
+    just before and looks for the journal just after must read again, not score the old file
+    without the messages its journal held."""
+    for raw, label in NEW[:4]:
+        learning.learn(model, raw, label, None)
+    expected = load_model(model).predict_log_proba(PROBES[:6])
+    real, folded = journal.read, []
+
+    def fold_first(found_model):
+        if not folded:                      # the fold lands between the file and the journal
+            folded.append(True)
+            monkeypatch.setattr(journal, "read", real)
+            assert learning.compact(model, over=0)
+            monkeypatch.setattr(journal, "read", fold_first)
+        return real(found_model)
+    monkeypatch.setattr(journal, "read", fold_first)
+    if reader == "load_model":
+        got = load_model(model).predict_log_proba(PROBES[:6])
+    else:
+        scorer = Scorer(model)
+        got = [scorer.log_proba(d.text, d.fields) for d in PROBES[:6]]
+    assert folded and not os.path.exists(journal.path_of(model))
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)

@@ -117,14 +117,17 @@ class Scorer:
         :meth:`~textnb.store.container.ModelFile.plain`), its journal replayed: the counts of
         the terms its documents touched in ``_touched``, the class counts and score constants
         after them in the values."""
+        from ..store import journal
         from ..store.container import read
-        from ..store.journal import read as read_journal, replay_plain
         from ..store.schema import TEXT_CLASSIFIER
-        model = read(self.path, TEXT_CLASSIFIER, writable=False, verdicts=True)
-        if model.version < 2 or model.meta["params"].get("hash_bits") is not None:
-            raise Declined("format 1" if model.version < 2 else "a hashed vocabulary")
-        values = model.plain()
-        self._touched = replay_plain(model, values, read_journal(model))
+
+        def once() -> tuple:
+            model = read(self.path, TEXT_CLASSIFIER, writable=False, verdicts=True)
+            if model.version < 2 or model.meta["params"].get("hash_bits") is not None:
+                raise Declined("format 1" if model.version < 2 else "a hashed vocabulary")
+            values = model.plain()
+            return model, values, journal.replay_plain(model, values, journal.read(model))
+        model, values, self._touched = journal.steady(self.path, once)
         return model, values
 
     def _rows(self, terms: list[int]) -> list:

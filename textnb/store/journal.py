@@ -39,7 +39,8 @@ from .schema import COUNT_BITS, LOG_BITS, MAX_TOKEN_LENGTH_LIMIT, SCORE_BITS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable, TypeVar
+    T = TypeVar("T")
     from .container import ModelFile
 
 MAGIC = b"textnb-journal 1 "
@@ -366,6 +367,19 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def steady(path: str | os.PathLike, read: Callable[[], T], tries: int = 8) -> T:
+    """``read()`` of the model file at ``path`` and its journal, done again while either
+    changed between its start and its end: a fold writes the file anew and then removes the
+    journal, so a reader between the two would have the old file without its journal (the
+    messages learned since missing). The last try is taken as it is."""
+    for _ in range(tries - 1):
+        seen = signature(path)
+        found = read()
+        if signature(path) == seen:
+            return found
+    return read()
 
 
 def signature(path: str | os.PathLike) -> tuple:

@@ -137,7 +137,7 @@ def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> TextClassi
     (default 1) where it works in parallel, not in as many as it was trained with: a file
     starts no processes.
     """
-    return load_for_update(path, n_jobs=n_jobs)[0]
+    return journal.steady(path, lambda: load_for_update(path, n_jobs=n_jobs))[0]
 
 
 def load_for_update(path: str | os.PathLike, *, n_jobs: int | None = 1
