@@ -178,28 +178,49 @@ def test_the_learner_leaves_the_compaction_to_its_caller_until_the_hard_limit(mo
     _readers_agree(model, expected)
 
 
-def test_a_message_learned_while_a_compaction_reads_the_model_is_kept(model, monkeypatch):
-    """journal.compact reads the model before the update lock: a learn between its reading
-    and its lock is read again under the lock, not lost."""
-    import textnb.store.text_model as text_model
+def test_a_fold_carries_exactly_the_records_appended_since_it_read(model, tmp_path,
+                                                                   monkeypatch):
+    """journal.compact reads the model and writes the new file before the update lock: two
+    messages learned between its reading and its lock are the new file's journal (its tail),
+    not folded, not lost, not counted twice; the model is the one a fold done alone makes."""
     monkeypatch.setattr(journal, "COMPACT_BYTES", 5_000)
+    alone = tmp_path / "alone.model"
+    alone.write_bytes(model.read_bytes())
     expected = load_model(model)
+    for raw, label in NEW[:5]:
+        learning.learn(alone, raw, label, None, detach=False)
+        expected.partial_fit([raw], [label])
+    assert learning.compact(alone, over=0) is True and journal.size_of(alone) == 0
     for raw, label in NEW[:3]:
         learning.learn(model, raw, label, None, detach=False)
-        expected.partial_fit([raw], [label])
-    real, reads = text_model.load_model, []
+    real = learning.locked
 
-    def load_then_learn(path):
-        loaded = real(path)
-        if not reads:  # the compaction's first reading, before its lock: a learner comes
-            learning.learn(model, NEW[3][0], NEW[3][1], None, detach=False)
-        reads.append(1)
-        return loaded
-    monkeypatch.setattr(text_model, "load_model", load_then_learn)
+    def learn_then_lock(path):  # between the fold's reading and its lock, learners come
+        monkeypatch.setattr(learning, "locked", real)
+        for raw, label in NEW[3:5]:
+            learning.learn(model, raw, label, None, detach=False)
+        return real(path)
+    monkeypatch.setattr(learning, "locked", learn_then_lock)
+    snapshot = model.read_bytes()
     assert learning.compact(model) is True
-    monkeypatch.setattr(text_model, "load_model", real)
-    expected.partial_fit([NEW[3][0]], [NEW[3][1]])
-    assert len(reads) == 2 and journal.size_of(model) == 0
+    assert learning.locked is real  # the learners came
+    assert model.read_bytes() != snapshot
+    from textnb.store.container import read
+    folded = read(model, "text-classifier", writable=False)
+    carried = journal.read(folded)
+    # The file holds the three read before the lock; its journal, from its first line, the two
+    assert [int(r["digest"], 16) for r in carried.documents] == list(
+        load_model(model).digests_[-2:])
+    assert carried.start == 0 and carried.end == carried.size == journal.size_of(model)
+    assert load_model(model).digests_.size == load_model(alone).digests_.size
+    assert np.array_equal(load_model(model).digests_, load_model(alone).digests_)
+    _readers_agree(model, expected)
+    _readers_agree(alone, expected)
+    # The next update appends after the tail; the next fold folds it all.
+    learning.learn(model, NEW[5][0], NEW[5][1], None, detach=False)
+    expected.partial_fit([NEW[5][0]], [NEW[5][1]])
+    _readers_agree(model, expected)
+    assert learning.compact(model, over=0) is True and journal.size_of(model) == 0
     _readers_agree(model, expected)
 
 
@@ -376,6 +397,73 @@ def test_sigkill_during_a_compaction_leaves_the_model_it_found(model, monkeypatc
         _readers_agree(model, expected)
         assert load_model(model).digests_.size == expected.digests_.size
     assert killed >= 4  # killed at work, not after it
+
+
+_FOLD_KILLED = """
+import os, signal, sys
+from pathlib import Path
+from textnb.store import journal, learning
+path, point, corpus = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+raws = [f.read_bytes() for f in sorted((corpus / "spam").iterdir())[43:45]]
+real_locked, real_carry, real_write = learning.locked, journal.carry, journal._write
+
+def learn_then_lock(p):  # two messages learned between the fold's reading and its lock
+    learning.locked = real_locked
+    for raw in raws:
+        learning.learn(path, raw, "spam", None, detach=False)
+    return real_locked(p)
+
+def killed(*args):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+def half(fd, data, start):  # the section cut short
+    os.pwrite(fd, data[:len(data) // 2], start)
+    killed()
+
+def carry(*args):
+    if point == "in the section":
+        journal._write = half
+    real_carry(*args)
+    if point == "after the section":
+        killed()
+
+learning.locked, journal.carry, journal.restart = learn_then_lock, carry, killed
+learning.compact(path, 0)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+@pytest.mark.parametrize("point", ["in the section", "after the section", "after the rename"])
+def test_sigkill_between_the_tail_and_the_new_journal_counts_each_message_once(model, point):
+    """A fold killed while it appends the new file's section (the tail carried), after it and
+    before the rename, or after the rename and before the journal is replaced by the tail:
+    the old file and its journal, or the new file and its section, each message once; the
+    next learner and the next fold go on from there."""
+    expected = load_model(model)
+    for raw, label in NEW[:5]:
+        expected.partial_fit([raw], [label])
+    for raw, label in NEW[:3]:
+        learning.learn(model, raw, label, None, detach=False)
+    snapshot = model.read_bytes()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.run([sys.executable, "-c", _FOLD_KILLED, str(model), point,
+                              str(CORPUS)], env=env)
+    assert process.returncode == -signal.SIGKILL
+    from textnb.store.container import read
+    found = journal.read(read(model, "text-classifier", writable=False))
+    if point == "after the rename":  # the new file, read with its section of the journal
+        assert model.read_bytes() != snapshot and found.start > 0 and len(found.documents) == 2
+    else:  # the old file and its journal, the section after its last commit not read
+        assert model.read_bytes() == snapshot and found.start == 0
+        assert len(found.documents) == 5 and found.end < found.size
+    _readers_agree(model, expected)
+    assert load_model(model).digests_.size == expected.digests_.size
+    learning.learn(model, NEW[5][0], NEW[5][1], None, detach=False)
+    expected.partial_fit([NEW[5][0]], [NEW[5][1]])
+    _readers_agree(model, expected)
+    assert learning.compact(model, over=0) is True and journal.size_of(model) == 0
+    _readers_agree(model, expected)
+    assert load_model(model).digests_.size == expected.digests_.size
 
 
 def test_imap_and_serve_load_the_model_again_when_its_journal_grows(model, monkeypatch):

@@ -67,12 +67,15 @@ class Journal:
     """A journal as read against its snapshot: ``documents`` (the committed records, in
     order, as dicts), ``constants`` (the last commit's score_bias and score_constants, or
     None), ``end`` (the byte after the last commit: where the next update appends), ``size``
-    (its bytes on disk) and ``stale`` (it belongs to another snapshot)."""
+    (its bytes on disk), ``stale`` (it belongs to another snapshot), ``start`` (where the
+    line naming its snapshot is: 0, or where a fold appended it) and ``inode`` (the file's
+    (st_dev, st_ino), or None)."""
 
     def __init__(self) -> None:
         self.documents: list[dict] = []
         self.constants: tuple[list[float], list[float]] | None = None
-        self.end, self.size, self.stale = 0, 0, False
+        self.end, self.size, self.stale, self.start = 0, 0, False, 0
+        self.inode: tuple[int, int] | None = None
 
 
 def read(model: ModelFile) -> Journal:
@@ -96,18 +99,28 @@ def read(model: ModelFile) -> Journal:
         data = os.pread(fd, info.st_size, 0)
     finally:
         os.close(fd)
+    journal.inode = (info.st_dev, info.st_ino)
     journal.size = len(data)
-    first, newline, rest = data.partition(b"\n")
-    if not newline or first != MAGIC + model.identity.encode():
+    header = MAGIC + model.identity.encode() + b"\n"
+    # Its section: from the line naming this snapshot, the first or one a fold appended
+    start = 0 if data.startswith(header) else data.find(b"\n" + header) + 1 or -1
+    if start < 0:
         journal.stale = bool(data)
         return journal
     if model.version < 3:
         raise ModelFileError(f"journal '{name}' is corrupt (it follows a model file of "
                              f"format {model.version}; only format 3 files have journals)")
+    journal.start = start
+    _records(journal, data, start + len(header), model, name)
+    return journal
+
+
+def _records(journal: Journal, data: bytes, offset: int, model: ModelFile, name: str) -> None:
+    """The committed records of ``data`` from byte ``offset`` (where a record starts) into
+    ``journal``: its documents, constants and end (offsets in ``data``)."""
     pending: list[dict] = []
-    offset = len(first) + 1
     journal.end = offset
-    for line in rest.split(b"\n")[:-1]:  # the last piece has no line break: cut short
+    for line in data[offset:].split(b"\n")[:-1]:  # the last piece has no break: cut short
         crc, _, body = line.partition(b" ")
         if len(crc) != 8 or crc != b"%08x" % zlib.crc32(body):
             break  # cut short by a crash: this and what follows are not read
@@ -129,7 +142,6 @@ def read(model: ModelFile) -> Journal:
             pending, journal.end = [], offset
         else:
             pending.append(record)
-    return journal
 
 
 def _finite(x: Any, bits: int) -> bool:
@@ -216,15 +228,78 @@ def append(model_path: str | os.PathLike, identity: str, journal: Journal,
         else:
             os.ftruncate(fd, journal.end)
             start = journal.end
-        written = 0
-        while written < len(records):
-            written += os.pwrite(fd, records[written:], start + written)
-        os.fsync(fd)
+        _write(fd, records, start)
         return start + len(records)
     except OSError as error:
         raise OSError(error.errno, error.strerror, name) from None
     finally:
         os.close(fd)
+
+
+def tail(model_path: str | os.PathLike, model: ModelFile, found: Journal
+         ) -> tuple[bytes, int] | None:
+    """(the committed records appended to the journal of the model file at ``model_path``
+    since it was read as ``found`` (against ``model``), checked as :func:`read` checks them,
+    the byte after them): what a fold that read the file and ``found`` has not folded. None
+    if the journal is not the one read (replaced, or cut before ``found.end``). Under the
+    update lock."""
+    name = path_of(model_path)
+    header = MAGIC + model.identity.encode() + b"\n"
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if ((info.st_dev, info.st_ino) != found.inode or info.st_size < found.end
+                or os.pread(fd, len(header), found.start) != header):
+            return None
+        begin = max(found.end, found.start + len(header))
+        data = os.pread(fd, info.st_size - begin, begin)
+    finally:
+        os.close(fd)
+    appended = Journal()
+    _records(appended, data, 0, model, name)
+    return data[:appended.end], begin + appended.end
+
+
+def carry(model_path: str | os.PathLike, end: int, identity: str, records: bytes) -> None:
+    """Append to the journal of the model file at ``model_path``, after its last commit
+    (``end``), a section for the snapshot ``identity`` holding ``records``, made durable:
+    the journal of both files, the old one's readers stopping at its first line, so that a
+    fold can replace the file before it writes the new file's journal. Under the update
+    lock."""
+    name = path_of(model_path)
+    fd = os.open(name, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        os.ftruncate(fd, end)
+        _write(fd, MAGIC + identity.encode() + b"\n" + records, end)
+    finally:
+        os.close(fd)
+
+
+def restart(model_path: str | os.PathLike, identity: str, records: bytes) -> None:
+    """Replace the journal of the model file at ``model_path`` by one of the snapshot
+    ``identity`` holding ``records`` (written and synced beside it, then renamed over it).
+    Under the update lock."""
+    name = path_of(model_path)
+    directory, base = os.path.split(os.path.realpath(model_path))
+    # A name the model file's writer removes once this process is gone (container.save)
+    temporary = os.path.join(directory, f".{base}.{os.getpid()}.journal.textnb-tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_NOFOLLOW", 0), 0o644 & ~_umask())
+    try:
+        _write(fd, MAGIC + identity.encode() + b"\n" + records, 0)
+    finally:
+        os.close(fd)
+    os.replace(temporary, name)
+
+
+def _write(fd: int, data: bytes, start: int) -> None:
+    written = 0
+    while written < len(data):
+        written += os.pwrite(fd, data[written:], start + written)
+    os.fsync(fd)
 
 
 def remove(model_path: str | os.PathLike) -> None:

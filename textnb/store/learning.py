@@ -144,27 +144,63 @@ def _must_exist(path: str | os.PathLike) -> None:
 
 
 def compact(model_path: str | os.PathLike, over: int | None = None) -> bool:
-    """Fold the journal into the model file at ``model_path`` (the whole model written
-    atomically, then the journal removed) if it is still larger than ``over`` bytes (default
-    :data:`~textnb.store.journal.COMPACT_BYTES`) under the update lock; whether it did. A
-    crash leaves the old file and its journal or the new file (a journal naming the old one
-    is not read).
+    """Fold the journal into the model file at ``model_path`` if it is still larger than
+    ``over`` bytes (default :data:`~textnb.store.journal.COMPACT_BYTES`) under the update
+    lock; whether it did.
 
-    The model is read before the lock, as any reader reads it, and read again under the lock
-    only if the file or its journal changed meanwhile: a learner waits for the writing alone."""
-    from .text_model import load_model
+    The model and its journal are read, and the new file written beside it, before the lock,
+    as any reader and writer may; under the lock, the records committed since (the tail,
+    :func:`~textnb.store.journal.tail`) are appended to the journal as the new file's
+    section, the new file renamed over the old, and the journal replaced by the tail alone.
+    A learner that comes during a fold so waits for the tail's writing and two renames, not
+    for a read and a write of the whole model. A crash leaves the old file and its journal
+    (the section after its last commit is not read, and the next learner cuts it off), or
+    the new file and a journal whose section for it holds the tail: each message counted
+    once. A file or journal replaced since it was read (another fold, a training) is folded
+    the old way, read and written under the lock."""
+    from .container import read
+    from .text_model import KIND, load_model
     over = journal.COMPACT_BYTES if over is None else over
     if journal.size_of(model_path) <= over:
         return False
-    seen = journal.signature(model_path)
-    classifier = load_model(model_path)
-    with locked(model_path):
-        if journal.size_of(model_path) <= over:
-            return False  # another compaction, or a new model, came first
-        if journal.signature(model_path) != seen:  # appended (or replaced) since it was read
-            classifier = load_model(model_path)
-        save_model(classifier, model_path)
-        return True
+    target = os.path.realpath(model_path)
+    before = _stat(target)
+    classifier, model, found = journal.steady(model_path, lambda: load_for_update(model_path))
+    directory, name = os.path.split(target)
+    # A name the model file's writer removes once this process is gone (container.save)
+    folded = os.path.join(directory, f".{name}.{os.getpid()}.fold.textnb-tmp")
+    try:
+        save_model(classifier, folded)
+        identity = read(folded, KIND, writable=False).identity
+        with locked(model_path):
+            if journal.size_of(model_path) <= over:
+                return False  # another compaction, or a new model, came first
+            appended = (journal.tail(model_path, model, found) if _stat(target) == before
+                        else None)
+            if appended is None:  # replaced since it was read
+                save_model(load_model(model_path), model_path)
+                return True
+            tail, end = appended
+            if tail:
+                journal.carry(model_path, end, identity, tail)
+            os.chmod(folded, os.stat(target).st_mode & 0o777)
+            os.replace(folded, target)
+            if tail:
+                journal.restart(model_path, identity, tail)
+            else:
+                journal.remove(model_path)
+            return True
+    finally:
+        try:
+            os.unlink(folded)
+        except FileNotFoundError:
+            pass
+
+
+def _stat(path: str) -> tuple:
+    """Which file is at ``path``: a written model file is replaced, never changed."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 # journal.compact_detached's process: python -m textnb.store.learning PATH OVER
