@@ -15,6 +15,12 @@ and is read as empty. Then records, each ``<CRC-32 of the JSON, 8 hex digits> <J
   of the model with them (as :func:`textnb.store.text_model.save_model` writes them), which
   every reader scores with, as it does with a snapshot's.
 
+A fold (:func:`textnb.store.learning.compact`) that writes the new file before the update
+lock carries the records committed since it read the old one: under the lock it appends a
+line naming the new file and those records (the old file's readers stop at that line, as at
+any line that is not a record), renames the new file over the old, and replaces the journal
+by that section alone; a reader reads the section that follows the line naming its file.
+
 A reader applies the committed documents only, in order: an update killed while it appended
 leaves records after the last commit (or a record cut short, whose CRC is wrong), which are
 not read; the next update cuts them off first. So a crash at any point leaves the old model
