@@ -405,7 +405,7 @@ from pathlib import Path
 from textnb.store import journal, learning
 path, point, corpus = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 raws = [f.read_bytes() for f in sorted((corpus / "spam").iterdir())[43:45]]
-real_locked, real_carry, real_write = learning.locked, journal.carry, journal._write
+real_locked, real_carry = learning.locked, journal.carry
 
 def learn_then_lock(p):  # two messages learned between the fold's reading and its lock
     learning.locked = real_locked
