@@ -165,6 +165,14 @@ def test_a_model_of_both_scorings_is_saved_and_loaded_as_it_scores(tmp_path):
         {**meta, "one_vs_rest": {"labels": ["no.such.label"], "alpha": 1.0}})
     assert "one_vs_rest must be" in schema.multilabel_problem(
         {**meta, "one_vs_rest": {"labels": [], "alpha": 0}})
+    result = run("info", "-m", path)
+    assert result.exit_code == 0, result.output
+    assert ("scoring     each label the better by CV F1: posterior, alpha 0.1 (2 labels), "
+            "one-vs-rest, alpha 1 (2 labels) (CV micro-F1: posterior 0.7707, one-vs-rest 0.7600, "
+            "per-label 0.7902)") in result.output
+    for label, rest in zip(auto.labels_, auto.one_vs_rest_):
+        assert f"{'one-vs-rest' if rest else 'posterior'}" in next(
+            line for line in result.output.splitlines() if line.startswith(label + " "))
 
 
 def test_a_model_file_of_before_the_scoring_loads_as_one_vs_rest(tmp_path):

@@ -53,9 +53,10 @@ _LEAST_COUNT = 0.5
 # gave micro-F1 0.054, these 0.755; floors 0.1–0.3 and 1–5 documents gave the same.
 MIN_DOCUMENTS = 3
 FLOOR = 0.3
-# scoring="auto" chooses between the scorings per label by cross-validation; alpha=None is
-# each one's α: Laplace's for one-vs-rest (the textbook model), 0.1 for the posterior (the best of 0.05–1
-# by CV on Reuters-21578's training stories: docs/design/unlabeled-multilabel.md).
+# scoring="auto" chooses among the scorings, for all labels or per label, by cross-validation;
+# alpha=None is each one's α: Laplace's for one-vs-rest (the textbook model), 0.1 for the
+# posterior (the best of 0.05–1 by CV on Reuters-21578's training stories:
+# docs/design/unlabeled-multilabel.md).
 SCORINGS = ("auto", "posterior", "one-vs-rest")
 ALPHAS = {"posterior": 0.1, "one-vs-rest": 1.0}
 # ±745: a posterior log-odds beyond it is a probability of 0 or 1 in doubles (e^−745 is the
