@@ -4,13 +4,14 @@ A document may carry several labels (a news story about oil prices and shipping 
 topics). All labels are counted from ONE vocabulary and ONE document-term matrix X: the counts
 of label l are row l of Yᵀ X (Y the documents' label indicators). A label's score is a
 log-odds, compared with a threshold of its own chosen by cross-validation on the training
-documents to maximise that label's F1 (:func:`choose_thresholds`). Two scorings, of which the
-default (``"auto"``) keeps the one of better cross-validated micro-F1:
+documents to maximise that label's F1 (:func:`choose_thresholds`). Two scorings; the default
+(``"auto"``) keeps the one of better cross-validated micro-F1, or gives each label the one of
+its better cross-validated F1 ("per-label") when that is better still:
 
 * ``"posterior"``: one multinomial NB over the labels as classes, a document counted under
   each of its labels; the score of l is the log-odds of its posterior,
   ln P(l|x) − ln Σ_{m≠l} P(m|x). Labels compete for a document, as the classes of the text
-  classifier do; on Reuters-21578 this ranks better than one-vs-rest
+  classifier do; on Reuters-21578 this ranks most topics better than one-vs-rest
   (docs/design/unlabeled-multilabel.md).
 * ``"one-vs-rest"``: a binary NB per label, "l" against "not l" (its counts the column totals
   of X minus l's), the score ln P(l|x) − ln P(¬l|x): scikit-learn's
@@ -52,9 +53,10 @@ _LEAST_COUNT = 0.5
 # gave micro-F1 0.054, these 0.755; floors 0.1–0.3 and 1–5 documents gave the same.
 MIN_DOCUMENTS = 3
 FLOOR = 0.3
-# scoring="auto" chooses between the scorings by cross-validation; alpha=None is each one's
-# α: Laplace's for one-vs-rest (the textbook model), 0.1 for the posterior (the best of 0.05–1
-# by CV on Reuters-21578's training stories: docs/design/unlabeled-multilabel.md).
+# scoring="auto" chooses among the scorings, for all labels or per label, by cross-validation;
+# alpha=None is each one's α: Laplace's for one-vs-rest (the textbook model), 0.1 for the
+# posterior (the best of 0.05–1 by CV on Reuters-21578's training stories:
+# docs/design/unlabeled-multilabel.md).
 SCORINGS = ("auto", "posterior", "one-vs-rest")
 ALPHAS = {"posterior": 0.1, "one-vs-rest": 1.0}
 # ±745: a posterior log-odds beyond it is a probability of 0 or 1 in doubles (e^−745 is the
@@ -77,9 +79,11 @@ class MultiLabelClassifier(Parameters):
     Parameters
     ----------
     alpha : smoothing α > 0, or None (the default): 0.1 for the posterior, 1 for one-vs-rest
-        (ALPHAS; ``alpha_`` is the one used).
-    scoring : "posterior", "one-vs-rest" (above), or "auto" (the default): the one of better
-        cross-validated micro-F1 on the training documents (``scoring_``; ``cv_["choice"]``).
+        (ALPHAS; ``alphas_`` holds those used).
+    scoring : "posterior", "one-vs-rest" (above), or "auto" (the default): the best by
+        cross-validated micro-F1 on the training documents of the two and of "per-label", each
+        label the one of its better cross-validated F1 (``scoring_``; ``one_vs_rest_``, bool a
+        label; ``cv_["choice"]``).
     stop_words, stemmer, ngram_range, lowercase, max_token_length, min_token_length, min_df, max_df,
     max_features, tf, norm, n_jobs : tokenizing, vocabulary and term weights, as in
         :class:`~textnb.classifier.TextClassifier`. With scoring="one-vs-rest", alpha=1 and
@@ -167,23 +171,48 @@ class MultiLabelClassifier(Parameters):
         return self
 
     def _choose(self, X: Any, Y: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-        """Thresholds and CV record of the scoring of best out-of-fold micro-F1 (each one's
-        labels cut at its own CV thresholds, at least one a document) when ``scoring`` is
-        "auto", else of the one given; sets ``scoring_`` and ``alpha_`` (ALPHAS' when alpha is
-        None). The record's "choice" lists the scorings tried and their micro-F1."""
-        best, tried = None, []
+        """Thresholds and CV record of the scoring given, or with "auto" of the best by
+        out-of-fold micro-F1 (each one's labels cut at its own CV thresholds, at least one a
+        document) of the posterior, one-vs-rest and "per-label": each label the scoring of its
+        better out-of-fold F1 (ties: the posterior). Sets ``scoring_``, ``one_vs_rest_`` and
+        ``alphas_`` (ALPHAS' when alpha is None); the record's "choice" lists the candidates'
+        micro-F1."""
+        tried, found = [], []
         for scoring in tuple(ALPHAS) if self.scoring == "auto" else (self.scoring,):
             alpha = ALPHAS[scoring] if self.alpha is None else float(self.alpha)
-            self.scoring_, self.alpha_ = scoring, alpha
+            self._set_scoring(np.full(Y.shape[1], scoring == "one-vs-rest"), {scoring: alpha})
             scores = self._out_of_fold(X, Y)
             thresholds, cv = choose_thresholds(scores, Y)
-            chosen = decide(scores, thresholds)
-            micro = float(2 * (chosen & Y).sum() / (chosen.sum() + Y.sum()))
-            tried.append({"scoring": scoring, "alpha": alpha, "micro_f1": micro})
-            if best is None or micro > best[0]:
-                best = (micro, scoring, alpha, thresholds, cv)
-        _, self.scoring_, self.alpha_, thresholds, cv = best
+            tried.append({"scoring": scoring, "alpha": alpha,
+                          "micro_f1": _micro_f1(decide(scores, thresholds), Y)})
+            found.append((self.one_vs_rest_, self.alphas_, scores, thresholds, cv))
+        if len(found) == 2:
+            # Each label the scoring of its better CV F1: on Reuters-21578 the posterior suits
+            # most topics, one-vs-rest some (docs/design/unlabeled-multilabel.md).
+            (_, post_alpha, post_scores, post_thresholds, post_cv), \
+                (_, rest_alpha, rest_scores, rest_thresholds, rest_cv) = found
+            rest = np.array(rest_cv["f1"]) > np.array(post_cv["f1"])
+            thresholds = np.where(rest, rest_thresholds, post_thresholds)
+            cv = {name: np.where(rest, rest_cv[name], post_cv[name]).tolist()
+                  for name in ("precision", "recall", "f1", "fallback")}
+            scores = np.where(rest, rest_scores, post_scores)
+            tried.append({"scoring": "per-label", "one_vs_rest": int(rest.sum()),
+                          "micro_f1": _micro_f1(decide(scores, thresholds), Y)})
+            found.append((rest, {**post_alpha, **rest_alpha}, scores, thresholds,
+                          {**cv, "documents": post_cv["documents"]}))
+        best = max(range(len(tried)), key=lambda i: (tried[i]["micro_f1"], -i))
+        rest, alphas, _, thresholds, cv = found[best]
+        self._set_scoring(rest, alphas)
         return thresholds, {**cv, "choice": tried}
+
+    def _set_scoring(self, one_vs_rest: np.ndarray, alphas: dict[str, float]) -> None:
+        """Each label's scoring (``one_vs_rest_``, bool a label), the α of each scoring used
+        (``alphas_``) and their name (``scoring_``: one of them, or "per-label")."""
+        self.one_vs_rest_ = np.asarray(one_vs_rest, dtype=bool)
+        used = {"one-vs-rest" if rest else "posterior" for rest in self.one_vs_rest_.tolist()}
+        self.alphas_ = {scoring: float(alpha) for scoring, alpha in alphas.items()
+                        if scoring in used}
+        self.scoring_ = used.pop() if len(used) == 1 else "per-label"
 
     def _out_of_fold(self, X: Any, Y: np.ndarray) -> np.ndarray:
         """Each document's log-odds (n_documents, n_labels) under the counts of the other
@@ -199,28 +228,42 @@ class MultiLabelClassifier(Parameters):
         for f in range(k):
             held = fold == f
             held_label, held_feature, held_total = _counts(X[held], Y[held])
-            bias, weights = self._model(
-                label_count - held_label, feature_count - held_feature,
-                total_count - held_total, float((~held).sum()))
-            scores[held] = self._scores(X[held], bias, weights)
+            parts = self._model(label_count - held_label, feature_count - held_feature,
+                                total_count - held_total, float((~held).sum()))
+            scores[held] = self._scores(X[held], parts)
         return scores
 
     def _model(self, label_count: np.ndarray, feature_count: np.ndarray,
-               total_count: np.ndarray, n_documents: float) -> tuple[np.ndarray, np.ndarray]:
-        """(bias, weights) of these counts under the scoring and α chosen (or loaded)."""
-        if self.scoring_ == "one-vs-rest":
-            return _log_odds_model(label_count, feature_count, total_count, n_documents,
-                                   self.alpha_)
-        return _class_model(label_count, feature_count, self.alpha_)
+               total_count: np.ndarray, n_documents: float
+               ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """{scoring: (bias, weights)} of these counts for the scorings used: the posterior's
+        over all labels (each competes with them all), one-vs-rest's for its labels alone."""
+        rest = self.one_vs_rest_
+        parts = {}
+        if not rest.all():
+            parts["posterior"] = _class_model(label_count, feature_count,
+                                              self.alphas_["posterior"])
+        if rest.any():
+            parts["one-vs-rest"] = _log_odds_model(
+                label_count[rest], feature_count[rest], total_count, n_documents,
+                self.alphas_["one-vs-rest"])
+        return parts
 
-    def _scores(self, X: Any, bias: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """Each label's score of documents X under (bias, weights): (n_documents, n_labels)."""
-        z = np.asarray(X @ weights.T) + bias
-        return z if self.scoring_ == "one-vs-rest" else posterior_log_odds(z)
+    def _scores(self, X: Any, parts: dict[str, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Each label's score of documents X under ``parts`` (:meth:`_model`): (n_documents,
+        n_labels), each column of its label's scoring."""
+        scores = np.empty((X.shape[0], self.one_vs_rest_.size))
+        if "posterior" in parts:
+            bias, weights = parts["posterior"]
+            scores[:] = posterior_log_odds(np.asarray(X @ weights.T) + bias)
+        if "one-vs-rest" in parts:
+            bias, weights = parts["one-vs-rest"]
+            scores[:, self.one_vs_rest_] = np.asarray(X @ weights.T) + bias
+        return scores
 
     def _update(self) -> None:
-        self.bias_, self.weights_ = self._model(self.label_count_, self.feature_count_,
-                                                self.total_count_, self.n_documents_)
+        self.parts_ = self._model(self.label_count_, self.feature_count_,
+                                  self.total_count_, self.n_documents_)
 
     # -- prediction --------------------------------------------------------------------
 
@@ -239,7 +282,7 @@ class MultiLabelClassifier(Parameters):
     def decision_function_counts(self, X: Any) -> np.ndarray:
         """The log-odds of documents given as weighted counts X (n_documents, n_terms)."""
         self._check_fitted()
-        return self._scores(X, self.bias_, self.weights_)
+        return self._scores(X, self.parts_)
 
     def predict_indicator(self, texts: Iterable[Any]) -> np.ndarray:
         """bool ndarray (n_documents, n_labels): the labels each text is given."""
@@ -262,7 +305,7 @@ class MultiLabelClassifier(Parameters):
         return cached
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "weights_"):
+        if not hasattr(self, "parts_"):
             raise not_fitted(self)
 
 
@@ -387,6 +430,11 @@ def choose_thresholds(scores: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, di
     thresholds[back] = np.maximum(thresholds[back], 0.0)
     return thresholds, {"precision": precision.tolist(), "recall": recall.tolist(),
                         "f1": best_f1.tolist(), "fallback": fallback, "documents": int(n)}
+
+
+def _micro_f1(chosen: np.ndarray, Y: np.ndarray) -> float:
+    """2 TP / (labels given + labels carried) over all documents and labels."""
+    return float(2 * (chosen & Y).sum() / (chosen.sum() + Y.sum()))
 
 
 def decide(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:

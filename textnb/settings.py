@@ -20,7 +20,7 @@ CHOICES: dict[str, tuple] = {
     "norm": (None, "l2"),                                  # document length
     "training": ("full", "on-error", "auto"),
     "stemmer": (None, "porter", "snowball"),
-    "scoring": ("posterior", "one-vs-rest"),                # a multi-label model's scores
+    "scoring": ("posterior", "one-vs-rest", "per-label"),   # a multi-label model's scores
 }
 
 # Numbers: counts and weights below 2**54 (exact integers to 2**53; a sum over a model file's

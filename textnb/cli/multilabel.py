@@ -86,12 +86,17 @@ def train(texts: list[bytes], label_sets: list[list[str]], path: Path,
 
 
 def _choice(classifier: MultiLabelClassifier) -> str:
-    """The scoring and α used, and the CV micro-F1 of each scoring tried (a file of before
-    the choice has none)."""
+    """The scoring and α used (with "per-label", how many labels each scores), and the CV
+    micro-F1 of each scoring tried (a file of before the choice has none)."""
     tried = (classifier.cv_ or {}).get("choice") or []
     figures = ", ".join(f"{t['scoring']} {t['micro_f1']:.4f}" for t in tried)
-    return (f"{classifier.scoring_}, alpha {classifier.alpha_:g}"
-            + (f" (CV micro-F1: {figures})" if figures else ""))
+    rest = int(classifier.one_vs_rest_.sum())
+    counts = {"posterior": classifier.one_vs_rest_.size - rest, "one-vs-rest": rest}
+    used = ", ".join(f"{scoring}, alpha {alpha:g}"
+                     + (f" ({counts[scoring]} labels)" if len(classifier.alphas_) > 1 else "")
+                     for scoring, alpha in classifier.alphas_.items())
+    return (f"{'each label the better by CV F1: ' if len(classifier.alphas_) > 1 else ''}"
+            f"{used}" + (f" (CV micro-F1: {figures})" if figures else ""))
 
 
 def _some(names: list[str], shown: int = 5) -> str:
@@ -187,11 +192,13 @@ def info(path: Path, output: str) -> None:
     data = {"model": str(path), "kind": "multi-label",
             "documents": int(round(classifier.n_documents_)),
             "labels": {str(label): {"documents": int(round(n)), "threshold": float(t),
+                                    "scoring": "one-vs-rest" if rest else "posterior",
                                     **({"cv_f1": cv["f1"][i]} if "f1" in cv else {}),
                                     **({"fallback": cv["fallback"][i]}
                                        if "fallback" in cv else {})}
-                       for i, (label, n, t) in enumerate(zip(
-                           classifier.labels_, classifier.label_count_, classifier.thresholds_))},
+                       for i, (label, n, t, rest) in enumerate(zip(
+                           classifier.labels_, classifier.label_count_, classifier.thresholds_,
+                           classifier.one_vs_rest_.tolist()))},
             "terms": len(classifier.vocabulary_), "parameters": classifier.get_params()}
     if output == "json":
         click.echo(json.dumps(data, ensure_ascii=False, default=str))
@@ -203,8 +210,8 @@ def info(path: Path, output: str) -> None:
              f"scoring     {_choice(classifier)}",
              "parameters  " + ", ".join(f"{k}={v}" for k, v in data["parameters"].items()
                                         if k != "stop_words" or isinstance(v, str)),
-             "", f"{'label':<{width}}  documents  threshold  CV F1   fallback"]
-    lines += [f"{name:<{width}}  {d['documents']:9d}  {d['threshold']:+9.3f}  "
+             "", f"{'label':<{width}}  documents  scoring      threshold  CV F1   fallback"]
+    lines += [f"{name:<{width}}  {d['documents']:9d}  {d['scoring']:<11}  {d['threshold']:+9.3f}  "
               f"{d.get('cv_f1', float('nan')):.4f}  {d.get('fallback', '')}".rstrip()
               for name, d in data["labels"].items()]
     click.echo("\n".join(lines))

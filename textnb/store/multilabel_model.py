@@ -26,13 +26,20 @@ def model_kind(path: str | os.PathLike) -> str | None:
 def save_model(classifier: MultiLabelClassifier, path: str | os.PathLike) -> None:
     """Write a fitted classifier to ``path`` atomically: counts, thresholds, terms, settings."""
     classifier._check_fitted()
-    # The scoring and α chosen are the model's settings: a file holds no "auto".
-    params = dict(classifier.get_params(), scoring=classifier.scoring_, alpha=classifier.alpha_)
+    # The scoring and α chosen are the model's settings: a file holds no "auto". A model of
+    # both scorings ("per-label") holds the posterior's α there, and one-vs-rest's labels and α
+    # in meta.json's "one_vs_rest".
+    scoring, alphas = classifier.scoring_, classifier.alphas_
+    params = dict(classifier.get_params(), scoring=scoring,
+                  alpha=alphas["posterior" if scoring == "per-label" else scoring])
     params["ngram_range"] = list(params["ngram_range"])
     if not isinstance(params["stop_words"], str) and params["stop_words"] is not None:
         params["stop_words"] = sorted(params["stop_words"])
     meta = {"params": params, "labels": classifier.labels_.tolist(),
             "stop_words": list(classifier.stop_words_), "cv": classifier.cv_}
+    if scoring == "per-label":
+        meta["one_vs_rest"] = {"labels": classifier.labels_[classifier.one_vs_rest_].tolist(),
+                               "alpha": alphas["one-vs-rest"]}
     problem = schema.multilabel_problem({**meta, "kind": KIND})
     if problem:
         raise ValueError(f"cannot save this classifier: {problem}")
@@ -73,6 +80,13 @@ def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> MultiLabel
     classifier.n_documents_ = float(arrays["n_documents"][0])
     classifier.thresholds_ = arrays["thresholds"]
     classifier.cv_ = meta.get("cv")
-    classifier.scoring_, classifier.alpha_ = params["scoring"], params["alpha"]
+    scoring = params["scoring"]
+    if scoring == "per-label":
+        rest = meta["one_vs_rest"]
+        classifier._set_scoring(np.isin(classifier.labels_, rest["labels"]),
+                                {"posterior": params["alpha"], "one-vs-rest": rest["alpha"]})
+    else:
+        classifier._set_scoring(np.full(classifier.labels_.size, scoring == "one-vs-rest"),
+                                {scoring: params["alpha"]})
     classifier._update()
     return classifier

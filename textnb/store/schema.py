@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..settings import (CHOICES, COUNT_BITS, MAX_ALPHA, MAX_FOLDS, MAX_JOBS, MAX_MARGIN,  # noqa: F401
                         MAX_NGRAM, MAX_TERMS, MAX_TOKEN_LENGTH_LIMIT, MIN_RATE, SCORE_BITS,
                         integer, is_whole, ngrams, number, rate)
-from ..settings import MULTILABEL_NOT_NONE, RULES as SETTING_RULES
+from ..settings import MULTILABEL_NOT_NONE, RULES as SETTING_RULES, setting_problem
 
 TYPE_CHECKING = False  # typing costs a mail filter's start-up 2 ms
 if TYPE_CHECKING:
@@ -185,7 +185,9 @@ TEXT_META = {"params": True, "classes": True, "stop_words": True, "ngram_range":
              "cutoffs": False, "tuning": False, "decision_threshold": False, "terms": False}
 
 
-MULTILABEL_META = {"params": True, "labels": True, "stop_words": True, "cv": False}
+# "one_vs_rest": the labels scored one-vs-rest and its α, in a model of scoring "per-label".
+MULTILABEL_META = {"params": True, "labels": True, "stop_words": True, "cv": False,
+                   "one_vs_rest": False}
 
 
 # Records of what was learned, read by classify, filter, serve and info: name → (check, what,
@@ -349,6 +351,14 @@ def multilabel_problem(meta: dict) -> str | None:
     for name in MULTILABEL_NOT_NONE:
         if meta["params"][name] is None:
             return f"{name} must be {SETTING_RULES[name][1].removeprefix('None or ')}"
+    rest = meta.get("one_vs_rest")
+    if (rest is not None) != (meta["params"].get("scoring") == "per-label"):
+        return "one_vs_rest must be given for scoring per-label, and only there"
+    if rest is not None and (not isinstance(rest, dict) or set(rest) != {"labels", "alpha"}
+                             or not _strings(rest["labels"])
+                             or not set(rest["labels"]) <= set(labels)
+                             or setting_problem("alpha", rest["alpha"]) is not None):
+        return "one_vs_rest must be {labels: names of the model's labels, alpha: α > 0}"
     if meta.get("cv") is not None:
         problem = record_problem(meta["cv"], CV)
         if problem or any(len(meta["cv"][name]) != len(labels)
