@@ -219,6 +219,9 @@ def line(decision: dict[str, Any], output: str = "text",
                  f"    {'prior':<30} {explanation['prior_log_odds']:+8.3f}"]
         if explanation["absent_words"]:
             lines.append(f"    {'(absent words)':<30} {explanation['absent_words']:+8.3f}")
+        if explanation.get("unseen_words"):
+            lines.append(f"    {'(%d unseen words)' % explanation['unseen_words']:<30} "
+                         f"{explanation['unseen_log_odds']:+8.3f}")
         lines += [f"    {t['term'][:30]:<30} {t['log_odds']:+8.3f}" for t in explanation["terms"]]
         lines.append(f"    {'(other terms)':<30} {explanation['other_terms']:+8.3f}")
         text = "\n".join(lines)

@@ -77,6 +77,8 @@ class Scorer:
             model, values = self._read()
             meta = model.meta
         params = meta["params"]
+        if params.get("unseen", "drop") != "drop":  # words outside the vocabulary scored
+            raise Declined("unseen words scored")
         self.classes = list(meta["classes"])
         self.cutoffs = meta.get("cutoffs")
         self.tokenizer = Tokenizer(
@@ -238,7 +240,7 @@ def score(path: str | os.PathLike, text: str,
           fields: tuple[tuple[str, str], ...] = ()) -> tuple[list, list[float], dict | None]:
     """(classes, log P(c|x) per class, learned cutoffs or None) of one text and its fields by
     the model file at path: read by a Scorer, or, for a file it leaves to load_model (format
-    1, a hashed vocabulary), by :func:`~textnb.store.text_model.load_model`. ModelFileError, from
+    1, a hashed vocabulary, unseen words scored), by :func:`~textnb.store.text_model.load_model`. ModelFileError, from
     either, for a file every reader refuses."""
     try:
         scorer = Scorer(path)

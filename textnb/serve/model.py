@@ -257,6 +257,8 @@ def _report(version: Version, raw: bytes, decision: dict[str, Any], top: int = 1
              f"ham at spam-log-odds <= {version.cutoffs[2]:+.3f}",
              f"why {explanation.label} over {explanation.against} (log-odds, natural logs):",
              f"  {explanation.prior_log_odds:+8.3f}  (prior)"]
+    if explanation.unseen:
+        lines.append(f"  {explanation.unseen_log_odds:+8.3f}  ({explanation.unseen} unseen words)")
     lines += [f"  {term.log_odds:+8.3f}  {term.term}" for term in explanation.terms]
     lines.append(f"  {explanation.rest:+8.3f}  (other terms)")
     return "\n".join(lines) + "\n"
