@@ -155,6 +155,36 @@ def test_the_mail_filter_leaves_a_model_that_scores_unseen_words_to_load_model(t
                                rtol=1e-10)
 
 
+def test_auto_scores_them_but_for_mail(tmp_path):
+    """"auto" (the default): a mail model (a spam class among its two) drops them, as the
+    out-of-fold scores its cutoffs are read off drop them; any other model scores them."""
+    two = [t for t, l in zip(TEXTS, LABELS) if l != "sport"], [l for l in LABELS if l != "sport"]
+    mail = TextClassifier(stop_words="none", spam_class="spam", n_jobs=1).fit(*two)
+    topics = TextClassifier(stop_words="none", spam_class="spam", n_jobs=1).fit(TEXTS, LABELS)
+    plain = TextClassifier(stop_words="none", n_jobs=1).fit(*two)
+    assert TextClassifier().unseen == "auto"
+    assert not mail._scores_unseen() and topics._scores_unseen() and plain._scores_unseen()
+    assert mail.transform(["zebra"]).unseen is None
+    assert topics.transform(["zebra"]).unseen.data.size == 1
+    for name, clf in (("mail", mail), ("topics", topics)):
+        save_model(clf, tmp_path / name)
+        assert load_model(tmp_path / name)._scores_unseen() is clf._scores_unseen()
+    scorer.Scorer(tmp_path / "mail")  # the mail filter's cold path, as before
+    with pytest.raises(scorer.Declined):
+        scorer.Scorer(tmp_path / "topics")
+
+
+def test_a_file_whose_flag_disagrees_with_its_settings_is_refused(tmp_path):
+    from textnb.store import schema
+    from textnb.store.text_model import saved_meta
+    meta = saved_meta(_texts("score"))
+    assert meta["unseen_scored"] is True and schema.text_classifier_problem(meta) is None
+    del meta["unseen_scored"]
+    assert "unseen_scored" in schema.text_classifier_problem(meta)
+    assert "unseen_scored" in schema.text_classifier_problem(
+        {**saved_meta(_texts("drop")), "unseen_scored": True})
+
+
 def test_the_setting_is_refused_when_unknown():
     with pytest.raises(ValueError, match="unseen"):
         TextClassifier(unseen="keep").fit(TEXTS, LABELS)

@@ -152,12 +152,15 @@ class TextClassifier(Parameters):
         least :data:`~textnb.decision.cutoffs.THRESHOLD_MIN` documents a class, as
         scikit-learn's TunedThresholdClassifierCV tunes one; None: the most probable class; a
         number: that threshold (docs/design/decision-threshold.md).
-    unseen : {"drop", "score"}, default="drop"
+    unseen : {"auto", "drop", "score"}, default="auto"
         A new document's words outside the vocabulary: dropped (Mitchell's "positions that
         contain tokens found in Vocabulary"), or scored each as a term no class counted, weighed
         as the document's other words (:attr:`~textnb.nb.discrete.DiscreteNB.unseen_weight_`),
-        as a cross-validation fold scores a held-out document's words its training lacks
-        (docs/design/text-classification.md).
+        as a cross-validation fold scores a held-out document's words its training lacks;
+        "auto": scored, but by a mail model (``spam_class`` one of its two classes), whose
+        cutoffs are read off out-of-fold scores that drop them
+        (:func:`textnb.settings.scores_unseen`; docs/design/text-classification.md). A model
+        file written before this setting drops them.
 
     Examples
     --------
@@ -181,7 +184,7 @@ class TextClassifier(Parameters):
                  cutoff_folds: int = _cutoffs.FOLDS, keep_suspects: bool = False,
                  training: str = "auto", margin: float = MARGIN, max_passes: int = MAX_PASSES,
                  hash_bits: int | None = None, decision_threshold: Any = "auto",
-                 unseen: str = "drop") -> None:
+                 unseen: str = "auto") -> None:
         self.model = model
         self.alpha = alpha
         self.fit_prior = fit_prior
@@ -639,9 +642,11 @@ class TextClassifier(Parameters):
                 else score(model, vocabulary.count_parts([], unseen)))
 
     def _scores_unseen(self) -> bool:
-        """Whether a new document's words outside the vocabulary are scored (``unseen``); a
-        classifier unpickled from before the setting drops them."""
-        return self.__dict__.get("unseen", "drop") == "score"
+        """Whether a new document's words outside the vocabulary are scored (``unseen``,
+        :func:`textnb.settings.scores_unseen`); a classifier unpickled from before the setting
+        drops them."""
+        return settings.scores_unseen(self.__dict__.get("unseen", "drop"), self.spam_class,
+                                      self.classes_)
 
     def predict_joint_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
         """log P(c) + log P(x|c): ndarray of shape (n_documents, n_classes)."""

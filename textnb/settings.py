@@ -21,7 +21,7 @@ CHOICES: dict[str, tuple] = {
     "training": ("full", "on-error", "auto"),
     "stemmer": (None, "porter", "snowball"),
     "scoring": ("posterior", "one-vs-rest"),                # a multi-label model's scores
-    "unseen": ("drop", "score"),                           # words outside the vocabulary
+    "unseen": ("auto", "drop", "score"),                   # words outside the vocabulary
 }
 
 # Numbers: counts and weights below 2**54 (exact integers to 2**53; a sum over a model file's
@@ -172,6 +172,17 @@ RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "folds": (integer(2, MAX_FOLDS), f"a whole number from 2 to {MAX_FOLDS}"),
     "seed": (integer(-2 ** 63, 2 ** 64 - 1), "a whole number"),
 }
+
+
+def scores_unseen(unseen: str, spam_class: Any, classes: Any) -> bool:
+    """Whether a text classifier scores a new document's words outside its vocabulary (as terms
+    no class counted): ``unseen`` "score" or "drop", or "auto": all but a mail model's (a
+    ``spam_class`` among exactly two classes), which decides by cutoffs read off out-of-fold
+    scores that drop them (docs/design/text-classification.md, "Words unseen in training")."""
+    if unseen != "auto":
+        return unseen == "score"
+    names = [str(c) for c in classes]
+    return not (spam_class is not None and len(names) == 2 and str(spam_class) in names)
 
 
 def setting_problem(name: str, value: Any) -> str | None:

@@ -77,7 +77,7 @@ class Scorer:
             model, values = self._read()
             meta = model.meta
         params = meta["params"]
-        if params.get("unseen", "drop") != "drop":  # words outside the vocabulary scored
+        if meta.get("unseen_scored"):  # words outside the vocabulary scored: not here
             raise Declined("unseen words scored")
         self.classes = list(meta["classes"])
         self.cutoffs = meta.get("cutoffs")
@@ -240,7 +240,8 @@ def score(path: str | os.PathLike, text: str,
           fields: tuple[tuple[str, str], ...] = ()) -> tuple[list, list[float], dict | None]:
     """(classes, log P(c|x) per class, learned cutoffs or None) of one text and its fields by
     the model file at path: read by a Scorer, or, for a file it leaves to load_model (format
-    1, a hashed vocabulary, unseen words scored), by :func:`~textnb.store.text_model.load_model`. ModelFileError, from
+    1, a hashed vocabulary, words outside the vocabulary scored), by
+    :func:`~textnb.store.text_model.load_model`. ModelFileError, from
     either, for a file every reader refuses."""
     try:
         scorer = Scorer(path)
