@@ -217,3 +217,29 @@ def test_vectorising_keeps_each_part_s_unseen_words():
     np.testing.assert_array_equal(X.unseen.indptr, [0, 1, 1, 1])
     np.testing.assert_array_equal(X.unseen.data, [2.0])
     assert vocabulary.count_parts(parts).unseen is None
+
+
+def _class_dirs(top, texts, labels):
+    for i, (text, label) in enumerate(zip(texts, labels)):
+        (top / label).mkdir(parents=True, exist_ok=True)
+        (top / label / f"{i:03d}").write_text(text + "\n")
+    return [str(top / label) for label in sorted(set(labels))]
+
+
+@pytest.mark.parametrize("given, scored", [([], True), (["--unseen", "drop"], False),
+                                           (["--unseen", "score"], True)])
+def test_train_takes_the_setting(tmp_path, given, scored):
+    dirs = _class_dirs(tmp_path / "train", TEXTS, LABELS)
+    result = CliRunner().invoke(main, ["train", "-q", "-m", str(tmp_path / "m.model"), *given,
+                                       *dirs])
+    assert result.exit_code == 0, result.output
+    assert load_model(tmp_path / "m.model")._scores_unseen() is scored
+
+
+def test_train_refuses_the_setting_for_a_multi_label_model(tmp_path):
+    dirs = _class_dirs(tmp_path / "train", TEXTS, LABELS)
+    (tmp_path / "labels.txt").write_text("")
+    result = CliRunner().invoke(main, ["train", "-m", str(tmp_path / "m.model"), "--unseen",
+                                       "score", "--labels", str(tmp_path / "labels.txt"), *dirs])
+    assert result.exit_code == 2 and "--unseen does not apply" in result.output
+    assert not (tmp_path / "m.model").exists()
