@@ -127,7 +127,8 @@ def scored(scratch: Path, train_groups: dict[str, list], test_items: list,
         row = {"labels": classifier.predict(docs)}
         row["seconds"] = time.process_time() - began
         if len(classifier.classes_) == 2:
-            row["log_odds"], row["classes"] = classifier.decision_function(docs), classifier.classes_
+            row["log_odds"] = classifier.decision_function(docs)
+            row["classes"] = classifier.classes_
             if classifier.__dict__.get("cutoffs_"):
                 row["verdicts"] = classifier.spam_status(docs)
         found.append((unseen, row))
