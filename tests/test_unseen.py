@@ -155,15 +155,17 @@ def test_the_mail_filter_leaves_a_model_that_scores_unseen_words_to_load_model(t
                                rtol=1e-10)
 
 
-def test_auto_scores_them_but_for_mail(tmp_path):
-    """"auto" (the default): a mail model (a spam class among its two) drops them, as the
-    out-of-fold scores its cutoffs are read off drop them; any other model scores them."""
+def test_auto_scores_them_with_more_than_two_classes(tmp_path):
+    """"auto" (the default): a model of more than two classes scores them, as --tune's folds
+    do; one of two (mail, or a decision threshold) drops them, as the held-out scores its
+    cutoffs and threshold are set on drop them."""
     two = [t for t, l in zip(TEXTS, LABELS) if l != "sport"], [l for l in LABELS if l != "sport"]
     mail = TextClassifier(stop_words="none", spam_class="spam", n_jobs=1).fit(*two)
+    plain = TextClassifier(stop_words="none", n_jobs=1).fit(two[0], [
+        "a" if label == "spam" else "b" for label in two[1]])
     topics = TextClassifier(stop_words="none", spam_class="spam", n_jobs=1).fit(TEXTS, LABELS)
-    plain = TextClassifier(stop_words="none", n_jobs=1).fit(*two)
     assert TextClassifier().unseen == "auto"
-    assert not mail._scores_unseen() and topics._scores_unseen() and plain._scores_unseen()
+    assert not mail._scores_unseen() and not plain._scores_unseen() and topics._scores_unseen()
     assert mail.transform(["zebra"]).unseen is None
     assert topics.transform(["zebra"]).unseen.data.size == 1
     for name, clf in (("mail", mail), ("topics", topics)):
@@ -172,17 +174,6 @@ def test_auto_scores_them_but_for_mail(tmp_path):
     scorer.Scorer(tmp_path / "mail")  # the mail filter's cold path, as before
     with pytest.raises(scorer.Declined):
         scorer.Scorer(tmp_path / "topics")
-
-
-def test_a_file_whose_flag_disagrees_with_its_settings_is_refused(tmp_path):
-    from textnb.store import schema
-    from textnb.store.text_model import saved_meta
-    meta = saved_meta(_texts("score"))
-    assert meta["unseen_scored"] is True and schema.text_classifier_problem(meta) is None
-    del meta["unseen_scored"]
-    assert "unseen_scored" in schema.text_classifier_problem(meta)
-    assert "unseen_scored" in schema.text_classifier_problem(
-        {**saved_meta(_texts("drop")), "unseen_scored": True})
 
 
 def test_the_setting_is_refused_when_unknown():

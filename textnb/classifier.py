@@ -17,7 +17,7 @@ import numpy as np
 
 from . import defaults, incremental, settings
 from .decision import cutoffs as _cutoffs
-from .decision.rules import spam_cutoffs
+from .decision.rules import scores_unseen, spam_cutoffs
 from .nb.discrete import BernoulliNB, ComplementNBWithPrior, DiscreteNB, MultinomialNB
 from .nb.estimator import Parameters, not_fitted, sklearn_tags
 from .nb.explain import Explanation, explain_document, informative_terms
@@ -157,10 +157,10 @@ class TextClassifier(Parameters):
         contain tokens found in Vocabulary"), or scored each as a term no class counted, weighed
         as the document's other words (:attr:`~textnb.nb.discrete.DiscreteNB.unseen_weight_`),
         as a cross-validation fold scores a held-out document's words its training lacks;
-        "auto": scored, but by a mail model (``spam_class`` one of its two classes), whose
-        cutoffs are read off out-of-fold scores that drop them
-        (:func:`textnb.settings.scores_unseen`; docs/design/text-classification.md). A model
-        file written before this setting drops them.
+        "auto": scored by a model of more than two classes, dropped by one of two, whose
+        cutoffs (mail) and decision threshold are measured on held-out scores that drop them
+        (:func:`textnb.decision.rules.scores_unseen`; docs/design/text-classification.md). A
+        model file written before this setting drops them.
 
     Examples
     --------
@@ -643,10 +643,9 @@ class TextClassifier(Parameters):
 
     def _scores_unseen(self) -> bool:
         """Whether a new document's words outside the vocabulary are scored (``unseen``,
-        :func:`textnb.settings.scores_unseen`); a classifier unpickled from before the setting
+        :func:`textnb.decision.rules.scores_unseen`); a classifier unpickled from before the setting
         drops them."""
-        return settings.scores_unseen(self.__dict__.get("unseen", "drop"), self.spam_class,
-                                      self.classes_)
+        return scores_unseen(self.__dict__.get("unseen", "drop"), self.classes_)
 
     def predict_joint_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
         """log P(c) + log P(x|c): ndarray of shape (n_documents, n_classes)."""

@@ -174,17 +174,6 @@ RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-def scores_unseen(unseen: str, spam_class: Any, classes: Any) -> bool:
-    """Whether a text classifier scores a new document's words outside its vocabulary (as terms
-    no class counted): ``unseen`` "score" or "drop", or "auto": all but a mail model's (a
-    ``spam_class`` among exactly two classes), which decides by cutoffs read off out-of-fold
-    scores that drop them (docs/design/text-classification.md, "Words unseen in training")."""
-    if unseen != "auto":
-        return unseen == "score"
-    names = [str(c) for c in classes]
-    return not (spam_class is not None and len(names) == 2 and str(spam_class) in names)
-
-
 def setting_problem(name: str, value: Any) -> str | None:
     """What is wrong with one setting's value, as "NAME must be WHAT, not VALUE", or None."""
     check, what = RULES[name]

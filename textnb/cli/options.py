@@ -88,9 +88,9 @@ TRAINING_OPTIONS = [
                       "the --min-df, --max-df and --max-features pruning applies to columns)."),
     click.option("--unseen", type=click.Choice(choices("unseen")),
                  help="Words of a new document outside the vocabulary: dropped, or scored as "
-                      "terms no class counted, as cross-validation folds score them (default "
-                      "auto: scored, but by a mail model, whose cutoffs are learned with them "
-                      "dropped)."),
+                      "terms no class counted, as --tune's folds score them (default auto: "
+                      "scored with more than two classes, dropped with two, whose cutoffs and "
+                      "threshold are measured with them dropped)."),
     click.option("--stop-words", metavar="english|english-without-negations|none|FILE",
                  help="Stop words to drop (default: NLTK's English list when --spam-class is "
                       "one of the classes, else that list without no, not, n't words and "

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import os
 
+from ..decision.rules import scores_unseen
 from ..store import verdict
 from ..store.plain import journal_path, plain_array, term_columns
 from ..text.tokens import Tokenizer
@@ -77,7 +78,9 @@ class Scorer:
             model, values = self._read()
             meta = model.meta
         params = meta["params"]
-        if meta.get("unseen_scored"):  # words outside the vocabulary scored: not here
+        # Words outside the vocabulary scored: not here. A file of before the setting drops
+        # them (schema.LEGACY_SETTINGS, not imported for it: a mail filter's start-up).
+        if scores_unseen(params.get("unseen", "drop"), meta["classes"]):
             raise Declined("unseen words scored")
         self.classes = list(meta["classes"])
         self.cutoffs = meta.get("cutoffs")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..settings import (CHOICES, COUNT_BITS, MAX_ALPHA, MAX_FOLDS, MAX_JOBS, MAX_MARGIN,  # noqa: F401
                         MAX_NGRAM, MAX_TERMS, MAX_TOKEN_LENGTH_LIMIT, MIN_RATE, SCORE_BITS,
                         integer, is_whole, ngrams, number, rate)
-from ..settings import MULTILABEL_NOT_NONE, RULES as SETTING_RULES, scores_unseen
+from ..settings import MULTILABEL_NOT_NONE, RULES as SETTING_RULES
 
 TYPE_CHECKING = False  # typing costs a mail filter's start-up 2 ms
 if TYPE_CHECKING:
@@ -184,8 +184,7 @@ MULTILABEL_SETTINGS: dict[str, bool] = {
 # meta.json's keys, beside format, version and kind: name → required (a text classifier's
 # "terms" only in format 1, where its vocabulary was kept there).
 TEXT_META = {"params": True, "classes": True, "stop_words": True, "ngram_range": False,
-             "cutoffs": False, "tuning": False, "decision_threshold": False, "terms": False,
-             "unseen_scored": False}
+             "cutoffs": False, "tuning": False, "decision_threshold": False, "terms": False}
 
 
 MULTILABEL_META = {"params": True, "labels": True, "stop_words": True, "cv": False}
@@ -303,11 +302,6 @@ def text_classifier_problem(meta: dict) -> str | None:
     # What was counted: absent from files older than the setting's null; then the setting's.
     if not ngrams(meta.get("ngram_range", params["ngram_range"])):
         return (f"ngram_range must be [min_n, max_n] with 1 <= min_n <= max_n <= {MAX_NGRAM}")
-    # Whether words outside the vocabulary are scored, as the settings say: the mail filter's
-    # scorer reads this, not the rule (textnb.settings.scores_unseen).
-    if meta.get("unseen_scored", False) is not scores_unseen(
-            params.get("unseen", LEGACY_SETTINGS["unseen"]), params.get("spam_class"), classes):
-        return "unseen_scored must be true where its settings score unseen words, else absent"
     threshold = meta.get("decision_threshold")
     if threshold is not None and not (number(-2.0 ** SCORE_BITS, 2.0 ** SCORE_BITS)(threshold)
                                       and len(classes) == 2):

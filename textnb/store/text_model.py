@@ -45,8 +45,6 @@ def saved_meta(classifier: TextClassifier) -> dict[str, Any]:
             meta[name] = getattr(classifier, f"{name}_")
     if getattr(classifier, "decision_threshold_", None) is not None:
         meta["decision_threshold"] = classifier.decision_threshold_
-    if classifier._scores_unseen():  # what "auto" gave, for readers without the rule
-        meta["unseen_scored"] = True
     return meta
 
 
