@@ -45,7 +45,8 @@ def _with_unseen(seen: np.ndarray, never: np.ndarray, n_terms: int) -> CSR:
 
 @pytest.mark.parametrize("ours, theirs", [
     (MultinomialNB(alpha=1.0), sklearn.MultinomialNB(alpha=1.0)),
-    (MultinomialNB(alpha=0.03, fit_prior=False), sklearn.MultinomialNB(alpha=0.03, fit_prior=False)),
+    (MultinomialNB(alpha=0.03, fit_prior=False),
+     sklearn.MultinomialNB(alpha=0.03, fit_prior=False)),
     (ComplementNB(alpha=0.3), sklearn.ComplementNB(alpha=0.3)),
     (ComplementNB(alpha=0.3, norm=True), sklearn.ComplementNB(alpha=0.3, norm=True)),
     (BernoulliNB(alpha=0.5), sklearn.BernoulliNB(alpha=0.5)),

@@ -8,8 +8,9 @@ learned priors, words outside the vocabulary dropped, unless a test says otherwi
 
 from textnb import TextClassifier as _TextClassifier
 
+# Mitchell's: only "positions that contain tokens found in Vocabulary" are scored.
 TEXTBOOK = {"model": "multinomial", "alpha": 1.0, "fit_prior": True, "norm": None,
-            "unseen": "drop"}  # Mitchell's: only "positions that contain tokens found in Vocabulary"
+            "unseen": "drop"}
 
 
 def TextClassifier(**settings) -> _TextClassifier:  # noqa: N802 — stands in for the class

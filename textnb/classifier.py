@@ -643,8 +643,8 @@ class TextClassifier(Parameters):
 
     def _scores_unseen(self) -> bool:
         """Whether a new document's words outside the vocabulary are scored (``unseen``,
-        :func:`textnb.decision.rules.scores_unseen`); a classifier unpickled from before the setting
-        drops them."""
+        :func:`textnb.decision.rules.scores_unseen`); a classifier unpickled from before the
+        setting drops them."""
         return scores_unseen(self.__dict__.get("unseen", "drop"), self.classes_)
 
     def predict_joint_log_proba(self, texts: Iterable[Text]) -> np.ndarray:

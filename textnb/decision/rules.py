@@ -63,8 +63,8 @@ def scores_unseen(unseen: str, classes: Sequence[Any]) -> bool:
     no class counted): ``unseen`` "score" or "drop", or "auto": scored by a model of more than
     two classes, which decides by the most probable class, as ``--tune``'s folds scored them;
     dropped by a model of two, whose cutoffs (mail) and decision threshold were measured on
-    held-out scores that drop them (docs/design/text-classification.md, "Words unseen in training").
-    The mail filter's scorer and load_model read it alike."""
+    held-out scores that drop them (docs/design/text-classification.md, "Words unseen in
+    training"). The mail filter's scorer and load_model read it alike."""
     return unseen == "score" or (unseen == "auto" and len(classes) > 2)
 
 
