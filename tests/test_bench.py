@@ -93,6 +93,7 @@ def test_every_study_is_listed():
         "hostile_models", "imap", "modelfile", "multilabel", "news_time", "newsgroups", "ngrams",
         "parse", "race", "ranking", "reduce_corpus", "reuters", "scale", "sentiment", "serve", "sms_corpus",
         "online", "peers", "spam", "stopwords", "threads", "train", "train_tune", "tune", "twoclass",
+        "unseen",
         "young"}
     listing = ok(bench("bench"))
     for name in studies():

@@ -304,7 +304,7 @@ def test_get_params_and_set_params():
     params = clf.get_params()
     assert params["model"] == "bernoulli" and params["alpha"] == 0.5
     assert params["stop_words"] == "auto" and params["ngram_range"] is None
-    assert len(params) == 27 and params["keep_suspects"] is False  # hash_bits: test_hashing.py
+    assert len(params) == 28 and params["keep_suspects"] is False  # hash_bits: test_hashing.py
     assert params["decision_threshold"] == "auto"
     clf.set_params(alpha=2.0, model="complement")
     assert clf.get_params()["alpha"] == 2.0 and clf.model == "complement"

@@ -168,7 +168,8 @@ def test_format_2_files_still_load_and_score_and_are_rewritten_in_format_3(tmp_p
     from textnb import TextClassifier as Library
     from textnb.mail.scorer import Scorer
     expected = Library(model=model, stop_words="english",  # then the default; one-letter
-                       min_token_length=1).fit(V2_TEXTS, V2_LABELS)  # words were kept then
+                       min_token_length=1,  # words were kept then, and words outside the
+                       unseen="drop").fit(V2_TEXTS, V2_LABELS)  # vocabulary dropped
     with zipfile.ZipFile(FORMAT_2[model]) as archive:
         assert json.loads(archive.read("meta.json"))["version"] == 2
     loaded = load_model(FORMAT_2[model])

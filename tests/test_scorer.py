@@ -10,7 +10,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from textnb import TextClassifier, save_model
+from textnb import TextClassifier as Library, save_model
 from textnb.documents.message import parse_message
 from textnb.errors import ModelFileError
 from textnb.mail.scorer import Scorer
@@ -20,6 +20,14 @@ TEXTS = ["cheap pills now", "cheap money now!!! $500", "win money, win cheap pil
          "the football results", "football tonight, results at noon"]
 LABELS = ["spam", "spam", "spam", "ham", "ham", "ham", "sport", "sport"]
 MAIL = parse_message(b"Subject: cheap pills\nFrom: x@example.com\n\ncheap cheap noon results\n")
+
+
+def TextClassifier(**settings) -> Library:  # noqa: N802 — stands in for the class
+    """The scorer's models drop words outside the vocabulary, as mail models do by default;
+    one that scores them is left to load_model (tests/test_unseen.py)."""
+    return Library(**{"unseen": "drop", **settings})
+
+
 # A format-2 file of TextClassifier().fit(TEXTS[:8], LABELS[:8]), by the save_model of then
 # (and the tokenizer: "$500" had no shape, so its tests take the no_shapes fixture).
 FORMAT_2 = os.path.join(os.path.dirname(__file__), "data", "models", "v2-complement.model")

@@ -218,8 +218,11 @@ def test_allow_lists_networks():
     {"model": "bernoulli"},
     {"hash_bits": 18},  # keyed by column: a hashed vocabulary keeps no terms
     {"hash_bits": 6, "tf": "log"},  # terms sharing a column counted in it together
+    {"unseen": "score"},  # words outside the vocabulary scored, in the unit length too
+    {"unseen": "score", "model": "multinomial", "tf": "log", "norm": None},
+    {"unseen": "score", "model": "bernoulli"},  # each distinct one
 ], ids=["default", "multinomial", "log-tf", "binary-tf", "binary-tf-l2", "bernoulli", "hashed",
-        "hashed-shared-columns"])
+        "hashed-shared-columns", "unseen", "unseen-log-tf", "unseen-bernoulli"])
 def test_the_in_memory_weights_score_as_the_classifier(settings):
     """Weights (what the daemon scores with) equals predict_log_proba to rounding, for each
     model and weighting, on messages it learned and messages it did not."""

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import defaults, incremental, settings
 from .decision import cutoffs as _cutoffs
-from .decision.rules import spam_cutoffs
+from .decision.rules import scores_unseen, spam_cutoffs
 from .nb.discrete import BernoulliNB, ComplementNBWithPrior, DiscreteNB, MultinomialNB
 from .nb.estimator import Parameters, not_fitted, sklearn_tags
 from .nb.explain import Explanation, explain_document, informative_terms
@@ -152,6 +152,15 @@ class TextClassifier(Parameters):
         least :data:`~textnb.decision.cutoffs.THRESHOLD_MIN` documents a class, as
         scikit-learn's TunedThresholdClassifierCV tunes one; None: the most probable class; a
         number: that threshold (docs/design/decision-threshold.md).
+    unseen : {"auto", "drop", "score"}, default="auto"
+        A new document's words outside the vocabulary: dropped (Mitchell's "positions that
+        contain tokens found in Vocabulary"), or scored each as a term no class counted, weighed
+        as the document's other words (:attr:`~textnb.nb.discrete.DiscreteNB.unseen_weight_`),
+        as a cross-validation fold scores a held-out document's words its training lacks;
+        "auto": scored by a model of more than two classes, dropped by one of two, whose
+        cutoffs (mail) and decision threshold are measured on held-out scores that drop them
+        (:func:`textnb.decision.rules.scores_unseen`; docs/design/text-classification.md). A
+        model file written before this setting drops them.
 
     Examples
     --------
@@ -174,7 +183,8 @@ class TextClassifier(Parameters):
                  target_unsure: float = _cutoffs.TARGET_UNSURE,
                  cutoff_folds: int = _cutoffs.FOLDS, keep_suspects: bool = False,
                  training: str = "auto", margin: float = MARGIN, max_passes: int = MAX_PASSES,
-                 hash_bits: int | None = None, decision_threshold: Any = "auto") -> None:
+                 hash_bits: int | None = None, decision_threshold: Any = "auto",
+                 unseen: str = "auto") -> None:
         self.model = model
         self.alpha = alpha
         self.fit_prior = fit_prior
@@ -202,6 +212,7 @@ class TextClassifier(Parameters):
         self.max_passes = max_passes
         self.hash_bits = hash_bits
         self.decision_threshold = decision_threshold
+        self.unseen = unseen
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn >= 1.6 tags (GridSearchCV asks, to stratify its folds): a classifier of
@@ -605,7 +616,8 @@ class TextClassifier(Parameters):
         """Weighted counts of the vocabulary's terms: CSR of shape (n_documents, n_terms)."""
         vocabulary, _ = self._version()
         parts = self._count_stream(text_iterable(texts), digests=False)
-        return self._weigh(vocabulary.count_parts(counts for counts, _ in parts))
+        return self._weigh(vocabulary.count_parts((counts for counts, _ in parts),
+                                                  self._scores_unseen()))
 
     def counts(self, texts: Iterable[Text]) -> tuple[CSR, np.ndarray]:
         """The raw counts of the vocabulary's terms in ``texts``, CSR of shape (n_documents,
@@ -623,10 +635,17 @@ class TextClassifier(Parameters):
         vocabulary, model = self._version()  # first: it says "not fitted" when unfitted
         parts = self._count_stream(text_iterable(texts), digests=False,
                                    size=_SCORE_PART_DOCUMENTS)
-        scored = [score(model, self._weigh(vocabulary.count_parts([counts])))
+        unseen = self._scores_unseen()
+        scored = [score(model, self._weigh(vocabulary.count_parts([counts], unseen)))
                   for counts, _ in parts]
         return (np.concatenate(scored) if scored
-                else score(model, vocabulary.count_parts([])))
+                else score(model, vocabulary.count_parts([], unseen)))
+
+    def _scores_unseen(self) -> bool:
+        """Whether a new document's words outside the vocabulary are scored (``unseen``,
+        :func:`textnb.decision.rules.scores_unseen`); a classifier unpickled from before the
+        setting drops them."""
+        return scores_unseen(self.__dict__.get("unseen", "drop"), self.classes_)
 
     def predict_joint_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
         """log P(c) + log P(x|c): ndarray of shape (n_documents, n_classes)."""
@@ -701,7 +720,8 @@ class TextClassifier(Parameters):
         log-odds contribution."""
         vocabulary, model = self._version()
         X = self._weigh(vocabulary.count_parts(
-            counts for counts, _ in self._count_stream([text], digests=False)))
+            (counts for counts, _ in self._count_stream([text], digests=False)),
+            self._scores_unseen()))
         terms = (vocabulary.names(self.tokenize([text])[0])
                  if isinstance(vocabulary, HashedVocabulary) else vocabulary.terms_)
         if label is None:

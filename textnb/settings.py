@@ -21,6 +21,7 @@ CHOICES: dict[str, tuple] = {
     "training": ("full", "on-error", "auto"),
     "stemmer": (None, "porter", "snowball"),
     "scoring": ("posterior", "one-vs-rest", "per-label"),   # a multi-label model's scores
+    "unseen": ("auto", "drop", "score"),                   # words outside the vocabulary
 }
 
 # Numbers: counts and weights below 2**54 (exact integers to 2**53; a sum over a model file's
@@ -151,6 +152,7 @@ RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "max_features": (optional(integer(1, 2 ** 63 - 1)), "None or a positive whole number"),
     "tf": (one_of("tf"), listed(CHOICES["tf"], quote=True)),
     "norm": (one_of("norm"), f"None or {listed(CHOICES['norm'], quote=True)}"),
+    "unseen": (one_of("unseen"), listed(CHOICES["unseen"], quote=True)),
     "n_jobs": (optional(lambda v: integer(-MAX_JOBS, MAX_JOBS)(v) and v != 0),
                f"None or a number of processes, 1 to {MAX_JOBS}, or -1 (every core) to "
                f"-{MAX_JOBS} (all but n - 1)"),

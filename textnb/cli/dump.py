@@ -149,6 +149,8 @@ def explanation_table(source: str, decision: dict[str, Any], why: Explanation,
                                            why.prior_log_odds)]
     if why.baseline:
         rows.append(("(absent words)", "", why.baseline))
+    if why.unseen:
+        rows.append((f"({why.unseen} unseen words)", "", why.unseen_log_odds))
     rows += [(_cut(c.term), _weight(c.weight), c.log_odds) for c in why.terms]
     if why.rest:
         rows.append(("(other terms)", "", why.rest))

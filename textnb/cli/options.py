@@ -86,6 +86,11 @@ TRAINING_OPTIONS = [
     click.option("--hash-bits", type=click.IntRange(1, MAX_HASH_BITS), metavar="N",
                  help="Hash terms to 2**N columns and keep no terms (for huge vocabularies; "
                       "the --min-df, --max-df and --max-features pruning applies to columns)."),
+    click.option("--unseen", type=click.Choice(choices("unseen")),
+                 help="Words of a new document outside the vocabulary: dropped, or scored as "
+                      "terms no class counted, as --tune's folds score them (default auto: "
+                      "scored with more than two classes, dropped with two, whose cutoffs and "
+                      "threshold are measured with them dropped)."),
     click.option("--stop-words", metavar="english|english-without-negations|none|FILE",
                  help="Stop words to drop (default: NLTK's English list when --spam-class is "
                       "one of the classes, else that list without no, not, n't words and "
@@ -160,12 +165,13 @@ def training_options(function):
 
 
 def settings_of(event_model, alpha, min_df, max_df, max_features, stop_words, stem, ngrams, tf,
-              norm, jobs, hash_bits=None) -> dict[str, Any]:
+              norm, jobs, hash_bits=None, unseen=None) -> dict[str, Any]:
     """The training options given, as model settings (priors aside: they need the classes);
     options not given are left out, so they keep the library's defaults."""
     settings: dict[str, Any] = {"n_jobs": jobs}
     given = {"model": event_model, "alpha": alpha, "max_features": max_features,
-             "stop_words": stop_words, "stemmer": stem, "tf": tf, "hash_bits": hash_bits}
+             "stop_words": stop_words, "stemmer": stem, "tf": tf, "hash_bits": hash_bits,
+             "unseen": unseen}
     settings.update({k: v for k, v in given.items() if v is not None})
     if min_df is not None:
         settings["min_df"] = number(min_df)

@@ -136,6 +136,7 @@ def explanation_record(explanation) -> dict[str, Any]:
     return {"label": str(explanation.label), "against": str(explanation.against),
             "log_odds": explanation.log_odds, "prior_log_odds": explanation.prior_log_odds,
             "absent_words": explanation.baseline, "other_terms": explanation.rest,
+            "unseen_words": explanation.unseen, "unseen_log_odds": explanation.unseen_log_odds,
             "terms": [{"term": c.term, "weight": c.weight, "log_odds": c.log_odds}
                       for c in explanation.terms]}
 

@@ -99,6 +99,8 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     if options.get("hash_bits") is not None and (label_file is not None or tune):
         raise click.UsageError("--hash-bits does not combine with --labels or --tune")
     if label_file is not None:
+        if options.get("unseen") is not None:
+            raise click.UsageError("--unseen does not apply to a multi-label model (--labels)")
         if dask_address:
             raise click.UsageError("--dask does not train multi-label models (--labels)")
         return _multilabel_train(label_file, dirs, labels, model_path, quiet, tune, unlabeled,

@@ -58,6 +58,16 @@ def spam_class_of(classes: Sequence[Any]) -> str | None:
 Cutoffs = tuple[str, float, float]
 
 
+def scores_unseen(unseen: str, classes: Sequence[Any]) -> bool:
+    """Whether a text classifier scores a new document's words outside its vocabulary (as terms
+    no class counted): ``unseen`` "score" or "drop", or "auto": scored by a model of more than
+    two classes, which decides by the most probable class, as ``--tune``'s folds scored them;
+    dropped by a model of two, whose cutoffs (mail) and decision threshold were measured on
+    held-out scores that drop them (docs/design/text-classification.md, "Words unseen in
+    training"). The mail filter's scorer and load_model read it alike."""
+    return unseen == "score" or (unseen == "auto" and len(classes) > 2)
+
+
 def logit(p: float) -> float:
     """ln(p / (1 − p)): a cutoff on P(spam|x) as a cutoff on the log-odds (±inf at 0 and 1)."""
     if p <= 0.0:
@@ -219,6 +229,9 @@ def line(decision: dict[str, Any], output: str = "text",
                  f"    {'prior':<30} {explanation['prior_log_odds']:+8.3f}"]
         if explanation["absent_words"]:
             lines.append(f"    {'(absent words)':<30} {explanation['absent_words']:+8.3f}")
+        if explanation.get("unseen_words"):
+            lines.append(f"    {'(%d unseen words)' % explanation['unseen_words']:<30} "
+                         f"{explanation['unseen_log_odds']:+8.3f}")
         lines += [f"    {t['term'][:30]:<30} {t['log_odds']:+8.3f}" for t in explanation["terms"]]
         lines.append(f"    {'(other terms)':<30} {explanation['other_terms']:+8.3f}")
         text = "\n".join(lines)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import os
 
+from ..decision.rules import scores_unseen
 from ..store import verdict
 from ..store.plain import journal_path, plain_array, term_columns
 from ..text.tokens import Tokenizer
@@ -77,6 +78,10 @@ class Scorer:
             model, values = self._read()
             meta = model.meta
         params = meta["params"]
+        # Words outside the vocabulary scored: not here. A file of before the setting drops
+        # them (schema.LEGACY_SETTINGS, not imported for it: a mail filter's start-up).
+        if scores_unseen(params.get("unseen", "drop"), meta["classes"]):
+            raise Declined("unseen words scored")
         self.classes = list(meta["classes"])
         self.cutoffs = meta.get("cutoffs")
         self.tokenizer = Tokenizer(
@@ -238,7 +243,8 @@ def score(path: str | os.PathLike, text: str,
           fields: tuple[tuple[str, str], ...] = ()) -> tuple[list, list[float], dict | None]:
     """(classes, log P(c|x) per class, learned cutoffs or None) of one text and its fields by
     the model file at path: read by a Scorer, or, for a file it leaves to load_model (format
-    1, a hashed vocabulary), by :func:`~textnb.store.text_model.load_model`. ModelFileError, from
+    1, a hashed vocabulary, words outside the vocabulary scored), by
+    :func:`~textnb.store.text_model.load_model`. ModelFileError, from
     either, for a file every reader refuses."""
     try:
         scorer = Scorer(path)

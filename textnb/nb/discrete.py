@@ -35,7 +35,7 @@ import numpy as np
 
 from ..settings import setting_problem
 from .estimator import BaseNB, check_labels, check_weights
-from .sparse import CSR, StoredCounts, as_csr, used_terms
+from .sparse import CSR, StoredCounts, as_csr, row_sums, used_terms
 
 try:  # documents' scores summed in C (textnb/_scores.c), where it was built
     from .. import _scores as _fast
@@ -340,8 +340,36 @@ class DiscreteNB(BaseNB):
         """
         return self._bias(), self._cached("weights", self._all_weights)
 
+    @property
+    def unseen_weight_(self) -> np.ndarray:
+        """u_c, the weight of a term the model never counted (n_kc = 0 for every class), per
+        class: ndarray of shape (n_classes,). A document's words outside the vocabulary, where
+        vectorising kept them (``X.unseen``), add u_c each (each distinct one, for presence
+        features) to its score, as a cross-validation fold scores a held-out document's words
+        that the fold's training lacks."""
+        return self._cached("unseen_weight_", self._unseen_weight)
+
+    def _unseen_weight(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def unseen_amounts(self, X: CSR) -> np.ndarray | None:
+        """Each document's words outside the vocabulary as the model weighs them (Σ of their
+        weighed counts; for presence features, how many distinct words): shape
+        (n_documents,), or None where ``X`` kept none (``X.unseen`` None)."""
+        if X.unseen is None:
+            return None
+        values = (X.unseen.data > 0).astype(float) if self._binary else X.unseen.data
+        return row_sums(values, X.unseen.indptr)
+
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         X = self._check_x(X)
+        jll = self._seen_joint_log_likelihood(X)
+        amounts = self.unseen_amounts(X)
+        if amounts is not None:
+            jll += amounts[:, None] * self.unseen_weight_
+        return jll
+
+    def _seen_joint_log_likelihood(self, X: CSR) -> np.ndarray:
         n_docs, n_classes = X.shape[0], len(self.classes_)
         # The weights of the terms X uses only (a part of 1,000 news posts: 20,000 of 172,000),
         # unless every weight is at hand already.
@@ -410,6 +438,10 @@ class MultinomialNB(DiscreteNB):
         weights -= self._log_totals()[classes, None]   # in place: tuning derives these often
         return weights
 
+    def _unseen_weight(self) -> np.ndarray:
+        # log P(w|c) of a term of zero count: log α − log Σ_k (n_kc + α)
+        return np.log(self.alpha) - self._log_totals()
+
     def _log_totals(self) -> np.ndarray:
         """log Σ_k (n_kc + α) per class, each row summed as a whole vector."""
         return self._cached("log_totals", lambda: np.array(
@@ -452,6 +484,10 @@ class BernoulliNB(DiscreteNB):
     def _weights(self, counts: np.ndarray, columns: Any, classes: Any = slice(None)) -> np.ndarray:
         # log(p / (1 − p)): what a present term adds to the absent terms' Σ log(1 − p)
         return self._log_present(counts, classes) - self._log_absent(counts, classes)
+
+    def _unseen_weight(self) -> np.ndarray:
+        # log(p / (1 − p)) of a term in no document: log α − log(N_c + α)
+        return self._weights(np.zeros((len(self.classes_), 1)), None)[:, 0]
 
     def _bias(self) -> np.ndarray:
         # log P(c) + Σ_k log(1 − p_kc), each class's row summed as a whole vector
@@ -544,6 +580,12 @@ class ComplementNB(DiscreteNB):
             log_theta /= log_sum[:, None]
             return log_theta
         return np.negative(log_theta, out=log_theta)
+
+    def _unseen_weight(self) -> np.ndarray:
+        # A term no class counted has the complement count α in every class.
+        log_norm, log_sum = self._normalisers()
+        log_theta = np.log(self.alpha) - log_norm
+        return log_theta / log_sum if self.norm else -log_theta
 
     def _bias(self) -> np.ndarray:
         n_classes = len(self.class_log_prior_)

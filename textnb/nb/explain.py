@@ -31,9 +31,12 @@ class Contribution:
 class Explanation:
     """Why a document got ``label`` rather than ``against`` (the runner-up), in natural logs.
 
-    ``log_odds`` = ``prior_log_odds`` + ``baseline`` + Σ of every term's contribution;
-    ``terms`` lists the largest contributions (by absolute value) and ``rest`` sums the others.
-    ``baseline`` is the Bernoulli model's evidence from absent words (0 for the others).
+    ``log_odds`` = ``prior_log_odds`` + ``baseline`` + ``unseen_log_odds`` + Σ of every term's
+    contribution; ``terms`` lists the largest contributions (by absolute value) and ``rest``
+    sums the others. ``baseline`` is the Bernoulli model's evidence from absent words (0 for
+    the others); ``unseen`` counts the distinct words of the document outside the vocabulary
+    that were scored, and ``unseen_log_odds`` is their push: their weighed amount ×
+    (u_label − u_against) (:attr:`~textnb.nb.discrete.DiscreteNB.unseen_weight_`).
     """
 
     label: Any
@@ -43,6 +46,8 @@ class Explanation:
     baseline: float
     terms: list[Contribution]
     rest: float
+    unseen: int = 0
+    unseen_log_odds: float = 0.0
 
 
 def explain_document(model: DiscreteNB, terms: Sequence[str], X: Any, top: int = 10,
@@ -69,12 +74,16 @@ def explain_document(model: DiscreteNB, terms: Sequence[str], X: Any, top: int =
     prior = model.class_log_prior_[first] - model.class_log_prior_[second]
     order = np.argsort(-np.abs(pushes), kind="stable")
     shown, hidden = order[:top], order[top:]
+    amounts = model.unseen_amounts(X)
+    unseen = 0 if amounts is None else int(X.unseen.indptr[1] - X.unseen.indptr[0])
+    weight = model.unseen_weight_ if unseen else np.zeros(len(model.classes_))
+    unseen_push = float(amounts[0] * (weight[first] - weight[second])) if unseen else 0.0
     return Explanation(
         label=model.classes_[first].item(), against=model.classes_[second].item(),
         log_odds=float(jll[first] - jll[second]), prior_log_odds=float(prior),
         baseline=float(bias[first] - bias[second] - prior),
         terms=[Contribution(terms[X.indices[i]], float(X.data[i]), float(pushes[i])) for i in shown],
-        rest=float(pushes[hidden].sum()))
+        rest=float(pushes[hidden].sum()), unseen=unseen, unseen_log_odds=unseen_push)
 
 
 def informative_terms(model: DiscreteNB, terms: Sequence[str],

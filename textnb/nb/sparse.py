@@ -13,13 +13,24 @@ except ImportError:  # no C compiler at install time: numpy's bincount, the same
     _fast = None
 
 
+class Unseen(NamedTuple):
+    """Each document's words outside the vocabulary, one entry a distinct word: its count (or,
+    once weighed, its weight), row r's in ``data[indptr[r]:indptr[r + 1]]``."""
+
+    data: np.ndarray
+    indptr: np.ndarray
+
+
 class CSR(NamedTuple):
-    """The three arrays of a compressed sparse row matrix, and its shape (no scipy needed)."""
+    """The three arrays of a compressed sparse row matrix, and its shape (no scipy needed);
+    ``unseen``: the rows' words outside the columns, where vectorising kept them (:class:`Unseen`),
+    which a model scores as terms it never counted (:meth:`textnb.nb.discrete.DiscreteNB.unseen_weight_`)."""
 
     data: np.ndarray
     indices: np.ndarray
     indptr: np.ndarray
     shape: tuple[int, int]
+    unseen: "Unseen | None" = None
 
 
 class StoredCounts(NamedTuple):

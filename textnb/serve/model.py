@@ -69,6 +69,10 @@ class Weights:
         self.presence = classifier.model == "bernoulli" or classifier.tf == "binary"
         self.log_tf = classifier.tf == "log" and not self.presence
         self.unit = classifier.norm == "l2" and classifier.model != "bernoulli"
+        # Words outside the vocabulary, where the classifier scores them: u_1 − u_0 each.
+        unseen = classifier.model_.unseen_weight_
+        self.unseen = (float(unseen[1]) - float(unseen[0])
+                       if classifier._scores_unseen() and self.hashed is None else None)
 
     def log_proba(self, tokens: Sequence[str]) -> list[float]:
         """[log P(c_0|x), log P(c_1|x)], in the classifier's class order, of a document's
@@ -82,6 +86,8 @@ class Weights:
             counts = by_column
         # C loops only: one look-up a distinct token, then the terms found kept (not None).
         found = list(map(self.difference.get, counts))
+        if self.unseen is not None:  # each word outside the vocabulary weighs u_1 − u_0
+            found = [self.unseen if w is None else w for w in found]
         known = list(map(is_not, found, repeat(None)))
         weights = list(compress(found, known))
         if self.presence:
@@ -257,6 +263,8 @@ def _report(version: Version, raw: bytes, decision: dict[str, Any], top: int = 1
              f"ham at spam-log-odds <= {version.cutoffs[2]:+.3f}",
              f"why {explanation.label} over {explanation.against} (log-odds, natural logs):",
              f"  {explanation.prior_log_odds:+8.3f}  (prior)"]
+    if explanation.unseen:
+        lines.append(f"  {explanation.unseen_log_odds:+8.3f}  ({explanation.unseen} unseen words)")
     lines += [f"  {term.log_odds:+8.3f}  {term.term}" for term in explanation.terms]
     lines.append(f"  {explanation.rest:+8.3f}  (other terms)")
     return "\n".join(lines) + "\n"

@@ -146,13 +146,15 @@ def _label(v: Any) -> bool:
 
 # Settings that came after files were written without them, whose default changed with them:
 # name → the value such a file keeps (its tokens were made so). Body words of one character
-# were kept until min_token_length.
-LEGACY_SETTINGS = {"min_token_length": 1}
+# were kept until min_token_length; words outside the vocabulary were dropped until unseen.
+LEGACY_SETTINGS = {"min_token_length": 1, "unseen": "drop"}
 
 
-def with_legacy(params: dict[str, Any]) -> dict[str, Any]:
-    """A model file's settings with :data:`LEGACY_SETTINGS` filled in where it has none."""
-    return {**LEGACY_SETTINGS, **params}
+def with_legacy(params: dict[str, Any], kind: dict[str, bool] | None = None) -> dict[str, Any]:
+    """A model file's settings with :data:`LEGACY_SETTINGS` filled in where it has none (those
+    of the ``kind`` of classifier, :data:`TEXT_SETTINGS` by default)."""
+    kind = TEXT_SETTINGS if kind is None else kind
+    return {**{k: v for k, v in LEGACY_SETTINGS.items() if k in kind}, **params}
 
 
 # A text classifier's settings (TextClassifier.get_params()): name → required. The first
@@ -165,7 +167,7 @@ TEXT_SETTINGS: dict[str, bool] = {
                      "class_prior", "ngram_range", "n_jobs"), True),
     **dict.fromkeys(("spam_class", "target_fpr", "target_fnr", "target_unsure", "cutoff_folds",
                      "keep_suspects", "training", "margin", "max_passes", "hash_bits",
-                     "decision_threshold", "min_token_length"), False),
+                     "decision_threshold", "min_token_length", "unseen"), False),
 }
 
 

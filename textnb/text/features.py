@@ -271,14 +271,28 @@ def count_stream(tokenizer: Tokenizer, texts: Iterable[Text], n_jobs: int | None
 def weigh(X: CSR, model: str, tf: str, norm: str | None) -> CSR:
     """Counts X weighed for an event ``model``: unchanged for "bernoulli" (presence is its
     own), else each count c as ``tf`` says — "raw" c, "log" log(1 + c), "binary" 1 — then each
-    row scaled to unit length for ``norm="l2"``: CSR of X's shape."""
+    row scaled to unit length for ``norm="l2"``: CSR of X's shape. Words outside the
+    vocabulary kept (``X.unseen``) are weighed alike, and count in a row's length, as they
+    would as terms of the vocabulary."""
     if model == "bernoulli" or (tf == "raw" and norm is None):
         return X
-    data = (np.log1p(X.data) if tf == "log" else np.ones_like(X.data, dtype=float)
-            if tf == "binary" else X.data.astype(float))  # a copy, of floats: rows are divided
+    data = _tf(X.data, tf)
+    unseen = X.unseen and X.unseen._replace(data=_tf(X.unseen.data, tf))
     if norm == "l2":
-        divide_rows(data, X.indptr, np.sqrt(row_sums(data ** 2, X.indptr)))
-    return CSR(data, X.indices, X.indptr, X.shape)
+        squares = row_sums(data ** 2, X.indptr)
+        if unseen is not None:
+            squares = squares + row_sums(unseen.data ** 2, unseen.indptr)
+        length = np.sqrt(squares)
+        divide_rows(data, X.indptr, length)
+        if unseen is not None:
+            divide_rows(unseen.data, unseen.indptr, length)
+    return CSR(data, X.indices, X.indptr, X.shape, unseen)
+
+
+def _tf(counts: np.ndarray, tf: str) -> np.ndarray:
+    """A copy of ``counts`` as ``tf`` weighs them, floats (rows are divided)."""
+    return (np.log1p(counts) if tf == "log" else np.ones_like(counts, dtype=float)
+            if tf == "binary" else counts.astype(float))
 
 
 def check_in(labels: Sequence, classes: np.ndarray) -> None:

@@ -109,8 +109,10 @@ class HashedVocabulary(Vocabulary):
                      np.where(keep, np.cumsum(keep) - 1, -1), self.columns_.size)
         return presence(X) if self.binary else X
 
-    def count_parts(self, parts: Iterable[Counts]) -> CSR:
-        """Counts over the kept columns (CSR of shape (n_documents, len(self))), stacked."""
+    def count_parts(self, parts: Iterable[Counts], unseen: bool = False) -> CSR:
+        """Counts over the kept columns (CSR of shape (n_documents, len(self))), stacked.
+        ``unseen`` is :class:`Vocabulary`'s; here every word has a column (its hash's), so a
+        word never counted is scored as its column is, and none is kept apart."""
         X = stack([rename_columns(part.matrix, self._positions(part.terms)[part.matrix.indices],
                             len(self)) for part in parts]
                   or [CSR(np.zeros(0), np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64),

@@ -15,7 +15,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from . import counting
-from ..nb.sparse import CSR
+from ..nb.sparse import CSR, Unseen
 
 try:  # relabelling columns in C (textnb/_scores.c), where it was built
     from .. import _scores
@@ -252,12 +252,16 @@ class Vocabulary:
         """Counts (or presence) of the vocabulary's terms: CSR of shape (n_documents, n_terms)."""
         return self.count_parts([count_tokens(token_lists)])
 
-    def count_parts(self, parts: Iterable[Counts]) -> CSR:
-        """``count`` of documents counted in parts (see :func:`count_tokens`), stacked."""
+    def count_parts(self, parts: Iterable[Counts], unseen: bool = False) -> CSR:
+        """``count`` of documents counted in parts (see :func:`count_tokens`), stacked; with
+        ``unseen``, each document's words outside the vocabulary kept too (``X.unseen``, one
+        entry a distinct word: its count), which are otherwise dropped."""
         n_terms = len(self.terms_)
-        X = stack([relabel(part.matrix, self._lookup(part.terms), n_terms) for part in parts]
-                   or [CSR(np.zeros(0), np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64),
-                           (0, n_terms))])
+        X = stack([_counted(part.matrix, self._lookup(part.terms), n_terms, unseen)
+                   for part in parts]
+                  or [CSR(np.zeros(0), np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64),
+                          (0, n_terms), Unseen(np.zeros(0), np.zeros(1, dtype=np.int64))
+                          if unseen else None)])
         return presence(X) if self.binary else X
 
     def transform(self, token_lists: Iterable[Sequence[str]]):
@@ -380,6 +384,18 @@ def relabel(X: CSR, column: np.ndarray, n_terms: int) -> CSR:
     return CSR(X.data[kept], new[kept].astype(np.int32), indptr, (X.shape[0], n_terms))
 
 
+def _counted(X: CSR, column: np.ndarray, n_terms: int, unseen: bool) -> CSR:
+    """:func:`relabel`, and with ``unseen`` the entries it drops kept as ``X.unseen``."""
+    kept = relabel(X, column, n_terms)
+    if not unseen:
+        return kept
+    missing = column[X.indices] < 0
+    rows = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr))[missing]
+    indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=X.shape[0]), out=indptr[1:])
+    return kept._replace(unseen=Unseen(X.data[missing].astype(float), indptr))
+
+
 def _merged(words: CSR, word_column: np.ndarray, pairs: CSR, pair_column: np.ndarray,
             n_terms: int) -> CSR:
     """One part's rows of words and of pairs as one CSR of ``n_terms`` columns: word column
@@ -402,12 +418,20 @@ def stack(parts: list[CSR]) -> CSR:
     """Rows of the parts one after another (all over the same columns)."""
     if len(parts) == 1:
         return parts[0]
-    offsets = np.cumsum([0] + [part.indptr[-1] for part in parts[:-1]])
-    indptr = np.concatenate([[0]] + [part.indptr[1:] + offset
-                                     for part, offset in zip(parts, offsets)])
+    unseen = None
+    if parts[0].unseen is not None:
+        unseen = Unseen(np.concatenate([part.unseen.data for part in parts]),
+                        _stacked_indptr([part.unseen.indptr for part in parts]))
     return CSR(np.concatenate([part.data for part in parts]),
-               np.concatenate([part.indices for part in parts]), indptr,
-               (sum(part.shape[0] for part in parts), parts[0].shape[1]))
+               np.concatenate([part.indices for part in parts]),
+               _stacked_indptr([part.indptr for part in parts]),
+               (sum(part.shape[0] for part in parts), parts[0].shape[1]), unseen)
+
+
+def _stacked_indptr(indptrs: list[np.ndarray]) -> np.ndarray:
+    """The row pointers of rows stacked one part after another."""
+    offsets = np.cumsum([0] + [indptr[-1] for indptr in indptrs[:-1]])
+    return np.concatenate([[0]] + [indptr[1:] + offset for indptr, offset in zip(indptrs, offsets)])
 
 
 def _stack_renamed(parts: list[tuple[CSR, np.ndarray]], rank: np.ndarray, n_terms: int) -> CSR:
@@ -431,5 +455,6 @@ def _stack_renamed(parts: list[tuple[CSR, np.ndarray]], rank: np.ndarray, n_term
 
 
 def presence(X: CSR) -> CSR:
-    """X with every stored count 1."""
-    return CSR(np.ones(X.data.size), X.indices, X.indptr, X.shape)
+    """X with every stored count 1 (its unseen words' too)."""
+    unseen = X.unseen and X.unseen._replace(data=np.ones(X.unseen.data.size))
+    return CSR(np.ones(X.data.size), X.indices, X.indptr, X.shape, unseen)
