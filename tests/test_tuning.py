@@ -629,3 +629,22 @@ def test_the_cv_rows_of_the_bundled_sample_are_the_ones_they_were(dense, monkeyp
     expected = json.loads((ROOT / "tests" / "data" / "tuning" / "sample-cv-rows.json").read_text())
     assert rows == expected["rows"] and found.chosen == expected["chosen"]
     assert len(rows) > 20 and any(row[2] == [1, 2] for row in rows)
+
+
+def test_a_weighings_class_rows_found_once_are_a_models_rows_as_every_fold_changes_them():
+    from scipy.sparse import random as sparse_random
+    from textnb.evaluation.tuning import _FoldCounts
+    from textnb.nb.sparse import StoredCounts
+    counts = sparse_random(6, 300, density=0.3, format="lil", random_state=5)
+    counts[4, :] = 0.0   # a class without a cell
+    counts = counts.tocsc()
+    counts.sort_indices()
+    values = counts.data.copy()
+    arrays = (counts.indptr.astype(np.int64), counts.indices, values, counts.shape)
+    fold, model = _FoldCounts(*arrays), StoredCounts(*arrays)
+    for cells in (np.arange(0), np.arange(0, values.size, 3), np.arange(1, values.size, 2)):
+        values[cells] -= 0.25   # a fold's held part taken out in place, as the tuning does
+        rows = list(fold.rows())
+        assert len(rows) == 6 and not rows[4].any()
+        assert all(np.array_equal(a, b) for a, b in zip(rows, model.rows()))
+        values[cells] += 0.25

@@ -35,11 +35,12 @@ import itertools
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from ..folds import small_class_folds, stratified_folds
+from ..nb.sparse import StoredCounts
 from ..store.schema import MAX_CELLS, MAX_COMPARISONS
 from ..text.stopwords import load_stop_words
 
@@ -455,7 +456,6 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
     every training part and never held out."""
     from scipy.sparse import csr_matrix
     from ..classifier import MODELS as EVENT_MODELS
-    from ..nb.sparse import StoredCounts
     from .metrics import roc_auc
     binary = [m for m in models if EVENT_MODELS[m]._binary]
     if binary:
@@ -490,8 +490,8 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
         del total
     else:
         values = total.data
-        fold_counts = StoredCounts(total.indptr.astype(np.int64), total.indices, values,
-                                   total.shape)
+        fold_counts = _FoldCounts(total.indptr.astype(np.int64), total.indices, values,
+                                  total.shape)
     class_total = np.bincount(row_class, minlength=classes.size)
     s = int(np.flatnonzero(classes == spam)[0]) if spam else 0
     scores = {model: {alpha: [] for alpha in alphas} for model in models}
@@ -564,6 +564,29 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
     if cost is not None:
         cost["bytes"] += largest + (0 if dense else sum(a.nbytes for a in fold_counts[:3]))
     return scores
+
+
+class _FoldCounts(StoredCounts):
+    """The stored counts of a weighing, whose values each fold changes in place: a class's
+    row found by its cells' places, in class order, found once for every fold (a model's
+    :meth:`~textnb.nb.sparse.StoredCounts.rows` passes over every cell a class, each fold)."""
+
+    def rows(self) -> Iterator[np.ndarray]:
+        """Each class's counts in turn, ndarray of shape (n_terms,): the same rows."""
+        found = self.__dict__.get("_by_class")
+        if found is None:
+            order = np.argsort(self.classes, kind="stable").astype(np.int32)
+            terms = np.repeat(np.arange(self.shape[1], dtype=np.int32),
+                              np.diff(self.indptr))[order]
+            ends = np.cumsum(np.bincount(self.classes, minlength=self.shape[0])).tolist()
+            found = self.__dict__["_by_class"] = (order, terms, ends)
+        order, terms, ends = found
+        start = 0
+        for end in ends:
+            row = np.zeros(self.shape[1])
+            row[terms[start:end]] = self.values[order[start:end]]
+            start = end
+            yield row
 
 
 def _places(indptr: np.ndarray, stored: np.ndarray, terms: np.ndarray,
