@@ -567,25 +567,22 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
 
 
 class _FoldCounts(StoredCounts):
-    """The stored counts of a weighing, whose values each fold changes in place: a class's
-    row found by its cells' places, in class order, found once for every fold (a model's
-    :meth:`~textnb.nb.sparse.StoredCounts.rows` passes over every cell a class, each fold)."""
+    """The stored counts of a weighing, whose values each fold changes in place: each class's
+    cells and their terms found once for every fold (a model's
+    :meth:`~textnb.nb.sparse.StoredCounts.rows` finds them again each time it is asked)."""
 
     def rows(self) -> Iterator[np.ndarray]:
         """Each class's counts in turn, ndarray of shape (n_terms,): the same rows."""
         found = self.__dict__.get("_by_class")
-        if found is None:
-            order = np.argsort(self.classes, kind="stable").astype(np.int32)
-            terms = np.repeat(np.arange(self.shape[1], dtype=np.int32),
-                              np.diff(self.indptr))[order]
-            ends = np.cumsum(np.bincount(self.classes, minlength=self.shape[0])).tolist()
-            found = self.__dict__["_by_class"] = (order, terms, ends)
-        order, terms, ends = found
-        start = 0
-        for end in ends:
+        if found is None:   # a class at a time: no temporary of every cell's
+            found = self.__dict__["_by_class"] = []
+            for c in range(self.shape[0]):
+                at = np.flatnonzero(self.classes == c)
+                found.append((at.astype(np.int32), (np.searchsorted(
+                    self.indptr, at, side="right") - 1).astype(np.int32)))
+        for at, terms in found:
             row = np.zeros(self.shape[1])
-            row[terms[start:end]] = self.values[order[start:end]]
-            start = end
+            row[terms] = self.values[at]
             yield row
 
 
