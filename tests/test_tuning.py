@@ -590,3 +590,61 @@ def test_the_cv_table_marks_the_candidates_stopped_early():
     assert lines[3].endswith("  stopped after 2 folds") and "0.8500" in lines[3]
     # The columns after the score stay where they are.
     assert len({line.index(" 0.50 ") for line in lines}) == 1
+
+
+def test_a_held_cells_place_among_the_stored_cells_is_where_a_bisection_of_all_finds_it():
+    from scipy.sparse import random as sparse_random
+    from textnb.evaluation.tuning import _places
+    rng = np.random.default_rng(3)
+    # Terms with no cell, one, or every class's; classes ascending within a term (CSC).
+    counts = sparse_random(20, 500, density=0.2, format="lil", random_state=rng)
+    counts[:, 7] = 1.0
+    counts = counts.tocsc()
+    counts.sort_indices()
+    term = np.repeat(np.arange(counts.shape[1]), np.diff(counts.indptr))
+    asked = rng.choice(counts.nnz, 800)   # some cells asked twice, in no order
+    keys = term * counts.shape[0] + counts.indices
+    expected = np.searchsorted(keys, keys[asked])
+    found = _places(counts.indptr, counts.indices, term[asked].astype(counts.indices.dtype),
+                    counts.indices[asked])
+    assert np.array_equal(found, expected) and np.array_equal(found, asked)
+
+
+@pytest.mark.parametrize("dense", [1 << 22, 0])
+def test_the_cv_rows_of_the_bundled_sample_are_the_ones_they_were(dense, monkeypatch):
+    """Every row's settings, mean and sd, bit for bit, and the choice, as main computed them
+    before the folds' cells were placed by term (tests/data/tuning/sample-cv-rows.json): the
+    scoring's speed-ups change no score. A fold's counts dense and sparse alike."""
+    import json
+    from textnb.evaluation import tuning
+    monkeypatch.setattr(tuning, "_DENSE", dense)
+    texts, labels = [], []
+    for label, folder in (("spam", SPAM_DIR), ("ham", HAM_DIR)):
+        for path in sorted(folder.iterdir()):
+            texts.append(path.read_bytes())
+            labels.append(label)
+    found = tune(TextClassifier(n_jobs=1), texts, labels, folds=3)
+    keys = ("model", "alpha", "ngram_range", "stop_words", "tf", "norm", "mean", "sd", "stopped")
+    rows = [[row[key] for key in keys if key in row] for row in found.rows]
+    expected = json.loads((ROOT / "tests" / "data" / "tuning" / "sample-cv-rows.json").read_text())
+    assert rows == expected["rows"] and found.chosen == expected["chosen"]
+    assert len(rows) > 20 and any(row[2] == [1, 2] for row in rows)
+
+
+def test_a_weighings_class_rows_found_once_are_a_models_rows_as_every_fold_changes_them():
+    from scipy.sparse import random as sparse_random
+    from textnb.evaluation.tuning import _FoldCounts
+    from textnb.nb.sparse import StoredCounts
+    counts = sparse_random(6, 300, density=0.3, format="lil", random_state=5)
+    counts[4, :] = 0.0   # a class without a cell
+    counts = counts.tocsc()
+    counts.sort_indices()
+    values = counts.data.copy()
+    arrays = (counts.indptr.astype(np.int64), counts.indices, values, counts.shape)
+    fold, model = _FoldCounts(*arrays), StoredCounts(*arrays)
+    for cells in (np.arange(0), np.arange(0, values.size, 3), np.arange(1, values.size, 2)):
+        values[cells] -= 0.25   # a fold's held part taken out in place, as the tuning does
+        rows = list(fold.rows())
+        assert len(rows) == 6 and not rows[4].any()
+        assert all(np.array_equal(a, b) for a, b in zip(rows, model.rows()))
+        values[cells] += 0.25

@@ -35,11 +35,12 @@ import itertools
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from ..folds import small_class_folds, stratified_folds
+from ..nb.sparse import StoredCounts
 from ..store.schema import MAX_CELLS, MAX_COMPARISONS
 from ..text.stopwords import load_stop_words
 
@@ -455,7 +456,6 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
     every training part and never held out."""
     from scipy.sparse import csr_matrix
     from ..classifier import MODELS as EVENT_MODELS
-    from ..nb.sparse import StoredCounts
     from .metrics import roc_auc
     binary = [m for m in models if EVENT_MODELS[m]._binary]
     if binary:
@@ -490,13 +490,8 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
         del total
     else:
         values = total.data
-        fold_counts = StoredCounts(total.indptr.astype(np.int64), total.indices, values,
-                                   total.shape)
-        # Each stored cell's term × classes + class: ascending, as CSC stores them by term and
-        # class; a held cell's place among them is found by bisection.
-        key = np.int32 if classes.size * n_terms < 2 ** 31 else np.int64
-        keys = (np.repeat(np.arange(n_terms, dtype=key), np.diff(total.indptr)) * classes.size
-                + total.indices.astype(key))
+        fold_counts = _FoldCounts(total.indptr.astype(np.int64), total.indices, values,
+                                  total.shape)
     class_total = np.bincount(row_class, minlength=classes.size)
     s = int(np.flatnonzero(classes == spam)[0]) if spam else 0
     scores = {model: {alpha: [] for alpha in alphas} for model in models}
@@ -514,8 +509,7 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
             cells = held_counts.row * n_terms + held_counts.col  # flat: no 2-d index
             fold_counts = counts
         else:
-            cells = np.searchsorted(keys, held_counts.col.astype(key) * classes.size
-                                    + held_counts.row.astype(key))
+            cells = _places(total.indptr, total.indices, held_counts.col, held_counts.row)
         whole = values[cells]
         values[cells] = whole - held_counts.data
         del held_counts   # its cells are taken: let it go before the weights are derived
@@ -533,8 +527,11 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
         blocks = [slice(c, c + step) for c in range(0, classes.size, step)]
         # The used terms' counts, the same for every model and alpha: dense (20 Newsgroups'
         # words: 11 MB), or kept sparse and a block of classes made dense at a time (its pairs:
-        # 33 MB dense, and as much again to gather them).
-        used_counts = counts[:, used] if dense else total[:, used].tocsr()
+        # 33 MB dense, and as much again to gather them). Each block's held term by term
+        # (Fortran order), as the weights derived of them elementwise are then: their transpose
+        # is the C-ordered array scipy multiplies by, not a copy of it made for every α.
+        used_counts = ([counts[block].T[used].T for block in blocks] if dense else
+                       total[:, used].tocsr())
         for model in models:
             racing = [alpha for alpha in alphas if (model, alpha) in live]
             if not racing:
@@ -546,8 +543,8 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
                 nb.alpha = alpha
                 nb._update(counts_changed=False)
                 jll = np.empty((X_used.shape[0], classes.size))
-                for block in blocks:
-                    block_counts = used_counts[block] if dense else used_counts[block].toarray()
+                for b, block in enumerate(blocks):
+                    block_counts = used_counts[b] if dense else used_counts[block].toarray()
                     jll[:, block] = X_used @ nb._weights(block_counts, used, block).T
                 jll += nb._bias()
                 if spam:
@@ -559,15 +556,52 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
         # This fold's arrays let go before the next fold makes its own: two folds' at once
         # were a pair weighing's peak (docs/design/training-speed.md).
         largest = max(largest, X_used.data.nbytes * 2 + cells.nbytes + whole.nbytes + (
-            used_counts.nbytes + counts.nbytes if dense else
+            sum(a.nbytes for a in used_counts) + counts.nbytes if dense else
             sum(a.nbytes for a in (used_counts.data, used_counts.indices, used_counts.indptr))))
         nb = used_counts = X_used = cells = whole = None
         if behind is not None:
             live = {(model, alpha) for model, alpha in live if not behind(scores[model][alpha])}
     if cost is not None:
-        cost["bytes"] += largest + (0 if dense else keys.nbytes + sum(
-            a.nbytes for a in fold_counts[:3]))
+        cost["bytes"] += largest + (0 if dense else sum(a.nbytes for a in fold_counts[:3]))
     return scores
+
+
+class _FoldCounts(StoredCounts):
+    """The stored counts of a weighing, whose values each fold changes in place: each class's
+    cells and their terms found once for every fold (a model's
+    :meth:`~textnb.nb.sparse.StoredCounts.rows` finds them again each time it is asked)."""
+
+    def rows(self) -> Iterator[np.ndarray]:
+        """Each class's counts in turn, ndarray of shape (n_terms,): the same rows."""
+        found = self.__dict__.get("_by_class")
+        if found is None:   # a class at a time: no temporary of every cell's
+            found = self.__dict__["_by_class"] = []
+            for c in range(self.shape[0]):
+                at = np.flatnonzero(self.classes == c)
+                found.append((at.astype(np.int32), (np.searchsorted(
+                    self.indptr, at, side="right") - 1).astype(np.int32)))
+        for at, terms in found:
+            row = np.zeros(self.shape[1])
+            row[terms] = self.values[at]
+            yield row
+
+
+def _places(indptr: np.ndarray, stored: np.ndarray, terms: np.ndarray,
+            classes: np.ndarray) -> np.ndarray:
+    """Where each cell (``terms[i]``, ``classes[i]``) is among the stored cells of CSC arrays
+    (``indptr`` by term, ``stored`` the classes of a term's cells, ascending), each asked cell
+    stored: a bisection of the cell's own term's few classes, every cell a step at a time, in
+    as many steps as a term has classes' bits, not as all the stored cells have."""
+    lo, hi = indptr[terms], indptr[terms + 1]
+    mid = np.empty_like(lo)
+    for _ in range(int(np.max(hi - lo, initial=0)).bit_length()):
+        np.subtract(hi, lo, out=mid)   # lo < hi until found: mid < stored.size
+        mid >>= 1
+        mid += lo
+        below = stored[mid] < classes
+        np.copyto(lo, mid + 1, where=below)
+        np.copyto(hi, mid, where=~below)
+    return lo
 
 
 def _weigh(X: Any, tf: str, norm: str | None) -> Any:
