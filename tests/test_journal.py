@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import textnb.classifier as classifier_module
+import textnb.incremental as incremental_module
 from textnb import TextClassifier, incremental
 from textnb.documents.message import read_bytes
 from textnb.errors import ModelFileError
@@ -59,7 +59,7 @@ def test_one_document_at_a_time_adds_what_the_general_path_adds(monkeypatch):
     fast, general = fitted(), fitted()
     for raw, label in NEW:
         fast.partial_fit([raw], [label])
-    monkeypatch.setattr(classifier_module, "ONE_BY_ONE", 0)
+    monkeypatch.setattr(incremental_module, "ONE_BY_ONE", 0)
     for raw, label in NEW:
         general.partial_fit([raw], [label])
     assert fast.vocabulary_.terms_ == general.vocabulary_.terms_

@@ -153,14 +153,11 @@ class TextClassifier(Parameters):
         scikit-learn's TunedThresholdClassifierCV tunes one; None: the most probable class; a
         number: that threshold (docs/design/decision-threshold.md).
     unseen : {"auto", "drop", "score"}, default="auto"
-        A new document's words outside the vocabulary: dropped (Mitchell's "positions that
-        contain tokens found in Vocabulary"), or scored each as a term no class counted, weighed
-        as the document's other words (:attr:`~textnb.nb.discrete.DiscreteNB.unseen_weight_`),
-        as a cross-validation fold scores a held-out document's words its training lacks;
-        "auto": scored by a model of more than two classes, dropped by one of two, whose
-        cutoffs (mail) and decision threshold are measured on held-out scores that drop them
-        (:func:`textnb.decision.rules.scores_unseen`; docs/design/text-classification.md). A
-        model file written before this setting drops them.
+        A new document's words outside the vocabulary: dropped (Mitchell's), or scored each as
+        a term no class counted (:attr:`~textnb.nb.discrete.DiscreteNB.unseen_weight_`), as a
+        cross-validation fold scores a held-out document's words its training lacks; "auto":
+        scored with more than two classes, dropped with two, whose cutoffs are measured on
+        held-out scores that drop them (docs/design/text-classification.md).
 
     Examples
     --------
@@ -489,7 +486,7 @@ class TextClassifier(Parameters):
                 check_in(labels, classes)
         if hasattr(texts, "__len__"):
             check_lengths(texts, labels)  # before any work, where the lengths are known
-        one_by_one = self._one_by_one(texts, labels, classes)
+        one_by_one = incremental.one_by_one(self, texts, labels, classes)
         if one_by_one is not None:
             for row, c in zip(incremental.rows(self, texts), one_by_one):
                 incremental.apply(self, row, c)  # a new version a document
@@ -554,19 +551,6 @@ class TextClassifier(Parameters):
                       np.append(self.digest_weights_, np.ones(len(labels))),
                       codes=np.concatenate([self._digest_codes, codes]))
         return self
-
-    def _one_by_one(self, texts: Any, labels: list, classes: Any) -> list[int] | None:
-        """The class number of each label where ``partial_fit`` adds ``texts`` one row at a
-        time (:mod:`textnb.incremental`: a few documents of classes the fitted model has, its
-        terms sorted), else None (its general path: counted in parts, the terms sorted once)."""
-        if (not hasattr(self, "model_") or classes is not None or not isinstance(texts, list)
-                or not 0 < len(texts) <= ONE_BY_ONE or len(labels) != len(texts)
-                or getattr(self.vocabulary_, "unsorted", False)):
-            return None
-        number = {c: i for i, c in enumerate(self.model_.classes_.tolist())}
-        found = [number.get(label) if isinstance(label, (str, int, np.generic)) else None
-                 for label in labels]
-        return None if None in found else found
 
     def learn_thresholds(self, texts: Iterable[Text], y: Iterable) -> "TextClassifier":
         """Learn what ``fit`` cross-validates for two classes, a mail model's spam and ham
@@ -642,9 +626,7 @@ class TextClassifier(Parameters):
                 else score(model, vocabulary.count_parts([], unseen)))
 
     def _scores_unseen(self) -> bool:
-        """Whether a new document's words outside the vocabulary are scored (``unseen``,
-        :func:`textnb.decision.rules.scores_unseen`); a classifier unpickled from before the
-        setting drops them."""
+        """Whether new words are scored (:func:`textnb.decision.rules.scores_unseen`)."""
         return scores_unseen(self.__dict__.get("unseen", "drop"), self.classes_)
 
     def predict_joint_log_proba(self, texts: Iterable[Text]) -> np.ndarray:
@@ -801,11 +783,6 @@ class TextClassifier(Parameters):
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
             raise not_fitted(self)
-
-
-# partial_fit adds this many documents or fewer one row at a time (textnb.incremental): in
-# time of their terms, not of the model's; more are counted in parts and the terms sorted once.
-ONE_BY_ONE = 16
 
 
 # -- model file --------------------------------------------------------------------------

@@ -20,6 +20,10 @@ import numpy as np
 from .text.features import Text, check_lengths, text_list
 from .text.hashing import HashedVocabulary, rename_columns, hash_columns
 
+# partial_fit adds this many documents or fewer one row at a time: in time of their terms, not
+# of the model's; more are counted in parts and the terms sorted once.
+ONE_BY_ONE = 16
+
 # Counts this close to 0 after a document is taken back are 0: rounding of weighted counts
 # summed in another order, not a document (as DiscreteNB.unlearn has it).
 TOLERANCE = 1e-9
@@ -33,6 +37,20 @@ class Row(NamedTuple):
     keys: list
     values: np.ndarray
     digest: int
+
+
+def one_by_one(classifier: Any, texts: Any, labels: list, classes: Any) -> list[int] | None:
+    """The class number of each label where ``partial_fit`` adds ``texts`` one row at a time
+    (a few documents of classes the fitted model has, its terms sorted), else None (its general
+    path: counted in parts, the terms sorted once)."""
+    if (not hasattr(classifier, "model_") or classes is not None or not isinstance(texts, list)
+            or not 0 < len(texts) <= ONE_BY_ONE or len(labels) != len(texts)
+            or getattr(classifier.vocabulary_, "unsorted", False)):
+        return None
+    number = {c: i for i, c in enumerate(classifier.model_.classes_.tolist())}
+    found = [number.get(label) if isinstance(label, (str, int, np.generic)) else None
+             for label in labels]
+    return None if None in found else found
 
 
 def rows(classifier: Any, texts: Sequence[Text]) -> list[Row]:
