@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..classifier import TextClassifier
-from ..decision.rules import decide, headers, spam_cutoffs
+from ..decision.rules import decide, headers, scores_unseen, spam_cutoffs
 from ..documents.message import read_bytes
 from ..errors import ModelFileError, TextnbError
 from ..mail.filter import add_headers
@@ -72,7 +72,8 @@ class Weights:
         # Words outside the vocabulary, where the classifier scores them: u_1 − u_0 each.
         unseen = classifier.model_.unseen_weight_
         self.unseen = (float(unseen[1]) - float(unseen[0])
-                       if classifier._scores_unseen() and self.hashed is None else None)
+                       if scores_unseen(classifier.unseen, classifier.classes_)
+                       and self.hashed is None else None)
 
     def log_proba(self, tokens: Sequence[str]) -> list[float]:
         """[log P(c_0|x), log P(c_1|x)], in the classifier's class order, of a document's
