@@ -5,6 +5,7 @@ loads the whole model) and the full recompute of the score constants."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -199,3 +200,30 @@ def test_textnb_learn_hands_what_it_does_not_do_to_the_full_command(tmp_path, ar
     done = textnb("learn", *args, "-m", str(path), str(message))
     assert done.returncode != 0 and "click" in done.stderr
     assert not Path(journal.path_of(path)).exists()
+
+
+def test_a_prepared_model_is_what_the_next_learner_reopens_unless_written_since(tmp_path):
+    """prepare reads the file for this process's next reopen (a daemon's, after its fold
+    replaced the file): reopen hands that Appender out, reading nothing; once the file has
+    been written since (its signature: inode, size, time), reopen reads it afresh."""
+    path = tmp_path / "m.model"
+    save_model(fitted(), path)
+    key = str(path.resolve())
+    reads = []
+    real = appending.Appender.__init__
+
+    def counted(self, p):
+        reads.append(p)
+        real(self, p)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(appending.Appender, "__init__", counted)
+        appending.prepare(path)
+        prepared = appending._written[key][1]
+        assert reads == [path]
+        assert appending.reopen(path) is prepared and reads == [path]
+        appending.prepare(path)
+        stale = appending._written[key][1]
+        os.utime(path, ns=(1, 1))  # written by another since
+        assert appending.reopen(path) is not stale and len(reads) == 3
+    assert learning.learn(path, SPAM[50], "spam", None)

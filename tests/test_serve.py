@@ -1108,3 +1108,33 @@ def test_a_tell_after_the_file_is_replaced_reads_its_classes_not_the_whole_model
     assert served.for_tell(said.append) == Labels(["good", "junk"], "junk")
     assert len(said) == 1 and "model not reloaded, the old one serves" in said[0]
 
+
+
+def test_a_fold_that_ends_leaves_the_replaced_file_read_for_the_next_tell(model):
+    """When its fold process has replaced the file, the worker reads it at once
+    (store.appending.prepare), so the next TELL's learner reopens it without reading."""
+    import asyncio
+
+    from textnb.serve.fold import Fold
+    from textnb.store import appending, journal, learning
+    for i, f in enumerate(files("spam") * 2):
+        raw = f.read_bytes() + f"\nzqxprepare{i}word\n".encode()
+        learning.learn(model, raw, "spam", None, detach=False)
+        if journal.size_of(model) > journal.COMPACT_BYTES:
+            break
+    key = os.path.realpath(model)
+    appending._written.pop(key, None)
+    loop = asyncio.new_event_loop()
+    try:
+        fold, why = Fold(str(model)), []
+        fold.start(loop, why.append)
+        assert fold.process is not None
+        deadline = time.monotonic() + 60
+        while fold.process is not None and time.monotonic() < deadline:
+            loop.run_until_complete(asyncio.sleep(0.02))
+    finally:
+        loop.close()
+    assert why == [] and journal.size_of(model) == 0  # folded, the journal gone
+    signature, prepared = appending._written[key]
+    assert signature == journal.signature(model)
+    assert appending.reopen(model) is prepared

@@ -65,12 +65,24 @@ class Fold:
         process.stderr.close()
         status = process.wait()
         self.process = None
-        if status < 0:
+        if status == 0:
+            self._prepare()
+        elif status < 0:
             failed(f"the fold process {process.pid} was killed by signal {-status}")
         elif status:
             said = self.said.decode("utf-8", "replace").strip().splitlines()
             failed(said[-1][:200] if said else f"the fold process {process.pid} exited "
                    f"with status {status}")
+
+
+    def _prepare(self) -> None:
+        """The replaced file read now, while the worker waits for requests, not by the next
+        TELL (store.appending.prepare)."""
+        from ..store.appending import prepare
+        try:
+            prepare(self.path)
+        except Exception:  # noqa: BLE001 - only a head start: the next TELL reads it itself
+            pass
 
 
 def main(argv: list[str]) -> int:

@@ -40,7 +40,7 @@ from itertools import compress
 from ..documents.message import read_bytes
 from ..text.tokens import Tokenizer
 from . import journal
-from .container import read
+from .container import locked, read
 from .plain import plain_array, term_index
 from .schema import LEGACY_SETTINGS, TEXT_CLASSIFIER
 
@@ -237,6 +237,14 @@ def reopen(path: str | os.PathLike) -> Appender:
     if appender is not None and signature == journal.signature(path):
         return appender
     return Appender(path)
+
+
+def prepare(path: str | os.PathLike) -> None:
+    """Read the model file at ``path`` for this process's next :func:`reopen`, under the
+    update lock: a daemon does it when its fold has replaced the file, so that the next TELL
+    does not (reopen checks the signature, so a file written again since is read again)."""
+    with locked(path):
+        _written[os.path.realpath(path)] = (journal.signature(path), Appender(path))
 
 
 def _digest(tokens: list[str]) -> int:
