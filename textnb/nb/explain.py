@@ -76,8 +76,8 @@ def explain_document(model: DiscreteNB, terms: Sequence[str], X: Any, top: int =
     shown, hidden = order[:top], order[top:]
     amounts = model.unseen_amounts(X)
     unseen = 0 if amounts is None else int(X.unseen.indptr[1] - X.unseen.indptr[0])
-    weight = model.unseen_weight_ if unseen else np.zeros(len(model.classes_))
-    unseen_push = float(amounts[0] * (weight[first] - weight[second])) if unseen else 0.0
+    u = model.unseen_weight_ if unseen else None
+    unseen_push = float(amounts[0] * (u[first] - u[second])) if unseen else 0.0
     return Explanation(
         label=model.classes_[first].item(), against=model.classes_[second].item(),
         log_odds=float(jll[first] - jll[second]), prior_log_odds=float(prior),

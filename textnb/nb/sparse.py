@@ -23,8 +23,9 @@ class Unseen(NamedTuple):
 
 class CSR(NamedTuple):
     """The three arrays of a compressed sparse row matrix, and its shape (no scipy needed);
-    ``unseen``: the rows' words outside the columns, where vectorising kept them (:class:`Unseen`),
-    which a model scores as terms it never counted (:meth:`textnb.nb.discrete.DiscreteNB.unseen_weight_`)."""
+    ``unseen``: the rows' words outside the columns, where vectorising kept them
+    (:class:`Unseen`), which a model scores as terms it never counted
+    (:attr:`textnb.nb.discrete.DiscreteNB.unseen_weight_`)."""
 
     data: np.ndarray
     indices: np.ndarray

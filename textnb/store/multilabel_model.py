@@ -64,7 +64,8 @@ def load_model(path: str | os.PathLike, *, n_jobs: int | None = 1) -> MultiLabel
     if (arrays["label_count"] > arrays["n_documents"][0]).any():
         raise model.corrupt("a label is counted in more documents than there are")
     # A file of before the posterior scoring holds thresholds on one-vs-rest log-odds.
-    params = {"scoring": "one-vs-rest", **schema.with_legacy(meta["params"], schema.MULTILABEL_SETTINGS),
+    params = {"scoring": "one-vs-rest",
+              **schema.with_legacy(meta["params"], schema.MULTILABEL_SETTINGS),
               "ngram_range": tuple(meta["params"]["ngram_range"]), "n_jobs": n_jobs}
     classifier = MultiLabelClassifier(**params)
     classifier.stop_words_ = list(meta["stop_words"])
