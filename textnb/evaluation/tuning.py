@@ -295,6 +295,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
             search(ngram, best(WIDER, [own]), sorted(alphas)[max(at - 1, 0):at + 2],
                    to_scipy(count[own][1]))
     rows[:] = ranked()
+
     # Pairs without the stop words, where counted, only where they beat the rest clearly.
     first = first_best(rows, k, lambda r: r["stop_words"] == own and r["ngram_range"][1] > 1,
                        spam is not None) if own != kept and own in count else 0
@@ -425,6 +426,8 @@ def smoothest(rows: Sequence[dict[str, Any]], folds: int, lower_is_better: bool 
     return max(near, key=lambda i: rows[i]["alpha"])
 
 
+# Event models scored from the parts of their weights (_Parts).
+_SPLIT = ("complement", "multinomial")
 # Cells (a class, a term) of the weights derived at once in a fold's scoring: a few arrays
 # of a block are held at once (Bernoulli's weights: five), 4 MB each.
 _BLOCK = 1 << 19
@@ -469,6 +472,14 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
             return {model: found[model] for model in models}
         if not presence:
             X = csr_matrix(((X.data > 0).astype(float), X.indices, X.indptr), shape=X.shape)
+    split = [m for m in models if m in _SPLIT]
+    if split:
+        found = _split_scores(classifier, X, y, fold, k, split, alphas, spam, cost, behind)
+        if len(split) < len(models):
+            found.update(_cross_validate_models(classifier, X, y, fold, k,
+                                                [m for m in models if m not in split], alphas,
+                                                spam, behind=behind))
+        return {model: found[model] for model in models}
     params = {"fit_prior": classifier.fit_prior, "class_prior": classifier.class_prior}
     classes, row_class = np.unique(y, return_inverse=True)
     indicator = csr_matrix((np.ones(y.size), (row_class, np.arange(y.size))),
@@ -564,6 +575,163 @@ def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndar
     if cost is not None:
         cost["bytes"] += largest + (0 if dense else sum(a.nbytes for a in fold_counts[:3]))
     return scores
+
+
+def _split_scores(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k: int,
+                  models: Sequence[str], alphas: Sequence[float], spam: str | None,
+                  cost: dict | None = None,
+                  behind: Callable[[list[float]], bool] | None = None
+                  ) -> dict[str, dict[float, list[float]]]:
+    """:func:`_cross_validate_models` of complement and multinomial NB, whose weights are
+    scored from their parts (:class:`_Parts`): each fold's parts once, for every (model, α)
+    still racing. (Scored on two threads, the (model, α) of a fold or two folds at once, it
+    took more time and 45 to 80 MB more: docs/design/performance.md.)"""
+    from scipy.sparse import csr_matrix
+    from ..classifier import MODELS as EVENT_MODELS
+    from .metrics import roc_auc
+    params = {"fit_prior": classifier.fit_prior, "class_prior": classifier.class_prior}
+    classes, row_class = np.unique(y, return_inverse=True)
+    indicator = csr_matrix((np.ones(y.size), (row_class, np.arange(y.size))),
+                           shape=(classes.size, y.size))
+    total = (indicator @ X).tocsc()
+    total.sort_indices()
+    whole = _Whole(StoredCounts(total.indptr.astype(np.int64), total.indices, total.data,
+                                total.shape))
+    del total, indicator
+    class_total = np.bincount(row_class, minlength=classes.size)
+    s = int(np.flatnonzero(classes == spam)[0]) if spam else 0
+    scores = {model: {alpha: [] for alpha in alphas} for model in models}
+    live = {(model, alpha) for model in models for alpha in alphas}
+    largest = 0
+    for f in range(k):
+        if not live:
+            break
+        held = fold == f
+        class_count = (class_total - np.bincount(row_class[held], minlength=classes.size)
+                       ).astype(float)
+        parts = _Parts(X[held], row_class[held], whole)
+        for model in models:
+            racing = [alpha for alpha in alphas if (model, alpha) in live]
+            if not racing:
+                continue
+            nb = EVENT_MODELS[model](**params)
+            nb.classes_ = classes
+            nb.restore_counts(class_count, whole.counts)   # for its bias: the class prior
+            for alpha in racing:
+                jll = parts.jll(model, alpha)
+                jll += nb._bias()
+                if spam:
+                    score = 1.0 - roc_auc(y[held] == spam, jll[:, s] - jll[:, 1 - s])
+                else:
+                    score = float(np.mean(classes[jll.argmax(axis=1)] == y[held]))
+                scores[model][alpha].append(score)
+        largest = max(largest, parts.nbytes)
+        parts = None   # let go before the next fold's
+        if behind is not None:
+            live = {(model, alpha) for model, alpha in live if not behind(scores[model][alpha])}
+    if cost is not None:
+        cost["bytes"] += largest + whole.nbytes
+    return scores
+
+
+class _Whole:
+    """A weighing's counts (:class:`StoredCounts`) and what every fold's :class:`_Parts` takes
+    of them: each cell's term, n_c and N = Σ_c n_c."""
+
+    def __init__(self, counts: StoredCounts) -> None:
+        self.counts = counts
+        self.terms = np.repeat(np.arange(counts.shape[1], dtype=np.int32),
+                               np.diff(counts.indptr))
+        self.n_c = np.bincount(counts.classes, weights=counts.values, minlength=counts.shape[0])
+        self.n = counts.values.sum()
+        self.nbytes = sum(a.nbytes for a in (*counts[:3], self.terms))
+
+
+class _Parts:
+    """A fold's complement and multinomial scores of its held documents, summed from the parts
+    of their weights: w_ck = a_c + b_k + d_ck, where d_ck is 0 unless class c counted term k
+    (20 Newsgroups' word pairs: 1.1 of 9.7 million cells), so x' @ w.T = (Σ_k x_k) a_c +
+    x' @ b + x' @ d.T, and the logarithms are taken of the counted cells alone.
+
+    Complement NB (:meth:`~textnb.nb.discrete.ComplementNB._weights`, no weight normalisation):
+    w_ck = log S_c − log(max(n_k − n_kc, 0) + α), S_c = Σ_k max(n_k − n_kc, 0) + α|V|, so
+    a_c = log S_c, b_k = −log(n_k + α), d_ck = log(n_k + α) − log(max(n_k − n_kc, 0) + α).
+    Multinomial NB: w_ck = log(n_kc + α) − log(n_c + α|V|), so a_c = log α − log(n_c + α|V|),
+    b_k = 0, d_ck = log(n_kc + α) − log α. A fold's n_kc are the whole's less its held part's,
+    cell by cell, of the held part's terms; S_c = N − n_c (N = Σ_k n_k; the max of a count
+    left negative by rounding is taken of the counted cells). The sums are taken in another
+    order than the models' own: the same scores to rounding (tests/test_tuning.py). x' @ d.T
+    is summed over chunks of the terms in turn, each chunk's d made dense (some 4 MB)."""
+
+    def __init__(self, X_held: Any, held_class: np.ndarray, whole: "_Whole") -> None:
+        from scipy.sparse import csc_matrix
+        n_classes, n_terms = whole.counts.shape
+        X = X_held.tocsc()   # by term: a chunk of terms is a slice
+        del X_held
+        # The held part over its own terms: weights are derived for those alone, a used
+        # term's column its rank among them.
+        present = np.diff(X.indptr) > 0
+        used = np.flatnonzero(present)
+        X = csc_matrix((X.data, X.indices, X.indptr[np.append(used, n_terms)]),
+                       shape=(X.shape[0], used.size))
+        self.length = np.bincount(X.indices, weights=X.data, minlength=X.shape[0])   # Σ_k x_k
+        # The whole's cells of the used terms, term by term (the rows of d.T), less the held
+        # part's: each held entry is found among them by its (term, class) key, and a cell's
+        # entries are added in the order of their documents, as (classes × documents) @ X
+        # adds them.
+        counted = present[whole.terms]
+        self.classes, self.n_kc = whole.counts.classes[counted], whole.counts.values[counted]
+        del counted
+        lengths = np.diff(whole.counts.indptr)[used]
+        self.indptr = np.zeros(used.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self.indptr[1:])
+        keys = np.repeat(np.arange(used.size, dtype=np.int64) * n_classes, lengths)
+        keys += self.classes
+        entry_class = held_class[X.indices]
+        held = np.repeat(np.arange(used.size, dtype=np.int64) * n_classes, np.diff(X.indptr))
+        held += entry_class
+        self.n_kc -= np.bincount(np.searchsorted(keys, held), weights=X.data,
+                                 minlength=keys.size)
+        del keys, held
+        self.n_k = np.add.reduceat(self.n_kc, self.indptr[:-1]) if used.size else self.n_kc
+        self.n_c = whole.n_c - np.bincount(entry_class, weights=X.data, minlength=n_classes)
+        self.n = whole.n - X.data.sum()
+        self.n_terms = n_terms
+        step = max(1, _BLOCK // n_classes)
+        self.chunks = [(lo, min(lo + step, used.size)) for lo in range(0, used.size, step)]
+        self.X = X
+        # Its arrays, and its largest temporaries (the keys, as many again as its cells).
+        self.nbytes = sum(a.nbytes for a in (self.indptr, self.classes, self.n_kc, self.n_k,
+                                             X.data, X.indices, X.indptr, entry_class)) \
+            + 3 * self.n_kc.nbytes
+
+    def jll(self, model: str, alpha: float) -> np.ndarray:
+        """x' @ w.T of the held documents, ndarray of shape (documents, classes)."""
+        n_classes = self.n_c.size
+        if model == "complement":
+            a = np.log(self.n - self.n_c + alpha * self.n_terms)
+            jll = np.outer(self.length, a)
+            jll -= (self.X @ np.log(self.n_k + alpha))[:, None]
+        else:
+            a = np.log(alpha) - np.log(self.n_c + alpha * self.n_terms)
+            jll = np.outer(self.length, a)
+        for lo, hi in self.chunks:
+            cells = slice(self.indptr[lo], self.indptr[hi])
+            n_kc = self.n_kc[cells]
+            if model == "complement":
+                n_k = np.repeat(self.n_k[lo:hi], np.diff(self.indptr[lo:hi + 1]))
+                d = np.log(n_k + alpha)
+                complement = np.maximum(n_k - n_kc, 0.0, out=n_k)
+                complement += alpha
+                d -= np.log(complement, out=complement)
+            else:
+                d = np.log(n_kc + alpha)
+                d -= np.log(alpha)
+            dense = np.zeros((hi - lo, n_classes))
+            dense[np.repeat(np.arange(hi - lo), np.diff(self.indptr[lo:hi + 1])),
+                  self.classes[cells]] = d
+            jll += self.X[:, lo:hi] @ dense
+        return jll
 
 
 class _FoldCounts(StoredCounts):
