@@ -27,15 +27,14 @@ LABELS = ["spam"] * 12 + ["ham"] * 12
 @pytest.mark.parametrize("model, tf, norm", [("multinomial", "log", "l2"), ("complement", "raw", "l2"),
                                              ("complement", "raw", None), ("bernoulli", "binary", None)])
 @pytest.mark.parametrize("spam", [None, "spam"])
-@pytest.mark.parametrize("block, dense", [(1 << 20, 1 << 22), (7, 0)])
+@pytest.mark.parametrize("block", [1 << 20, 7])
 def test_folds_counted_as_the_whole_less_the_held_part_score_as_fits_of_the_rest(
-        random_counts, model, tf, norm, spam, block, dense, monkeypatch):
+        random_counts, model, tf, norm, spam, block, monkeypatch):
     from textnb.classifier import MODELS
     from textnb.evaluation import tuning
     from textnb.evaluation.metrics import roc_auc
-    # The weights of every class at once or of one at a time; a fold's counts dense or sparse.
+    # The scores' terms in one chunk, or a term a chunk.
     monkeypatch.setattr(tuning, "_BLOCK", block)
-    monkeypatch.setattr(tuning, "_DENSE", dense)
     X, y = random_counts
     if spam:  # two classes: the score is 1 − AUC of the spam log-odds
         y = np.where(y == "spam", "spam", "ham")
@@ -56,7 +55,7 @@ def test_folds_counted_as_the_whole_less_the_held_part_score_as_fits_of_the_rest
 
 
 @pytest.mark.parametrize("tf, norm", [("log", "l2"), ("binary", None)])
-def test_a_folds_counts_sparse_or_dense_in_blocks_or_not_give_the_same_scores_bit_for_bit(
+def test_a_folds_scores_in_chunks_of_any_size_and_its_layout_kept_or_not_are_the_same(
         random_counts, tf, norm, monkeypatch):
     from textnb.evaluation import tuning
     X, y = random_counts
@@ -65,14 +64,44 @@ def test_a_folds_counts_sparse_or_dense_in_blocks_or_not_give_the_same_scores_bi
     before = W.copy()
     models = ["complement", "multinomial", "bernoulli"]
     found = []
-    for block, dense in [(1 << 20, 1 << 22), (7, 1 << 22), (1 << 20, 0), (7, 0)]:
+    for block in (1 << 20, 7, 60):
         monkeypatch.setattr(tuning, "_BLOCK", block)
-        monkeypatch.setattr(tuning, "_DENSE", dense)
         found.append(tuning._cross_validate_models(TextClassifier(), W, y, fold, 4, models,
                                                    (0.01, 0.1, 1.0), None))
-    # A fold's cells taken out of the whole's counts and put back: every fold as the first.
+    # A layout kept from another weighing of the same count (its values alone differ).
+    layout = tuning._Layout()
+    other = _weigh(X, "raw", None)
+    tuning._cross_validate_models(TextClassifier(), other, y, fold, 4, models, (0.1,), None,
+                                  layout=layout)
+    assert len(layout.folds) == 4
+    found.append(tuning._cross_validate_models(TextClassifier(), W, y, fold, 4, models,
+                                               (0.01, 0.1, 1.0), None, layout=layout))
     assert all(scores == found[0] for scores in found[1:])
     assert (W != before).nnz == 0   # the weighed counts are read, never changed
+
+
+def test_a_folds_layout_places_each_held_entry_in_its_own_cell(random_counts):
+    from scipy.sparse import csr_matrix
+    from textnb.evaluation.tuning import _Fold
+    from textnb.nb.sparse import StoredCounts
+    X, y = random_counts
+    classes, row_class = np.unique(y, return_inverse=True)
+    indicator = csr_matrix((np.ones(y.size), (row_class, np.arange(y.size))))
+    total = (indicator @ X).tocsc()
+    total.sort_indices()
+    whole = StoredCounts(total.indptr.astype(np.int64), total.indices, total.data, total.shape)
+    held = np.arange(y.size) % 3 == 1
+    fold = _Fold(X, held, row_class, whole)
+    term = np.repeat(np.arange(X.shape[1]), np.diff(total.indptr))
+    used = np.flatnonzero(np.diff(X[held].tocsc().indptr))
+    entry_term = np.repeat(used, np.diff(fold.indptr))
+    # Each entry: its value, its document's class and its term's cell.
+    rows = np.flatnonzero(held)[fold.rows]
+    assert np.array_equal(X.data[fold.entries], np.asarray(X[rows, entry_term]).ravel())
+    cell = fold.cells[fold.places]
+    assert np.array_equal(term[cell], entry_term)
+    assert np.array_equal(whole.classes[cell], row_class[rows])
+    assert np.array_equal(np.unique(term[fold.cells]), used)
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11),
@@ -592,32 +621,11 @@ def test_the_cv_table_marks_the_candidates_stopped_early():
     assert len({line.index(" 0.50 ") for line in lines}) == 1
 
 
-def test_a_held_cells_place_among_the_stored_cells_is_where_a_bisection_of_all_finds_it():
-    from scipy.sparse import random as sparse_random
-    from textnb.evaluation.tuning import _places
-    rng = np.random.default_rng(3)
-    # Terms with no cell, one, or every class's; classes ascending within a term (CSC).
-    counts = sparse_random(20, 500, density=0.2, format="lil", random_state=rng)
-    counts[:, 7] = 1.0
-    counts = counts.tocsc()
-    counts.sort_indices()
-    term = np.repeat(np.arange(counts.shape[1]), np.diff(counts.indptr))
-    asked = rng.choice(counts.nnz, 800)   # some cells asked twice, in no order
-    keys = term * counts.shape[0] + counts.indices
-    expected = np.searchsorted(keys, keys[asked])
-    found = _places(counts.indptr, counts.indices, term[asked].astype(counts.indices.dtype),
-                    counts.indices[asked])
-    assert np.array_equal(found, expected) and np.array_equal(found, asked)
-
-
-@pytest.mark.parametrize("dense", [1 << 22, 0])
-def test_the_cv_rows_of_the_bundled_sample_are_the_ones_they_were(dense, monkeypatch):
+def test_the_cv_rows_of_the_bundled_sample_are_the_ones_they_were():
     """Every row's settings, mean and sd, bit for bit, and the choice, as main computed them
     before the folds' cells were placed by term (tests/data/tuning/sample-cv-rows.json): the
-    scoring's speed-ups change no score. A fold's counts dense and sparse alike."""
+    scoring's speed-ups change no score."""
     import json
-    from textnb.evaluation import tuning
-    monkeypatch.setattr(tuning, "_DENSE", dense)
     texts, labels = [], []
     for label, folder in (("spam", SPAM_DIR), ("ham", HAM_DIR)):
         for path in sorted(folder.iterdir()):
@@ -630,21 +638,3 @@ def test_the_cv_rows_of_the_bundled_sample_are_the_ones_they_were(dense, monkeyp
     assert rows == expected["rows"] and found.chosen == expected["chosen"]
     assert len(rows) > 20 and any(row[2] == [1, 2] for row in rows)
 
-
-def test_a_weighings_class_rows_found_once_are_a_models_rows_as_every_fold_changes_them():
-    from scipy.sparse import random as sparse_random
-    from textnb.evaluation.tuning import _FoldCounts
-    from textnb.nb.sparse import StoredCounts
-    counts = sparse_random(6, 300, density=0.3, format="lil", random_state=5)
-    counts[4, :] = 0.0   # a class without a cell
-    counts = counts.tocsc()
-    counts.sort_indices()
-    values = counts.data.copy()
-    arrays = (counts.indptr.astype(np.int64), counts.indices, values, counts.shape)
-    fold, model = _FoldCounts(*arrays), StoredCounts(*arrays)
-    for cells in (np.arange(0), np.arange(0, values.size, 3), np.arange(1, values.size, 2)):
-        values[cells] -= 0.25   # a fold's held part taken out in place, as the tuning does
-        rows = list(fold.rows())
-        assert len(rows) == 6 and not rows[4].any()
-        assert all(np.array_equal(a, b) for a, b in zip(rows, model.rows()))
-        values[cells] += 0.25

@@ -35,7 +35,7 @@ import itertools
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -171,6 +171,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     # One stop-word setting's single words, taken when a weighing needs them, let go for the
     # other setting's and before pairs: each is 21 MB (20 Newsgroups) and 80 ms to take.
     words: dict[str, Any] = {}
+    layouts: dict[str, _Layout] = {}   # and where their entries go in each fold
     # Word pairs only where the model file could hold them (MAX_COMPARISONS: info compares
     # every class with every other, term by term).
     n_classes = classes.size
@@ -216,17 +217,20 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
             models_of.setdefault((stop, tf, norm), []).append(model)
         if ngram[1] > 1:
             words.clear()
+            layouts.clear()
         for (stop, tf, norm), models in models_of.items():
             began = time.perf_counter()
             if ngram[1] == 1 and stop not in words:   # one setting's columns held at a time
                 words.clear()
+                layouts.clear()
                 words[stop] = counts[:, masks[stop]]
+                layouts[stop] = _Layout()
             X = _weigh(pairs if ngram[1] > 1 else words[stop], tf, norm)
             _give_back()   # the weighing's temporaries (as much again as X's values)
             # What a weighing held: its weighed counts and the largest of its folds' arrays.
             cost = {"bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes}
             scores = _cross_validate_models(classifier, X, y, fold, k, models, alphas, spam,
-                                            cost, behind)
+                                            cost, behind, layouts.get(stop))
             del X
             _give_back()
             seconds = time.perf_counter() - began
@@ -426,13 +430,9 @@ def smoothest(rows: Sequence[dict[str, Any]], folds: int, lower_is_better: bool 
     return max(near, key=lambda i: rows[i]["alpha"])
 
 
-# Event models scored from the parts of their weights (_Parts).
-_SPLIT = ("complement", "multinomial")
 # Cells (a class, a term) of the weights derived at once in a fold's scoring: a few arrays
 # of a block are held at once (Bernoulli's weights: five), 4 MB each.
 _BLOCK = 1 << 19
-# Cells of a fold's counts held dense, at most (20 Newsgroups' words: 3.7 million, 29 MB).
-_DENSE = 1 << 22
 
 
 def _cross_validate(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k: int,
@@ -444,161 +444,45 @@ def _cross_validate(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k:
 def _cross_validate_models(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k: int,
                            models: Sequence[str], alphas: Sequence[float],
                            spam: str | None, cost: dict | None = None,
-                           behind: Callable[[list[float]], bool] | None = None
+                           behind: Callable[[list[float]], bool] | None = None,
+                           layout: "_Layout | None" = None
                            ) -> dict[str, dict[float, list[float]]]:
     """model → alpha → the score of each fold, of the event ``models`` on X, fold by fold: a
     (model, alpha) for which ``behind`` (its scores so far) is true after a fold is not scored
-    on the folds after it, and the folds stop when none is left; each fold's
-    counts are made once for all of them (Bernoulli's of presence: with X already presence or
-    alone); ``cost["bytes"]``, if given, grows by the largest of the folds' arrays (the
-    counts of its model and of its held part). A model is its counts, and a fold's training part counts
-    what the whole does less what its held part does: X is counted once, each fold only its held
-    part (a fifth of a fit of the rest). Each alpha derives the model's weights again
-    (``_update``), of the held part's terms only: jll = x' @ w.T + bias, whose argmax is the
-    prediction and whose difference of two classes the log-odds. Documents of fold −1 are in
-    every training part and never held out."""
+    on the folds after it, and the folds stop when none is left; ``cost["bytes"]``, if given,
+    grows by the largest of the folds' arrays and the whole's counts. A model is its counts,
+    and a fold's training part counts what the whole does less what its held part does: X is
+    counted once per class, and each fold's model is scored from the parts of its weights
+    (:class:`_Parts`), of the held part's terms only: jll = x' @ w.T + bias, whose argmax is
+    the prediction and whose difference of two classes the log-odds. Bernoulli NB is scored on
+    presence (X's, or X made so). ``layout``: where each fold's entries go, kept for the next
+    weighing of the same count (:class:`_Layout`). Documents of fold −1 are in every training
+    part and never held out."""
     from scipy.sparse import csr_matrix
     from ..classifier import MODELS as EVENT_MODELS
+    from ..nb.discrete import class_log_prior
     from .metrics import roc_auc
     binary = [m for m in models if EVENT_MODELS[m]._binary]
-    if binary:
-        presence = bool(np.all(X.data == 1.0))
-        if not presence and len(binary) < len(models):  # two kinds of counts: apart
+    if binary and not np.all(X.data == 1.0):
+        found = {}
+        if len(binary) < len(models):  # two kinds of values: apart
             found = _cross_validate_models(classifier, X, y, fold, k,
                                            [m for m in models if m not in binary], alphas, spam,
-                                           cost, behind)
-            found.update(_cross_validate_models(classifier, X, y, fold, k, binary, alphas, spam,
-                                                behind=behind))
-            return {model: found[model] for model in models}
-        if not presence:
-            X = csr_matrix(((X.data > 0).astype(float), X.indices, X.indptr), shape=X.shape)
-    split = [m for m in models if m in _SPLIT]
-    if split:
-        found = _split_scores(classifier, X, y, fold, k, split, alphas, spam, cost, behind)
-        if len(split) < len(models):
-            found.update(_cross_validate_models(classifier, X, y, fold, k,
-                                                [m for m in models if m not in split], alphas,
-                                                spam, behind=behind))
+                                           cost, behind, layout)
+            cost = None
+        presence = csr_matrix((np.ones(X.nnz), X.indices, X.indptr), shape=X.shape)
+        found.update(_cross_validate_models(classifier, presence, y, fold, k, binary, alphas,
+                                            spam, cost, behind, layout))
         return {model: found[model] for model in models}
-    params = {"fit_prior": classifier.fit_prior, "class_prior": classifier.class_prior}
-    classes, row_class = np.unique(y, return_inverse=True)
-    indicator = csr_matrix((np.ones(y.size), (row_class, np.arange(y.size))),
-                           shape=(classes.size, y.size))
-    # The whole's counts per class and term; a fold's are the whole's less its held part's,
-    # cell by cell, taken out of them in place and put back after the fold: the same numbers as
-    # a fit of the other folds, and no copy of the counts a fold. Up to _DENSE cells they are
-    # one dense buffer (the model reads a class's row faster so); beyond, they stay sparse,
-    # term by term as a model file stores them (StoredCounts; 20 Newsgroups' word pairs: 1.5
-    # million of 9.8 million cells not zero, 79 MB dense), a cell emptied by a fold an explicit
-    # zero, which adds nothing to any sum.
-    total = (indicator @ X).tocsc()
-    total.sort_indices()
-    n_terms = X.shape[1]
-    dense = classes.size * n_terms <= _DENSE
-    if dense:
-        counts = total.toarray(order="C")
-        values = counts.reshape(-1)
-        del total
-    else:
-        values = total.data
-        fold_counts = _FoldCounts(total.indptr.astype(np.int64), total.indices, values,
-                                  total.shape)
-    class_total = np.bincount(row_class, minlength=classes.size)
-    s = int(np.flatnonzero(classes == spam)[0]) if spam else 0
-    scores = {model: {alpha: [] for alpha in alphas} for model in models}
-    largest = 0
-    live = {(model, alpha) for model in models for alpha in alphas}
-    for f in range(k):
-        if not live:
-            break
-        held = fold == f
-        X_held = X[held]
-        held_counts = (indicator[:, held] @ X_held).tocoo()
-        class_count = (class_total - np.bincount(row_class[held], minlength=classes.size)
-                       ).astype(float)
-        if dense:
-            cells = held_counts.row * n_terms + held_counts.col  # flat: no 2-d index
-            fold_counts = counts
-        else:
-            cells = _places(total.indptr, total.indices, held_counts.col, held_counts.row)
-        whole = values[cells]
-        values[cells] = whole - held_counts.data
-        del held_counts   # its cells are taken: let it go before the weights are derived
-        # The held part over its own terms: weights are derived for those alone.
-        present = np.zeros(X.shape[1], dtype=bool)
-        present[X_held.indices] = True
-        used = np.flatnonzero(present)
-        column = np.cumsum(present) - 1   # a used term's column among the used (no sort)
-        X_used = csr_matrix((X_held.data, column[X_held.indices], X_held.indptr),
-                            shape=(X_held.shape[0], used.size))
-        del present, column, X_held   # X_used shares X_held's values and row pointers
-        # The weights a few classes at a time: each block's temporaries some 4 MB, not
-        # several of (n_classes, used terms) (20 Newsgroups' pairs: 33 MB each).
-        step = max(1, _BLOCK // max(used.size, 1))
-        blocks = [slice(c, c + step) for c in range(0, classes.size, step)]
-        # The used terms' counts, the same for every model and alpha: dense (20 Newsgroups'
-        # words: 11 MB), or kept sparse and a block of classes made dense at a time (its pairs:
-        # 33 MB dense, and as much again to gather them). Each block's held term by term
-        # (Fortran order), as the weights derived of them elementwise are then: their transpose
-        # is the C-ordered array scipy multiplies by, not a copy of it made for every α.
-        used_counts = ([counts[block].T[used].T for block in blocks] if dense else
-                       total[:, used].tocsr())
-        for model in models:
-            racing = [alpha for alpha in alphas if (model, alpha) in live]
-            if not racing:
-                continue
-            nb = EVENT_MODELS[model](alpha=racing[0], **params)
-            nb.classes_ = classes
-            nb.restore_counts(class_count, fold_counts)
-            for alpha in racing:
-                nb.alpha = alpha
-                nb._update(counts_changed=False)
-                jll = np.empty((X_used.shape[0], classes.size))
-                for b, block in enumerate(blocks):
-                    block_counts = used_counts[b] if dense else used_counts[block].toarray()
-                    jll[:, block] = X_used @ nb._weights(block_counts, used, block).T
-                jll += nb._bias()
-                if spam:
-                    score = 1.0 - roc_auc(y[held] == spam, jll[:, s] - jll[:, 1 - s])
-                else:
-                    score = float(np.mean(classes[jll.argmax(axis=1)] == y[held]))
-                scores[model][alpha].append(score)
-        values[cells] = whole
-        # This fold's arrays let go before the next fold makes its own: two folds' at once
-        # were a pair weighing's peak (docs/design/training-speed.md).
-        largest = max(largest, X_used.data.nbytes * 2 + cells.nbytes + whole.nbytes + (
-            sum(a.nbytes for a in used_counts) + counts.nbytes if dense else
-            sum(a.nbytes for a in (used_counts.data, used_counts.indices, used_counts.indptr))))
-        nb = used_counts = X_used = cells = whole = None
-        if behind is not None:
-            live = {(model, alpha) for model, alpha in live if not behind(scores[model][alpha])}
-    if cost is not None:
-        cost["bytes"] += largest + (0 if dense else sum(a.nbytes for a in fold_counts[:3]))
-    return scores
-
-
-def _split_scores(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k: int,
-                  models: Sequence[str], alphas: Sequence[float], spam: str | None,
-                  cost: dict | None = None,
-                  behind: Callable[[list[float]], bool] | None = None
-                  ) -> dict[str, dict[float, list[float]]]:
-    """:func:`_cross_validate_models` of complement and multinomial NB, whose weights are
-    scored from their parts (:class:`_Parts`): each fold's parts once, for every (model, α)
-    still racing. (Scored on two threads, the (model, α) of a fold or two folds at once, it
-    took more time and 45 to 80 MB more: docs/design/performance.md.)"""
-    from scipy.sparse import csr_matrix
-    from ..classifier import MODELS as EVENT_MODELS
-    from .metrics import roc_auc
-    params = {"fit_prior": classifier.fit_prior, "class_prior": classifier.class_prior}
     classes, row_class = np.unique(y, return_inverse=True)
     indicator = csr_matrix((np.ones(y.size), (row_class, np.arange(y.size))),
                            shape=(classes.size, y.size))
     total = (indicator @ X).tocsc()
     total.sort_indices()
     whole = _Whole(StoredCounts(total.indptr.astype(np.int64), total.indices, total.data,
-                                total.shape))
+                                total.shape), np.bincount(row_class, minlength=classes.size))
     del total, indicator
-    class_total = np.bincount(row_class, minlength=classes.size)
+    layout = layout or _Layout(keep=False)
     s = int(np.flatnonzero(classes == spam)[0]) if spam else 0
     scores = {model: {alpha: [] for alpha in alphas} for model in models}
     live = {(model, alpha) for model in models for alpha in alphas}
@@ -607,25 +491,18 @@ def _split_scores(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k: i
         if not live:
             break
         held = fold == f
-        class_count = (class_total - np.bincount(row_class[held], minlength=classes.size)
-                       ).astype(float)
-        parts = _Parts(X[held], row_class[held], whole)
-        for model in models:
-            racing = [alpha for alpha in alphas if (model, alpha) in live]
-            if not racing:
-                continue
-            nb = EVENT_MODELS[model](**params)
-            nb.classes_ = classes
-            nb.restore_counts(class_count, whole.counts)   # for its bias: the class prior
-            for alpha in racing:
-                jll = parts.jll(model, alpha)
-                jll += nb._bias()
-                if spam:
-                    score = 1.0 - roc_auc(y[held] == spam, jll[:, s] - jll[:, 1 - s])
-                else:
-                    score = float(np.mean(classes[jll.argmax(axis=1)] == y[held]))
-                scores[model][alpha].append(score)
-        largest = max(largest, parts.nbytes)
+        parts = _Parts(layout.fold(f, X, held, row_class, whole.counts), X.data, whole)
+        # Each model's bias: the class prior (TextClassifier's complement NB keeps it too).
+        prior = class_log_prior(parts.documents, classifier.fit_prior, classifier.class_prior)
+        for model, alpha in sorted(live, key=lambda c: (models.index(c[0]), c[1])):
+            jll = parts.jll(model, alpha)
+            jll += prior
+            if spam:
+                score = 1.0 - roc_auc(y[held] == spam, jll[:, s] - jll[:, 1 - s])
+            else:
+                score = float(np.mean(classes[jll.argmax(axis=1)] == y[held]))
+            scores[model][alpha].append(score)
+        largest = max(largest, parts.nbytes + parts.fold.nbytes)
         parts = None   # let go before the next fold's
         if behind is not None:
             live = {(model, alpha) for model, alpha in live if not behind(scores[model][alpha])}
@@ -635,141 +512,184 @@ def _split_scores(classifier: Any, X: Any, y: np.ndarray, fold: np.ndarray, k: i
 
 
 class _Whole:
-    """A weighing's counts (:class:`StoredCounts`) and what every fold's :class:`_Parts` takes
-    of them: each cell's term, n_c and N = Σ_c n_c."""
+    """A weighing's counts (:class:`StoredCounts`), its documents per class, and what every
+    fold's :class:`_Parts` takes of them: n_c and N = Σ_c n_c."""
 
-    def __init__(self, counts: StoredCounts) -> None:
-        self.counts = counts
-        self.terms = np.repeat(np.arange(counts.shape[1], dtype=np.int32),
-                               np.diff(counts.indptr))
+    def __init__(self, counts: StoredCounts, documents: np.ndarray) -> None:
+        self.counts, self.documents = counts, documents
         self.n_c = np.bincount(counts.classes, weights=counts.values, minlength=counts.shape[0])
         self.n = counts.values.sum()
-        self.nbytes = sum(a.nbytes for a in (*counts[:3], self.terms))
+        self.nbytes = sum(a.nbytes for a in counts[:3])
+
+
+class _Fold:
+    """Where a fold's held entries of a count go, whatever their values: the held part by term
+    (CSC) over its own terms (those alone get weights), and the whole's cells of those terms,
+    term by term (the rows of d.T in :class:`_Parts`), each held entry's cell among them. The
+    same for every weighing of one count (:class:`_Layout`)."""
+
+    def __init__(self, X: Any, held: np.ndarray, row_class: np.ndarray, whole: StoredCounts
+                 ) -> None:
+        from scipy.sparse import csr_matrix
+        n_classes, n_terms = whole.shape
+        rows = np.flatnonzero(held)
+        # The held rows' entries, found by their places in X.data, put in term order (a CSC
+        # conversion, a counting sort: within a term, the documents in order).
+        starts, lengths = X.indptr[rows], np.diff(X.indptr)[rows]
+        indptr = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        at = np.arange(indptr[-1], dtype=np.float64)
+        at += np.repeat(starts - indptr[:-1], lengths)
+        held_X = csr_matrix((at, X.indices[at.astype(np.int64)], indptr),
+                            shape=(rows.size, n_terms)).tocsc()
+        del at
+        self.entries = held_X.data.astype(_index(X.nnz))   # places in X.data, term by term
+        self.rows = held_X.indices.astype(np.int32)   # a held document's number, 0 up
+        present = np.diff(held_X.indptr) > 0
+        used = np.flatnonzero(present)
+        self.indptr = held_X.indptr[np.append(used, n_terms)]
+        del held_X
+        self.shape = (rows.size, used.size)
+        self.row_class = row_class[rows]
+        entry_class = self.row_class[self.rows]
+        # The whole's cells of the used terms, and each held entry's among them, by its
+        # (term, class) key: the keys of both are in term order.
+        counted = present[np.repeat(np.arange(n_terms, dtype=np.int32), np.diff(whole.indptr))]
+        self.cells = np.flatnonzero(counted).astype(_index(counted.size))
+        del counted
+        lengths = np.diff(whole.indptr)[used]
+        self.cell_indptr = np.zeros(used.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self.cell_indptr[1:])
+        keys = np.repeat(np.arange(used.size, dtype=np.int64) * n_classes, lengths)
+        keys += whole.classes[self.cells]
+        held_keys = np.repeat(np.arange(used.size, dtype=np.int64) * n_classes,
+                              np.diff(self.indptr))
+        held_keys += entry_class
+        self.places = np.searchsorted(keys, held_keys).astype(np.int32)
+        del keys, held_keys
+        step = max(1, _BLOCK // n_classes)
+        self.chunks = [(lo, min(lo + step, used.size)) for lo in range(0, used.size, step)]
+        self.nbytes = sum(a.nbytes for a in (self.entries, self.rows, self.indptr, self.cells,
+                                             self.cell_indptr, self.places, self.row_class))
+
+
+def _index(size: int) -> type:
+    """The smallest of int32 and int64 that numbers ``size`` things."""
+    return np.int32 if size < 2 ** 31 else np.int64
+
+
+class _Layout:
+    """Each fold's :class:`_Fold` of one count, made when first asked for; ``keep``: held for
+    the next weighing of the count (single words: some 9 MB a fold), else let go after it
+    (word pairs: some 20 MB)."""
+
+    def __init__(self, keep: bool = True) -> None:
+        self.keep = keep
+        self.folds: dict[int, _Fold] = {}
+
+    def fold(self, f: int, X: Any, held: np.ndarray, row_class: np.ndarray,
+             whole: StoredCounts) -> _Fold:
+        if self.folds and self.cells != whole.values.size:   # another count's: not this one's
+            self.folds.clear()
+        self.cells = whole.values.size
+        found = self.folds.get(f) or _Fold(X, held, row_class, whole)
+        if self.keep:
+            self.folds[f] = found
+        return found
 
 
 class _Parts:
-    """A fold's complement and multinomial scores of its held documents, summed from the parts
-    of their weights: w_ck = a_c + b_k + d_ck, where d_ck is 0 unless class c counted term k
-    (20 Newsgroups' word pairs: 1.1 of 9.7 million cells), so x' @ w.T = (Σ_k x_k) a_c +
+    """A fold's scores of its held documents, x' @ w.T of each event model, summed from the
+    parts of its weights: w_ck = a_c + b_k + d_ck, where d_ck is 0 unless class c counted term
+    k (20 Newsgroups' word pairs: 1.1 of 9.7 million cells), so x' @ w.T = (Σ_k x_k) a_c +
     x' @ b + x' @ d.T, and the logarithms are taken of the counted cells alone.
 
     Complement NB (:meth:`~textnb.nb.discrete.ComplementNB._weights`, no weight normalisation):
     w_ck = log S_c − log(max(n_k − n_kc, 0) + α), S_c = Σ_k max(n_k − n_kc, 0) + α|V|, so
     a_c = log S_c, b_k = −log(n_k + α), d_ck = log(n_k + α) − log(max(n_k − n_kc, 0) + α).
     Multinomial NB: w_ck = log(n_kc + α) − log(n_c + α|V|), so a_c = log α − log(n_c + α|V|),
-    b_k = 0, d_ck = log(n_kc + α) − log α. A fold's n_kc are the whole's less its held part's,
-    cell by cell, of the held part's terms; S_c = N − n_c (N = Σ_k n_k; the max of a count
-    left negative by rounding is taken of the counted cells). The sums are taken in another
-    order than the models' own: the same scores to rounding (tests/test_tuning.py). x' @ d.T
-    is summed over chunks of the terms in turn, each chunk's d made dense (some 4 MB)."""
+    b_k = 0, d_ck = log(n_kc + α) − log α. Bernoulli NB (x presence, n_kc documents, N_c the
+    class's documents): w_ck = log(n_kc + α) − log(max(N_c − n_kc, 0) + α), so
+    a_c = log α − log(N_c + α), b_k = 0, and its Σ_k log(1 − p_kc) over every term, in the
+    scores too, is |V| (log(N_c + α) − log(N_c + 2α)) plus, over the cells c counted,
+    log(max(N_c − n_kc, 0) + α) − log(N_c + α). A fold's n_kc are the whole's less its held part's,
+    cell by cell (a cell's entries added in the order of their documents, as (classes ×
+    documents) @ X adds them), of the held part's terms; S_c = N − n_c (N = Σ_k n_k; the max
+    of a count left negative by rounding is taken of the counted cells). The sums are taken in
+    another order than the models' own: the same scores to rounding (tests/test_tuning.py).
+    x' @ d.T is summed over chunks of the terms in turn, each chunk's d made dense (4 MB)."""
 
-    def __init__(self, X_held: Any, held_class: np.ndarray, whole: "_Whole") -> None:
+    def __init__(self, fold: _Fold, values: np.ndarray, whole: "_Whole") -> None:
         from scipy.sparse import csc_matrix
-        n_classes, n_terms = whole.counts.shape
-        X = X_held.tocsc()   # by term: a chunk of terms is a slice
-        del X_held
-        # The held part over its own terms: weights are derived for those alone, a used
-        # term's column its rank among them.
-        present = np.diff(X.indptr) > 0
-        used = np.flatnonzero(present)
-        X = csc_matrix((X.data, X.indices, X.indptr[np.append(used, n_terms)]),
-                       shape=(X.shape[0], used.size))
-        self.length = np.bincount(X.indices, weights=X.data, minlength=X.shape[0])   # Σ_k x_k
-        # The whole's cells of the used terms, term by term (the rows of d.T), less the held
-        # part's: each held entry is found among them by its (term, class) key, and a cell's
-        # entries are added in the order of their documents, as (classes × documents) @ X
-        # adds them.
-        counted = present[whole.terms]
-        self.classes, self.n_kc = whole.counts.classes[counted], whole.counts.values[counted]
-        del counted
-        lengths = np.diff(whole.counts.indptr)[used]
-        self.indptr = np.zeros(used.size + 1, dtype=np.int64)
-        np.cumsum(lengths, out=self.indptr[1:])
-        keys = np.repeat(np.arange(used.size, dtype=np.int64) * n_classes, lengths)
-        keys += self.classes
-        entry_class = held_class[X.indices]
-        held = np.repeat(np.arange(used.size, dtype=np.int64) * n_classes, np.diff(X.indptr))
-        held += entry_class
-        self.n_kc -= np.bincount(np.searchsorted(keys, held), weights=X.data,
-                                 minlength=keys.size)
-        del keys, held
-        self.n_k = np.add.reduceat(self.n_kc, self.indptr[:-1]) if used.size else self.n_kc
-        self.n_c = whole.n_c - np.bincount(entry_class, weights=X.data, minlength=n_classes)
-        self.n = whole.n - X.data.sum()
-        self.n_terms = n_terms
-        step = max(1, _BLOCK // n_classes)
-        self.chunks = [(lo, min(lo + step, used.size)) for lo in range(0, used.size, step)]
-        self.X = X
-        # Its arrays, and its largest temporaries (the keys, as many again as its cells).
-        self.nbytes = sum(a.nbytes for a in (self.indptr, self.classes, self.n_kc, self.n_k,
-                                             X.data, X.indices, X.indptr, entry_class)) \
-            + 3 * self.n_kc.nbytes
+        data = values[fold.entries]
+        self.length = np.bincount(fold.rows, weights=data, minlength=fold.shape[0])  # Σ_k x_k
+        self.n_kc = whole.counts.values[fold.cells]
+        self.n_kc -= np.bincount(fold.places, weights=data, minlength=fold.cells.size)
+        self.n_k = (np.add.reduceat(self.n_kc, fold.cell_indptr[:-1]) if fold.shape[1] else
+                    np.zeros(0))
+        self.n_c = whole.n_c - np.bincount(fold.row_class, weights=self.length,
+                                           minlength=whole.n_c.size)
+        self.n = whole.n - data.sum()
+        self.documents = (whole.documents - np.bincount(
+            fold.row_class, minlength=whole.documents.size)).astype(float)   # N_c
+        self.n_terms = whole.counts.shape[1]
+        self.whole = whole
+        X = csc_matrix((data, fold.rows, fold.indptr), shape=fold.shape)
+        self.X, self.fold = X, fold
+        self.chunks = [X[:, lo:hi] for lo, hi in fold.chunks]   # for every α
+        self.classes = whole.counts.classes[fold.cells]
+        self.cell_term = np.repeat(np.arange(fold.shape[1], dtype=np.int32),
+                                   np.diff(fold.cell_indptr))
+        self.nbytes = 3 * data.nbytes + 2 * self.n_kc.nbytes + self.n_k.nbytes + \
+            self.classes.nbytes + self.cell_term.nbytes
 
     def jll(self, model: str, alpha: float) -> np.ndarray:
         """x' @ w.T of the held documents, ndarray of shape (documents, classes)."""
-        n_classes = self.n_c.size
+        fold, n_classes = self.fold, self.n_c.size
         if model == "complement":
             a = np.log(self.n - self.n_c + alpha * self.n_terms)
             jll = np.outer(self.length, a)
             jll -= (self.X @ np.log(self.n_k + alpha))[:, None]
-        else:
+            n_k = np.log(self.n_k + alpha)   # log(n_k + α), then the complement's
+            d = n_k[self.cell_term]
+            complement = self.n_k[self.cell_term]
+            complement -= self.n_kc
+            np.maximum(complement, 0.0, out=complement)
+            complement += alpha
+            d -= np.log(complement, out=complement)
+        elif model == "multinomial":
             a = np.log(alpha) - np.log(self.n_c + alpha * self.n_terms)
             jll = np.outer(self.length, a)
-        for lo, hi in self.chunks:
-            cells = slice(self.indptr[lo], self.indptr[hi])
-            n_kc = self.n_kc[cells]
-            if model == "complement":
-                n_k = np.repeat(self.n_k[lo:hi], np.diff(self.indptr[lo:hi + 1]))
-                d = np.log(n_k + alpha)
-                complement = np.maximum(n_k - n_kc, 0.0, out=n_k)
-                complement += alpha
-                d -= np.log(complement, out=complement)
-            else:
-                d = np.log(n_kc + alpha)
-                d -= np.log(alpha)
+            d = np.log(self.n_kc + alpha)
+            d -= np.log(alpha)
+        else:   # Bernoulli
+            documents = self.documents
+            a = np.log(alpha) - np.log(documents + alpha)
+            jll = np.outer(self.length, a)
+            d = np.log(self.n_kc + alpha)
+            d -= self._log_absent(self.n_kc, self.classes, alpha)
+            d -= a[self.classes]
+            # Σ_k log(1 − p_kc): the fold's counts of every cell, not of the used terms alone.
+            counts = self.whole.counts
+            n_kc = counts.values.copy()
+            n_kc[self.fold.cells] = self.n_kc
+            absent = self._log_absent(n_kc, counts.classes, alpha)
+            absent -= np.log(documents + alpha)[counts.classes]
+            jll += self.n_terms * (np.log(documents + alpha) - np.log(documents + 2 * alpha)) \
+                + np.bincount(counts.classes, weights=absent, minlength=n_classes)
+        for (lo, hi), X in zip(fold.chunks, self.chunks):
+            cells = slice(fold.cell_indptr[lo], fold.cell_indptr[hi])
             dense = np.zeros((hi - lo, n_classes))
-            dense[np.repeat(np.arange(hi - lo), np.diff(self.indptr[lo:hi + 1])),
-                  self.classes[cells]] = d
-            jll += self.X[:, lo:hi] @ dense
+            dense[self.cell_term[cells] - lo, self.classes[cells]] = d[cells]
+            jll += X @ dense
         return jll
 
-
-class _FoldCounts(StoredCounts):
-    """The stored counts of a weighing, whose values each fold changes in place: each class's
-    cells and their terms found once for every fold (a model's
-    :meth:`~textnb.nb.sparse.StoredCounts.rows` finds them again each time it is asked)."""
-
-    def rows(self) -> Iterator[np.ndarray]:
-        """Each class's counts in turn, ndarray of shape (n_terms,): the same rows."""
-        found = self.__dict__.get("_by_class")
-        if found is None:   # a class at a time: no temporary of every cell's
-            found = self.__dict__["_by_class"] = []
-            for c in range(self.shape[0]):
-                at = np.flatnonzero(self.classes == c)
-                found.append((at.astype(np.int32), (np.searchsorted(
-                    self.indptr, at, side="right") - 1).astype(np.int32)))
-        for at, terms in found:
-            row = np.zeros(self.shape[1])
-            row[terms] = self.values[at]
-            yield row
-
-
-def _places(indptr: np.ndarray, stored: np.ndarray, terms: np.ndarray,
-            classes: np.ndarray) -> np.ndarray:
-    """Where each cell (``terms[i]``, ``classes[i]``) is among the stored cells of CSC arrays
-    (``indptr`` by term, ``stored`` the classes of a term's cells, ascending), each asked cell
-    stored: a bisection of the cell's own term's few classes, every cell a step at a time, in
-    as many steps as a term has classes' bits, not as all the stored cells have."""
-    lo, hi = indptr[terms], indptr[terms + 1]
-    mid = np.empty_like(lo)
-    for _ in range(int(np.max(hi - lo, initial=0)).bit_length()):
-        np.subtract(hi, lo, out=mid)   # lo < hi until found: mid < stored.size
-        mid >>= 1
-        mid += lo
-        below = stored[mid] < classes
-        np.copyto(lo, mid + 1, where=below)
-        np.copyto(hi, mid, where=~below)
-    return lo
+    def _log_absent(self, n_kc: np.ndarray, classes: np.ndarray, alpha: float) -> np.ndarray:
+        """log(max(N_c − n_kc, 0) + α) of the cells (the max guards float residue)."""
+        absent = self.documents[classes] - n_kc
+        np.maximum(absent, 0.0, out=absent)
+        absent += alpha
+        return np.log(absent, out=absent)
 
 
 def _weigh(X: Any, tf: str, norm: str | None) -> Any:
