@@ -636,12 +636,24 @@ class _Parts:
         self.whole = whole
         X = csc_matrix((data, fold.rows, fold.indptr), shape=fold.shape)
         self.X, self.fold = X, fold
-        self.chunks = [X[:, lo:hi] for lo, hi in fold.chunks]   # for every α
+        # Each chunk's columns: views of X's arrays, not copies.
+        self.chunks = [csc_matrix((data[X.indptr[lo]:X.indptr[hi]],
+                                   fold.rows[X.indptr[lo]:X.indptr[hi]],
+                                   X.indptr[lo:hi + 1] - X.indptr[lo]),
+                                  shape=(fold.shape[0], hi - lo), copy=False)
+                       for lo, hi in fold.chunks]
         self.classes = whole.counts.classes[fold.cells]
         self.cell_term = np.repeat(np.arange(fold.shape[1], dtype=np.int32),
                                    np.diff(fold.cell_indptr))
-        self.nbytes = 3 * data.nbytes + 2 * self.n_kc.nbytes + self.n_k.nbytes + \
-            self.classes.nbytes + self.cell_term.nbytes
+        # A cell's place in its chunk's dense d (less the chunk's first term's), and
+        # max(n_k − n_kc, 0), the complement's count of the cell, for every α.
+        self.place = self.cell_term * _index(fold.shape[1] * whole.n_c.size)(whole.n_c.size)
+        self.place += self.classes
+        self.complement = self.n_k[self.cell_term]
+        self.complement -= self.n_kc
+        np.maximum(self.complement, 0.0, out=self.complement)
+        self.nbytes = 2 * data.nbytes + 3 * self.n_kc.nbytes + self.n_k.nbytes + \
+            self.classes.nbytes + self.cell_term.nbytes + self.place.nbytes
 
     def jll(self, model: str, alpha: float) -> np.ndarray:
         """x' @ w.T of the held documents, ndarray of shape (documents, classes)."""
@@ -649,13 +661,9 @@ class _Parts:
         if model == "complement":
             a = np.log(self.n - self.n_c + alpha * self.n_terms)
             jll = np.outer(self.length, a)
-            jll -= (self.X @ np.log(self.n_k + alpha))[:, None]
-            n_k = np.log(self.n_k + alpha)   # log(n_k + α), then the complement's
-            d = n_k[self.cell_term]
-            complement = self.n_k[self.cell_term]
-            complement -= self.n_kc
-            np.maximum(complement, 0.0, out=complement)
-            complement += alpha
+            jll -= (self.X @ np.log(self.n_k + alpha))[:, None]   # b_k
+            d = np.log(self.n_k + alpha)[self.cell_term]
+            complement = self.complement + alpha
             d -= np.log(complement, out=complement)
         elif model == "multinomial":
             a = np.log(alpha) - np.log(self.n_c + alpha * self.n_terms)
@@ -680,7 +688,7 @@ class _Parts:
         for (lo, hi), X in zip(fold.chunks, self.chunks):
             cells = slice(fold.cell_indptr[lo], fold.cell_indptr[hi])
             dense = np.zeros((hi - lo, n_classes))
-            dense[self.cell_term[cells] - lo, self.classes[cells]] = d[cells]
+            dense.ravel()[self.place[cells] - lo * n_classes] = d[cells]
             jll += X @ dense
         return jll
 
