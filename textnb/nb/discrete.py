@@ -42,6 +42,9 @@ try:  # documents' scores summed in C (textnb/_scores.c), where it was built
 except ImportError:  # no C compiler at install time: numpy's bincount, the same sums
     _fast = None
 
+# A first fit's counts of more cells (classes × terms) than this are made as stored, not dense
+# (_count_stored): 32 MB; 20 Newsgroups' words, 3.7 million, stay dense.
+_DENSE_CELLS = 1 << 22
 # Terms whose weights are derived at once when scoring: 4,096 × 20 classes × 8 bytes = 0.6 MB
 # a temporary, below glibc's mmap threshold growth, and as fast as one block (20 Newsgroups).
 _WEIGHT_BLOCK = 4096
@@ -156,6 +159,9 @@ class DiscreteNB(BaseNB):
                 raise ValueError("cannot fit on an empty training set")
             self.classes_ = wanted
             self.class_count_ = np.zeros(len(self.classes_))
+            if len(self.classes_) * X.shape[1] > _DENSE_CELLS:
+                self._count_stored(X, labels, weight)
+                return self
             self.feature_count_ = np.zeros((len(self.classes_), X.shape[1]))
         else:
             self._add_classes(wanted)
@@ -250,10 +256,40 @@ class DiscreteNB(BaseNB):
 
     def _count(self, X: CSR, labels: np.ndarray, weight: np.ndarray, sign: float) -> None:
         """class_count_[c] ± Σ w_d and feature_count_[c, k] ± Σ w_d x_dk over documents d of c."""
-        n_terms = X.shape[1]
         row_class = np.searchsorted(self.classes_, labels)
-        n_classes = len(self.classes_)
-        self.class_count_ += sign * np.bincount(row_class, weights=weight, minlength=n_classes)
+        self.class_count_ += sign * np.bincount(row_class, weights=weight,
+                                                minlength=len(self.classes_))
+        for c, sums in self._class_sums(X, row_class, weight):
+            self.feature_count_[c] += sign * sums
+
+    def _count_stored(self, X: CSR, labels: np.ndarray, weight: np.ndarray) -> None:
+        """A first fit's :meth:`_count` into the counts as stored (:class:`StoredCounts`), each
+        class's sums made in turn and their non-zero cells kept, never the (n_classes,
+        n_terms) array (20 Newsgroups' words and pairs: 78 MB dense, 13 MB stored): the same
+        numbers; a later update makes the dense counts, as in a model read back."""
+        n_classes, n_terms = len(self.classes_), X.shape[1]
+        row_class = np.searchsorted(self.classes_, labels)
+        self.class_count_ += np.bincount(row_class, weights=weight, minlength=n_classes)
+        empty = np.zeros(0, dtype=np.intp)
+        terms, values, classes = [empty], [np.zeros(0)], [empty]
+        for c, sums in self._class_sums(X, row_class, weight):
+            counted = np.flatnonzero(sums)
+            terms.append(counted)
+            values.append(sums[counted])
+            classes.append(np.full(counted.size, c, dtype=np.intp))
+        terms = np.concatenate(terms)
+        order = np.argsort(terms, kind="stable")   # by term, each term's classes ascending
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(np.bincount(terms, minlength=n_terms), out=indptr[1:])
+        self.restore_counts(self.class_count_, StoredCounts(
+            indptr, np.concatenate(classes)[order], np.concatenate(values)[order],
+            (n_classes, n_terms)))
+
+    def _class_sums(self, X: CSR, row_class: np.ndarray, weight: np.ndarray
+                    ) -> Iterable[tuple[int, np.ndarray]]:
+        """(c, Σ_d w_d x_d· over documents d of class c, ndarray of shape (n_terms,)) of each
+        class with documents in X, in turn."""
+        n_terms = X.shape[1]
         values = (X.data > 0).astype(float) if self._binary else X.data.astype(float, copy=False)
         # One class at a time, into a vector of n_terms: a dense (class, term) bincount and its
         # copies took three times feature_count_'s size (20 Newsgroups: +89 MB at fit). Each
@@ -265,15 +301,14 @@ class DiscreteNB(BaseNB):
             for c in np.unique(row_class).tolist():
                 sums = np.zeros(n_terms)
                 _fast.class_sums(values, indices, indptr, row_class, weight, c, sums)
-                self.feature_count_[c] += sign * sums
+                yield c, sums
             return
         lengths = np.diff(X.indptr)
         values = values * np.repeat(weight, lengths)   # X's own values are not changed
         entry_class = np.repeat(row_class.astype(np.int32), lengths)
         for c in np.unique(row_class).tolist():
             mine = entry_class == c
-            self.feature_count_[c] += sign * np.bincount(X.indices[mine], weights=values[mine],
-                                                         minlength=n_terms)
+            yield c, np.bincount(X.indices[mine], weights=values[mine], minlength=n_terms)
 
     # -- scoring: jll = bias + X' @ weights.T --------------------------------------------
 
