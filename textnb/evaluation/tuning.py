@@ -104,21 +104,26 @@ class Tuning:
         building the vocabulary again; False if they are not. A subset of the columns (single
         words, stop words removed) is not refitted: its documents' digests are of other tokens
         than these, and ``learn`` would not know the documents again."""
-        if self.counted is None:
+        if not self.refits(classifier):
             return False
-        vocabulary, digests, counter = (self.counted[i] for i in (0, 2, 3))
-        params = classifier.get_params()
-        stop = params["stop_words"]
-        if (tuple(params["ngram_range"] or ()), stop if isinstance(stop, str) else GIVEN) \
-                != counter:
-            return False
+        vocabulary, digests = self.counted[0], self.counted[2]
         classifier.ngram_range_ = classifier.default_ngram_range(labels)
         classifier._build(labels)
         # The counts handed over, not held here: the fit lets them go once weighed, before it
-        # makes the model's dense counts (20 Newsgroups' words and pairs: 44 MB, then 78 MB).
+        # makes the model's counts (20 Newsgroups' words and pairs: 44 MB, then 13 MB stored).
         counts, self.counted = [self.counted[1]], None
         classifier._fit_vocabulary(vocabulary, counts.pop(), list(labels), digests)
         return True
+
+    def refits(self, classifier: Any) -> bool:
+        """Whether :meth:`refit` fits ``classifier`` from these counts (its texts are then not
+        read again)."""
+        if self.counted is None:
+            return False
+        params = classifier.get_params()
+        stop = params["stop_words"]
+        return (tuple(params["ngram_range"] or ()),
+                stop if isinstance(stop, str) else GIVEN) == self.counted[3]
 
     def summary(self, top: int = 10) -> dict[str, Any]:
         """The JSON-able record kept in the model file."""
