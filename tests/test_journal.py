@@ -374,24 +374,31 @@ def test_sigkill_at_random_points_leaves_the_old_or_the_new_model(model, monkeyp
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_sigkill_during_a_compaction_leaves_the_model_it_found(model, monkeypatch):
     """A detached compaction (python -m textnb.store.learning) killed at a random moment of
-    its work (it waits for the update lock the test holds, then the kill follows the
-    lock's release by 0 to 40 ms), 8 times: the model read back is always the one
-    learned, folded or not."""
-    from textnb.store.container import locked
+    its work, 8 times: while it reads the model and writes the new file (before the update
+    lock) or carries the journal's tail and renames (under it). The moments are drawn over
+    the later part of a whole compaction's time, measured first (its start is Python's and
+    the imports'). The model read back is always the one learned, folded or not."""
     monkeypatch.setattr(journal, "COMPACT_BYTES", 1 << 20)
     expected = load_model(model)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    rng = random.Random(11)
-    killed = 0
-    for raw, label in NEW[:8]:
+    fold = [sys.executable, "-m", "textnb.store.learning", str(model), "0"]
+
+    def learned(raw: bytes, label: str) -> None:
         learning.learn(model, raw, label, None)  # under the 1 MiB limit: never compacts
         expected.partial_fit([raw], [label])
         assert journal.size_of(model) > 0
-        with locked(model):
-            process = subprocess.Popen([sys.executable, "-m", "textnb.store.learning",
-                                        str(model), "0"], env=env)
-            time.sleep(1.0)  # its imports done: waiting for the lock
-        time.sleep(rng.uniform(0.0, 0.04))
+
+    learned(*NEW[8])
+    start = time.perf_counter()
+    subprocess.run(fold, env=env, check=True)
+    whole = time.perf_counter() - start
+    _readers_agree(model, expected)
+    rng = random.Random(11)
+    killed = 0
+    for raw, label in NEW[:8]:
+        learned(raw, label)
+        process = subprocess.Popen(fold, env=env)
+        time.sleep(rng.uniform(0.6, 0.98) * whole)
         process.send_signal(signal.SIGKILL)
         killed += process.wait() == -signal.SIGKILL
         _readers_agree(model, expected)

@@ -5,8 +5,9 @@ its two words' numbers, the pairs of one document dropped before any is made a s
 (:func:`prune_pairs`, :meth:`~textnb.text.vocabulary.Vocabulary.fit_pairs`); every candidate
 is a view of that one count matrix (its unigram columns, without the stop words' columns, or
 all), weighed (raw counts, log(1 + count) or presence; unit length or not), and counted per
-class once per weighing, for all its event models: a fold's model is those counts less its held part's, and
-the smoothing α changes only the log probabilities (``_update``), not the counts. Every
+class once per weighing, for all its event models: a fold's model is those counts less its
+held part's, scored from the parts of its weights (:class:`_Parts`), and the smoothing α
+changes only the logarithms, not the counts. Every
 weighing and model is tried on single words at the classifier's α with stop words kept, the
 best three with the classifier's stop words removed too; every α for the best three of those;
 and word pairs, stop words kept, for the best two at the best α and its neighbours, and where
