@@ -591,11 +591,12 @@ class _Layout:
 
     def __init__(self, keep: bool = True) -> None:
         self.keep = keep
+        self.cells = 0   # the count's cells: another count's layout is not this one's
         self.folds: dict[int, _Fold] = {}
 
     def fold(self, f: int, X: Any, held: np.ndarray, row_class: np.ndarray,
              whole: StoredCounts) -> _Fold:
-        if self.folds and self.cells != whole.values.size:   # another count's: not this one's
+        if self.cells != whole.values.size:
             self.folds.clear()
         self.cells = whole.values.size
         found = self.folds.get(f) or _Fold(X, held, row_class, whole)
@@ -618,12 +619,14 @@ class _Parts:
     class's documents): w_ck = log(n_kc + α) − log(max(N_c − n_kc, 0) + α), so
     a_c = log α − log(N_c + α), b_k = 0, and its Σ_k log(1 − p_kc) over every term, in the
     scores too, is |V| (log(N_c + α) − log(N_c + 2α)) plus, over the cells c counted,
-    log(max(N_c − n_kc, 0) + α) − log(N_c + α). A fold's n_kc are the whole's less its held part's,
-    cell by cell (a cell's entries added in the order of their documents, as (classes ×
-    documents) @ X adds them), of the held part's terms; S_c = N − n_c (N = Σ_k n_k; the max
-    of a count left negative by rounding is taken of the counted cells). The sums are taken in
-    another order than the models' own: the same scores to rounding (tests/test_tuning.py).
-    x' @ d.T is summed over chunks of the terms in turn, each chunk's d made dense (4 MB)."""
+    log(max(N_c − n_kc, 0) + α) − log(N_c + α).
+
+    A fold's n_kc are the whole's less its held part's, cell by cell (a cell's entries added
+    in the order of their documents, as (classes × documents) @ X adds them), of the held
+    part's terms; S_c = N − n_c (N = Σ_k n_k; the max of a count left negative by rounding is
+    taken of the counted cells). The sums are taken in another order than the models' own:
+    the same scores to rounding (tests/test_tuning.py). x' @ d.T is summed over chunks of the
+    terms in turn, each chunk's d made dense (4 MB)."""
 
     def __init__(self, fold: _Fold, values: np.ndarray, whole: "_Whole") -> None:
         from scipy.sparse import csc_matrix
@@ -653,7 +656,8 @@ class _Parts:
                                    np.diff(fold.cell_indptr))
         # A cell's place in its chunk's dense d (less the chunk's first term's), and
         # max(n_k − n_kc, 0), the complement's count of the cell, for every α.
-        self.place = self.cell_term * _index(fold.shape[1] * whole.n_c.size)(whole.n_c.size)
+        n_classes = whole.n_c.size
+        self.place = self.cell_term.astype(_index(fold.shape[1] * n_classes)) * n_classes
         self.place += self.classes
         self.complement = self.n_k[self.cell_term]
         self.complement -= self.n_kc
