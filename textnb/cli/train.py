@@ -168,8 +168,6 @@ def train(dirs, labels, model_path, quiet, spam_class, target_fpr, target_fnr, t
     if not sample and defaults.stop_words_by_length(classifier, classes):
         sample = plan.first_documents(sources)
     classifier.set_params(stop_words=classifier.default_stop_words(classes, sample))
-    if tuned is not None and tuned.refits(classifier):
-        texts = None   # fitted from the tuning's counts: let go before the model is (23 MB)
     if dask_address:
         from ..distributed import connect, fit_files
         files = [(label, found) for label, path in sources for found in iter_files(path, skips)]

@@ -105,9 +105,14 @@ class Tuning:
         building the vocabulary again; False if they are not. A subset of the columns (single
         words, stop words removed) is not refitted: its documents' digests are of other tokens
         than these, and ``learn`` would not know the documents again."""
-        if not self.refits(classifier):
+        if self.counted is None:
             return False
-        vocabulary, digests = self.counted[0], self.counted[2]
+        vocabulary, digests, counter = (self.counted[i] for i in (0, 2, 3))
+        params = classifier.get_params()
+        stop = params["stop_words"]
+        if (tuple(params["ngram_range"] or ()), stop if isinstance(stop, str) else GIVEN) \
+                != counter:
+            return False
         classifier.ngram_range_ = classifier.default_ngram_range(labels)
         classifier._build(labels)
         # The counts handed over, not held here: the fit lets them go once weighed, before it
@@ -115,16 +120,6 @@ class Tuning:
         counts, self.counted = [self.counted[1]], None
         classifier._fit_vocabulary(vocabulary, counts.pop(), list(labels), digests)
         return True
-
-    def refits(self, classifier: Any) -> bool:
-        """Whether :meth:`refit` fits ``classifier`` from these counts (its texts are then not
-        read again)."""
-        if self.counted is None:
-            return False
-        params = classifier.get_params()
-        stop = params["stop_words"]
-        return (tuple(params["ngram_range"] or ()),
-                stop if isinstance(stop, str) else GIVEN) == self.counted[3]
 
     def summary(self, top: int = 10) -> dict[str, Any]:
         """The JSON-able record kept in the model file."""
@@ -657,7 +652,8 @@ class _Parts:
         # A cell's place in its chunk's dense d (less the chunk's first term's), and
         # max(n_k − n_kc, 0), the complement's count of the cell, for every α.
         n_classes = whole.n_c.size
-        self.place = self.cell_term.astype(_index(fold.shape[1] * n_classes)) * n_classes
+        self.place = self.cell_term.astype(_index(fold.shape[1] * n_classes), copy=False) \
+            * n_classes
         self.place += self.classes
         self.complement = self.n_k[self.cell_term]
         self.complement -= self.n_kc
