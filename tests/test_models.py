@@ -146,6 +146,29 @@ def test_counts_as_stored_score_as_the_dense_counts_do(Model, random_counts):
     np.testing.assert_array_equal(restored.feature_log_prob_, fitted.feature_log_prob_)
 
 
+@pytest.mark.parametrize("Model", MODELS)
+def test_a_large_first_fit_counts_into_the_stored_form_the_dense_fits_numbers(
+        Model, random_counts, monkeypatch):
+    """Past _DENSE_CELLS a first fit keeps its counts as stored (no dense array made), the same
+    numbers bit for bit, with sample weights too; a later partial_fit makes the dense counts
+    and goes on as a dense model does."""
+    from textnb.nb import discrete
+    X, y = random_counts
+    X = X.astype(float) / 3
+    weight = np.linspace(0.5, 2.0, X.shape[0])
+    dense = Model(alpha=0.5).fit(X, y, sample_weight=weight)
+    monkeypatch.setattr(discrete, "_DENSE_CELLS", 0)
+    stored = Model(alpha=0.5).fit(X, y, sample_weight=weight)
+    assert "_feature_count" not in vars(stored) and "_stored_counts" in vars(stored)
+    np.testing.assert_array_equal(stored.class_count_, dense.class_count_)
+    np.testing.assert_array_equal(stored.predict_joint_log_proba(X),
+                                  dense.predict_joint_log_proba(X))
+    np.testing.assert_array_equal(stored.feature_count_, dense.feature_count_)
+    stored.partial_fit(X[:5], y[:5])
+    dense.partial_fit(X[:5], y[:5])
+    np.testing.assert_array_equal(stored.feature_count_, dense.feature_count_)
+
+
 def test_bernoulli_sparse_scoring_equals_dense_formula():
     """log P(x|c) = Σ_k x_k log p_kc + (1 − x_k) log(1 − p_kc), computed directly and densely."""
     X = np.array([[1, 0, 2, 0], [0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 1], [3, 0, 0, 1]])

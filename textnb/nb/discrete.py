@@ -270,8 +270,7 @@ class DiscreteNB(BaseNB):
         n_classes, n_terms = len(self.classes_), X.shape[1]
         row_class = np.searchsorted(self.classes_, labels)
         self.class_count_ += np.bincount(row_class, weights=weight, minlength=n_classes)
-        empty = np.zeros(0, dtype=np.intp)
-        terms, values, classes = [empty], [np.zeros(0)], [empty]
+        terms, values, classes = [], [], []   # a class with documents at least
         for c, sums in self._class_sums(X, row_class, weight):
             counted = np.flatnonzero(sums)
             terms.append(counted)
