@@ -73,10 +73,19 @@ def exchange(server: Daemon, data: bytes, transport: str = "unix", close: bool =
         return receive_all(s)
 
 
+# What the daemon, Python or asyncio write when a request breaks the daemon, where they write
+# it: at a line's start, or after the line's time. Not anywhere in a line: the daemon's log
+# quotes a bad request line (non-printable characters as "?", so never a line of its own),
+# and the fuzzer draws its text from these very words (Hypothesis takes the string literals
+# of the tests' source): "REPORT SPAMC/?.5Traceback" came back quoted, and failed a search
+# of the whole text.
+BROKEN = re.compile(r"^Traceback |^(\w+:asyncio:)?Exception in callback "
+                    r"|^\S+ (\w+ )?(connection dropped|internal error):", re.MULTILINE)
+
+
 def no_tracebacks(server: Daemon) -> None:
     text = server.log.read_text()
-    assert "Traceback" not in text and "Exception in callback" not in text
-    assert "connection dropped" not in text and "internal error" not in text
+    assert not BROKEN.search(text), BROKEN.search(text)
 
 
 def alive(pid: int) -> bool:
