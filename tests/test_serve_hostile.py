@@ -76,9 +76,9 @@ def exchange(server: Daemon, data: bytes, transport: str = "unix", close: bool =
 # What the daemon, Python or asyncio write when a request breaks the daemon, where they write
 # it: at a line's start, or after the line's time. Not anywhere in a line: the daemon's log
 # quotes a bad request line (non-printable characters as "?", so never a line of its own),
-# and the fuzzer draws its text from these very words (Hypothesis takes the string literals
-# of the tests' source): "REPORT SPAMC/?.5Traceback" came back quoted, and failed a search
-# of the whole text.
+# and the fuzzer draws text from these very words (Hypothesis mixes in the string constants
+# of the project's own modules: hypothesis.internal.constants_ast): "REPORT
+# SPAMC/?.5Traceback" came back quoted, and failed a search of the whole text.
 BROKEN = re.compile(r"^Traceback |^(\w+:asyncio:)?Exception in callback "
                     r"|^\S+ (\w+ )?(connection dropped|internal error):", re.MULTILINE)
 
