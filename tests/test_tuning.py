@@ -621,20 +621,37 @@ def test_the_cv_table_marks_the_candidates_stopped_early():
     assert len({line.index(" 0.50 ") for line in lines}) == 1
 
 
-def test_the_cv_rows_of_the_bundled_sample_are_the_ones_they_were():
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_the_cv_rows_of_the_bundled_sample_are_the_ones_they_were(n_jobs, monkeypatch):
     """Every row's settings, mean and sd, bit for bit, and the choice, as main computed them
     before the folds' cells were placed by term (tests/data/tuning/sample-cv-rows.json): the
-    scoring's speed-ups change no score."""
+    scoring's speed-ups change no score. With workers, the word pairs' last weighing is
+    scored in one of them and raced afterwards: the same rows."""
     import json
+    from textnb.evaluation import tuning
+    elsewhere = []
+    started = tuning._Elsewhere.__init__
+    monkeypatch.setattr(tuning._Elsewhere, "__init__", lambda self, function, *args, **kw: (
+        elsewhere.append(function.__name__), started(self, function, *args, **kw))[1])
     texts, labels = [], []
     for label, folder in (("spam", SPAM_DIR), ("ham", HAM_DIR)):
         for path in sorted(folder.iterdir()):
             texts.append(path.read_bytes())
             labels.append(label)
-    found = tune(TextClassifier(n_jobs=1), texts, labels, folds=3)
+    found = tune(TextClassifier(n_jobs=n_jobs), texts, labels, folds=3)
+    assert elsewhere == ([] if n_jobs == 1 else ["_ready", "_timed_scores"])
     keys = ("model", "alpha", "ngram_range", "stop_words", "tf", "norm", "mean", "sd", "stopped")
     rows = [[row[key] for key in keys if key in row] for row in found.rows]
     expected = json.loads((ROOT / "tests" / "data" / "tuning" / "sample-cv-rows.json").read_text())
     assert rows == expected["rows"] and found.chosen == expected["chosen"]
     assert len(rows) > 20 and any(row[2] == [1, 2] for row in rows)
 
+
+def test_scores_of_every_fold_raced_afterwards_stop_where_the_race_in_turn_stops():
+    from textnb.evaluation.tuning import _raced
+    scores = {"complement": {0.1: [0.9, 0.2, 0.2, 0.9], 1.0: [0.9, 0.9, 0.9, 0.9]},
+              "multinomial": {0.1: [0.1, 0.9, 0.9, 0.9]}}
+    behind = lambda per_fold: sum(per_fold) / len(per_fold) < 0.5
+    assert _raced(scores, behind) == {"complement": {0.1: [0.9, 0.2, 0.2], 1.0: [0.9] * 4},
+                                      "multinomial": {0.1: [0.1]}}
+    assert _raced(scores, None) == scores

@@ -152,6 +152,7 @@ class _Worker:
             while (job := self.jobs.get()) is not None:
                 pickle.dump(job, pipe, protocol=pickle.HIGHEST_PROTOCOL)
                 pipe.flush()
+                job = None   # sent: its arrays are the caller's to let go (a tuning's counts)
             pipe.close()
         except (OSError, ValueError):  # the process died; receive() says so
             pass

@@ -135,7 +135,9 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     """Cross-validate the grid of settings around ``classifier`` (a TextClassifier whose other
     settings — stemming, pruning, priors, spam_class — stay; its stop words are tried removed
     and kept) on ``texts``."""
+    from types import SimpleNamespace
     from ..text.vocabulary import to_scipy
+    from ..workers import n_workers
 
     y = np.array(labels, dtype=str)
     classes = np.unique(y)
@@ -193,6 +195,9 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     rows: list[dict[str, Any]] = []
 
     leader: dict[str, Any] = {}  # the best candidate scored on every fold: mean, sd, scores
+    # Where word pairs are scored, a worker process readied for one of their weighings.
+    ready = (_Elsewhere(_ready, (), classifier.n_jobs)
+             if n_workers(classifier.n_jobs) > 1 and roomy and len(ngrams) > 1 else None)
 
     def behind(per_fold: list[float]) -> bool:
         """Whether a candidate's scores on its first folds trail the leader's on the same folds
@@ -210,31 +215,42 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
         if not alphas or not settings:
             return
         # The settings of one weighing share its counts and each fold's model counts: their
-        # event models are scored together. One weighing at a time: each holds its weighed
-        # counts and a fold's (single words some 75 MB, pairs 100 MB), and a race needs the
-        # leader of those before (docs/design/training-speed.md).
+        # event models are scored together. One weighing at a time in this process: each
+        # holds its weighed counts and a fold's (single words some 75 MB, pairs 100 MB), and a
+        # race needs the leader of those before (docs/design/training-speed.md); but the
+        # pairs' last weighing in a worker process meanwhile, on every fold, raced afterwards
+        # (_Elsewhere, _raced): a plain training counts on every core, this on one otherwise.
         models_of: dict[tuple, list[str]] = {}
         for stop, tf, norm, model in dict.fromkeys(settings):
             models_of.setdefault((stop, tf, norm), []).append(model)
         if ngram[1] > 1:
             words.clear()
             layouts.clear()
-        for (stop, tf, norm), models in models_of.items():
+        # Word pairs' last weighing scored meanwhile in a worker process, on every fold, and
+        # raced afterwards (_Elsewhere): its folds would not fit beside this one's.
+        elsewhere = None
+        if ngram[1] > 1 and len(models_of) > 1 and ready is not None:
+            (_, tf, norm), models = list(models_of.items())[-1]
+            settings = SimpleNamespace(fit_prior=classifier.fit_prior,
+                                       class_prior=classifier.class_prior)
+            elsewhere = _Elsewhere(_timed_scores, (pairs, tf, norm, settings, y, fold, k,
+                                                   models, tuple(alphas), spam),
+                                   classifier.n_jobs, after=ready)
+        for i, ((stop, tf, norm), models) in enumerate(models_of.items()):
             began = time.perf_counter()
-            if ngram[1] == 1 and stop not in words:   # one setting's columns held at a time
-                words.clear()
-                layouts.clear()
-                words[stop] = counts[:, masks[stop]]
-                layouts[stop] = _Layout()
-            X = _weigh(pairs if ngram[1] > 1 else words[stop], tf, norm)
-            _give_back()   # the weighing's temporaries (as much again as X's values)
-            # What a weighing held: its weighed counts and the largest of its folds' arrays.
-            cost = {"bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes}
-            scores = _cross_validate_models(classifier, X, y, fold, k, models, alphas, spam,
-                                            cost, behind, layouts.get(stop))
-            del X
-            _give_back()
-            seconds = time.perf_counter() - began
+            if elsewhere and i == len(models_of) - 1:
+                scores, cost, seconds = elsewhere.result()
+                scores = _raced(scores, behind)
+            else:
+                if ngram[1] == 1 and stop not in words:   # one setting's columns at a time
+                    words.clear()
+                    layouts.clear()
+                    words[stop] = counts[:, masks[stop]]
+                    layouts[stop] = _Layout()
+                scores, cost = _weighing_scores(pairs if ngram[1] > 1 else words[stop], tf,
+                                                norm, classifier, y, fold, k, models, alphas,
+                                                spam, behind, layouts.get(stop))
+                seconds = time.perf_counter() - began
             for model, by_alpha in scores.items():
                 for alpha, per_fold in by_alpha.items():
                     row = {"model": model, "alpha": alpha, "ngram_range": list(ngram),
@@ -242,7 +258,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
                            "mean": statistics.fmean(per_fold),
                            "sd": statistics.stdev(per_fold) if len(per_fold) > 1 else 0.0,
                            "seconds": round(seconds / len(scores) / len(by_alpha), 6),
-                           "megabytes": round(cost["bytes"] / 1e6, 6)}
+                           "megabytes": round(cost / 1e6, 6)}
                     if len(per_fold) < k:
                         row["stopped"] = len(per_fold)
                     elif not leader or (row["mean"] < leader["mean"] if spam
@@ -312,6 +328,78 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
                                    f"{len(vocabulary)} terms would make a model file too large "
                                    f"to read"]))
     return Tuning(metric, k, rows, (*count[stop], ((1, wide), stop)), chosen, note)
+
+
+def _weighing_scores(count: Any, tf: str, norm: str | None, classifier: Any, y: np.ndarray,
+                     fold: np.ndarray, k: int, models: Sequence[str], alphas: Sequence[float],
+                     spam: str | None, behind: Callable[[list[float]], bool] | None = None,
+                     layout: "_Layout | None" = None) -> tuple[dict, int]:
+    """(:func:`_cross_validate_models` of ``count`` weighed by ``tf`` and ``norm``, the bytes
+    it held: its weighed counts and the largest of its folds' arrays)."""
+    X = _weigh(count, tf, norm)
+    _give_back()   # the weighing's temporaries (as much again as X's values)
+    cost = {"bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes}
+    scores = _cross_validate_models(classifier, X, y, fold, k, models, alphas, spam, cost,
+                                    behind, layout)
+    del X
+    _give_back()
+    return scores, cost["bytes"]
+
+
+def _timed_scores(*args: Any) -> tuple[dict, int, float]:
+    """:func:`_weighing_scores` and its seconds, in a worker process (:class:`_Elsewhere`)."""
+    began = time.perf_counter()
+    return (*_weighing_scores(*args), time.perf_counter() - began)
+
+
+class _Elsewhere:
+    """``function(*job)`` in a worker process (:mod:`textnb.workers`; a thread of this one
+    waits for it) while this process goes on; :meth:`result` once it is done. The word pairs'
+    last weighing is scored so, on every fold, and raced afterwards (:func:`_raced`): the
+    scores the race in turn gives. Its process holds the weighing's counts and folds (20
+    Newsgroups' word pairs: some 140 MB), this one nothing more. ``after``: another's to wait
+    for first (the workers are one pool: its process has imported what this one needs)."""
+
+    def __init__(self, function: Callable, job: tuple, n_jobs: int | None,
+                 after: "_Elsewhere | None" = None) -> None:
+        import threading
+        from ..workers import imap
+        self.found: list = []
+
+        def wait() -> None:
+            if after is not None:
+                after.thread.join()
+            try:
+                self.found.extend(imap(function, [job], n_jobs))   # to its end: the pool kept
+            except BaseException as error:   # raised where the result is asked for
+                self.found.append(error)
+        self.thread = threading.Thread(target=wait, daemon=True)
+        self.thread.start()
+
+    def result(self) -> Any:
+        self.thread.join()
+        if isinstance(self.found[0], BaseException):
+            raise self.found[0]
+        return self.found[0]
+
+
+def _ready() -> None:
+    """A worker's first job: unpickling it imports this module, and numpy and scipy with it,
+    while the single words are scored."""
+
+
+def _raced(scores: dict[str, dict[float, list[float]]],
+           behind: Callable[[list[float]], bool] | None) -> dict[str, dict[float, list[float]]]:
+    """Each candidate's fold scores up to the fold after which ``behind`` would have stopped
+    it (:func:`_cross_validate_models`' race, run on scores of every fold)."""
+    raced = {}
+    for model, by_alpha in scores.items():
+        raced[model] = {}
+        for alpha, per_fold in by_alpha.items():
+            n = next((f for f in range(1, len(per_fold)) if behind and behind(per_fold[:f])),
+                     len(per_fold))
+            raced[model][alpha] = per_fold[:n]
+    return raced
 
 
 def _count(counter: Any, texts: Sequence) -> tuple[Any, Any, np.ndarray]:
