@@ -639,7 +639,7 @@ def test_the_cv_rows_of_the_bundled_sample_are_the_ones_they_were(n_jobs, monkey
             texts.append(path.read_bytes())
             labels.append(label)
     found = tune(TextClassifier(n_jobs=n_jobs), texts, labels, folds=3)
-    assert elsewhere == ([] if n_jobs == 1 else ["_ready", "_timed_scores"])
+    assert elsewhere == ([] if n_jobs == 1 else ["_ready", "_weighing_scores"])
     keys = ("model", "alpha", "ngram_range", "stop_words", "tf", "norm", "mean", "sd", "stopped")
     rows = [[row[key] for key in keys if key in row] for row in found.rows]
     expected = json.loads((ROOT / "tests" / "data" / "tuning" / "sample-cv-rows.json").read_text())

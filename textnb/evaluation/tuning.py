@@ -233,8 +233,8 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
             (_, tf, norm), models = list(models_of.items())[-1]
             settings = SimpleNamespace(fit_prior=classifier.fit_prior,
                                        class_prior=classifier.class_prior)
-            elsewhere = _Elsewhere(_timed_scores, (pairs, tf, norm, settings, y, fold, k,
-                                                   models, tuple(alphas), spam),
+            elsewhere = _Elsewhere(_weighing_scores, (pairs, tf, norm, settings, y, fold, k,
+                                                      models, tuple(alphas), spam),
                                    classifier.n_jobs, after=ready)
         for i, ((stop, tf, norm), models) in enumerate(models_of.items()):
             began = time.perf_counter()
@@ -247,9 +247,9 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
                     layouts.clear()
                     words[stop] = counts[:, masks[stop]]
                     layouts[stop] = _Layout()
-                scores, cost = _weighing_scores(pairs if ngram[1] > 1 else words[stop], tf,
-                                                norm, classifier, y, fold, k, models, alphas,
-                                                spam, behind, layouts.get(stop))
+                scores, cost, _ = _weighing_scores(pairs if ngram[1] > 1 else words[stop], tf,
+                                                   norm, classifier, y, fold, k, models,
+                                                   alphas, spam, behind, layouts.get(stop))
                 seconds = time.perf_counter() - began
             for model, by_alpha in scores.items():
                 for alpha, per_fold in by_alpha.items():
@@ -333,9 +333,10 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
 def _weighing_scores(count: Any, tf: str, norm: str | None, classifier: Any, y: np.ndarray,
                      fold: np.ndarray, k: int, models: Sequence[str], alphas: Sequence[float],
                      spam: str | None, behind: Callable[[list[float]], bool] | None = None,
-                     layout: "_Layout | None" = None) -> tuple[dict, int]:
+                     layout: "_Layout | None" = None) -> tuple[dict, int, float]:
     """(:func:`_cross_validate_models` of ``count`` weighed by ``tf`` and ``norm``, the bytes
-    it held: its weighed counts and the largest of its folds' arrays)."""
+    it held: its weighed counts and the largest of its folds' arrays, its seconds)."""
+    began = time.perf_counter()
     X = _weigh(count, tf, norm)
     _give_back()   # the weighing's temporaries (as much again as X's values)
     cost = {"bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes}
@@ -343,22 +344,15 @@ def _weighing_scores(count: Any, tf: str, norm: str | None, classifier: Any, y: 
                                     behind, layout)
     del X
     _give_back()
-    return scores, cost["bytes"]
-
-
-def _timed_scores(*args: Any) -> tuple[dict, int, float]:
-    """:func:`_weighing_scores` and its seconds, in a worker process (:class:`_Elsewhere`)."""
-    began = time.perf_counter()
-    return (*_weighing_scores(*args), time.perf_counter() - began)
+    return scores, cost["bytes"], time.perf_counter() - began
 
 
 class _Elsewhere:
     """``function(*job)`` in a worker process (:mod:`textnb.workers`; a thread of this one
     waits for it) while this process goes on; :meth:`result` once it is done. The word pairs'
-    last weighing is scored so, on every fold, and raced afterwards (:func:`_raced`): the
-    scores the race in turn gives. Its process holds the weighing's counts and folds (20
-    Newsgroups' word pairs: some 140 MB), this one nothing more. ``after``: another's to wait
-    for first (the workers are one pool: its process has imported what this one needs)."""
+    last weighing is scored so, on every fold, and raced afterwards (:func:`_raced`); its
+    process holds the weighing's counts and folds (20 Newsgroups': some 120 MB). ``after``:
+    another's to wait for first (one pool: its process has imported what this needs)."""
 
     def __init__(self, function: Callable, job: tuple, n_jobs: int | None,
                  after: "_Elsewhere | None" = None) -> None:
@@ -384,8 +378,7 @@ class _Elsewhere:
 
 
 def _ready() -> None:
-    """A worker's first job: unpickling it imports this module, and numpy and scipy with it,
-    while the single words are scored."""
+    """A worker's first job: unpickling it imports this module (numpy, scipy) meanwhile."""
 
 
 def _raced(scores: dict[str, dict[float, list[float]]],
