@@ -625,8 +625,8 @@ def test_the_cv_table_marks_the_candidates_stopped_early():
 def test_the_cv_rows_of_the_bundled_sample_are_the_ones_they_were(n_jobs, monkeypatch):
     """Every row's settings, mean and sd, bit for bit, and the choice, as main computed them
     before the folds' cells were placed by term (tests/data/tuning/sample-cv-rows.json): the
-    scoring's speed-ups change no score. With workers, the word pairs' last weighing is
-    scored in one of them and raced afterwards: the same rows."""
+    scoring's speed-ups change no score. With workers, each search's last weighing is scored
+    in one of them and raced afterwards: the same rows."""
     import json
     from textnb.evaluation import tuning
     elsewhere = []
@@ -639,7 +639,8 @@ def test_the_cv_rows_of_the_bundled_sample_are_the_ones_they_were(n_jobs, monkey
             texts.append(path.read_bytes())
             labels.append(label)
     found = tune(TextClassifier(n_jobs=n_jobs), texts, labels, folds=3)
-    assert elsewhere == ([] if n_jobs == 1 else ["_ready", "_weighing_scores"])
+    # Each search's last weighing in a worker: the single words' three and the pairs'.
+    assert elsewhere == ([] if n_jobs == 1 else ["_ready"] + ["_weighing_scores"] * 4)
     keys = ("model", "alpha", "ngram_range", "stop_words", "tf", "norm", "mean", "sd", "stopped")
     rows = [[row[key] for key in keys if key in row] for row in found.rows]
     expected = json.loads((ROOT / "tests" / "data" / "tuning" / "sample-cv-rows.json").read_text())

@@ -195,9 +195,8 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     rows: list[dict[str, Any]] = []
 
     leader: dict[str, Any] = {}  # the best candidate scored on every fold: mean, sd, scores
-    # Where word pairs are scored, a worker process readied for one of their weighings.
-    ready = (_Elsewhere(_ready, (), classifier.n_jobs)
-             if n_workers(classifier.n_jobs) > 1 and roomy and len(ngrams) > 1 else None)
+    # A worker process readied for a search's last weighing (search).
+    ready = _Elsewhere(_ready, (), classifier.n_jobs) if n_workers(classifier.n_jobs) > 1 else None
 
     def behind(per_fold: list[float]) -> bool:
         """Whether a candidate's scores on its first folds trail the leader's on the same folds
@@ -217,9 +216,8 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
         # The settings of one weighing share its counts and each fold's model counts: their
         # event models are scored together. One weighing at a time in this process: each
         # holds its weighed counts and a fold's (single words some 75 MB, pairs 100 MB), and a
-        # race needs the leader of those before (docs/design/training-speed.md); but the
-        # pairs' last weighing in a worker process meanwhile, on every fold, raced afterwards
-        # (_Elsewhere, _raced): a plain training counts on every core, this on one otherwise.
+        # race needs the leader of those before (docs/design/training-speed.md); the last in a
+        # worker process meanwhile, on every fold, raced afterwards (_Elsewhere, _raced).
         models_of: dict[tuple, list[str]] = {}
         for stop, tf, norm, model in dict.fromkeys(settings):
             models_of.setdefault((stop, tf, norm), []).append(model)
@@ -229,13 +227,16 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
         # Word pairs' last weighing scored meanwhile in a worker process, on every fold, and
         # raced afterwards (_Elsewhere): its folds would not fit beside this one's.
         elsewhere = None
-        if ngram[1] > 1 and len(models_of) > 1 and ready is not None:
-            (_, tf, norm), models = list(models_of.items())[-1]
+        if len(models_of) > 1 and ready is not None:
+            (stop, tf, norm), models = list(models_of.items())[-1]
+            count = (pairs if ngram[1] > 1 else words[stop] if stop in words else
+                     counts[:, masks[stop]])
             settings = SimpleNamespace(fit_prior=classifier.fit_prior,
                                        class_prior=classifier.class_prior)
-            elsewhere = _Elsewhere(_weighing_scores, (pairs, tf, norm, settings, y, fold, k,
+            elsewhere = _Elsewhere(_weighing_scores, (count, tf, norm, settings, y, fold, k,
                                                       models, tuple(alphas), spam),
                                    classifier.n_jobs, after=ready)
+            del count
         for i, ((stop, tf, norm), models) in enumerate(models_of.items()):
             began = time.perf_counter()
             if elsewhere and i == len(models_of) - 1:
@@ -349,9 +350,9 @@ def _weighing_scores(count: Any, tf: str, norm: str | None, classifier: Any, y: 
 
 class _Elsewhere:
     """``function(*job)`` in a worker process (:mod:`textnb.workers`; a thread of this one
-    waits for it) while this process goes on; :meth:`result` once it is done. The word pairs'
-    last weighing is scored so, on every fold, and raced afterwards (:func:`_raced`); its
-    process holds the weighing's counts and folds (20 Newsgroups': some 120 MB). ``after``:
+    waits for it) while this process goes on; :meth:`result` once it is done. A search's last
+    weighing is scored so, on every fold, and raced afterwards (:func:`_raced`); its process
+    holds the weighing's counts and folds (20 Newsgroups' pairs: some 120 MB). ``after``:
     another's to wait for first (one pool: its process has imported what this needs)."""
 
     def __init__(self, function: Callable, job: tuple, n_jobs: int | None,
