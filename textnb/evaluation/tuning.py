@@ -224,8 +224,6 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
         if ngram[1] > 1:
             words.clear()
             layouts.clear()
-        # Word pairs' last weighing scored meanwhile in a worker process, on every fold, and
-        # raced afterwards (_Elsewhere): its folds would not fit beside this one's.
         elsewhere = None
         if len(models_of) > 1 and ready is not None:
             (stop, tf, norm), models = list(models_of.items())[-1]
