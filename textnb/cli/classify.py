@@ -17,10 +17,11 @@ from ..documents.sources import read_raw
 from ..errors import DocumentError, ModelFileError, describe
 from ..mail.filter import filter_message, read_head
 from ..store import journal
+from ..heap import return_large_frees
 from ..store.container import locked
 from ..store.learning import Update
 from ..store.text_model import load_for_update, save_model
-from .common import FAILURE, OK, Skips, return_large_frees
+from .common import FAILURE, OK, Skips
 from .fast import FILTER_TIMEOUT, budget, write_out
 from .options import (FloatRange, LEARNED_ELSE_NAMED, cutoff_options, load_classifier,
                       model_option, resolve_model)

@@ -139,23 +139,6 @@ def echo_suspects(classifier: TextClassifier, where: list[str], labels: Sequence
                f"as mis-sorted (--keep-suspects keeps them)", err=True)
 
 
-# Arrays of this many bytes or more are mapped apart and unmapped when freed (glibc's
-# M_MMAP_THRESHOLD, fixed): by default glibc raises the threshold to the largest block freed,
-# and from then on keeps the freed temporaries of scoring in its heap. Only for scoring and
-# for training that streams (or counts on a cluster): a fit's cross-validations would map and
-# fault in every fold's temporaries afresh (docs/design/performance.md).
-_MMAP_THRESHOLD = 2 << 20
-
-
-def return_large_frees() -> None:
-    """Have glibc return freed large blocks to the system (elsewhere: nothing to do)."""
-    import ctypes
-    try:
-        ctypes.CDLL(None).mallopt(-3, _MMAP_THRESHOLD)  # -3: M_MMAP_THRESHOLD (malloc.h)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
 def reading(quiet: bool) -> Any:
     """The progress of reading files, as :mod:`textnb.training` takes it: counted on the
     progress line (``quiet``: not)."""

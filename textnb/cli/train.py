@@ -10,6 +10,7 @@ from ..decision.rules import spam_class_of
 from ..documents.corpus import labelled_sources
 from ..documents.sources import iter_files
 from ..errors import DocumentError
+from ..heap import return_large_frees
 from ..nb.on_error import MARGIN, MAX_PASSES
 from ..settings import choices
 from ..store.container import locked
@@ -17,8 +18,7 @@ from ..store.text_model import load_model, save_model
 from ..training import CUTOFFS_MAX_BYTES, CUTOFFS_MAX_MESSAGES, SAMPLE, THRESHOLD_MAX_BYTES
 from .cluster import em_choice, em_setup
 from ..progress import phase
-from .common import (OK, Cuts, Skips, echo_suspects, note_build_once, reading,
-                     return_large_frees, shows_progress)
+from .common import OK, Cuts, Skips, echo_suspects, note_build_once, reading, shows_progress
 from .options import (FloatRange, classifier_of, cutoff_learning_options,
                       decision_threshold_setting, model_option, resolve_model, settings_of,
                       training_options)

@@ -41,6 +41,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..folds import small_class_folds, stratified_folds
+from ..heap import give_back
 from ..nb.sparse import StoredCounts
 from ..store.schema import MAX_CELLS, MAX_COMPARISONS
 from ..text.stopwords import load_stop_words
@@ -163,7 +164,7 @@ def tune(classifier: Any, texts: Sequence, labels: Sequence, folds: int = FOLDS,
     # With digests: a classifier of the chosen settings is fitted on these counts (Tuning.refit).
     # Each part's terms are numbered as it comes, while the workers count the next.
     vocabulary, matrix, digests = _count(counter, texts)
-    _give_back()
+    give_back()
     counts = to_scipy(matrix)
     single = np.array([" " not in term for term in vocabulary.terms_])
     # The single words' columns for each stop-word setting (a header token is "name:word"):
@@ -337,12 +338,12 @@ def _weighing_scores(count: Any, tf: str, norm: str | None, classifier: Any, y: 
     it held: its weighed counts and the largest of its folds' arrays, its seconds)."""
     began = time.perf_counter()
     X = _weigh(count, tf, norm)
-    _give_back()   # the weighing's temporaries (as much again as X's values)
+    give_back()   # the weighing's temporaries (as much again as X's values)
     cost = {"bytes": X.data.nbytes + X.indices.nbytes + X.indptr.nbytes}
     scores = _cross_validate_models(classifier, X, y, fold, k, models, alphas, spam, cost,
                                     behind, layout)
     del X
-    _give_back()
+    give_back()
     return scores, cost["bytes"], time.perf_counter() - began
 
 
@@ -414,17 +415,6 @@ def _count(counter: Any, texts: Sequence) -> tuple[Any, Any, np.ndarray]:
             found.clear()
     matrix = vocabulary.fit_parts(noting_digests(counter._count_stream(texts), found))
     return (*prune_pairs(vocabulary, matrix), np.concatenate(found))
-
-
-def _give_back() -> None:
-    """Have glibc return the free memory of its heaps to the system (elsewhere: nothing):
-    a weighing's temporaries are freed into its thread's heap, which glibc keeps, and the next
-    weighings' would be added to it (docs/design/training-speed.md)."""
-    import ctypes
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
 
 
 def prune_pairs(vocabulary: Any, X: Any) -> tuple[Any, Any]:

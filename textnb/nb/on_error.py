@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from ..heap import give_back
 from ..workers import imap, n_workers
 from .discrete import (BernoulliNB, ComplementNB, ComplementNBWithPrior, MultinomialNB,
                        class_log_prior)
@@ -108,6 +109,9 @@ def trained_on_error(X: Any, y: Sequence, subsets: Sequence[np.ndarray | None],
                    for rows in subsets]
         for rows, chosen, walks, futures in started:
             results = [future.result() for future in futures]
+            # The walks' tables, freed into their threads' heaps, given back: glibc keeps a
+            # thread's heap whole, and the model fitted next would be added to the total.
+            give_back()
             yield _weighed(X, rows, chosen, walks, results, new_model, orders)
     finally:
         threads.shutdown(cancel_futures=True)
