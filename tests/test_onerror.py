@@ -266,15 +266,6 @@ def test_the_walks_heaps_are_given_back_before_each_fold_is_fitted(implementatio
     assert len(found) == 3 and events == ["given back", "fitted"] * 3
 
 
-def test_heap_calls_do_nothing_without_glibc(monkeypatch):
-    """give_back and return_large_frees are glibc's; elsewhere they do nothing."""
-    import ctypes
-    from textnb import heap
-    monkeypatch.setattr(ctypes, "CDLL", lambda name: object())  # no malloc_trim, no mallopt
-    heap.give_back()
-    heap.return_large_frees()
-
-
 def test_it_converges_on_the_sample_corpus():
     from textnb.documents.sources import read_documents
     spam = list(read_documents([str(SPAM_DIR)]))

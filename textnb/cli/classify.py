@@ -15,9 +15,9 @@ from ..classifier import TextClassifier
 from ..decision.rules import Exit, decide, line, spam_class_of, spam_cutoffs
 from ..documents.sources import read_raw
 from ..errors import DocumentError, ModelFileError, describe
+from ..heap import return_large_frees
 from ..mail.filter import filter_message, read_head
 from ..store import journal
-from ..heap import return_large_frees
 from ..store.container import locked
 from ..store.learning import Update
 from ..store.text_model import load_for_update, save_model

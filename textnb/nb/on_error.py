@@ -153,6 +153,7 @@ def _trained(X: CSR, labels: np.ndarray, new_model: Callable[[], Any], margin: f
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(min(orders, n_workers(n_jobs))) as threads:
             results = list(threads.map(lambda job: _walk(*job), jobs))
+        give_back()  # the walks' tables, in their threads' heaps (trained_on_error)
     elif n_jobs == 1 or orders == 1 or labels.size < _PARALLEL_MIN_DOCUMENTS:
         results = [_walk(*job) for job in jobs]
     else:
