@@ -74,7 +74,6 @@ class Fold:
             failed(said[-1][:200] if said else f"the fold process {process.pid} exited "
                    f"with status {status}")
 
-
     def _prepare(self) -> None:
         """The replaced file read now, while the worker waits for requests, not by the next
         TELL (store.appending.prepare)."""
