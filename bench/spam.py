@@ -121,8 +121,8 @@ from bench.common.report import pct, ratio, table as _table
 from bench.common.splits import sample_split, stratified_folds, stratified_split, time_split
 from bench.common.systems import (bogofilter_classify, bogofilter_path, bogofilter_register,
                                   command_info, command_run, documents, has_sklearn, warm_up)
+from textnb.decision.rules import HAM_CUTOFF, SPAM_CUTOFF  # a model's cutoffs when none learned
 
-SPAM_CUTOFF, HAM_CUTOFF = 0.99, 0.5          # textnb's CLI defaults (textnb/cli.py)
 PROB_CUTOFFS = [0.5, 0.9, 0.99, 0.999]
 LOGODDS_CUTOFFS = [0.0, 2.0, 5.0, 10.0]
 HAM_PROB_CUTOFFS = [0.01, 0.1, 0.5, 0.9]

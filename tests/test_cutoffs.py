@@ -578,10 +578,10 @@ def test_the_python_api_decides_as_classify_does(sample_model, tmp_path):
     statuses = classifier.spam_status(texts)
     assert (statuses == "unsure").sum() == 11 and (statuses == "ham").sum() == 10
     assert statuses.tolist() == [d["status"] for d in classify(tmp_path / "band.model")]
-    # Without learned cutoffs, bogofilter's: P(spam|x) >= 0.99 spam, <= 0.5 ham.
+    # Without learned cutoffs, bogofilter's: P(spam|x) >= 0.99 spam, <= 0.45 ham.
     classifier.cutoffs_ = None
     expected = np.where(log_odds >= logit(SPAM_CUTOFF), "spam",
-                        np.where(log_odds <= 0, "ham", "unsure"))
+                        np.where(log_odds <= logit(HAM_CUTOFF), "ham", "unsure"))
     assert classifier.spam_status(texts).tolist() == expected.tolist()
 
 
@@ -596,8 +596,9 @@ def test_spam_status_needs_a_spam_class_and_decision_function_does_not_saturate(
     assert log_odds == pytest.approx(np.diff(clf.predict_log_proba(texts)).ravel())
     with pytest.raises(ValueError, match="two classes, one of them spam"):
         clf.spam_status(texts)
+    # No cutoffs learned: bogofilter's, so an even score (P(spam) 0.5) is unsure, not ham.
     assert clf.set_params(spam_class="pos").spam_status(texts).tolist() == \
-        ["spam", "ham", "ham"]          # no cutoffs learned: bogofilter's
+        ["spam", "ham", "unsure"]
     with pytest.raises(ValueError, match="spam_class 'junk' is not one of the classes"):
         clf.set_params(spam_class="junk").spam_status(texts)
     for method in (TextClassifier().decision_function, TextClassifier().spam_status):

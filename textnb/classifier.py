@@ -661,7 +661,7 @@ class TextClassifier(Parameters):
         """Each text's status, spam, ham or unsure, as ``textnb classify`` and ``filter``
         decide it: its spam log-odds ln P(spam|x) − ln P(ham|x) at or above the spam cutoff, at or
         below the ham cutoff, or between; the cutoffs ``fit`` learned (``cutoffs_``), else
-        bogofilter's, P(spam|x) 0.99 and 0.5. ValueError unless there are two classes, one of
+        bogofilter's, P(spam|x) 0.99 and 0.45. ValueError unless there are two classes, one of
         them the spam class (``spam_class``, else one named spam, Junk, Bulk Mail, ...)."""
         self._check_fitted()
         cutoffs = spam_cutoffs(self.classes_, self.__dict__.get("cutoffs_"), self.spam_class)

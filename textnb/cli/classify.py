@@ -12,7 +12,8 @@ import click
 import numpy as np
 
 from ..classifier import TextClassifier
-from ..decision.rules import Exit, decide, line, spam_class_of, spam_cutoffs
+from ..decision.rules import (HAM_CUTOFF, SPAM_CUTOFF, Exit, decide, line, spam_class_of,
+                              spam_cutoffs)
 from ..documents.sources import read_raw
 from ..errors import DocumentError, ModelFileError, describe
 from ..heap import return_large_frees
@@ -288,7 +289,7 @@ def learn(label, unlearn, new_class, quiet, paths, model_path) -> int:
                    f"(--new-class) before classifying", err=True)
     elif (new_class and classifier.spam_class and not classifier.cutoffs_
           and len(classifier.classes_) == 2 and not quiet):
-        click.echo(f"textnb: {path} decides at bogofilter's cutoffs (P(spam) 0.99 and 0.5) "
+        click.echo(f"textnb: {path} decides at bogofilter's cutoffs (P(spam) {SPAM_CUTOFF} and {HAM_CUTOFF}) "
                    f"until `textnb tune-cutoffs -m {path} SPAM HAM` learns its own from "
                    f"your mail, as train does", err=True)
     if not quiet:

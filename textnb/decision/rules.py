@@ -14,10 +14,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Cutoffs for a model that learned none (an old file, one built by `learn` alone): on P(spam|x)
-# as bogofilter's spam_cutoff/ham_cutoff, applied as log-odds (logit 0.99 = 4.595, logit 0.5 = 0),
-# which give the same decisions without the rounding of a probability saturated at 1.
+# as bogofilter's default spam_cutoff/ham_cutoff (its tri-state mode), applied as log-odds
+# (logit 0.99 = +4.595, logit 0.45 = −0.201), which give the same decisions without the
+# rounding of a probability saturated at 1. The ham cutoff sets what a user training on error
+# sees unsure and so learns: 0.5 ranked worse online (docs/design/online.md).
 SPAM_CUTOFF = 0.99
-HAM_CUTOFF = 0.5
+HAM_CUTOFF = 0.45
 
 
 class Exit:
