@@ -312,11 +312,11 @@ def test_explain_prints_the_eight_emails_log_odds(tmp_path):
     p_spam = 1 / (1 + np.exp(-odds))
     lines = result.output.splitlines()
     # The decision classify makes: a class named spam, no learned cutoffs, so bogofilter's
-    # (P(spam) >= 0.99 spam, <= 0.5 ham): unsure, named as classify names it, with P(spam) and
+    # (P(spam) >= 0.99 spam, <= 0.45 ham): unsure, named as classify names it, with P(spam) and
     # the spam log-odds.
     assert lines[:2] == [f"{tmp_path / 'mail'}: unsure  spam-probability {p_spam:.4f}  "
                          f"spam-log-odds {odds:+.3f}  (cutoffs: spam at spam-log-odds >= +4.595, "
-                         f"ham <= +0.000)", ""]
+                         f"ham <= -0.201)", ""]
     # name, weight, log-odds, running total; columns aligned (19 = len("prior (spam vs ham)")).
     assert [line.split() for line in lines[2:]] == [
         ["term", "weight", "log-odds", "running"],
