@@ -22,12 +22,14 @@ in-process, bogofilter its process). Then textnb's learning through a model file
 
     python -m bench.online                 # SpamAssassin, all 6,046 messages
     python -m bench.online --data corpora/spamassassin --limit 100
+    python -m bench.online --shuffle 1 --file-messages 0   # another order than Date's
 """
 
 from __future__ import annotations
 
 import email.utils
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -346,6 +348,9 @@ def main() -> int:
     parser = options.parser(__name__, __doc__)
     options.spam_data(parser)
     parser.add_argument("--limit", type=int, help="the first N messages by date only")
+    parser.add_argument("--shuffle", type=int, metavar="SEED",
+                        help="the messages in an order shuffled by SEED, not by Date (after "
+                             "--limit)")
     parser.add_argument("--modes", default="all,error",
                         help="learning modes, comma-separated: all, error (default both)")
     parser.add_argument("--bogofilter", help="bogofilter's path (default: on PATH)")
@@ -362,6 +367,12 @@ def main() -> int:
         paths, labels = by_date(paths, labels)
         if args.limit:
             paths, labels = paths[:args.limit], labels[:args.limit]
+        order = "Date order"
+        if args.shuffle is not None:
+            shuffled = list(range(len(paths)))
+            random.Random(args.shuffle).shuffle(shuffled)
+            paths, labels = [paths[i] for i in shuffled], labels[shuffled]
+            order = f"an order shuffled by seed {args.shuffle}"
         raws = [Path(p).read_bytes() for p in paths]
         is_spam = labels == "spam"
         modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -371,7 +382,7 @@ def main() -> int:
         if not args.no_bogofilter and bogofilter is None:
             raise BenchError("bogofilter is not installed (give --bogofilter PATH, or "
                              "--no-bogofilter)")
-        print(f"{len(paths)} messages in Date order ({int(is_spam.sum())} spam, "
+        print(f"{len(paths)} messages in {order} ({int(is_spam.sum())} spam, "
               f"{int((~is_spam).sum())} ham), each classified, then learned", flush=True)
         rows = []
         with tempfile.TemporaryDirectory(prefix="bench-online-") as scratch:

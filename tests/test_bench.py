@@ -358,6 +358,21 @@ def test_online_runs_on_the_bundled_sample():
     assert row(out, "128 KiB", "the mail filter's reading of the model")
 
 
+def test_online_shuffles_the_order_on_request():
+    """--shuffle SEED: the same messages, another order than Date's (so other scores), and the
+    same order again for the same seed."""
+    base = ["bench.online", "--data", "corpora/spamassassin", "--limit", "60",
+            "--file-messages", "0", "--no-bogofilter", "--modes", "all"]
+    by_date, first, again = (ok(bench(*base, *extra, timeout=300))
+                             for extra in ((), ("--shuffle", "3"), ("--shuffle", "3")))
+    assert "60 messages in an order shuffled by seed 3 (" in first
+    counts = [line.split("(", 1)[1] for out in (by_date, first)
+              for line in out.splitlines() if line.startswith("60 messages")]
+    assert counts[0] == counts[1]  # the same spam and ham
+    cells = [row(out, "textnb (all)", "system (learning)")[1:6] for out in (by_date, first, again)]
+    assert cells[1] == cells[2] and cells[0] != cells[1]
+
+
 def test_young_runs_on_the_bundled_sample():
     """python -m bench.young on the bundled sample (30 + 30 of spam/ and ham/, the other 240
     tested): the first-by-name draw and two seeded ones, each row's figures as
