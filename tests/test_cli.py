@@ -578,6 +578,7 @@ def test_learn_creates_a_missing_model_only_when_asked(tmp_path):
                           "class 'ham' is not in the model (classes: spam)")
     result = run("learn", "-m", model, "--new-class", "--class", "ham", HAM_MESSAGE)
     assert result.exit_code == 0 and "textnb tune-cutoffs" in result.stderr
+    assert "decides at bogofilter's cutoffs (P(spam) 0.99 and 0.45)" in result.stderr
     # A mail model: its spam class, and mail's tokens (the whole English stop-word list).
     classifier = load_model(model)
     assert classifier.classes_.tolist() == ["ham", "spam"]

@@ -289,9 +289,9 @@ def learn(label, unlearn, new_class, quiet, paths, model_path) -> int:
                    f"(--new-class) before classifying", err=True)
     elif (new_class and classifier.spam_class and not classifier.cutoffs_
           and len(classifier.classes_) == 2 and not quiet):
-        click.echo(f"textnb: {path} decides at bogofilter's cutoffs (P(spam) {SPAM_CUTOFF} and {HAM_CUTOFF}) "
-                   f"until `textnb tune-cutoffs -m {path} SPAM HAM` learns its own from "
-                   f"your mail, as train does", err=True)
+        click.echo(f"textnb: {path} decides at bogofilter's cutoffs (P(spam) {SPAM_CUTOFF} and "
+                   f"{HAM_CUTOFF}) until `textnb tune-cutoffs -m {path} SPAM HAM` learns its "
+                   f"own from your mail, as train does", err=True)
     if not quiet:
         already = f" ({again} learned as {label} already, not counted again)" if again else ""
         click.echo(f"{verb} {done} document{'s' if done != 1 else ''} "
