@@ -12,19 +12,20 @@ _MMAP_THRESHOLD = 2 << 20
 
 def return_large_frees() -> None:
     """Have glibc return freed large blocks to the system from now on."""
-    import ctypes
-    try:
-        ctypes.CDLL(None).mallopt(-3, _MMAP_THRESHOLD)  # -3: M_MMAP_THRESHOLD (malloc.h)
-    except (OSError, AttributeError):  # not glibc
-        pass
+    _glibc("mallopt", -3, _MMAP_THRESHOLD)  # -3: M_MMAP_THRESHOLD (malloc.h)
 
 
 def give_back() -> None:
     """Have glibc return the free memory of its heaps to the system now: a fold's or a
     weighing's temporaries are freed into the heap, which glibc keeps, and the next ones
     would not fit its holes but be added to it (docs/design/training-speed.md)."""
+    _glibc("malloc_trim", 0)
+
+
+def _glibc(name: str, *args: int) -> None:
+    """glibc's function ``name`` called with ``args``; nothing where there is none."""
     import ctypes
     try:
-        ctypes.CDLL(None).malloc_trim(0)
+        getattr(ctypes.CDLL(None), name)(*args)
     except (OSError, AttributeError):  # not glibc
         pass
