@@ -392,7 +392,7 @@ def large_message_memory(mib: int, raw: bytes, scratch: Path,
 def stages(model: Path, raws: list[bytes]) -> str:
     """The filter's work after start-up, timed in this process (imports already done)."""
     from textnb.documents.message import parse_message
-    from textnb.mail.scorer import Scorer
+    from textnb.store.scorer import Scorer
     load, parse, score = [], [], []
     for raw in raws:
         t0 = time.perf_counter()
@@ -417,7 +417,7 @@ start = time.perf_counter(); cpu = time.process_time()
 from textnb.cli import fast
 from textnb.mail import filter as mail
 from textnb.documents.message import read_bytes
-from textnb.mail.scorer import Scorer
+from textnb.store.scorer import Scorer
 from textnb.decision.rules import decide, headers, spam_cutoffs
 imported = time.perf_counter()
 raw = sys.stdin.buffer.read()

@@ -574,7 +574,7 @@ def read_in_this_process(reader: str, path: str) -> dict[str, Any]:
         if reader == "filter":
             from textnb.documents.message import read_bytes
             from textnb.mail.filter import filter_message
-            from textnb.mail.scorer import score
+            from textnb.store.scorer import score
             out = filter_message(MESSAGE, path)
             assert out.endswith(MESSAGE) and b"X-TextNB-" in out
             document = read_bytes(MESSAGE)

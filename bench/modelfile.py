@@ -143,7 +143,7 @@ def measure(files: dict[str, Path], messages: list, repeat: int,
             processes: list[bytes]) -> dict[str, dict]:
     """Size, load_model, Scorer and filter timings of each file, the files taking turns."""
     from textnb import load_model
-    from textnb.mail.scorer import Scorer
+    from textnb.store.scorer import Scorer
     results = {name: {"size": path.stat().st_size, "load": [], "scorer": [], "rows": [],
                       "filter": []} for name, path in files.items()}
     textnb = Path(sys.executable).with_name("textnb")
@@ -220,7 +220,7 @@ STAGES = """
 import statistics, sys, time
 from pathlib import Path
 from textnb.documents.message import read_bytes
-from textnb.mail.scorer import Scorer
+from textnb.store.scorer import Scorer
 model, paths = sys.argv[1], sys.argv[2:]
 documents = [read_bytes(Path(p).read_bytes(), p) for p in paths]
 Scorer(model).log_proba("warm up")

@@ -2,11 +2,13 @@
 true class (every message, or on error: those called wrong or unsure), textnb beside
 bogofilter in the same run — the measure the TREC spam track ranks filters by.
 
-textnb starts from no model and learns in this process (``partial_fit`` of one message: the
-row path of ``textnb.incremental``), classifying each message with its spam log-odds and its
-spam status before learning it; both classes are named at its first message (``partial_fit``'s
-``classes``), as bogofilter's database has both, so it scores from the second message on, a class
-of no documents yet scored by its smoothing alone (the first message scores 0, unsure).
+textnb starts from no model and learns in this process as its learners learn (``textnb learn``,
+TELL, ``textnb imap``: the row path of ``textnb.incremental``, each message weighed by
+``textnb.online.learning_weight``, an error more the rarer errors are), classifying each
+message with its spam log-odds and its spam status before learning it; both classes are named
+at its first message (``partial_fit``'s ``classes``), as bogofilter's database has both, so it
+scores from the second message on, a class of no documents yet scored by its smoothing alone
+(the first message scores 0, unsure).
 bogofilter starts from an empty database (``-C -d DIR``): each message is classified
 (``bogofilter -v``, its spamicity and Spam/Ham/Unsure) and then registered with its true class
 (``-s`` / ``-n``), one process each, as a delivery and a user's correction run it (``-u``
@@ -46,7 +48,8 @@ from bench.common.corpora import list_spam, spam_dir
 from bench.common.metrics import best_not_caught, rates, roc_auc
 from bench.common.report import pct, table
 from bench.common.systems import bogofilter_path
-from textnb import TextClassifier
+from textnb import TextClassifier, incremental
+from textnb.online import learning_weight
 from textnb.store.learning import compact, learn
 from textnb.store.text_model import load_model, save_model
 
@@ -84,7 +87,12 @@ def textnb_online(raws: list[bytes], labels: np.ndarray, on_error: bool) -> dict
         if on_error and status[i] == label:
             continue
         start = time.perf_counter()
-        clf.partial_fit([raw], [label], classes=None if seen else ["ham", "spam"])
+        if seen:  # as textnb.store.learning.Update learns: weighed, then counted
+            weight = learning_weight(clf, raw, label)
+            incremental.apply(clf, incremental.rows(clf, [raw])[0],
+                              list(clf.classes_).index(label), weight)
+        else:
+            clf.partial_fit([raw], [label], classes=["ham", "spam"])
         learn_t.append(time.perf_counter() - start)
         seen.add(label)
     return {"scores": scores, "status": status.astype(str), "classify": classify_t,
@@ -294,10 +302,10 @@ def _fold_cost(model: Path, raws: list[bytes], labels: np.ndarray, rounds: int =
 def journal_costs(raws: list[bytes], labels: np.ndarray, scratch: Path, rounds: int = 7
                   ) -> list[list]:
     """What a journal of each size costs the mail filter: ``textnb filter``'s reading of the
-    model (:class:`~textnb.mail.scorer.Scorer`, the journal replayed) and the scoring of one
+    model (:class:`~textnb.store.scorer.Scorer`, the journal replayed) and the scoring of one
     message, on copies of the file learned into by ``learn()`` with no compaction, the sizes
     timed in turn, ``rounds`` times (ms: median / mean)."""
-    from textnb.mail.scorer import Scorer
+    from textnb.store.scorer import Scorer
     from textnb.documents.message import read_bytes
     from textnb.store import journal
 

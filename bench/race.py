@@ -1,7 +1,7 @@
 """learn/filter races: a model file replaced while messages are scored → the count of scores that
 mix two model versions (goal 0).
 
-Each race scores one message with :class:`textnb.mail.scorer.Scorer` (what ``textnb filter`` runs)
+Each race scores one message with :class:`textnb.store.scorer.Scorer` (what ``textnb filter`` runs)
 while another process keeps replacing the model file, as ``textnb learn`` does (a new file
 renamed over the old one). Every score must equal, bit for bit, the score of the message under
 one whole version, computed in advance; a score equal to neither, or an error, is counted as
@@ -61,7 +61,7 @@ def run_races(n: int = 1000, seconds: float | None = None,
     """
     from textnb import TextClassifier, save_model
     from textnb.documents.message import parse_message
-    from textnb.mail.scorer import Scorer
+    from textnb.store.scorer import Scorer
 
     with tempfile.TemporaryDirectory(prefix="bench-race-", dir=directory) as scratch:
         scratch = Path(scratch)

@@ -526,6 +526,21 @@ def test_learn_and_unlearn_in_place(spam_model, tmp_path):
     assert after.model_.class_count_.tolist() == [150.0, 150.0]
 
 
+def test_learn_weighs_an_error_by_the_share_of_errors_and_info_says_so(spam_model, tmp_path):
+    """A message the model called right weighs 1; one it called wrong or unsure weighs more
+    the rarer the errors learned so far: after one right, 1 + 4 · (1 − 1/2) = 3."""
+    model = tmp_path / "m"
+    model.write_bytes(spam_model.read_bytes())
+    assert run("learn", "-m", model, "--class", "ham", HAM_MESSAGE).exit_code == 0  # right
+    assert "learned     1 message by learn, TELL or imap, 0 of them called wrong or unsure " \
+           "before: the next such weighs 3.00" in run("info", "-m", model).stdout
+    assert run("learn", "-m", model, "--class", "ham", SPAM_MESSAGE).exit_code == 0  # wrong
+    assert load_model(model).model_.class_count_.tolist() == [150.0 + 1 + 3, 150.0]
+    info = json.loads(run("info", "-m", model, "--format", "json").stdout)
+    assert info["learned_errors"] == [2, 1] and info["documents"] == {"ham": 152, "spam": 150}
+    assert "ham (152 documents, weight 154)" in run("info", "-m", model).stdout
+
+
 def test_learn_a_folder_counts_every_message_and_nothing_without_one(spam_model, tmp_path):
     model = tmp_path / "m"
     model.write_bytes(spam_model.read_bytes())

@@ -21,7 +21,7 @@ from textnb.cli.app import main
 from textnb.errors import ModelFileError
 from textnb.text.hashing import HashedVocabulary, hash_columns
 from textnb.nb.discrete import MultinomialNB
-from textnb.mail.scorer import score
+from textnb.store.scorer import score
 
 from conftest import EIGHT_EMAILS_LABELS, EIGHT_EMAILS_TEXTS
 

@@ -21,10 +21,12 @@ import textnb.incremental as incremental_module
 from textnb import TextClassifier, incremental
 from textnb.documents.message import read_bytes
 from textnb.errors import ModelFileError
-from textnb.mail.scorer import Scorer
+from textnb.store.scorer import Scorer
 from textnb.serve.model import Weights
-from textnb.store import journal, learning
-from textnb.store.text_model import load_model, save_model
+from textnb.store import container, journal, learning
+from textnb.store.text_model import KIND, load_for_update, load_model, save_model
+from textnb.decision.rules import ERROR_WEIGHT, error_weight
+from textnb.online import learning_weight
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "corpora" / "spamassassin"
@@ -84,6 +86,16 @@ def test_a_learned_document_taken_back_leaves_the_model_it_found():
         incremental.apply(clf, row, list(clf.classes_).index("spam"), unlearn=True)
 
 
+def learn_as_learners(clf: TextClassifier, raw: bytes, label: str,
+                      weight: float | None = None) -> None:
+    """Learn as an update does (textnb.store.learning.Update.learn): weighed by the model as
+    it stands, unless ``weight`` was so taken before a move, then one row."""
+    if weight is None:
+        weight = learning_weight(clf, raw, label)
+    row = incremental.rows(clf, [raw])[0]
+    incremental.apply(clf, row, list(clf.classes_).index(label), weight)
+
+
 def take_back(clf: TextClassifier, raw: bytes, label: str) -> None:
     """Unlearn as an update does: the terms it alone had leave (TextClassifier.unlearn also
     drops terms no document had, those of messages left out as suspects)."""
@@ -113,7 +125,7 @@ def test_learning_appends_to_the_journal_and_every_reader_reads_the_two_as_one(m
     expected = load_model(model)
     for raw, label in NEW:
         assert learning.learn(model, raw, label, None) is True
-        expected.partial_fit([raw], [label])
+        learn_as_learners(expected, raw, label)
     assert model.read_bytes() == snapshot  # not rewritten: its journal holds the messages
     size = os.path.getsize(journal.path_of(model))
     assert 0 < size < 20 * 20_000  # a few kilobytes a message
@@ -125,8 +137,10 @@ def test_learning_appends_to_the_journal_and_every_reader_reads_the_two_as_one(m
     assert learning.forget(model, NEW[1][0], ["ham", "spam"]) is True
     take_back(expected, NEW[1][0], "spam")
     assert learning.learn(model, NEW[2][0], "ham", "spam") is True
+    weight = learning_weight(expected, NEW[2][0], "ham")  # as the model stood: called spam
+    assert weight > 1  # an error, weighed by the share of errors among the 20 learned
     take_back(expected, NEW[2][0], "spam")
-    expected.partial_fit([NEW[2][0]], ["ham"])
+    learn_as_learners(expected, NEW[2][0], "ham", weight)
     assert model.read_bytes() == snapshot
     loaded = load_model(model)
     assert np.allclose(loaded.predict_log_proba(PROBES), expected.predict_log_proba(PROBES),
@@ -142,7 +156,7 @@ def test_a_hashed_model_learns_into_its_journal_too(tmp_path):
     expected = load_model(path)
     for raw, label in NEW[:6]:
         assert learning.learn(path, raw, label, None)
-        expected.partial_fit([raw], [label])
+        learn_as_learners(expected, raw, label)
     assert os.path.exists(journal.path_of(path))
     loaded = load_model(path)
     assert np.array_equal(loaded.vocabulary_.columns_, expected.vocabulary_.columns_)
@@ -161,14 +175,14 @@ def test_the_learner_leaves_the_compaction_to_its_caller_until_the_hard_limit(mo
     sizes = []
     for raw, label in NEW:
         learning.learn(model, raw, label, None, detach=False)
-        expected.partial_fit([raw], [label])
+        learn_as_learners(expected, raw, label)
         sizes.append(journal.size_of(model))
         assert sizes[-1] <= 30_000
     assert max(sizes) > 5_000  # left over COMPACT_BYTES by the learner ...
     assert 0 in sizes  # ... folded by it over HARD_BYTES
     _readers_agree(model, expected)
     learning.learn(model, SPAM[55], "spam", None, detach=False)
-    expected.partial_fit([SPAM[55]], ["spam"])
+    learn_as_learners(expected, SPAM[55], "spam")
     snapshot = model.read_bytes()
     assert journal.size_of(model) > 5_000 or learning.compact(model) is False
     if journal.size_of(model) > 5_000:
@@ -189,7 +203,7 @@ def test_a_fold_carries_exactly_the_records_appended_since_it_read(model, tmp_pa
     expected = load_model(model)
     for raw, label in NEW[:5]:
         learning.learn(alone, raw, label, None, detach=False)
-        expected.partial_fit([raw], [label])
+        learn_as_learners(expected, raw, label)
     assert learning.compact(alone, over=0) is True and journal.size_of(alone) == 0
     for raw, label in NEW[:3]:
         learning.learn(model, raw, label, None, detach=False)
@@ -218,7 +232,7 @@ def test_a_fold_carries_exactly_the_records_appended_since_it_read(model, tmp_pa
     _readers_agree(alone, expected)
     # The next update appends after the tail; the next fold folds it all.
     learning.learn(model, NEW[5][0], NEW[5][1], None, detach=False)
-    expected.partial_fit([NEW[5][0]], [NEW[5][1]])
+    learn_as_learners(expected, NEW[5][0], NEW[5][1])
     _readers_agree(model, expected)
     assert learning.compact(model, over=0) is True and journal.size_of(model) == 0
     _readers_agree(model, expected)
@@ -231,7 +245,7 @@ def test_a_learner_over_the_limit_starts_a_detached_compaction(model, monkeypatc
     snapshot = model.read_bytes()
     for raw, label in NEW[:3]:
         learning.learn(model, raw, label, None)
-        expected.partial_fit([raw], [label])
+        learn_as_learners(expected, raw, label)
     deadline = time.monotonic() + 120
     while journal.size_of(model) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -253,7 +267,8 @@ def test_textnb_learns_general_path_also_starts_a_detached_compaction(tmp_path, 
         files.append(tmp_path / f"m{i}.eml")
         files[-1].write_bytes(raw)
     expected = load_model(path)
-    expected.partial_fit([raw for raw, _ in NEW[:6]], ["spam"] * 6)
+    for raw, _ in NEW[:6]:
+        learn_as_learners(expected, raw, "spam")
     result = CliRunner().invoke(main, ["learn", "-q", "-m", str(path), "--class", "spam",
                                        *map(str, files)])
     assert result.exit_code == 0, result.output
@@ -271,7 +286,7 @@ def test_a_crash_between_the_journal_and_the_file_reads_back_exactly(model):
     journal, naming the old file, is not read again (no message counted twice)."""
     expected = load_model(model)
     learning.learn(model, NEW[0][0], "spam", None)
-    expected.partial_fit([NEW[0][0]], ["spam"])
+    learn_as_learners(expected, NEW[0][0], "spam")
     _readers_agree(model, expected)  # in the journal only: the file was never rewritten
     old_journal = Path(journal.path_of(model)).read_bytes()
     save_model(load_model(model), model)  # compacted ...
@@ -280,14 +295,14 @@ def test_a_crash_between_the_journal_and_the_file_reads_back_exactly(model):
     assert load_model(model).digests_.size == expected.digests_.size
     # The next update starts the stale journal anew.
     learning.learn(model, NEW[1][0], "spam", None)
-    expected.partial_fit([NEW[1][0]], ["spam"])
+    learn_as_learners(expected, NEW[1][0], "spam")
     _readers_agree(model, expected)
 
 
 def test_records_after_the_last_commit_or_cut_short_are_not_read(model):
     expected = load_model(model)
     learning.learn(model, NEW[0][0], "spam", None)
-    expected.partial_fit([NEW[0][0]], ["spam"])
+    learn_as_learners(expected, NEW[0][0], "spam")
     path = Path(journal.path_of(model))
     whole = path.read_bytes()
     # An update killed while appending: a record without its commit, then half a record.
@@ -296,7 +311,7 @@ def test_records_after_the_last_commit_or_cut_short_are_not_read(model):
     path.write_bytes(whole + uncommitted.splitlines(keepends=True)[0] + uncommitted[:30])
     _readers_agree(model, expected)
     learning.learn(model, NEW[1][0], "ham", None)  # cut off, then appended after the commit
-    expected.partial_fit([NEW[1][0]], ["ham"])
+    learn_as_learners(expected, NEW[1][0], "ham")
     assert b"zzqx" not in path.read_bytes()
     _readers_agree(model, expected)
 
@@ -321,6 +336,109 @@ def test_every_reader_refuses_a_journal_record_that_breaks_the_rules(model, chan
         load_model(model)
     with pytest.raises(ModelFileError, match="journal .* is corrupt"):
         Scorer(model)
+
+
+@pytest.mark.parametrize("counts", [[3, 4], [-1, 0], [2.5, 1], "x", [1, 1, 1]],
+                         ids=["more-errors", "negative", "fraction", "string", "three"])
+def test_every_reader_refuses_a_commit_whose_count_of_errors_breaks_the_rules(model, counts):
+    import json
+    learning.learn(model, NEW[0][0], "spam", None)
+    path = Path(journal.path_of(model))
+    header, record, commit = path.read_bytes().splitlines(keepends=True)
+    body = json.dumps({**json.loads(commit[9:]), "learned_errors": counts},
+                      separators=(",", ":")).encode()
+    path.write_bytes(header + record + b"%08x " % zlib.crc32(body) + body + b"\n")
+    with pytest.raises(ModelFileError, match="journal .* is corrupt"):
+        load_model(model)
+    with pytest.raises(ModelFileError, match="journal .* is corrupt"):
+        Scorer(model)
+
+
+def test_an_error_weighs_more_the_rarer_errors_are():
+    assert error_weight(0, 0) == 1.0  # the prior: one error of one message
+    assert error_weight(10, 10) == 1.0  # trained on error: every learned message an error
+    assert error_weight(99, 4) == pytest.approx(1 + (ERROR_WEIGHT - 1) * (1 - 5 / 100))
+    assert error_weight(10 ** 6, 0) == pytest.approx(ERROR_WEIGHT, rel=1e-5)
+
+
+def journal_weights(path: Path) -> list[float]:
+    """The weights of the documents a model file's journal learned, in order."""
+    return [r["weight"] for r in journal.read(container.read(path, KIND, writable=False)).documents]
+
+
+def test_trained_on_error_every_message_weighs_one(model, monkeypatch):
+    """Each message learned is one the model called wrong or unsure, so the share of errors
+    stays 1 and so does every weight: what training on error learned before."""
+    monkeypatch.setattr(journal, "COMPACT_BYTES", 1 << 20)
+    expected = load_model(model)
+    learned = 0
+    for raw, label in NEW + [(raw, "ham") for raw in HAM[50:60]]:
+        if expected.spam_status([raw])[0] == label:
+            continue
+        assert learning.learn(model, raw, label, None) is True
+        learn_as_learners(expected, raw, label)
+        learned += 1
+    assert learned >= 5
+    assert journal_weights(model) == [1.0] * learned
+    assert load_model(model).learned_errors_ == (learned, learned)
+
+
+def test_learning_every_message_weighs_the_errors_and_every_path_agrees(model, tmp_path,
+                                                                        monkeypatch):
+    """Learning every message, those called right weigh 1 and the errors more: the journal's
+    appender, the whole-model update (a model it declines) and the classifier in memory give
+    the same weights and counts, kept by the journal, a compaction and a save."""
+    monkeypatch.setattr(journal, "COMPACT_BYTES", 1 << 20)
+    whole = tmp_path / "whole.model"
+    save_model(load_model(model), whole)
+    expected = load_model(model)
+    stream = [(raw, label) for pair in zip(NEW[:10], NEW[10:]) for raw, label in pair]
+    for raw, label in stream:
+        learning.learn(model, raw, label, None)
+        update = learning.Update(whole, *load_for_update(whole))
+        update.learn(raw, label)
+        update.write()
+        learn_as_learners(expected, raw, label)
+    weights = journal_weights(model)
+    assert weights == journal_weights(whole)
+    assert 1.0 in weights and max(weights) > 1.0  # some called right, some not
+    learned, errors = expected.learned_errors_
+    assert learned == len(stream) and 0 < errors < learned
+    assert np.allclose(weights, expected.digest_weights_[-len(stream):], rtol=0, atol=1e-12)
+    for path in (model, whole):
+        assert load_model(path).learned_errors_ == (learned, errors)
+        _readers_agree(path, expected)
+    assert learning.compact(model, over=0) is True  # the count moves to the file's meta
+    assert not os.path.exists(journal.path_of(model))
+    assert load_model(model).learned_errors_ == (learned, errors)
+    raw = SPAM[55]
+    weight = learning_weight(expected, raw, "ham")  # spam called ham: an error, after the count
+    assert weight == pytest.approx(error_weight(learned, errors))
+    learn_as_learners(expected, raw, "ham", weight)
+    assert learning.learn(model, raw, "ham", None) is True
+    assert journal_weights(model) == pytest.approx([weight])
+    _readers_agree(model, expected)
+
+
+def test_the_count_of_errors_is_kept_in_the_model_file_and_checked(tmp_path):
+    from textnb.store.schema import text_classifier_problem
+    from textnb.store.text_model import saved_meta
+    clf = fitted()
+    clf.learned_errors_ = (7, 2)
+    save_model(clf, tmp_path / "m.model")
+    assert load_model(tmp_path / "m.model").learned_errors_ == (7, 2)
+    meta = saved_meta(clf)
+    assert meta["learned_errors"] == [7, 2] and text_classifier_problem(meta) is None
+    for bad in ([2, 7], [7], [-1, 0], [7.0, 2]):
+        assert "learned_errors" in text_classifier_problem({**meta, "learned_errors": bad})
+    assert "learned_errors" not in saved_meta(fitted())  # a model trained, nothing learned since
+
+
+def test_a_model_without_a_spam_status_learns_every_message_at_one():
+    clf = TextClassifier(n_jobs=1).fit(SPAM[:20] + HAM[:20] + HAM[20:30],
+                                       ["spam"] * 20 + ["ham"] * 20 + ["list"] * 10)
+    assert learning_weight(clf, HAM[40], "spam") == 1.0
+    assert clf.learned_errors_ == (0, 0)
 
 
 _WRITER = """
@@ -359,7 +477,7 @@ def test_sigkill_at_random_points_leaves_the_old_or_the_new_model(model, monkeyp
         assert learned >= first
         expected = copy.deepcopy(base)  # the same messages learned in this process
         for i in range(learned):
-            expected.partial_fit([raws[i]], [labels[i]])
+            learn_as_learners(expected, raws[i], labels[i])
         assert np.array_equal(loaded.model_.feature_count_, expected.model_.feature_count_)
         assert np.array_equal(loaded.digests_, expected.digests_)
         scorer = Scorer(model)
@@ -385,7 +503,7 @@ def test_sigkill_during_a_compaction_leaves_the_model_it_found(model, monkeypatc
 
     def learned(raw: bytes, label: str) -> None:
         learning.learn(model, raw, label, None)  # under the 1 MiB limit: never compacts
-        expected.partial_fit([raw], [label])
+        learn_as_learners(expected, raw, label)
         assert journal.size_of(model) > 0
 
     learned(*NEW[8])
@@ -409,7 +527,7 @@ def test_sigkill_during_a_compaction_leaves_the_model_it_found(model, monkeypatc
 _FOLD_KILLED = """
 import os, signal, sys
 from pathlib import Path
-from textnb.store import journal, learning
+from textnb.store import container, journal, learning
 path, point, corpus = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 raws = [f.read_bytes() for f in sorted((corpus / "spam").iterdir())[43:45]]
 real_locked, real_carry = learning.locked, journal.carry
@@ -448,7 +566,7 @@ def test_sigkill_between_the_tail_and_the_new_journal_counts_each_message_once(m
     next learner and the next fold go on from there."""
     expected = load_model(model)
     for raw, label in NEW[:5]:
-        expected.partial_fit([raw], [label])
+        learn_as_learners(expected, raw, label)
     for raw, label in NEW[:3]:
         learning.learn(model, raw, label, None, detach=False)
     snapshot = model.read_bytes()
@@ -466,7 +584,7 @@ def test_sigkill_between_the_tail_and_the_new_journal_counts_each_message_once(m
     _readers_agree(model, expected)
     assert load_model(model).digests_.size == expected.digests_.size
     learning.learn(model, NEW[5][0], NEW[5][1], None, detach=False)
-    expected.partial_fit([NEW[5][0]], [NEW[5][1]])
+    learn_as_learners(expected, NEW[5][0], NEW[5][1])
     _readers_agree(model, expected)
     assert learning.compact(model, over=0) is True and journal.size_of(model) == 0
     _readers_agree(model, expected)

@@ -166,7 +166,7 @@ V2_LABELS = ["spam", "spam", "spam", "ham", "ham", "ham", "sport", "sport"]
 def test_format_2_files_still_load_and_score_and_are_rewritten_in_format_3(tmp_path, model,
                                                                             no_shapes):
     from textnb import TextClassifier as Library
-    from textnb.mail.scorer import Scorer
+    from textnb.store.scorer import Scorer
     expected = Library(model=model, stop_words="english",  # then the default; one-letter
                        min_token_length=1,  # words were kept then, and words outside the
                        unseen="drop").fit(V2_TEXTS, V2_LABELS)  # vocabulary dropped

@@ -391,7 +391,7 @@ def test_train_on_error_from_the_command_line(tmp_path):
     # says how many of each class were learned, and their weight.
     assert "trained 300 documents (ham: 150, spam: 150)" in result.output
     info = CliRunner().invoke(main, ["info", "-m", str(path)]).output
-    learned = re.findall(r"(\w+) \((\d+) documents learned on error, weight ([\d.]+)\)", info)
+    learned = re.findall(r"(\w+) \((\d+) documents, weight ([\d.]+)\)", info)
     assert [c for c, _, _ in learned] == ["ham", "spam"]
     assert sum(int(n) for _, n, _ in learned) == int(re.search(r"learned (\d+) of 300",
                                                               result.output)[1])

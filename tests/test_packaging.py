@@ -117,7 +117,7 @@ def test_the_installed_textnb_script_filters_without_the_regular_expression_engi
     model = tmp_path / "m.model"
     save_model(TextClassifier().fit(["cheap pills now", "win money", "meeting at noon",
                                      "lunch notes"], ["spam", "spam", "ham", "ham"]), model)
-    from textnb.mail.scorer import Scorer
+    from textnb.store.scorer import Scorer
     from textnb.store import verdict
     monkeypatch.setattr(verdict, "SETTLED", 0.0)
     Scorer(model)  # checks the model and records its verdict, as a first delivery would
@@ -129,7 +129,7 @@ def test_the_installed_textnb_script_filters_without_the_regular_expression_engi
     assert done.stdout.startswith(b"X-TextNB-Class: spam\n")
     imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.decode().splitlines()
                 if line.startswith("import time:") and "|" in line}
-    assert {"textnb.cli.fast", "textnb.mail.scorer", "textnb._tokens"} <= imported
+    assert {"textnb.cli.fast", "textnb.store.scorer", "textnb._tokens"} <= imported
     assert not imported & {"re", "enum", "functools", "collections", "numpy", "click"}
     subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", "textnb"], check=True,
                    capture_output=True, env=env)

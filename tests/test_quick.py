@@ -138,8 +138,8 @@ def test_quick_filter_passes_a_message_through_when_its_time_runs_out(spam_model
 
 
 def test_quick_classify_times_out_with_one_error_line(spam_model, monkeypatch):
-    import textnb.mail.scorer
-    monkeypatch.setattr(textnb.mail.scorer, "score", _slow)
+    import textnb.store.scorer
+    monkeypatch.setattr(textnb.store.scorer, "score", _slow)
     code, out, err = _quick(monkeypatch, ["classify", "--exit-code", "--timeout=0.25",
                                           "-m", str(spam_model), "-"])
     assert (code, out, err) == (Exit.ERROR, b"", "Error: timed out after 0.25 s\n")
@@ -361,7 +361,7 @@ FILTER_MODULES = {
     "textnb", "textnb.__main__", "textnb._modelfile", "textnb._scores", "textnb._tokens",
     "textnb.cli", "textnb.cli.fast", "textnb.decision", "textnb.decision.rules", "textnb.decoding",
     "textnb.documents", "textnb.documents.envelope", "textnb.documents.message", "textnb.errors",
-    "textnb.mail", "textnb.mail.filter", "textnb.mail.scorer", "textnb.store",
+    "textnb.mail", "textnb.mail.filter", "textnb.store.scorer", "textnb.store",
     "textnb.store.plain", "textnb.store.verdict", "textnb.text", "textnb.text.tokens"}
 FILTER_STDLIB = {"math", "_json", "__future__", "gc", "itertools"}
 # An HTML message, with the links most are made of, and a text part with a "<" (no HTML sent
@@ -397,7 +397,7 @@ def test_the_filter_starts_without_what_it_need_not_import_or_compile(spam_model
     env = {**os.environ, "PYTHONPATH": str(Path(textnb.__file__).parent.parent)}
     floor = set(subprocess.run([sys.executable, "-S", "-c", "import sys, os; print(*sys.modules)"],
                                capture_output=True, text=True, check=True, env=env).stdout.split())
-    from textnb.mail.scorer import Scorer
+    from textnb.store.scorer import Scorer
     from textnb.store import verdict
     monkeypatch.setattr(verdict, "SETTLED", 0.0)
     Scorer(spam_model)  # checks the model and records its verdict, as a first delivery would
@@ -435,7 +435,7 @@ def test_classify_exit_code_reads_stdin_without_the_regular_expression_engine(sp
                                                                               monkeypatch):
     """classify --exit-code on a message on stdin, as procmail runs it: no re, enum or
     collections (an mbox separator's pattern is compiled only for a file starting "From ")."""
-    from textnb.mail.scorer import Scorer
+    from textnb.store.scorer import Scorer
     from textnb.store import verdict
     monkeypatch.setattr(verdict, "SETTLED", 0.0)
     Scorer(spam_model)  # the model's verdict recorded, as a first delivery would

@@ -1,4 +1,4 @@
-"""textnb.mail.scorer, the mail filter's numpy-free scores, agrees with TextClassifier."""
+"""textnb.store.scorer, the mail filter's numpy-free scores, agrees with TextClassifier."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from textnb import TextClassifier as Library, save_model
 from textnb.documents.message import parse_message
 from textnb.errors import ModelFileError
-from textnb.mail.scorer import Scorer
+from textnb.store.scorer import Scorer
 
 TEXTS = ["cheap pills now", "cheap money now!!! $500", "win money, win cheap pills",
          "meeting at noon", "lunch at noon with notes", "notes from the meeting",
@@ -79,7 +79,7 @@ def test_two_class_integer_labels(tmp_path):
 def test_scoring_imports_no_numpy(tmp_path):
     import subprocess
     save_model(TextClassifier().fit(TEXTS, LABELS), tmp_path / "m.model")
-    code = ("import sys; from textnb.mail.scorer import Scorer; from textnb.documents.message import "
+    code = ("import sys; from textnb.store.scorer import Scorer; from textnb.documents.message import "
             f"parse_message; d = parse_message(b'Subject: cheap\\n\\npills'); "
             f"print(Scorer({str(tmp_path / 'm.model')!r}).log_proba(d.text, d.fields)); "
             "print(sorted(m for m in ('numpy', 'click', 'email.parser', 'scipy') if m in sys.modules))")
@@ -90,7 +90,7 @@ def test_scoring_imports_no_numpy(tmp_path):
 def test_files_the_scorer_leaves_to_load_model_are_scored_there(tmp_path, no_shapes):
     """Format 1 (terms in meta.json) and a hashed vocabulary: sound files the numpy-free
     scorer does not read itself."""
-    from textnb.mail.scorer import Declined, score
+    from textnb.store.scorer import Declined, score
     path = tmp_path / "m.model"
     clf = TextClassifier(stop_words="english").fit(TEXTS, LABELS)  # as FORMAT_2 was written
     save_model(clf, path)
@@ -117,7 +117,7 @@ def test_files_the_scorer_leaves_to_load_model_are_scored_there(tmp_path, no_sha
 def test_a_repacked_file_is_refused_by_every_reader(tmp_path):
     """Members deflated (a model re-zipped): textnb stores them, and no reader inflates any."""
     from textnb import load_model
-    from textnb.mail.scorer import score
+    from textnb.store.scorer import score
     path, packed = tmp_path / "m.model", tmp_path / "deflated.model"
     save_model(TextClassifier().fit(TEXTS, LABELS), path)
     with zipfile.ZipFile(path) as archive, zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as out:
@@ -130,7 +130,7 @@ def test_a_repacked_file_is_refused_by_every_reader(tmp_path):
 
 
 def test_bad_files_are_refused_with_the_reason(tmp_path):
-    from textnb.mail.scorer import score
+    from textnb.store.scorer import score
     path = tmp_path / "m.model"
     save_model(TextClassifier().fit(TEXTS, LABELS), path)
     truncated = tmp_path / "cut.model"
@@ -178,7 +178,7 @@ def test_many_classes_and_large_counts(tmp_path, model):
 
 
 C_PARTS = pytest.mark.skipif(
-    __import__("textnb.mail.scorer", fromlist=["_fast"])._fast is None
+    __import__("textnb.store.scorer", fromlist=["_fast"])._fast is None
     or __import__("textnb.store.plain", fromlist=["_fast"])._fast is None,
     reason="textnb's C parts were not built")
 
@@ -194,7 +194,7 @@ def test_the_c_sums_and_lookup_are_the_pythons_to_the_bit(tmp_path, monkeypatch,
     definitions (Scorer._rows with log_proba's loop, plain.term_index): the same floats, the
     same columns, on every probe and on words the vocabulary has not (a prefix of a term, a
     term with more after it, an empty one, a lone surrogate, a term in another script)."""
-    import textnb.mail.scorer as scorer_module
+    import textnb.store.scorer as scorer_module
     import textnb.store.plain as plain
     clf = TextClassifier(**settings).fit(TEXTS + [MAIL], LABELS + ["spam"])
     save_model(clf, tmp_path / "m.model")
@@ -225,12 +225,13 @@ def test_a_checked_file_is_read_by_its_verdict_alone(tmp_path, monkeypatch):
     meta, members = verdict.read(str(path), ("terms", "score_bias"))
     assert meta["classes"] == ["ham", "spam", "sport"] and set(members) == {"terms", "score_bias"}
     assert bytes(members["terms"].data).split(b"\n")[:2] == [b"!!!", b"$###"]
-    code = ("import sys; from textnb.mail.scorer import Scorer; "
+    code = ("import sys; from textnb.store.scorer import Scorer; "
             f"print(Scorer({str(path)!r}).log_proba({MAIL.text!r}, {MAIL.fields!r})); "
             "print(sorted(m for m in sys.modules if m.startswith('textnb.store')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()
-    assert out == [str(checked), "['textnb.store', 'textnb.store.plain', 'textnb.store.verdict']"]
+    assert out == [str(checked), "['textnb.store', 'textnb.store.plain', 'textnb.store.scorer', "
+                                 "'textnb.store.verdict']"]
     (tmp_path / "m.model.journal").write_bytes(b"")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()

@@ -25,10 +25,11 @@ import pytest
 
 from textnb.serve import client
 from textnb.classifier import TextClassifier
+from textnb import incremental
 from textnb.store.text_model import load_model, save_model
 from textnb.decision.rules import decide, logit as _logit, spam_cutoffs
 from textnb.mail.filter import filter_message
-from textnb.mail.scorer import score
+from textnb.store.scorer import score
 from textnb.documents.message import read_bytes
 from textnb.serve.server import _WARM_UP, _allowed
 from textnb.serve.protocol import THRESHOLD, spamc_score
@@ -170,7 +171,7 @@ def spamc(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
 
 def expected(model_path: Path, raw: bytes, spam_cutoff: float | None = 0.9,
              ham_cutoff: float | None = 0.5):
-    """The decision and the spamc score of a message, by textnb.mail.scorer (the filter's path,
+    """The decision and the spamc score of a message, by textnb.store.scorer (the filter's path,
     without numpy): an independent reckoning of what the daemon must answer. Cutoffs of None
     are the model's learned ones."""
     document = read_bytes(raw)
@@ -468,15 +469,8 @@ def test_eight_concurrent_tells_end_with_exact_counts(model, short_dir):
     finally:
         assert server.stop() == 0
     after = load_model(model)
-    classes = list(after.classes_)
-    gained = after.model_.class_count_ - before.model_.class_count_
-    assert gained[classes.index("spam")] == 4 and gained[classes.index("ham")] == 4
     assert len(after.digests_) == len(before.digests_) + 8
-    # The counts are those of training on all 300 at once.
-    refit = TextClassifier(n_jobs=1, stop_words="english").fit(  # as train's, for spam and ham
-        [f.read_bytes() for f in files("spam") + files("ham")], ["spam"] * 150 + ["ham"] * 150)
-    assert list(refit.classes_) == classes
-    assert np.allclose(after.model_.feature_count_.sum(axis=1), refit.model_.feature_count_.sum(axis=1))
+    counted_once(before, after, messages)
 
 
 def test_every_worker_scores_with_the_model_a_tell_wrote(model, short_dir):
@@ -614,7 +608,7 @@ def test_kill_9_during_tell_leaves_a_whole_model(model, short_dir, tmp_path):
             t.join()
         learned = load_model(model)
         assert base <= len(learned.digests_) <= base + HELD_OUT
-        assert learned.model_.class_count_.sum() == len(learned.digests_)
+        assert np.isclose(learned.model_.class_count_.sum(), learned.digest_weights_.sum())
         for stale in model.parent.glob(".spam.model.*.tmp"):
             stale.unlink()  # what a save killed half-way leaves; the model is untouched
         shutil.copy(pristine, model)
@@ -978,11 +972,35 @@ def wait_folded(model: Path) -> None:
 
 
 def learned_spam(before: TextClassifier, path: Path) -> tuple[int, int]:
-    """(the spam count gained over ``before``, the documents gained), of the file and its
-    journal as every reader reads them."""
+    """(the spam documents gained over ``before``, the documents gained), of the file and its
+    journal as every reader reads them; each counted once with the weight it was learned
+    with."""
     after = load_model(path)
+    new = ~np.isin(after.digests_, before.digests_)
+    weights = after.digest_weights_[new]
     gained = after.model_.class_count_ - before.model_.class_count_
-    return int(gained[list(after.classes_).index("spam")]), len(after.digests_) - len(before.digests_)
+    spam = list(after.classes_).index("spam")
+    assert np.isclose(gained[spam], weights[after.digest_labels_[new] == "spam"].sum())
+    return int((after.digest_labels_[new] == "spam").sum()), int(new.sum())
+
+
+def counted_once(before: TextClassifier, after: TextClassifier,
+                 messages: list[tuple[bytes, str]]) -> None:
+    """``after`` is ``before`` with each of ``messages`` learned once as its label, with the
+    weight it records (textnb.online.learning_weight's): its class counts and the totals of
+    its term counts gained what those weighted rows hold."""
+    classes = list(after.classes_)
+    class_gain, term_gain = np.zeros(len(classes)), np.zeros(len(classes))
+    for raw, label in messages:
+        row = incremental.rows(after, [raw])[0]
+        at = np.flatnonzero(after.digests_ == np.uint64(row.digest))
+        assert at.size == 1 and after.digest_labels_[at[0]] == label
+        weight = after.digest_weights_[at[0]]
+        class_gain[classes.index(label)] += weight
+        term_gain[classes.index(label)] += weight * row.values.sum()
+    assert np.allclose(after.model_.class_count_ - before.model_.class_count_, class_gain)
+    assert np.allclose(after.model_.feature_count_.sum(axis=1)
+                       - before.model_.feature_count_.sum(axis=1), term_gain)
 
 
 def test_a_tell_past_compact_bytes_is_answered_then_a_process_of_its_own_folds_the_journal(

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from textnb import TextClassifier, load_model, save_model
 from textnb.cli.app import main
-from textnb.mail import scorer
+from textnb.store import scorer
 from textnb.nb.discrete import BernoulliNB, ComplementNB, MultinomialNB
 from textnb.nb.sparse import CSR, Unseen, as_csr, logsumexp
 

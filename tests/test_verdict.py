@@ -12,7 +12,7 @@ import pytest
 from textnb import TextClassifier, save_model
 from textnb.documents.message import parse_message
 from textnb.errors import ModelFileError
-from textnb.mail.scorer import Scorer
+from textnb.store.scorer import Scorer
 from textnb.store import container, plain, verdict
 
 TEXTS = ["cheap pills now", "cheap money now!!! $500", "win money, win cheap pills",

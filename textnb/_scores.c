@@ -404,7 +404,7 @@ floats(PyObject *seq, double *out, Py_ssize_t n)
 
 /* term_sums(model, alpha, a, b, absent, class_count, indptr, classes, counts, columns,
  * values) -> list: the mail filter's sums over a message's terms of value × the term's weight
- * per class (textnb.mail.scorer.Scorer._rows, its definition, and log_proba's loop, in their
+ * per class (textnb.store.scorer.Scorer._rows, its definition, and log_proba's loop, in their
  * order: the same floats). */
 static PyObject *
 term_sums(PyObject *self, PyObject *args)

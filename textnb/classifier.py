@@ -211,6 +211,9 @@ class TextClassifier(Parameters):
         self.decision_threshold = decision_threshold
         self.unseen = unseen
 
+    # (messages learned by textnb's learners, of them errors): textnb.online.learning_weight's.
+    learned_errors_: tuple[int, int] = (0, 0)
+
     def __sklearn_tags__(self) -> Any:
         """scikit-learn >= 1.6 tags (GridSearchCV asks, to stratify its folds): a classifier of
         strings. Only scikit-learn calls this; it is imported there."""
@@ -327,6 +330,7 @@ class TextClassifier(Parameters):
         # and the decision threshold.
         counts, X = X, self._weigh(X)
         raw = counts if self.decision_threshold == "auto" else None
+        self.__dict__.pop("learned_errors_", None)  # a new model: nothing learned online yet
         if unlabeled:
             return self._fit_em(vocabulary, X, labels, digests, em_weight, em_iterations,
                                 callback, em_start)
@@ -536,6 +540,7 @@ class TextClassifier(Parameters):
                 self.vocabulary_, self.model_ = vocabulary, model
                 self._learned(np.zeros(0, dtype=np.uint64), [])
                 self.cutoffs_ = None  # learned by fit, or by textnb tune-cutoffs
+                self.__dict__.pop("learned_errors_", None)
                 self.decision_threshold_ = None
         target = current if fitted else self.model_
         if classes is not None and np.setdiff1d(classes, target.classes_).size:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from ..decision.rules import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_cutoffs
+from ..decision.rules import HAM_CUTOFF, SPAM_CUTOFF, error_weight, logit, spam_cutoffs
 from ..documents.corpus import labelled_sources
 from ..errors import DocumentError
 from ..evaluation.crossval import cross_validate, fold_results
@@ -184,16 +184,18 @@ def info(model_path, top, output) -> int:
             "informative_terms": ({str(c): terms for c, terms in
                                    classifier.informative_terms(top).items()}
                                   if len(model.classes_) > 1 else {})}
-    # Trained on error, the class counts are weights (each learned document's share of the
-    # walks that learned it), not numbers of documents: say both.
+    # Trained on error, or learned by learn, TELL and imap with errors weighed more, the class
+    # counts are weights (each learned document's share of the walks that learned it, or its
+    # weight as an error), not numbers of documents: say both.
     weights = getattr(classifier, "digest_weights_", None)
     if weights is not None and (weights != 1).any():
         learned = classifier.digest_labels_[weights > 0]
-        data["learned_on_error"] = {str(c): int((learned == c).sum()) for c in model.classes_}
-        classes = [f"{c} ({count_noun(data['learned_on_error'][str(c)], 'document')} learned on "
-                   f"error, weight {n:.4g})" for c, n in zip(model.classes_, model.class_count_)]
+        data["documents"] = {str(c): int((learned == c).sum()) for c in model.classes_}
+        classes = [f"{c} ({count_noun(data['documents'][str(c)], 'document')}, weight {n:.4g})"
+                   for c, n in zip(model.classes_, model.class_count_)]
     else:
         classes = [f"{c} ({count_noun(n, 'document')})" for c, n in data["classes"].items()]
+    counted, errors = data["learned_errors"] = list(classifier.learned_errors_)
     if output == "json":
         click.echo(json.dumps(data, ensure_ascii=False, default=str))
         return OK
@@ -205,6 +207,9 @@ def info(model_path, top, output) -> int:
              *([cutoffs_line(data["cutoffs"])] if data["cutoffs"] else
                [f"cutoffs     none learned: P(spam) >= {SPAM_CUTOFF} spam, <= {HAM_CUTOFF} ham"]
                if len(data["classes"]) == 2 else []),
+             *([f"learned     {count_noun(counted, 'message')} by learn, TELL or imap, "
+                f"{errors} of them called wrong or unsure before: the next such weighs "
+                f"{error_weight(counted, errors):.2f}"] if counted else []),
              *([threshold_line(classifier)
                 + (" (classify decides mail by the cutoffs)" if data["cutoffs"] else "")]
                if data["decision_threshold"] is not None else []),

@@ -1,7 +1,7 @@
 """``textnb filter`` and ``textnb classify --exit-code`` without click and numpy.
 
 procmail starts these once per delivered message, so their start-up is the cost of every
-delivery: here they read the model with :class:`~textnb.mail.scorer.Scorer` and decide with
+delivery: here they read the model with :class:`~textnb.store.scorer.Scorer` and decide with
 :mod:`textnb.decision.rules`, as the full commands do. Only their usual options are understood; for
 anything else (help, other options, several documents, an unreadable input, any failure) the
 full command line takes over, with its messages, its exit codes, and for the filter the

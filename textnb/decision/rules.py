@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 SPAM_CUTOFF = 0.99
 HAM_CUTOFF = 0.45
 
+# A message textnb's learners learn (learn, TELL, imap) that the model called wrong or unsure
+# weighs up to this many times one it called right, by how rarely the learner errs: trained on
+# error every learned message is an error and weighs 1; learning every message, the errors
+# ranked better weighed more (docs/design/online.md).
+ERROR_WEIGHT = 5.0
+
 
 class Exit:
     """``classify --exit-code`` answers as bogofilter does; elsewhere 0 is success. Plain ints:
@@ -77,6 +83,15 @@ def logit(p: float) -> float:
     if p >= 1.0:
         return math.inf
     return math.log(p / (1.0 - p))
+
+
+def error_weight(learned: int, errors: int) -> float:
+    """The weight of a message learned that the model called wrong or unsure, after
+    ``learned`` messages of which ``errors`` were so: 1 + (W − 1)(1 − e), W = ERROR_WEIGHT and
+    e = (errors + 1) / (learned + 1) the share of errors (one error of one message a prior).
+    Trained on error e stays 1, the weight 1; learning every message, e is a few hundredths."""
+    share = (errors + 1) / (learned + 1)
+    return 1.0 + (ERROR_WEIGHT - 1.0) * (1.0 - share)
 
 
 def spam_cutoffs(classes: Sequence[Any], learned: dict[str, Any] | None = None,

@@ -113,7 +113,7 @@ def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str | None 
     (:func:`add_headers`). Raises on any failure: the caller delivers the message unchanged.
     """
     from ..documents.message import read_bytes
-    from .scorer import score
+    from ..store.scorer import score
 
     document = read_bytes(raw)
     classes, row, learned = score(model, document.text, document.fields)
@@ -131,7 +131,7 @@ def classify_file(path: str, model: str | os.PathLike, spam_class: str | None = 
     path is one readable document and the model has a spam class."""
     from ..documents.message import read_bytes
     from ..documents.sources import read_raw
-    from .scorer import score
+    from ..store.scorer import score
 
     problems: list[tuple[str, str]] = []
     documents = list(read_raw([path], on_error=lambda *problem: problems.append(problem)))

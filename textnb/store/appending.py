@@ -37,6 +37,7 @@ import os
 from collections import Counter
 from itertools import compress
 
+from ..decision.rules import decide, error_weight, spam_cutoffs
 from ..documents.message import read_bytes
 from ..text.tokens import Tokenizer
 from . import journal
@@ -91,6 +92,12 @@ class Appender:
         self._digest_classes = values["digest_classes"]
         self._digest_weights = values.get("digest_weights")
         self.records: list[dict] = []
+        # A mail model's learned messages weighed by what it called them, as the classifier's
+        # learning_weight has it, scored with these counts (the scorer made when first asked).
+        self.values, self._scorer = values, None
+        self.spam = spam_cutoffs(self.classes, self.cutoffs, params.get("spam_class"))
+        self.learned_errors = tuple(self.found.learned_errors or meta.get("learned_errors")
+                                    or (0, 0))
 
     def learn(self, raw: bytes, label: Any, other: Any = None) -> bool:
         """As :meth:`textnb.store.learning.Update.learn`: ``raw`` learned as ``label`` (one
@@ -99,22 +106,23 @@ class Appender:
         c = self._class(label)
         if c is None:
             raise Declined(f"a new class, {label!r}")
-        keys, values, found = self._row(raw)
+        keys, values, found, tokens = self._row(raw)
         learned = self._learned(found)
         if c in (k for k, _ in learned):
             return False
+        weight = self._weight(tokens, c)  # as the model stood: an error weighs more
         o = self._class(other) if other is not None else None
-        for k, weight in learned:
+        for k, weight_then in learned:
             if k == o:
-                self._apply("unlearn", keys, values, found, o, weight)
+                self._apply("unlearn", keys, values, found, o, weight_then)
                 break
-        self._apply("learn", keys, values, found, c, 1.0)
+        self._apply("learn", keys, values, found, c, weight)
         return True
 
     def forget(self, raw: bytes, labels: Sequence[Any]) -> bool:
         """As :meth:`textnb.store.learning.Update.forget`: ``raw`` unlearned from the first of
         ``labels`` it was learned as; False when none."""
-        keys, values, found = self._row(raw)
+        keys, values, found, _ = self._row(raw)
         learned = self._learned(found)
         for label in labels:
             c = self._class(label)
@@ -132,15 +140,10 @@ class Appender:
         if not self.records:
             return False
         n = len(self.classes)
-        a = [math.log(math.exp(a_c) + d) if d else a_c
-             for a_c, d in zip(self.constants[:n], self.delta)]
-        bias = self.bias
-        if self.fit_prior:
-            total = sum(self.class_count)
-            bias = [math.log(n_c) - math.log(total) for n_c in self.class_count]
-        constants = a + self.constants[n:]
+        bias, constants = self._constants()
         size = journal.append(self.path, self.model.identity, self.found,
-                              journal.lines(self.records, (bias, constants)))
+                              journal.lines(self.records, (bias, constants),
+                                            self.learned_errors))
         if size > journal.HARD_BYTES:
             from .text_model import load_model, save_model
             save_model(load_model(self.path), self.path)
@@ -149,16 +152,49 @@ class Appender:
         self.found.documents += self.records
         self.found.end = self.found.size = size
         self.found.stale, self.found.constants = False, (bias, constants)
+        self.found.learned_errors = list(self.learned_errors) if self.learned_errors[0] else None
         self.bias, self.constants, self.delta, self.records = bias, constants, [0.0] * n, []
         _written[os.path.realpath(self.path)] = (journal.signature(self.path), self)
         return size > journal.COMPACT_BYTES
 
+    def _constants(self) -> tuple[list[float], list[float]]:
+        """(score_bias, score_constants) with this update's documents: S_c = exp(a_c) + its
+        gain; the log prior of the class counts under ``fit_prior``."""
+        n = len(self.classes)
+        a = [math.log(math.exp(a_c) + d) if d else a_c
+             for a_c, d in zip(self.constants[:n], self.delta)]
+        bias = self.bias
+        if self.fit_prior:
+            total = sum(self.class_count)
+            bias = [math.log(n_c) - math.log(total) for n_c in self.class_count]
+        return bias, a + self.constants[n:]
+
+    def _weight(self, tokens: list[str], c: int) -> float:
+        """The weight of a document of ``tokens`` learned as class ``c``, counted, as
+        :func:`textnb.online.learning_weight` has it: scored by the model
+        as it stands, this update's documents in (:class:`textnb.store.scorer.Scorer`)."""
+        if self.spam is None:
+            return 1.0
+        if self._scorer is None:
+            from .scorer import Declined as Unscored, Scorer
+            try:
+                self._scorer = Scorer.of(self.model.meta, self.values, self.touched)
+            except Unscored as error:
+                raise Declined(str(error)) from None
+        self._scorer.constants(self.class_count, *self._constants())
+        status = decide(self.classes, self._scorer.tokens_log_proba(tokens), "",
+                        self.spam)["status"]
+        learned, errors = self.learned_errors
+        error = status != ("spam" if self.classes[c] == self.spam[0] else "ham")
+        self.learned_errors = (learned + 1, errors + error)
+        return error_weight(learned, errors) if error else 1.0
+
     def _class(self, label: Any) -> int | None:
         return self.classes.index(str(label)) if str(label) in self.classes else None
 
-    def _row(self, raw: bytes) -> tuple[list[str], list[float], int]:
-        """(the sorted terms, their weighted counts, the digest) of a document: what
-        :func:`textnb.incremental.rows` gives, number for number (a row's sum of squares
+    def _row(self, raw: bytes) -> tuple[list[str], list[float], int, list[str]]:
+        """(the sorted terms, their weighted counts, the digest, the tokens) of a document:
+        what :func:`textnb.incremental.rows` gives, number for number (a row's sum of squares
         added in its order, as :func:`textnb.nb.sparse.row_sums` adds it)."""
         document = read_bytes(raw)
         tokens = self.tokenizer.document(document.text, document.fields)
@@ -170,7 +206,7 @@ class Appender:
         if self.l2:
             length = math.sqrt(sum([v * v for v in values]))
             values = [v / length for v in values]
-        return keys, values, _digest(tokens)
+        return keys, values, _digest(tokens), tokens
 
     def _learned(self, found: int) -> list[tuple[int, float]]:
         """(class, weight) of each learned copy of the document of digest ``found``, in the

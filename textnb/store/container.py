@@ -2,7 +2,7 @@
 
 A model file is a zip archive of stored members: ``meta.json`` and one ``.npy`` file per
 array. What a file may hold is declared once (:mod:`textnb.store.schema`), and every reader
-applies it: the mail filter's numpy-free scorer (:mod:`textnb.mail.scorer`) through
+applies it: the mail filter's numpy-free scorer (:mod:`textnb.store.scorer`) through
 :func:`read` and :meth:`ModelFile.plain`, the text classifier's and the multi-label loaders
 (:mod:`textnb.store.text_model`, :mod:`textnb.store.multilabel_model`) through :func:`read` and
 :meth:`ModelFile.arrays`:

@@ -13,7 +13,9 @@ and is read as empty. Then records, each ``<CRC-32 of the JSON, 8 hex digits> <J
 * a commit, after each update's documents: ``{"op": "commit", "score_bias": [C numbers],
   "score_constants": [2·C numbers], "documents": how many it commits}``, the score constants
   of the model with them (as :func:`textnb.store.text_model.save_model` writes them), which
-  every reader scores with, as it does with a snapshot's.
+  every reader scores with, as it does with a snapshot's; a mail model's learners add
+  ``"learned_errors": [messages, errors]``, their count after it
+  (:func:`textnb.online.learning_weight`).
 
 A fold (:func:`textnb.store.learning.compact`) that writes the new file before the update
 lock carries the records committed since it read the old one: under the lock it appends a
@@ -41,7 +43,7 @@ import zlib
 
 from ..errors import ModelFileError
 from .plain import journal_path, json_loads, term_index
-from .schema import COUNT_BITS, LOG_BITS, MAX_TOKEN_LENGTH_LIMIT, SCORE_BITS
+from .schema import COUNT_BITS, LOG_BITS, MAX_TOKEN_LENGTH_LIMIT, SCORE_BITS, learned_errors
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -80,6 +82,7 @@ class Journal:
     def __init__(self) -> None:
         self.documents: list[dict] = []
         self.constants: tuple[list[float], list[float]] | None = None
+        self.learned_errors: list[int] | None = None  # the last commit's that has them
         self.end, self.size, self.stale, self.start = 0, 0, False, 0
         self.inode: tuple[int, int] | None = None
 
@@ -145,6 +148,7 @@ def _records(journal: Journal, data: bytes, offset: int, model: ModelFile, name:
                                      f"{record['documents']} documents after {len(pending)})")
             journal.documents += pending
             journal.constants = (record["score_bias"], record["score_constants"])
+            journal.learned_errors = record.get("learned_errors", journal.learned_errors)
             pending, journal.end = [], offset
         else:
             pending.append(record)
@@ -161,8 +165,10 @@ def _problem(record: Any, model: ModelFile) -> str | None:
     if not isinstance(record, dict) or record.get("op") not in ("learn", "unlearn", "commit"):
         return "not a record of a journal"
     if record["op"] == "commit":
-        if set(record) != _COMMIT:
-            return f"a commit has the keys {sorted(_COMMIT)}"
+        if set(record) - {"learned_errors"} != _COMMIT:
+            return f"a commit has the keys {sorted(_COMMIT)}, and learned_errors or not"
+        if "learned_errors" in record and not learned_errors(record["learned_errors"]):
+            return "learned_errors must be [messages, errors], 0 <= errors <= messages < 2**53"
         bias, constants = record["score_bias"], record["score_constants"]
         if not (isinstance(bias, list) and len(bias) == n_classes
                 and all(_finite(b, SCORE_BITS) for b in bias)):
@@ -204,11 +210,16 @@ def _problem(record: Any, model: ModelFile) -> str | None:
     return None
 
 
-def lines(documents: list[dict], constants: tuple[list[float], list[float]]) -> bytes:
+def lines(documents: list[dict], constants: tuple[list[float], list[float]],
+          learned_errors: tuple[int, int] = (0, 0)) -> bytes:
     """The records of one update: its documents (dicts as :class:`Journal` holds them), then
-    its commit with the model's score constants after them."""
-    records = documents + [{"op": "commit", "score_bias": constants[0],
-                            "score_constants": constants[1], "documents": len(documents)}]
+    its commit with the model's score constants after them, and its learners' count of
+    messages and errors where there is one."""
+    commit = {"op": "commit", "score_bias": constants[0], "score_constants": constants[1],
+              "documents": len(documents)}
+    if learned_errors[0]:
+        commit["learned_errors"] = list(learned_errors)
+    records = documents + [commit]
     import json  # the writer's alone: its readers (the mail filter's among them) need not
     out = bytearray()
     for record in records:

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 from .. import incremental
 from ..classifier import TextClassifier
 from ..errors import ModelFileError
+from ..online import learning_weight
 from . import journal
 from .appending import Appender, Declined, reopen
 from .container import ModelFile, locked
@@ -51,11 +52,12 @@ class Update:
         row = incremental.rows(classifier, [raw])[0]
         if incremental.learned_as(classifier, row.digest, c).size:
             return False
+        weight = learning_weight(classifier, raw, label)  # as the model stood: errors weigh more
         o = self._class(other) if other is not None else None
         if o is not None and incremental.learned_as(classifier, row.digest, o).size:
             self._unlearn(row, o)
-        incremental.apply(classifier, row, c, 1.0)
-        self._note("learn", row, c, 1.0)
+        incremental.apply(classifier, row, c, weight)
+        self._note("learn", row, c, weight)
         return True
 
     def forget(self, raw: bytes, labels: Sequence[Any]) -> bool:
@@ -90,7 +92,8 @@ class Update:
             return False
         model = self.classifier.model_
         records = journal.lines(self.records, (model._bias().tolist(),
-                                               score_constants(model).ravel().tolist()))
+                                               score_constants(model).ravel().tolist()),
+                                self.classifier.learned_errors_)
         size = (self.journal.end if not self.journal.stale else 0) + len(records)
         self.records = []
         if self.whole or size > journal.HARD_BYTES:

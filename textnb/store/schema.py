@@ -184,7 +184,8 @@ MULTILABEL_SETTINGS: dict[str, bool] = {
 # meta.json's keys, beside format, version and kind: name → required (a text classifier's
 # "terms" only in format 1, where its vocabulary was kept there).
 TEXT_META = {"params": True, "classes": True, "stop_words": True, "ngram_range": False,
-             "cutoffs": False, "tuning": False, "decision_threshold": False, "terms": False}
+             "cutoffs": False, "tuning": False, "decision_threshold": False, "terms": False,
+             "learned_errors": False}
 
 
 # "one_vs_rest": the labels scored one-vs-rest and its α, in a model of scoring "per-label".
@@ -198,6 +199,14 @@ _COUNT = integer(0, 2 ** 53)
 
 
 _FRACTION = number(0, 1)
+
+
+def learned_errors(value: Any) -> bool:
+    """Whether ``value`` is [messages, errors] as textnb's learners count them
+    (:func:`textnb.online.learning_weight`): a model's, or a journal
+    commit's."""
+    return (isinstance(value, list) and len(value) == 2 and all(map(_COUNT, value))
+            and value[1] <= value[0])
 
 
 CUTOFFS = {
@@ -319,6 +328,8 @@ def text_classifier_problem(meta: dict) -> str | None:
             return "its cutoffs are not two ordered numbers"
         if not cutoffs.get("spam_messages", 0) <= cutoffs["messages"]:
             return "its cutoffs count more spam than messages"
+    if "learned_errors" in meta and not learned_errors(meta["learned_errors"]):
+        return "learned_errors must be [messages, errors], 0 <= errors <= messages < 2**53"
     if meta.get("tuning") is not None:
         problem = record_problem(meta["tuning"], TUNING)
         if problem:

@@ -45,6 +45,8 @@ def saved_meta(classifier: TextClassifier) -> dict[str, Any]:
             meta[name] = getattr(classifier, f"{name}_")
     if getattr(classifier, "decision_threshold_", None) is not None:
         meta["decision_threshold"] = classifier.decision_threshold_
+    if classifier.learned_errors_[0]:  # what textnb's learners weigh errors by
+        meta["learned_errors"] = list(classifier.learned_errors_)
     return meta
 
 
@@ -84,7 +86,7 @@ def save_model(classifier: TextClassifier, path: str | os.PathLike) -> None:
               "count_indptr": indptr.astype(_unsigned(values.size)),
               "count_classes": cls.astype(_unsigned(len(model.classes_) - 1)),
               "count_values": values,
-              # What textnb.mail.scorer scores one message with, without numpy: a term's weights
+              # What textnb.store.scorer scores one message with, without numpy: a term's weights
               # follow from its counts and these (score_constants), the prior from score_bias.
               "score_bias": bias, "score_constants": constants}
     if hashed:
@@ -164,6 +166,8 @@ def load_for_update(path: str | os.PathLike, *, n_jobs: int | None = 1
     found = journal.read(model)
     if found.documents:
         _replay(classifier, model, found)
+    if found.learned_errors is not None:
+        classifier.learned_errors_ = tuple(found.learned_errors)
     return classifier, model, found
 
 
@@ -260,6 +264,7 @@ def restore(meta: dict[str, Any], terms: list[str], class_count: np.ndarray,
     classifier.cutoffs_ = check_cutoffs(meta.get("cutoffs"), meta["classes"])
     classifier.decision_threshold_ = meta.get("decision_threshold")  # checked with the meta
     classifier.tuning_ = meta.get("tuning")  # what --tune found: shown by info, not used
+    classifier.learned_errors_ = tuple(meta.get("learned_errors", (0, 0)))  # checked with the meta
     if classifier.tuning_ is not None and not isinstance(classifier.tuning_, dict):
         raise ValueError("its tuning record is not an object")
     return classifier

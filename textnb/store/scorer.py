@@ -1,4 +1,5 @@
-"""model file → log P(c|x) of one document, without numpy: the mail filter's fast path.
+"""model file → log P(c|x) of one document, without numpy: the mail filter's fast path, and
+the learners' (:class:`~textnb.store.appending.Appender`) score of a message before they learn it.
 
 A TextClassifier's scores decompose as jll(x) = bias + Σ_k x'_k W_k, where x' is the
 document's weighted counts over the vocabulary (:meth:`~textnb.nb.discrete.DiscreteNB.
@@ -33,9 +34,9 @@ import math
 import os
 
 from ..decision.rules import scores_unseen
-from ..store import verdict
-from ..store.plain import journal_path, plain_array, term_columns
 from ..text.tokens import Tokenizer
+from . import verdict
+from .plain import journal_path, plain_array, term_columns
 
 try:  # the sums over a message's terms in C (textnb/_scores.c), where it was built
     from .. import _scores as _fast
@@ -51,7 +52,7 @@ _MEMBERS = ("class_count", "terms", "term_ends", "count_indptr", "count_classes"
 
 def _legacy(name: str) -> object:
     """The setting ``name`` of a file written before it was saved."""
-    from ..store.schema import LEGACY_SETTINGS
+    from .schema import LEGACY_SETTINGS
     return LEGACY_SETTINGS[name]
 
 
@@ -77,6 +78,20 @@ class Scorer:
         else:
             model, values = self._read()
             meta = model.meta
+        self._setup(meta, values, model)
+
+    @classmethod
+    def of(cls, meta: dict, values: dict, touched: object) -> "Scorer":
+        """A scorer of a file of format 3 already read: its meta, its plain values with its
+        journal replayed (:func:`~textnb.store.journal.replay_plain`) and the terms that
+        touched: an appender's (:class:`~textnb.store.appending.Appender`), whose documents
+        it so scores with as they are added (:meth:`constants` for their class counts)."""
+        scorer = cls.__new__(cls)
+        scorer.path, scorer._touched = None, touched
+        scorer._setup(meta, values, None)
+        return scorer
+
+    def _setup(self, meta: dict, values: dict, model: object) -> None:
         params = meta["params"]
         # Words outside the vocabulary scored: not here. A file of before the setting drops
         # them (schema.LEGACY_SETTINGS, not imported for it: a mail filter's start-up).
@@ -108,23 +123,28 @@ class Scorer:
             self._weights = None
             self._indptr, self._count_classes = values["count_indptr"], values["count_classes"]
             self._count_values = values["count_values"]
-            constants = values["score_constants"]
-            n_classes = len(self.classes)
-            self._a, self._b = list(constants[:n_classes]), list(constants[n_classes:])
-            # The multinomial and Bernoulli weights of a term no class has (count 0).
-            log_alpha = math.log(0.0 + self._alpha)
-            self._absent = [log_alpha - a_c if self._model == "multinomial" else
-                            (log_alpha - a_c) - (math.log(max(total, 0.0) + self._alpha) - a_c)
-                            for a_c, total in zip(self._a, self._class_count)]
+            self.constants(self._class_count, self.bias, values["score_constants"])
+
+    def constants(self, class_count: list[float], bias: list[float],
+                  constants: list[float]) -> None:
+        """Score with these class counts, score_bias and score_constants (format 3)."""
+        n_classes = len(self.classes)
+        self._class_count, self.bias = list(class_count), list(bias)
+        self._a, self._b = list(constants[:n_classes]), list(constants[n_classes:])
+        # The multinomial and Bernoulli weights of a term no class has (count 0).
+        log_alpha = math.log(0.0 + self._alpha)
+        self._absent = [log_alpha - a_c if self._model == "multinomial" else
+                        (log_alpha - a_c) - (math.log(max(total, 0.0) + self._alpha) - a_c)
+                        for a_c, total in zip(self._a, self._class_count)]
 
     def _read(self) -> tuple:
         """(the model file read by the rules, :func:`textnb.store.container.read`; its values,
         :meth:`~textnb.store.container.ModelFile.plain`), its journal replayed: the counts of
         the terms its documents touched in ``_touched``, the class counts and score constants
         after them in the values."""
-        from ..store import journal
-        from ..store.container import read
-        from ..store.schema import TEXT_CLASSIFIER
+        from . import journal
+        from .container import read
+        from .schema import TEXT_CLASSIFIER
 
         def once() -> tuple:
             model = read(self.path, TEXT_CLASSIFIER, writable=False, verdicts=True)
@@ -182,7 +202,11 @@ class Scorer:
 
     def log_proba(self, text: str, fields: tuple[tuple[str, str], ...] = ()) -> list[float]:
         """log P(c|x) per class, in ``classes`` order, of a text and its header fields."""
-        counts = self._counts(self.tokenizer.document(text, fields)).items()
+        return self.tokens_log_proba(self.tokenizer.document(text, fields))
+
+    def tokens_log_proba(self, tokens: list[str]) -> list[float]:
+        """log P(c|x) per class of a document's tokens (:attr:`tokenizer`'s)."""
+        counts = self._counts(tokens).items()
         # In the model's column order, its terms': one the journal touched is keyed by itself.
         counts = sorted(counts, key=self._term) if self._touched else sorted(counts)
         values = [1.0 if self._binary else math.log1p(n) if self._log_tf else float(n)
@@ -249,7 +273,7 @@ def score(path: str | os.PathLike, text: str,
     try:
         scorer = Scorer(path)
     except Declined:
-        from ..store.text_model import load_model
+        from .text_model import load_model
         from ..documents.message import Document
         classifier = load_model(path)
         classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]

@@ -1,0 +1,30 @@
+"""A mail model learning one message as textnb's learners do (``learn``, the daemon's TELL,
+``textnb imap``): the weight of an error by how rarely the model errs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .decision.rules import error_weight, spam_cutoffs
+
+
+def learning_weight(classifier: Any, text: Any, label: Any) -> float:
+    """The weight ``text`` is learned as ``label`` with, the message counted in the
+    classifier's ``learned_errors_`` (messages, errors).
+
+    For a mail model (two classes, one the spam class), a message
+    :meth:`~textnb.classifier.TextClassifier.spam_status` calls other than its label (wrong,
+    or unsure) weighs :func:`~textnb.decision.rules.error_weight` of the messages counted
+    before it, and one called right 1: trained on error every weight is 1; learning every
+    message, an error weighs nearly :data:`~textnb.decision.rules.ERROR_WEIGHT`
+    (docs/design/online.md). Any other model: 1, nothing counted.
+    """
+    cutoffs = spam_cutoffs(classifier.classes_, classifier.__dict__.get("cutoffs_"),
+                           classifier.spam_class)
+    if cutoffs is None:
+        return 1.0
+    learned, errors = classifier.learned_errors_
+    role = "spam" if str(label) == cutoffs[0] else "ham"
+    error = bool(classifier.spam_status([text])[0] != role)
+    classifier.learned_errors_ = (learned + 1, errors + error)
+    return error_weight(learned, errors) if error else 1.0
