@@ -25,7 +25,7 @@ from textnb.store.scorer import Scorer
 from textnb.serve.model import Weights
 from textnb.store import container, journal, learning
 from textnb.store.text_model import KIND, load_for_update, load_model, save_model
-from textnb.decision.rules import ERROR_WEIGHT, error_weight
+from textnb.decision.rules import ERROR_WEIGHT, error_weight, learned_weight
 from textnb.online import learning_weight
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -359,6 +359,10 @@ def test_an_error_weighs_more_the_rarer_errors_are():
     assert error_weight(10, 10) == 1.0  # trained on error: every learned message an error
     assert error_weight(99, 4) == pytest.approx(1 + (ERROR_WEIGHT - 1) * (1 - 5 / 100))
     assert error_weight(10 ** 6, 0) == pytest.approx(ERROR_WEIGHT, rel=1e-5)
+    # Wrong or unsure is an error; right weighs 1; both are counted.
+    assert learned_weight((3, 1), "unsure", "ham") == (error_weight(3, 1), (4, 2))
+    assert learned_weight((3, 1), "spam", "ham") == (error_weight(3, 1), (4, 2))
+    assert learned_weight((3, 1), "spam", "spam") == (1.0, (4, 1))
 
 
 def journal_weights(path: Path) -> list[float]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .decision.rules import error_weight, spam_cutoffs
+from .decision.rules import learned_weight, spam_cutoffs
 
 
 def learning_weight(classifier: Any, text: Any, label: Any) -> float:
@@ -23,8 +23,7 @@ def learning_weight(classifier: Any, text: Any, label: Any) -> float:
                            classifier.spam_class)
     if cutoffs is None:
         return 1.0
-    learned, errors = classifier.learned_errors_
-    role = "spam" if str(label) == cutoffs[0] else "ham"
-    error = bool(classifier.spam_status([text])[0] != role)
-    classifier.learned_errors_ = (learned + 1, errors + error)
-    return error_weight(learned, errors) if error else 1.0
+    weight, classifier.learned_errors_ = learned_weight(
+        classifier.learned_errors_, str(classifier.spam_status([text])[0]),
+        "spam" if str(label) == cutoffs[0] else "ham")
+    return weight

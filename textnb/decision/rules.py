@@ -94,6 +94,16 @@ def error_weight(learned: int, errors: int) -> float:
     return 1.0 + (ERROR_WEIGHT - 1.0) * (1.0 - share)
 
 
+def learned_weight(counted: Sequence[int], status: str, role: str) -> tuple[float, tuple[int, int]]:
+    """(the weight of a message of ``role``, spam or ham, that the model called ``status``
+    before learning it; the count of messages and errors after it), ``counted`` the count
+    before: an error (the status not its role: wrong, or unsure) weighs :func:`error_weight`,
+    a message called right 1."""
+    learned, errors = counted
+    error = status != role
+    return (error_weight(learned, errors) if error else 1.0), (learned + 1, errors + error)
+
+
 def spam_cutoffs(classes: Sequence[Any], learned: dict[str, Any] | None = None,
                  spam_class: str | None = None, spam_cutoff: float | None = None,
                  ham_cutoff: float | None = None, threshold: float | None = None) -> Cutoffs | None:

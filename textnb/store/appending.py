@@ -37,7 +37,7 @@ import os
 from collections import Counter
 from itertools import compress
 
-from ..decision.rules import decide, error_weight, spam_cutoffs
+from ..decision.rules import decide, learned_weight, spam_cutoffs
 from ..documents.message import read_bytes
 from ..text.tokens import Tokenizer
 from . import journal
@@ -184,10 +184,9 @@ class Appender:
         self._scorer.constants(self.class_count, *self._constants())
         status = decide(self.classes, self._scorer.tokens_log_proba(tokens), "",
                         self.spam)["status"]
-        learned, errors = self.learned_errors
-        error = status != ("spam" if self.classes[c] == self.spam[0] else "ham")
-        self.learned_errors = (learned + 1, errors + error)
-        return error_weight(learned, errors) if error else 1.0
+        weight, self.learned_errors = learned_weight(
+            self.learned_errors, status, "spam" if self.classes[c] == self.spam[0] else "ham")
+        return weight
 
     def _class(self, label: Any) -> int | None:
         return self.classes.index(str(label)) if str(label) in self.classes else None

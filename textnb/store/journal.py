@@ -43,7 +43,8 @@ import zlib
 
 from ..errors import ModelFileError
 from .plain import journal_path, json_loads, term_index
-from .schema import COUNT_BITS, LOG_BITS, MAX_TOKEN_LENGTH_LIMIT, SCORE_BITS, learned_errors
+from .schema import (COUNT_BITS, LOG_BITS, MAX_TOKEN_LENGTH_LIMIT, SCORE_BITS,
+                     learned_errors_problem)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -167,8 +168,10 @@ def _problem(record: Any, model: ModelFile) -> str | None:
     if record["op"] == "commit":
         if set(record) - {"learned_errors"} != _COMMIT:
             return f"a commit has the keys {sorted(_COMMIT)}, and learned_errors or not"
-        if "learned_errors" in record and not learned_errors(record["learned_errors"]):
-            return "learned_errors must be [messages, errors], 0 <= errors <= messages < 2**53"
+        problem = ("learned_errors" in record
+                   and learned_errors_problem(record["learned_errors"]))
+        if problem:
+            return problem
         bias, constants = record["score_bias"], record["score_constants"]
         if not (isinstance(bias, list) and len(bias) == n_classes
                 and all(_finite(b, SCORE_BITS) for b in bias)):

@@ -201,12 +201,13 @@ _COUNT = integer(0, 2 ** 53)
 _FRACTION = number(0, 1)
 
 
-def learned_errors(value: Any) -> bool:
-    """Whether ``value`` is [messages, errors] as textnb's learners count them
-    (:func:`textnb.online.learning_weight`): a model's, or a journal
-    commit's."""
-    return (isinstance(value, list) and len(value) == 2 and all(map(_COUNT, value))
-            and value[1] <= value[0])
+def learned_errors_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as [messages, errors], textnb's learners' count
+    (:func:`textnb.online.learning_weight`) in a model's meta or a journal's commit, or None."""
+    if (isinstance(value, list) and len(value) == 2 and all(map(_COUNT, value))
+            and value[1] <= value[0]):
+        return None
+    return "learned_errors must be [messages, errors], 0 <= errors <= messages < 2**53"
 
 
 CUTOFFS = {
@@ -328,8 +329,9 @@ def text_classifier_problem(meta: dict) -> str | None:
             return "its cutoffs are not two ordered numbers"
         if not cutoffs.get("spam_messages", 0) <= cutoffs["messages"]:
             return "its cutoffs count more spam than messages"
-    if "learned_errors" in meta and not learned_errors(meta["learned_errors"]):
-        return "learned_errors must be [messages, errors], 0 <= errors <= messages < 2**53"
+    problem = learned_errors_problem(meta["learned_errors"]) if "learned_errors" in meta else None
+    if problem:
+        return problem
     if meta.get("tuning") is not None:
         problem = record_problem(meta["tuning"], TUNING)
         if problem:
