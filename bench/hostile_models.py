@@ -578,7 +578,7 @@ def read_in_this_process(reader: str, path: str) -> dict[str, Any]:
             out = filter_message(MESSAGE, path)
             assert out.endswith(MESSAGE) and b"X-TextNB-" in out
             document = read_bytes(MESSAGE)
-            classes, row, _ = score(path, document.text, document.fields)
+            classes, row, _, _ = score(path, document.text, document.fields)
             return _scored(classes, row)
         if reader == "serve":
             from textnb.serve.model import Model

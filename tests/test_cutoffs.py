@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,8 @@ from textnb.cli.app import main
 from textnb.text.counting import count_part
 from textnb.decision import cutoffs as drivers
 from textnb.decision.cutoffs import SUSPECT_MIN, choose_cutoffs, rates, suspects
-from textnb.decision.rules import HAM_CUTOFF, SPAM_CUTOFF, logit, spam_class_of, spam_cutoffs
+from textnb.decision.rules import (HAM_CUTOFF, LEARNING_ALL_SPAM_CUTOFF, SPAM_CUTOFF,
+                                   default_spam_cutoff, logit, spam_class_of, spam_cutoffs)
 from textnb.cli.output import young_note
 from textnb.mail.filter import filter_message
 
@@ -333,6 +335,21 @@ def test_bad_targets_are_refused(bad):
         choose_cutoffs(np.array([0.0, 1.0]), np.array([False, True]), **bad)
 
 
+def test_the_default_spam_cutoff_moves_to_0999_as_the_learned_messages_are_right():
+    assert default_spam_cutoff() == logit(SPAM_CUTOFF)  # nothing learned yet
+    assert default_spam_cutoff((40, 40)) == pytest.approx(logit(SPAM_CUTOFF))  # on error
+    assert default_spam_cutoff((10 ** 6, 0)) == pytest.approx(logit(LEARNING_ALL_SPAM_CUTOFF),
+                                                             abs=1e-4)
+    halfway = (logit(SPAM_CUTOFF) + logit(LEARNING_ALL_SPAM_CUTOFF)) / 2
+    assert default_spam_cutoff((99, 49)) == pytest.approx(halfway)  # e = 50 / 100
+    classes = ["ham", "spam"]
+    assert spam_cutoffs(classes, None, learned_errors=(99, 49))[1] == pytest.approx(halfway)
+    learned = {"spam_class": "spam", "spam": 3.0, "ham": -1.0}  # learned cutoffs win
+    assert spam_cutoffs(classes, learned, learned_errors=(99, 49)) == ("spam", 3.0, -1.0)
+    assert spam_cutoffs(classes, None, spam_cutoff=0.9, learned_errors=(99, 49))[1] == \
+        pytest.approx(logit(0.9))
+
+
 def test_explicit_options_override_learned_cutoffs():
     learned = {"spam_class": "spam", "spam": 2.0, "ham": -1.0}
     classes = ["ham", "spam"]
@@ -583,6 +600,23 @@ def test_the_python_api_decides_as_classify_does(sample_model, tmp_path):
     expected = np.where(log_odds >= logit(SPAM_CUTOFF), "spam",
                         np.where(log_odds <= logit(HAM_CUTOFF), "ham", "unsure"))
     assert classifier.spam_status(texts).tolist() == expected.tolist()
+    # Its learners' messages mostly right (learning every message): the spam cutoff moves
+    # towards P(spam) 0.999, and every reader decides so (the filter's numpy-free scorer too).
+    classifier.learned_errors_ = (1000, 10)
+    moved = default_spam_cutoff((1000, 10))
+    assert logit(SPAM_CUTOFF) < moved < logit(LEARNING_ALL_SPAM_CUTOFF)
+    expected_moved = np.where(log_odds >= moved, "spam",
+                              np.where(log_odds <= logit(HAM_CUTOFF), "ham", "unsure"))
+    assert (expected_moved != expected).any()  # a message scored between the two is unsure now
+    assert classifier.spam_status(texts).tolist() == expected_moved.tolist()
+    save_model(classifier, tmp_path / "learning-all.model")
+    assert [d["status"] for d in classify(tmp_path / "learning-all.model")] == \
+        expected_moved.tolist()
+    filtered = [filter_message(text, tmp_path / "learning-all.model").split(b"\n\n")[0]
+                for text in texts]
+    said = {b"Yes": "spam", b"No": "ham", b"Unsure": "unsure"}
+    assert [said[re.search(rb"X-TextNB-Status: (\w+)", head)[1]] for head in filtered] == \
+        expected_moved.tolist()
 
 
 def test_spam_status_needs_a_spam_class_and_decision_function_does_not_saturate():

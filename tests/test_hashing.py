@@ -112,7 +112,7 @@ def test_save_load_roundtrip_keeps_no_terms(tmp_path):
     np.testing.assert_array_equal(loaded.model_.feature_count_, clf.model_.feature_count_)
     np.testing.assert_array_equal(loaded.predict_proba(EIGHT_EMAILS_TEXTS), clf.predict_proba(EIGHT_EMAILS_TEXTS))
     # The mail filter's numpy-free scorer declines a hashed model; load_model scores it.
-    classes, row, _ = score(path, "b c b a")
+    classes, row, _, _ = score(path, "b c b a")
     np.testing.assert_allclose(row, clf.predict_log_proba(["b c b a"])[0])
     assert classes == clf.classes_.tolist()
 

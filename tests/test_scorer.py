@@ -109,7 +109,7 @@ def test_files_the_scorer_leaves_to_load_model_are_scored_there(tmp_path, no_sha
     for declined, reason, expected in ((old, "format 1", clf), (hashed, "hashed", hashing)):
         with pytest.raises(Declined, match=reason):
             Scorer(declined)
-        classes, row, _ = score(declined, MAIL.text, MAIL.fields)
+        classes, row, _, _ = score(declined, MAIL.text, MAIL.fields)
         assert classes == ["ham", "spam", "sport"]
         np.testing.assert_allclose(row, expected.predict_log_proba([MAIL])[0], rtol=1e-12)
 

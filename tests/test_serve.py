@@ -175,8 +175,9 @@ def expected(model_path: Path, raw: bytes, spam_cutoff: float | None = 0.9,
     without numpy): an independent reckoning of what the daemon must answer. Cutoffs of None
     are the model's learned ones."""
     document = read_bytes(raw)
-    classes, row, learned = score(model_path, document.text, document.fields)
-    cutoffs = spam_cutoffs(classes, learned, "spam", spam_cutoff, ham_cutoff)
+    classes, row, learned, counted = score(model_path, document.text, document.fields)
+    cutoffs = spam_cutoffs(classes, learned, "spam", spam_cutoff, ham_cutoff,
+                           learned_errors=counted)
     decision = decide(classes, row, "-", cutoffs)
     shown = round(spamc_score(decision["spam_log_odds"], cutoffs[1], cutoffs[2]), 1)
     if decision["status"] != "spam" and shown >= THRESHOLD:

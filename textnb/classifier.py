@@ -669,7 +669,8 @@ class TextClassifier(Parameters):
         bogofilter's, P(spam|x) 0.99 and 0.45. ValueError unless there are two classes, one of
         them the spam class (``spam_class``, else one named spam, Junk, Bulk Mail, ...)."""
         self._check_fitted()
-        cutoffs = spam_cutoffs(self.classes_, self.__dict__.get("cutoffs_"), self.spam_class)
+        cutoffs = spam_cutoffs(self.classes_, self.__dict__.get("cutoffs_"), self.spam_class,
+                              learned_errors=self.learned_errors_)
         if cutoffs is None:
             names = [str(c) for c in self.classes_]
             raise ValueError(f"spam_class {self.spam_class!r} is not one of the classes {names}"

@@ -20,7 +20,7 @@ def learning_weight(classifier: Any, text: Any, label: Any) -> float:
     (docs/design/online.md). Any other model: 1, nothing counted.
     """
     cutoffs = spam_cutoffs(classifier.classes_, classifier.__dict__.get("cutoffs_"),
-                           classifier.spam_class)
+                           classifier.spam_class, learned_errors=classifier.learned_errors_)
     if cutoffs is None:
         return 1.0
     weight, classifier.learned_errors_ = learned_weight(

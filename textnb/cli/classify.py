@@ -146,7 +146,7 @@ def cutoffs_of(classifier: TextClassifier, spam_class: str | None, threshold, sp
     if spam_cutoff is not None and ham_cutoff is not None and ham_cutoff > spam_cutoff:
         raise click.BadParameter(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
     cutoffs = spam_cutoffs(classes, classifier.cutoffs_, spam_class, spam_cutoff, ham_cutoff,
-                           threshold)
+                           threshold, learned_errors=classifier.learned_errors_)
     if cutoffs:
         return cutoffs
     if required or threshold is not None:

@@ -113,7 +113,7 @@ def explain(paths, model_path, top, output) -> int:
     if len(classes) < 2:
         raise click.UsageError("a model with one class has no decision to explain")
     # Decided as `textnb classify` decides: by the model's cutoffs, else its threshold.
-    cutoffs = spam_cutoffs(classes, classifier.cutoffs_)
+    cutoffs = spam_cutoffs(classes, classifier.cutoffs_, learned_errors=classifier.learned_errors_)
     threshold = classifier.__dict__.get("decision_threshold_")
     log_proba = classifier.predict_log_proba([raw for _, raw in documents])
     for i, ((source, raw), row) in enumerate(zip(documents, log_proba)):

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 import numpy as np
 
-from ..decision.rules import HAM_CUTOFF, SPAM_CUTOFF, error_weight, logit, spam_cutoffs
+from ..decision.rules import (HAM_CUTOFF, SPAM_CUTOFF, default_spam_cutoff, error_weight, logit,
+                             spam_cutoffs)
 from ..documents.corpus import labelled_sources
 from ..errors import DocumentError
 from ..evaluation.crossval import cross_validate, fold_results
@@ -97,7 +98,7 @@ def evaluate(dirs, labels, model_path, cv, seed, spam_class, sweep, plot_dir, ou
         log_proba = clf.predict_log_proba(texts)
         check_read(sources, y)
         y = np.array(y)
-        found = spam_cutoffs(classes, clf.cutoffs_, spam_class)
+        found = spam_cutoffs(classes, clf.cutoffs_, spam_class, learned_errors=clf.learned_errors_)
         cutoffs = found and (found[0], np.full(len(y), found[1]), np.full(len(y), found[2]),
                              bool(clf.cutoffs_) and found[0] == clf.cutoffs_["spam_class"])
         threshold = clf.__dict__.get("decision_threshold_")
@@ -196,6 +197,9 @@ def info(model_path, top, output) -> int:
     else:
         classes = [f"{c} ({count_noun(n, 'document')})" for c, n in data["classes"].items()]
     counted, errors = data["learned_errors"] = list(classifier.learned_errors_)
+    # A model that learned no cutoffs calls spam from P(spam) 0.99 up, to 0.999 as the
+    # messages its learners learned were right (decision.rules.default_spam_cutoff).
+    spam_at = 1.0 / (1.0 + np.exp(-default_spam_cutoff(classifier.learned_errors_)))
     if output == "json":
         click.echo(json.dumps(data, ensure_ascii=False, default=str))
         return OK
@@ -205,7 +209,7 @@ def info(model_path, top, output) -> int:
                  f" hashed columns of 2**{classifier.hash_bits} (the terms are not kept)"
                  if classifier.hash_bits is not None else ""),
              *([cutoffs_line(data["cutoffs"])] if data["cutoffs"] else
-               [f"cutoffs     none learned: P(spam) >= {SPAM_CUTOFF} spam, <= {HAM_CUTOFF} ham"]
+               [f"cutoffs     none learned: P(spam) >= {spam_at:.4g} spam, <= {HAM_CUTOFF} ham"]
                if len(data["classes"]) == 2 else []),
              *([f"learned     {count_noun(counted, 'message')} by learn, TELL or imap, "
                 f"{errors} of them called wrong or unsure before: the next such weighs "

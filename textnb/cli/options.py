@@ -12,7 +12,7 @@ import click
 
 from ..classifier import TextClassifier
 from ..decision.cutoffs import TARGET_FNR, TARGET_FPR, TARGET_UNSURE
-from ..decision.rules import HAM_CUTOFF, SPAM_CUTOFF
+from ..decision.rules import HAM_CUTOFF, LEARNING_ALL_SPAM_CUTOFF, SPAM_CUTOFF
 from ..paths import MODEL_ENV, default_model_path
 from ..settings import choices, setting_problem
 from ..store.text_model import load_model
@@ -115,7 +115,8 @@ def cutoff_options(function):
     options = [
         click.option("--spam-cutoff", type=FloatRange(0, 1),
                      help=f"P(spam) at or above which a message is spam (default: the "
-                          f"model's learned cutoff, else {SPAM_CUTOFF})."),
+                          f"model's learned cutoff, else {SPAM_CUTOFF}, up to "
+                          f"{LEARNING_ALL_SPAM_CUTOFF} as its learned messages are right)."),
         click.option("--ham-cutoff", type=FloatRange(0, 1),
                      help=f"P(spam) at or below which a message is ham; between: unsure "
                           f"(default: the model's learned cutoff, else {HAM_CUTOFF})."),

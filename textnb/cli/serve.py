@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..decision.rules import HAM_CUTOFF, SPAM_CUTOFF
+from ..decision.rules import HAM_CUTOFF, LEARNING_ALL_SPAM_CUTOFF, SPAM_CUTOFF
 from ..serve.client import MAX_SIZE, TIMEOUT
 from .options import FloatRange, model_option, resolve_model
 
@@ -52,7 +52,8 @@ LOOPBACK = ("127.0.0.0/8", "::1/128")
                                     "learned for, else spam).")
 @click.option("--spam-cutoff", type=FloatRange(0, 1),
               help=f"P(spam) at or above which a message is spam (default: the model's "
-                   f"learned cutoff, else {SPAM_CUTOFF}).")
+                   f"learned cutoff, else {SPAM_CUTOFF}, up to {LEARNING_ALL_SPAM_CUTOFF} as "
+                   f"its learned messages are right).")
 @click.option("--ham-cutoff", type=FloatRange(0, 1),
               help=f"P(spam) at or below which a message is ham (default: the model's learned "
                    f"cutoff, else {HAM_CUTOFF}).")

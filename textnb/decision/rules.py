@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 SPAM_CUTOFF = 0.99
 HAM_CUTOFF = 0.45
 
+# The spam cutoff of a model that learned none moves towards this P(spam) as its share of
+# errors among the messages learned falls: learning every message, the errors weighed more
+# (below) make its scores surer, and at 0.99 it called more ham spam than bogofilter
+# (docs/design/online.md). Trained on error it stays at SPAM_CUTOFF.
+LEARNING_ALL_SPAM_CUTOFF = 0.999
+
 # A message textnb's learners learn (learn, TELL, imap) that the model called wrong or unsure
 # weighs up to this many times one it called right, by how rarely the learner errs: trained on
 # error every learned message is an error and weighs 1; learning every message, the errors
@@ -94,6 +100,15 @@ def error_weight(learned: int, errors: int) -> float:
     return 1.0 + (ERROR_WEIGHT - 1.0) * (1.0 - share)
 
 
+def default_spam_cutoff(counted: Sequence[int] = (0, 0)) -> float:
+    """The spam cutoff (log-odds) of a model that learned none, after ``counted`` (messages,
+    errors) learned: logit(SPAM_CUTOFF) + (logit(LEARNING_ALL_SPAM_CUTOFF) −
+    logit(SPAM_CUTOFF))(1 − e), e the share of errors as :func:`error_weight` has it."""
+    learned, errors = counted
+    low, high = logit(SPAM_CUTOFF), logit(LEARNING_ALL_SPAM_CUTOFF)
+    return low + (high - low) * (1.0 - (errors + 1) / (learned + 1))
+
+
 def learned_weight(counted: Sequence[int], status: str, role: str) -> tuple[float, tuple[int, int]]:
     """(the weight of a message of ``role``, spam or ham, that the model called ``status``
     before learning it; the count of messages and errors after it), ``counted`` the count
@@ -106,7 +121,8 @@ def learned_weight(counted: Sequence[int], status: str, role: str) -> tuple[floa
 
 def spam_cutoffs(classes: Sequence[Any], learned: dict[str, Any] | None = None,
                  spam_class: str | None = None, spam_cutoff: float | None = None,
-                 ham_cutoff: float | None = None, threshold: float | None = None) -> Cutoffs | None:
+                 ham_cutoff: float | None = None, threshold: float | None = None, *,
+                 learned_errors: Sequence[int] = (0, 0)) -> Cutoffs | None:
     """The cutoffs that decide spam, ham or unsure; None unless the model has two classes, one
     of them the spam class.
 
@@ -114,7 +130,8 @@ def spam_cutoffs(classes: Sequence[Any], learned: dict[str, Any] | None = None,
     named so (:func:`spam_class_of`). Each cutoff is, first found: the option given
     (``spam_cutoff``/``ham_cutoff`` on P(spam|x), ``threshold`` for both, no unsure band), the
     one the model learned by cross-validation (``learned``: its ``spam_class``, ``spam`` and
-    ``ham`` log-odds), else SPAM_CUTOFF and HAM_CUTOFF; a cutoff given alone moves the other
+    ``ham`` log-odds), else :func:`default_spam_cutoff` of the messages the model's learners
+    counted (``learned_errors``) and HAM_CUTOFF; a cutoff given alone moves the other
     one, if it must, to itself. ValueError if the ham cutoff given is above the spam cutoff
     given.
     """
@@ -127,7 +144,8 @@ def spam_cutoffs(classes: Sequence[Any], learned: dict[str, Any] | None = None,
         spam_cutoff = ham_cutoff = threshold
     if spam_class is not None and spam_class != learned.get("spam_class"):
         learned = {}  # cutoffs learned for another class say nothing about this one
-    high = logit(spam_cutoff) if spam_cutoff is not None else learned.get("spam", logit(SPAM_CUTOFF))
+    high = (logit(spam_cutoff) if spam_cutoff is not None
+            else learned.get("spam", default_spam_cutoff(learned_errors)))
     low = logit(ham_cutoff) if ham_cutoff is not None else learned.get("ham", logit(HAM_CUTOFF))
     if spam_cutoff is None:
         high = max(high, low)  # a ham cutoff given alone moves a learned spam cutoff up to it

@@ -41,7 +41,7 @@ class Verdicts:
             return
         classifier = load_model(self.path)
         found = spam_cutoffs(classifier.classes_, getattr(classifier, "cutoffs_", None),
-                             classifier.spam_class)
+                             classifier.spam_class, learned_errors=classifier.learned_errors_)
         if found is None:
             raise ModelFileError(f"model file '{self.path}' has classes "
                                  f"{[str(c) for c in classifier.classes_]}: textnb imap needs "

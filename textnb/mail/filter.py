@@ -116,8 +116,9 @@ def filter_message(raw: bytes, model: str | os.PathLike, spam_class: str | None 
     from ..store.scorer import score
 
     document = read_bytes(raw)
-    classes, row, learned = score(model, document.text, document.fields)
-    cutoffs = spam_cutoffs(classes, learned, spam_class, spam_cutoff, ham_cutoff)
+    classes, row, learned, counted = score(model, document.text, document.fields)
+    cutoffs = spam_cutoffs(classes, learned, spam_class, spam_cutoff, ham_cutoff,
+                           learned_errors=counted)
     decision = decide(classes, row, "-", cutoffs)
     return add_headers(raw, headers(decision), whole)
 
@@ -139,8 +140,9 @@ def classify_file(path: str, model: str | os.PathLike, spam_class: str | None = 
         raise ValueError("not one readable document")
     source, raw = documents[0]
     document = read_bytes(raw, source)
-    classes, row, learned = score(model, document.text, document.fields)
-    cutoffs = spam_cutoffs(classes, learned, spam_class, spam_cutoff, ham_cutoff, threshold)
+    classes, row, learned, counted = score(model, document.text, document.fields)
+    cutoffs = spam_cutoffs(classes, learned, spam_class, spam_cutoff, ham_cutoff, threshold,
+                           learned_errors=counted)
     if cutoffs is None:
         raise ValueError("no spam class")
     return decide(classes, row, source, cutoffs)

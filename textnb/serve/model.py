@@ -176,7 +176,8 @@ class Model:
         classifier = load_model(self.path)
         classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
         try:
-            cutoffs = spam_cutoffs(classes, classifier.cutoffs_, *self.options)
+            cutoffs = spam_cutoffs(classes, classifier.cutoffs_, *self.options,
+                                   learned_errors=classifier.learned_errors_)
         except ValueError as error:
             raise ModelFileError(f"model file '{self.path}': {error}") from None
         if cutoffs is None:

@@ -94,8 +94,7 @@ class Appender:
         self.records: list[dict] = []
         # A mail model's learned messages weighed by what it called them, as the classifier's
         # learning_weight has it, scored with these counts (the scorer made when first asked).
-        self.values, self._scorer = values, None
-        self.spam = spam_cutoffs(self.classes, self.cutoffs, params.get("spam_class"))
+        self.values, self._scorer, self.spam_class = values, None, params.get("spam_class")
         self.learned_errors = tuple(self.found.learned_errors or meta.get("learned_errors")
                                     or (0, 0))
 
@@ -173,7 +172,9 @@ class Appender:
         """The weight of a document of ``tokens`` learned as class ``c``, counted, as
         :func:`textnb.online.learning_weight` has it: scored by the model
         as it stands, this update's documents in (:class:`textnb.store.scorer.Scorer`)."""
-        if self.spam is None:
+        cutoffs = spam_cutoffs(self.classes, self.cutoffs, self.spam_class,
+                               learned_errors=self.learned_errors)
+        if cutoffs is None:
             return 1.0
         if self._scorer is None:
             from .scorer import Declined as Unscored, Scorer
@@ -183,9 +184,9 @@ class Appender:
                 raise Declined(str(error)) from None
         self._scorer.constants(self.class_count, *self._constants())
         status = decide(self.classes, self._scorer.tokens_log_proba(tokens), "",
-                        self.spam)["status"]
+                        cutoffs)["status"]
         weight, self.learned_errors = learned_weight(
-            self.learned_errors, status, "spam" if self.classes[c] == self.spam[0] else "ham")
+            self.learned_errors, status, "spam" if self.classes[c] == cutoffs[0] else "ham")
         return weight
 
     def _class(self, label: Any) -> int | None:

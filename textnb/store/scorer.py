@@ -64,7 +64,7 @@ class Scorer:
     """Scores of single documents from a TextClassifier's model file."""
 
     def __init__(self, path: str | os.PathLike) -> None:
-        self.path = os.fspath(path)
+        self.path, self._journal_count = os.fspath(path), None
         # A file of format 3 its sidecar vouches for, without a journal: only its members to
         # score with, checked by nothing again; any other file by the rules, and its journal.
         found = (None if os.path.lexists(journal_path(self.path))
@@ -87,7 +87,7 @@ class Scorer:
         touched: an appender's (:class:`~textnb.store.appending.Appender`), whose documents
         it so scores with as they are added (:meth:`constants` for their class counts)."""
         scorer = cls.__new__(cls)
-        scorer.path, scorer._touched = None, touched
+        scorer.path, scorer._touched, scorer._journal_count = None, touched, None
         scorer._setup(meta, values, None)
         return scorer
 
@@ -99,6 +99,9 @@ class Scorer:
             raise Declined("unseen words scored")
         self.classes = list(meta["classes"])
         self.cutoffs = meta.get("cutoffs")
+        # The learners' (messages, errors), which the default spam cutoff moves with: the
+        # journal's last commit's, else the file's.
+        self.learned_errors = tuple(self._journal_count or meta.get("learned_errors") or (0, 0))
         self.tokenizer = Tokenizer(
             lowercase=params["lowercase"], stop_words=meta["stop_words"],
             stemmer=params["stemmer"],
@@ -151,7 +154,9 @@ class Scorer:
             if model.version < 2 or model.meta["params"].get("hash_bits") is not None:
                 raise Declined("format 1" if model.version < 2 else "a hashed vocabulary")
             values = model.plain()
-            return model, values, journal.replay_plain(model, values, journal.read(model))
+            found = journal.read(model)
+            self._journal_count = found.learned_errors
+            return model, values, journal.replay_plain(model, values, found)
         model, values, self._touched = journal.steady(self.path, once)
         return model, values
 
@@ -263,9 +268,10 @@ class Scorer:
         return self._terms[self._ends[k - 1] if k else 0:self._ends[k] - 1]
 
 
-def score(path: str | os.PathLike, text: str,
-          fields: tuple[tuple[str, str], ...] = ()) -> tuple[list, list[float], dict | None]:
-    """(classes, log P(c|x) per class, learned cutoffs or None) of one text and its fields by
+def score(path: str | os.PathLike, text: str, fields: tuple[tuple[str, str], ...] = ()
+          ) -> tuple[list, list[float], dict | None, tuple[int, int]]:
+    """(classes, log P(c|x) per class, learned cutoffs or None, the learners' count of messages
+    and errors) of one text and its fields by
     the model file at path: read by a Scorer, or, for a file it leaves to load_model (format
     1, a hashed vocabulary, words outside the vocabulary scored), by
     :func:`~textnb.store.text_model.load_model`. ModelFileError, from
@@ -278,5 +284,5 @@ def score(path: str | os.PathLike, text: str,
         classifier = load_model(path)
         classes = [c.item() if hasattr(c, "item") else c for c in classifier.classes_]
         return (classes, classifier.predict_log_proba([Document("-", text, fields)])[0].tolist(),
-                classifier.cutoffs_)
-    return scorer.classes, scorer.log_proba(text, fields), scorer.cutoffs
+                classifier.cutoffs_, classifier.learned_errors_)
+    return scorer.classes, scorer.log_proba(text, fields), scorer.cutoffs, scorer.learned_errors
