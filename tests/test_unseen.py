@@ -151,7 +151,7 @@ def test_the_mail_filter_leaves_a_model_that_scores_unseen_words_to_load_model(t
         scorer.Scorer(tmp_path / "score.model")
     scorer.Scorer(tmp_path / "drop.model")  # the cold path as before
     text = "cheap zebra quagga now"
-    classes, log_proba, _ = scorer.score(tmp_path / "score.model", text)
+    classes, log_proba, _, _ = scorer.score(tmp_path / "score.model", text)
     np.testing.assert_allclose(log_proba, _texts("score").predict_log_proba([text])[0],
                                rtol=1e-10)
 
