@@ -91,22 +91,26 @@ def logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
+def error_share(learned: int, errors: int) -> float:
+    """e = (errors + 1) / (learned + 1): the share of the messages textnb's learners learned
+    that the model had called wrong or unsure (one error of one message a prior). Trained on
+    error it stays 1; learning every message, it is a few hundredths."""
+    return (errors + 1) / (learned + 1)
+
+
 def error_weight(learned: int, errors: int) -> float:
     """The weight of a message learned that the model called wrong or unsure, after
-    ``learned`` messages of which ``errors`` were so: 1 + (W − 1)(1 − e), W = ERROR_WEIGHT and
-    e = (errors + 1) / (learned + 1) the share of errors (one error of one message a prior).
-    Trained on error e stays 1, the weight 1; learning every message, e is a few hundredths."""
-    share = (errors + 1) / (learned + 1)
-    return 1.0 + (ERROR_WEIGHT - 1.0) * (1.0 - share)
+    ``learned`` messages of which ``errors`` were so: 1 + (W − 1)(1 − e), W = ERROR_WEIGHT,
+    e = :func:`error_share`."""
+    return 1.0 + (ERROR_WEIGHT - 1.0) * (1.0 - error_share(learned, errors))
 
 
 def default_spam_cutoff(counted: Sequence[int] = (0, 0)) -> float:
     """The spam cutoff (log-odds) of a model that learned none, after ``counted`` (messages,
     errors) learned: logit(SPAM_CUTOFF) + (logit(LEARNING_ALL_SPAM_CUTOFF) −
-    logit(SPAM_CUTOFF))(1 − e), e the share of errors as :func:`error_weight` has it."""
-    learned, errors = counted
+    logit(SPAM_CUTOFF))(1 − e), e = :func:`error_share`."""
     low, high = logit(SPAM_CUTOFF), logit(LEARNING_ALL_SPAM_CUTOFF)
-    return low + (high - low) * (1.0 - (errors + 1) / (learned + 1))
+    return low + (high - low) * (1.0 - error_share(*counted))
 
 
 def learned_weight(counted: Sequence[int], status: str, role: str) -> tuple[float, tuple[int, int]]:

@@ -270,12 +270,11 @@ class Scorer:
 
 def score(path: str | os.PathLike, text: str, fields: tuple[tuple[str, str], ...] = ()
           ) -> tuple[list, list[float], dict | None, tuple[int, int]]:
-    """(classes, log P(c|x) per class, learned cutoffs or None, the learners' count of messages
-    and errors) of one text and its fields by
-    the model file at path: read by a Scorer, or, for a file it leaves to load_model (format
-    1, a hashed vocabulary, words outside the vocabulary scored), by
-    :func:`~textnb.store.text_model.load_model`. ModelFileError, from
-    either, for a file every reader refuses."""
+    """(classes, log P(c|x) per class, learned cutoffs or None, the learners' (messages,
+    errors)) of one text and its fields by the model file at path: read by a Scorer, or, for a
+    file it leaves to load_model (format 1, a hashed vocabulary, words outside the vocabulary
+    scored), by :func:`~textnb.store.text_model.load_model`. ModelFileError, from either, for
+    a file every reader refuses."""
     try:
         scorer = Scorer(path)
     except Declined:
