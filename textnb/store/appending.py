@@ -92,8 +92,9 @@ class Appender:
         self._digest_classes = values["digest_classes"]
         self._digest_weights = values.get("digest_weights")
         self.records: list[dict] = []
-        # A mail model's learned messages weighed by what it called them, as the classifier's
-        # learning_weight has it, scored with these counts (the scorer made when first asked).
+        # A mail model's learned messages weighed by what it called them, as
+        # textnb.online.learning_weight has it, scored with these counts (the scorer made when
+        # first asked).
         self.values, self._scorer, self.spam_class = values, None, params.get("spam_class")
         self.learned_errors = tuple(self.found.learned_errors or meta.get("learned_errors")
                                     or (0, 0))

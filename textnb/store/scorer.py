@@ -64,7 +64,7 @@ class Scorer:
     """Scores of single documents from a TextClassifier's model file."""
 
     def __init__(self, path: str | os.PathLike) -> None:
-        self.path, self._journal_count = os.fspath(path), None
+        self.path = os.fspath(path)
         # A file of format 3 its sidecar vouches for, without a journal: only its members to
         # score with, checked by nothing again; any other file by the rules, and its journal.
         found = (None if os.path.lexists(journal_path(self.path))
@@ -74,11 +74,11 @@ class Scorer:
             meta, raw = found
             values = {name: plain_array(raw[name]) for name in _MEMBERS}
             values["terms"] = raw["terms"].data, values["term_ends"]
-            model, self._touched = None, {}
+            model, self._touched, counted = None, {}, None
         else:
-            model, values = self._read()
+            model, values, counted = self._read()
             meta = model.meta
-        self._setup(meta, values, model)
+        self._setup(meta, values, model, counted)
 
     @classmethod
     def of(cls, meta: dict, values: dict, touched: object) -> "Scorer":
@@ -87,11 +87,12 @@ class Scorer:
         touched: an appender's (:class:`~textnb.store.appending.Appender`), whose documents
         it so scores with as they are added (:meth:`constants` for their class counts)."""
         scorer = cls.__new__(cls)
-        scorer.path, scorer._touched, scorer._journal_count = None, touched, None
+        scorer.path, scorer._touched = None, touched
         scorer._setup(meta, values, None)
         return scorer
 
-    def _setup(self, meta: dict, values: dict, model: object) -> None:
+    def _setup(self, meta: dict, values: dict, model: object,
+               counted: list[int] | None = None) -> None:
         params = meta["params"]
         # Words outside the vocabulary scored: not here. A file of before the setting drops
         # them (schema.LEGACY_SETTINGS, not imported for it: a mail filter's start-up).
@@ -100,8 +101,8 @@ class Scorer:
         self.classes = list(meta["classes"])
         self.cutoffs = meta.get("cutoffs")
         # The learners' (messages, errors), which the default spam cutoff moves with: the
-        # journal's last commit's, else the file's.
-        self.learned_errors = tuple(self._journal_count or meta.get("learned_errors") or (0, 0))
+        # journal's last commit's (``counted``), else the file's.
+        self.learned_errors = tuple(counted or meta.get("learned_errors") or (0, 0))
         self.tokenizer = Tokenizer(
             lowercase=params["lowercase"], stop_words=meta["stop_words"],
             stemmer=params["stemmer"],
@@ -142,9 +143,10 @@ class Scorer:
 
     def _read(self) -> tuple:
         """(the model file read by the rules, :func:`textnb.store.container.read`; its values,
-        :meth:`~textnb.store.container.ModelFile.plain`), its journal replayed: the counts of
-        the terms its documents touched in ``_touched``, the class counts and score constants
-        after them in the values."""
+        :meth:`~textnb.store.container.ModelFile.plain`; its journal's count of learned messages
+        and errors, or None), its journal replayed: the counts of the terms its documents
+        touched in ``_touched``, the class counts and score constants after them in the
+        values."""
         from . import journal
         from .container import read
         from .schema import TEXT_CLASSIFIER
@@ -155,10 +157,10 @@ class Scorer:
                 raise Declined("format 1" if model.version < 2 else "a hashed vocabulary")
             values = model.plain()
             found = journal.read(model)
-            self._journal_count = found.learned_errors
-            return model, values, journal.replay_plain(model, values, found)
-        model, values, self._touched = journal.steady(self.path, once)
-        return model, values
+            return (model, values, journal.replay_plain(model, values, found),
+                    found.learned_errors)
+        model, values, self._touched, counted = journal.steady(self.path, once)
+        return model, values, counted
 
     def _rows(self, terms: list[int]) -> list:
         """The weights of each of ``terms``, one per class
