@@ -9,8 +9,8 @@ model that never saw it, and on those scores
   with 95 % confidence: a one-sided bound on the held-out ham's exceedances, not their share
   (:func:`ham_allowed`), so that the rate ``info`` promises holds on new mail; where too few
   ham are held out for any bound, the 95 % bootstrap bound of their tail's extrapolation
-  (:func:`_tail_bound`), for 50 ham or fewer no lower than three quarters of the held-out
-  spam (:data:`YOUNG_SPAM_CALLED`). A message is spam when its log-odds are at or above it;
+  (:func:`_tail_bound`), for 50 ham or fewer no lower than the highest held-out spam. A
+  message is spam when its log-odds are at or above it;
 * the ham cutoff is the highest one, not above the spam cutoff, that a new spam falls under at
   most ``target_fnr`` of the time (ham when at or below it), raised as far as needed
   to leave at most ``target_unsure`` of all messages between the two;
@@ -70,12 +70,6 @@ YOUNG_UNSURE = 0.2
 # the spam's (YOUNG_SPAM times that share of them below), where that lies higher (young_band).
 YOUNG_GAP = 0.5
 YOUNG_SPAM = 0.25
-# A young model of the fewest tail scores (TAIL_LEAST: 50 ham or fewer) calls spam no message
-# under this share of its held-out spam, scored as new mail is: thirty ham cannot say how heavy
-# their tail is, and newer ham drift up. On draws of 30 + 30 the choice never saw it kept the
-# newer ham out of the spam folder where the extrapolated cutoff alone did not; the spam under
-# it stays flagged, unsure (bench.young, docs/design/spam.md).
-YOUNG_SPAM_CALLED = 0.75
 # Bootstrap resamples of the held-out ham that bound the extrapolated spam cutoff, and the
 # seed that makes the cutoffs a function of the scores.
 TAIL_RESAMPLES = 200
@@ -103,8 +97,8 @@ def choose_cutoffs(log_odds: np.ndarray, is_spam: np.ndarray, target_fpr: float 
     (:data:`TAIL_LEAST`, 50 ham or fewer) it is the higher of their tail's bound and
     ``log_odds``' (their own terms, known to a fold's model without counts, pull the held-out
     ham's scores together; with more ham the higher bound cost more spam than it spared ham:
-    docs/design/spam.md), and no lower than the score over :data:`YOUNG_SPAM_CALLED` of the
-    held-out spam (as new, where given; unless ``target_unsure`` is 0).
+    docs/design/spam.md), and no lower than the highest held-out spam's (as new, where given;
+    unless ``target_unsure`` is 0).
 
     Returns ``{"spam": s, "ham": h, "fpr", "fnr", "unsure", "spam_unsure", "ham_unsure",
     "spam_not_caught", "messages", "spam_messages"}`` with h ≤ s; rates are fractions of ham, of spam or of all
@@ -135,8 +129,10 @@ def choose_cutoffs(log_odds: np.ndarray, is_spam: np.ndarray, target_fpr: float 
         spam_cutoff = max(spam_cutoff, _tail_bound(np.sort(new[~is_spam]), target_fpr))
     if _tail_size(ham.size) == TAIL_LEAST and extrapolated(ham.size, target_fpr) \
             and target_unsure > 0:
-        # Nor below most of the spam: the band keeps what lies under it flagged (young_band).
-        spam_cutoff = max(spam_cutoff, float(np.quantile(new[is_spam], YOUNG_SPAM_CALLED)))
+        # Nor below any of its spam: thirty ham cannot say how heavy their tail is, and newer
+        # ham drift up; the band keeps the spam under it flagged, unsure (young_band;
+        # bench.young, docs/design/spam.md).
+        spam_cutoff = max(spam_cutoff, float(new[is_spam].max()))
     if extrapolated(ham.size, target_fpr) and target_unsure > 0:
         # Young: the band is sized on both classes (young_band), not narrowed by
         # target_unsure (0 asks for no band at all).
