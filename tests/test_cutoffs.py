@@ -125,8 +125,6 @@ def test_a_heavy_tail_puts_the_extrapolated_cutoff_further_out(top, shape):
     (for [1, 1, 2, 3, 12]: β 3.8, 0.826, ξ 0.231), kept in [0, 0.5]; the cutoff is
     u + β(1 − ξ)/ξ · (q^(−ξ) − 1), q = 0.001 · 51/5 (at ξ = 0: u + β ln(1/q))."""
     ham = np.r_[np.arange(45.0), 44.0 + np.array(top, dtype=float)]
-    spam = np.arange(64.5, 114.5)   # just above the ham: the tail, not the gap, decides
-    scores, is_spam = np.r_[ham, spam], np.r_[np.zeros(50, bool), np.ones(50, bool)]
     beta, q = float(np.mean(top)), 0.001 * 51 / 5
     expected = (44 + beta * np.log(1 / q) if shape == 0
                 else 44 + beta * (1 - shape) / shape * (q ** -shape - 1))
@@ -772,7 +770,6 @@ def test_mail_beyond_the_bound_trains_as_read_and_learns_its_cutoffs_on_a_sample
     """Beyond CUTOFFS_MAX_MESSAGES (or CUTOFFS_MAX_BYTES) of mail textnb train counts every
     message as it reads it (fit, which holds them all, is never called), words only, and learns
     the cutoffs on a random sample of SAMPLE of the messages, read again; it says so."""
-    import textnb.training
     import textnb.training
     monkeypatch.setattr(textnb.training, "CUTOFFS_MAX_MESSAGES", 300)   # all 300: held, fit
     result = run("train", "-q", "-m", tmp_path / "held.model", SPAM_DIR, HAM_DIR)
