@@ -197,12 +197,12 @@ def info(model_path, top, output) -> int:
     else:
         classes = [f"{c} ({count_noun(n, 'document')})" for c, n in data["classes"].items()]
     counted, errors = data["learned_errors"] = list(classifier.learned_errors_)
-    # A model that learned no cutoffs calls spam from P(spam) 0.99 up, to 0.999 as the
-    # messages its learners learned were right (decision.rules.default_spam_cutoff).
-    spam_at = 1.0 / (1.0 + np.exp(-default_spam_cutoff(classifier.learned_errors_)))
     if output == "json":
         click.echo(json.dumps(data, ensure_ascii=False, default=str))
         return OK
+    # A model that learned no cutoffs calls spam from P(spam) 0.99 up, to 0.999 as the
+    # messages its learners learned were right (decision.rules.default_spam_cutoff).
+    spam_at = 1.0 / (1.0 + np.exp(-default_spam_cutoff((counted, errors))))
     lines = [f"model       {data['model']}",
              "classes     " + ", ".join(classes),
              f"terms       {data['terms']}" + (
